@@ -1,0 +1,50 @@
+// Options: everything the command line sets, as plain values. Parsed by
+// cli.cc (Boost.Program_options); read by main.cc to wire the run together.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace fleetreap {
+
+enum class HostKeyPolicy { kStrict, kAcceptNew, kOff };
+
+struct Options {
+  // selection
+  std::string hosts_file;        // --hosts
+  std::string limit;             // --limit
+  bool list_hosts = false;       // --list-hosts
+  bool local = false;            // --local: this machine, no SSH
+
+  // connection
+  int forks = 64;
+  std::chrono::milliseconds connect_timeout{10000};
+  std::chrono::milliseconds command_timeout{60000};
+  std::chrono::milliseconds host_timeout{0};   // 0: none
+  std::chrono::milliseconds deadline{0};       // 0: none
+  int retries = 2;
+  std::string user;              // --user, default for hosts without one
+  std::string identity;          // --identity
+  std::string known_hosts;       // --known-hosts, default ~/.ssh/known_hosts
+  HostKeyPolicy host_key_policy = HostKeyPolicy::kStrict;
+  bool ssh_config = false;       // --ssh-config
+  bool become = false;           // --become
+
+  // escalation
+  std::string playbook;          // --playbook, "" = built-in default
+  bool dry_run = false;
+  std::vector<std::string> protect;   // --protect, repeatable
+
+  // output
+  std::string json;              // --json FILE or -
+  std::string junit;             // --junit FILE
+  std::string summary_md;        // --summary-md FILE
+  std::string log_dir;           // --log-dir DIR
+  std::string failed_hosts;      // --failed-hosts FILE
+  bool quiet = false;
+  int verbosity = 0;             // -v, -vv
+  std::string color = "auto";    // --color auto|always|never
+};
+
+}  // namespace fleetreap

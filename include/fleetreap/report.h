@@ -1,0 +1,116 @@
+// Report: the data fleetreap produces, per GPU, per holder, per host and per
+// run. The escalation fills it; report_table, report_json, report_junit and
+// report_markdown render it as pure functions. Plain values; thread-compatible.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fleetreap/status.h"
+
+namespace fleetreap {
+
+/// The state of one GPU after classification (see gpu_state.h).
+enum class GpuState {
+  kClean,          // memory.used at or below the threshold
+  kBusy,           // held by non-protected processes
+  kProtectedOnly,  // held only by protected daemons, under the threshold
+  kGhost,          // over the threshold with no holder: needs a reset
+  kLost,           // nvidia-smi cannot reach it
+  kMissing,        // expected by the inventory but absent
+  kUnknown,        // the value could not be read
+};
+const char* GpuStateName(GpuState state);
+
+struct GpuReading {
+  int index = -1;
+  std::string uuid;
+  std::string name;
+  std::string bus_id;
+  std::optional<int64_t> used_mib;   // nullopt: unknown ([N/A] and friends)
+  std::optional<int64_t> total_mib;
+  GpuState state = GpuState::kUnknown;
+  std::string detail;                // e.g. the "GPU is lost" message
+};
+
+/// What happened to a process that held an NVIDIA device file.
+enum class HolderFate {
+  kObserved,    // inspected only (inspect playbook), nothing decided
+  kTerminated,  // exited after SIGTERM
+  kKilled,      // exited after SIGKILL
+  kGone,        // vanished on its own before we signalled it
+  kProtected,   // protected: never signalled
+  kUnkillable,  // survived SIGKILL (D state, unreaped zombie)
+  kWouldTerm,   // dry run: would get SIGTERM
+  kWouldKill,   // dry run: would get SIGKILL (playbook skips TERM)
+};
+const char* HolderFateName(HolderFate fate);
+
+struct Holder {
+  int pid = 0;
+  uint64_t start_time = 0;   // /proc/PID/stat field 22, clock ticks since boot
+  int ppid = 0;
+  std::string user;
+  char state = '?';          // /proc/PID/stat field 3
+  std::string comm;          // 15-character kernel name
+  std::string exe;           // /proc/PID/exe target, "" if unreadable
+  std::string cmdline;       // NUL separators turned into spaces
+  std::vector<int> gpus;     // indexes of /dev/nvidiaN it holds
+  std::vector<std::string> devices;  // every NVIDIA path it holds
+  HolderFate fate = HolderFate::kObserved;
+  std::string protected_by;  // the protect rule that matched, if any
+  int round = 1;             // the scan round that found it
+};
+
+enum class HostStatus { kClean, kDirty, kUnreachable, kFailed };
+const char* HostStatusName(HostStatus status);
+
+struct StepTiming {
+  std::string step;          // "connect", "inspect", "stop_units", "term", ...
+  std::chrono::milliseconds duration{0};
+};
+
+struct HostReport {
+  std::string name;
+  std::string address;
+  int port = 22;
+  HostStatus status = HostStatus::kFailed;
+  ErrorKind error_kind = ErrorKind::kNone;
+  std::string error_message;
+  std::vector<GpuReading> gpus_before;
+  std::vector<GpuReading> gpus_after;
+  std::vector<Holder> holders;
+  std::vector<std::string> units_stopped;
+  std::vector<std::string> units_would_stop;   // dry run
+  std::vector<std::string> shm_removed;
+  std::vector<std::string> shm_would_remove;   // dry run
+  std::vector<StepTiming> timings;
+  int term_sent = 0;
+  int kill_sent = 0;
+  int rounds = 0;                 // scan rounds run
+  std::string respawning_parent;  // "1234 (python3)" when holders kept coming
+  std::vector<int> gpus_reset;
+  std::string reset_blocked_by;   // protected daemon that blocked a reset
+  std::string nvidia_smi_error;   // the tool's own message when it failed
+  int attempts = 1;               // connection attempts
+  std::chrono::milliseconds duration{0};
+};
+
+struct RunReport {
+  std::string tool_version;
+  std::chrono::system_clock::time_point start_time;
+  std::chrono::milliseconds duration{0};
+  std::string playbook;           // playbook name
+  bool dry_run = false;
+  bool interrupted = false;       // Ctrl-C: hosts not started are left out
+  std::vector<HostReport> hosts;  // in inventory order
+};
+
+/// Exit code for a finished run: 0 clean, |1 reached and not clean,
+/// |2 unreachable or failed. A dry run only sets bit 2.
+int ExitCodeFor(const RunReport& report);
+
+}  // namespace fleetreap

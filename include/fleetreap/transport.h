@@ -1,0 +1,74 @@
+// Transport: the only door to a host. The escalation and the fleet runner reach
+// a host through this interface alone; libssh lives behind SshTransport, the
+// local machine behind LocalTransport (--local), scripted fakes in unit tests.
+// A Transport is used by one thread at a time; it is not thread-safe.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "fleetreap/status.h"
+
+namespace fleetreap {
+
+/// How a command ended.
+enum class CommandEnd {
+  kExited,          // exit_code holds the status
+  kSignaled,        // the remote process died from "signal" (e.g. "KILL")
+  kTimedOut,        // our deadline passed; the remote side was bounded too
+  kConnectionLost,  // the session died under the command
+  kNotStarted,      // the command could not be started (channel refused...)
+};
+
+const char* CommandEndName(CommandEnd end);
+
+struct CommandResult {
+  CommandEnd end = CommandEnd::kNotStarted;
+  int exit_code = -1;       // valid when end == kExited
+  std::string signal;       // valid when end == kSignaled, without "SIG"
+  std::string out;          // stdout, capped (see out_truncated)
+  std::string err;          // stderr, capped
+  bool out_truncated = false;
+  bool err_truncated = false;
+  std::chrono::milliseconds duration{0};
+  std::string error;        // transport-level detail when not kExited
+
+  bool Succeeded() const { return end == CommandEnd::kExited && exit_code == 0; }
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  /// Opens the connection (TCP, banner, key exchange, host key, auth). Errors
+  /// carry the classified kind (dns, refused, connect_timeout, ...). Calling it
+  /// again after a failure retries from scratch.
+  virtual Status Connect() = 0;
+
+  /// Runs "command" with /bin/sh semantics. The command is bounded on both
+  /// sides: the remote side by wrapping it (timeout -k), this side by a
+  /// deadline of "timeout" plus a small grace. Both output streams are always
+  /// drained. Never throws.
+  virtual CommandResult Run(const std::string& command,
+                            std::chrono::milliseconds timeout) = 0;
+
+  /// Closes the connection. Safe to call more than once.
+  virtual void Close() = 0;
+
+  /// A short name for logs: "root@127.0.1.3:22" or "local".
+  virtual std::string Describe() const = 0;
+};
+
+/// Wraps "script" so the remote side ends it after "timeout": GNU timeout with
+/// a KILL after a short grace, and "sudo -n" in front when "become" is set.
+/// The script is single-quoted, so it reaches sh -c unchanged.
+std::string BoundedCommand(const std::string& script,
+                           std::chrono::milliseconds timeout, bool become);
+
+/// Quotes "value" for a POSIX shell so it is always one literal word.
+std::string ShellQuote(const std::string& value);
+
+/// Looks at a finished command for sudo's "a password is required" refusal.
+bool IsSudoRefusal(const CommandResult& result);
+
+}  // namespace fleetreap

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Installs what fleetreap needs to build and test, from Debian 12 packages.
+# Idempotent and quiet when everything is there; never starts or enables the
+# machine's own sshd (the simulated fleet runs its own sshd processes).
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build ccache pkg-config clang libclang-rt-14-dev
+  libssh-dev libboost-program-options-dev libyaml-cpp-dev nlohmann-json3-dev
+  libspdlog-dev libfmt-dev libgtest-dev libgmock-dev
+  openssh-server openssh-client psmisc procps tini sudo python3 util-linux iproute2 coreutils
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "setup: missing packages (${missing[*]}); run as root to install them" >&2
+  exit 1
+fi
+
+had_sshd=0
+dpkg-query -W -f='${Status}' openssh-server 2>/dev/null | grep -q 'ok installed' && had_sshd=1
+
+echo "setup: installing ${missing[*]}" >&2
+# policy-rc.d keeps package scripts from starting services while we install.
+created_policy=0
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+  chmod +x /usr/sbin/policy-rc.d
+  created_policy=1
+fi
+trap '[ $created_policy -eq 1 ] && rm -f /usr/sbin/policy-rc.d' EXIT
+
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null || true
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+
+if [ $had_sshd -eq 0 ]; then
+  # A machine that had no sshd before gets none now: Debian's ssh.service
+  # refuses to start while this file exists, and the unit is not enabled.
+  touch /etc/ssh/sshd_not_to_be_run
+  if command -v deb-systemd-helper >/dev/null; then
+    deb-systemd-helper disable ssh.service ssh.socket >/dev/null 2>&1 || true
+  fi
+fi
+echo "setup: done" >&2
