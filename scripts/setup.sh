@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config clang libclang-rt-14-dev
   libssh-dev libboost-program-options-dev libyaml-cpp-dev nlohmann-json3-dev
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev
-  openssh-server openssh-client psmisc procps tini sudo python3 util-linux iproute2 coreutils
+  openssh-server openssh-client psmisc procps tini sudo python3 python3-jsonschema util-linux iproute2 coreutils
 )
 
 missing=()
@@ -33,7 +33,7 @@ if [ ! -e /usr/sbin/policy-rc.d ]; then
   chmod +x /usr/sbin/policy-rc.d
   created_policy=1
 fi
-trap '[ $created_policy -eq 1 ] && rm -f /usr/sbin/policy-rc.d' EXIT
+trap 'if [ $created_policy -eq 1 ]; then rm -f /usr/sbin/policy-rc.d; fi' EXIT
 
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq >/dev/null || true
