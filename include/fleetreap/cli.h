@@ -1,0 +1,35 @@
+// Cli: turns argv into Options with Boost.Program_options, and owns the
+// --help text and the exit codes' meaning. Pure apart from reading argv;
+// thread-compatible.
+#pragma once
+
+#include <string>
+
+#include "fleetreap/options.h"
+
+namespace fleetreap {
+
+/// Exit codes (sysexits.h where one fits).
+constexpr int kExitClean = 0;
+constexpr int kExitDirty = 1;         // bit: a reached host is not clean
+constexpr int kExitUnreachable = 2;   // bit: a host unreachable or failed
+constexpr int kExitUsage = 64;        // EX_USAGE
+constexpr int kExitDataErr = 65;      // EX_DATAERR: inventory or playbook
+constexpr int kExitSoftware = 70;     // EX_SOFTWARE: internal error
+
+enum class CliAction { kRun, kHelp, kVersion, kUsageError };
+
+struct CliResult {
+  CliAction action = CliAction::kRun;
+  Options options;
+  std::string error;   // one line, for kUsageError
+};
+
+/// Parses the command line. Never throws, never exits; unknown or malformed
+/// flags come back as kUsageError with a one-line message.
+CliResult ParseCommandLine(int argc, const char* const* argv);
+
+/// The full --help text, every flag on one line, grouped.
+std::string HelpText();
+
+}  // namespace fleetreap

@@ -1,0 +1,228 @@
+#include "fleetreap/cli.h"
+
+#include <boost/program_options.hpp>
+#include <sstream>
+#include <vector>
+
+#include "fleetreap/duration.h"
+
+namespace po = boost::program_options;
+
+namespace fleetreap {
+namespace {
+
+struct RawFlags {
+  std::string connect_timeout = "10s";
+  std::string command_timeout = "60s";
+  std::string host_timeout = "0";
+  std::string deadline = "0";
+  std::string host_key_policy = "strict";
+};
+
+po::options_description Describe(Options* o, RawFlags* raw) {
+  po::options_description selection("Selection");
+  selection.add_options()
+      ("hosts,i", po::value(&o->hosts_file)->value_name("FILE"),
+       "inventory: Ansible YAML, or one host (or range) per line")
+      ("limit,l", po::value(&o->limit)->value_name("PATTERN"),
+       "select hosts: names, groups, globs, ranges, ',' ':' '&' '!', @FILE")
+      ("list-hosts", po::bool_switch(&o->list_hosts),
+       "print the selected hosts and exit; contacts none")
+      ("local", po::bool_switch(&o->local),
+       "run the escalation on this machine, without SSH (epilog, DaemonSet)");
+
+  po::options_description connection("Connection");
+  connection.add_options()
+      ("forks,f", po::value(&o->forks)->value_name("N")->default_value(64),
+       "hosts in flight at once")
+      ("connect-timeout", po::value(&raw->connect_timeout)->value_name("DUR"),
+       "TCP, banner and key exchange (default 10s)")
+      ("command-timeout", po::value(&raw->command_timeout)->value_name("DUR"),
+       "each remote command, also enforced on the host (default 60s)")
+      ("host-timeout", po::value(&raw->host_timeout)->value_name("DUR"),
+       "the whole escalation on one host (default: none)")
+      ("deadline", po::value(&raw->deadline)->value_name("DUR"),
+       "the whole run (default: none)")
+      ("retries", po::value(&o->retries)->value_name("N")->default_value(2),
+       "retries of transient connection errors, with backoff")
+      ("user,u", po::value(&o->user)->value_name("USER"),
+       "login user for hosts that set none (default: local user)")
+      ("identity", po::value(&o->identity)->value_name("FILE"),
+       "private key (the inventory's key file wins for its hosts)")
+      ("known-hosts", po::value(&o->known_hosts)->value_name("FILE"),
+       "known_hosts file (default ~/.ssh/known_hosts)")
+      ("host-key-policy", po::value(&raw->host_key_policy)->value_name("POLICY"),
+       "strict | accept-new | off (default strict)")
+      ("ssh-config", po::bool_switch(&o->ssh_config),
+       "read ~/.ssh/config (User, Port, IdentityFile, ProxyJump, ProxyCommand)")
+      ("become,b", po::bool_switch(&o->become),
+       "run host commands under sudo -n");
+
+  po::options_description escalation("Escalation");
+  escalation.add_options()
+      ("playbook,p", po::value(&o->playbook)->value_name("FILE"),
+       "playbook YAML (default: the built-in playbooks/default.yaml)")
+      ("dry-run,n", po::bool_switch(&o->dry_run),
+       "inspect only; report what would be signalled and removed")
+      ("protect", po::value(&o->protect)->value_name("NAME|PATH")->composing(),
+       "never signal this executable (repeatable), on top of the defaults");
+
+  po::options_description output("Output");
+  output.add_options()
+      ("json", po::value(&o->json)->value_name("FILE"),
+       "write the JSON report to FILE ('-' for stdout)")
+      ("junit", po::value(&o->junit)->value_name("FILE"),
+       "write JUnit XML, one test case per host")
+      ("summary-md", po::value(&o->summary_md)->value_name("FILE"),
+       "write a Markdown summary (CI job summary page)")
+      ("log-dir", po::value(&o->log_dir)->value_name("DIR"),
+       "write one log per host: every command, exit code, output")
+      ("failed-hosts", po::value(&o->failed_hosts)->value_name("FILE"),
+       "write the hosts that are not clean, for --limit @FILE")
+      ("color", po::value(&o->color)->value_name("WHEN"),
+       "auto | always | never (NO_COLOR is honoured)")
+      ("quiet,q", po::bool_switch(&o->quiet), "only the final table and errors")
+      (",v", "more log detail on stderr; -vv for debug");
+
+  po::options_description general("General");
+  general.add_options()
+      ("help,h", "print this help and exit")
+      ("version,V", "print the version and exit");
+
+  po::options_description all;
+  all.add(selection).add(connection).add(escalation).add(output).add(general);
+  return all;
+}
+
+bool ParseFlagDuration(const std::string& flag, const std::string& text,
+                       std::chrono::milliseconds* out, std::string* error) {
+  if (ParseDuration(text, out)) return true;
+  *error = "--" + flag + ": invalid duration \"" + text +
+           "\" (use e.g. 10s, 500ms, 2m)";
+  return false;
+}
+
+}  // namespace
+
+CliResult ParseCommandLine(int argc, const char* const* argv) {
+  CliResult result;
+  RawFlags raw;
+  po::options_description desc = Describe(&result.options, &raw);
+
+  // -v, -vv and -vvv are counted here; Program_options has no counting flag.
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--verbose") {
+      ++result.options.verbosity;
+    } else if (arg.size() >= 2 && arg[0] == '-' &&
+               arg.find_first_not_of('v', 1) == std::string::npos) {
+      result.options.verbosity += static_cast<int>(arg.size()) - 1;
+    } else {
+      args.push_back(arg);
+    }
+  }
+
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    result.action = CliAction::kUsageError;
+    result.error = e.what();
+    return result;
+  }
+
+  if (vm.count("help")) {
+    result.action = CliAction::kHelp;
+    return result;
+  }
+  if (vm.count("version")) {
+    result.action = CliAction::kVersion;
+    return result;
+  }
+
+  Options& o = result.options;
+  std::string& error = result.error;
+  result.action = CliAction::kUsageError;
+  if (!ParseFlagDuration("connect-timeout", raw.connect_timeout,
+                         &o.connect_timeout, &error) ||
+      !ParseFlagDuration("command-timeout", raw.command_timeout,
+                         &o.command_timeout, &error) ||
+      !ParseFlagDuration("host-timeout", raw.host_timeout, &o.host_timeout,
+                         &error) ||
+      !ParseFlagDuration("deadline", raw.deadline, &o.deadline, &error)) {
+    return result;
+  }
+  if (o.connect_timeout.count() == 0 || o.command_timeout.count() == 0) {
+    error = "--connect-timeout and --command-timeout must be above zero";
+    return result;
+  }
+  if (raw.host_key_policy == "strict") {
+    o.host_key_policy = HostKeyPolicy::kStrict;
+  } else if (raw.host_key_policy == "accept-new") {
+    o.host_key_policy = HostKeyPolicy::kAcceptNew;
+  } else if (raw.host_key_policy == "off") {
+    o.host_key_policy = HostKeyPolicy::kOff;
+  } else {
+    error = "--host-key-policy: expected strict, accept-new or off, got \"" +
+            raw.host_key_policy + "\"";
+    return result;
+  }
+  if (o.forks < 1 || o.forks > 4096) {
+    error = "--forks: must be 1 to 4096, got " + std::to_string(o.forks);
+    return result;
+  }
+  if (o.retries < 0 || o.retries > 10) {
+    error = "--retries: must be 0 to 10, got " + std::to_string(o.retries);
+    return result;
+  }
+  if (o.color != "auto" && o.color != "always" && o.color != "never") {
+    error = "--color: expected auto, always or never, got \"" + o.color + "\"";
+    return result;
+  }
+  if (o.quiet && o.verbosity > 0) {
+    error = "--quiet and -v cannot be used together";
+    return result;
+  }
+  if (o.local && !o.hosts_file.empty()) {
+    error = "--local and --hosts cannot be used together";
+    return result;
+  }
+  if (!o.local && o.hosts_file.empty()) {
+    error = "no hosts: give --hosts FILE (or --local for this machine)";
+    return result;
+  }
+  if (o.local && !o.limit.empty()) {
+    error = "--limit needs --hosts";
+    return result;
+  }
+  result.action = CliAction::kRun;
+  result.error.clear();
+  return result;
+}
+
+std::string HelpText() {
+  Options options;
+  RawFlags raw;
+  std::ostringstream text;
+  text << "Usage: fleetreap --hosts INVENTORY [options]\n"
+          "       fleetreap --local [options]\n\n"
+          "Empties every GPU of every selected host: stops units, signals the\n"
+          "processes that hold /dev/nvidia* (TERM, then KILL), re-scans for\n"
+          "stragglers, removes /dev/shm leftovers and verifies with nvidia-smi.\n"
+          "Protected daemons (nvidia-persistenced, nv-hostengine, ...) are never\n"
+          "signalled.\n"
+       << Describe(&options, &raw)
+       << "\nExit status:\n"
+          "  0   every selected host is clean\n"
+          "  1   (bit) at least one reached host is not clean\n"
+          "  2   (bit) at least one host was unreachable or failed; 3 = both\n"
+          "  64  usage error (flags)\n"
+          "  65  invalid inventory or playbook\n"
+          "  70  internal error\n"
+          "  A dry run exits 0 unless a host could not be inspected.\n";
+  return text.str();
+}
+
+}  // namespace fleetreap

@@ -1,0 +1,108 @@
+#include "fleetreap/cli.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "fleetreap/duration.h"
+
+namespace fleetreap {
+namespace {
+
+CliResult Parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "fleetreap");
+  return ParseCommandLine(static_cast<int>(args.size()), args.data());
+}
+
+TEST(CliTest, Defaults) {
+  CliResult r = Parse({"--hosts", "inv.yaml"});
+  ASSERT_EQ(r.action, CliAction::kRun) << r.error;
+  EXPECT_EQ(r.options.hosts_file, "inv.yaml");
+  EXPECT_EQ(r.options.forks, 64);
+  EXPECT_EQ(r.options.connect_timeout.count(), 10000);
+  EXPECT_EQ(r.options.command_timeout.count(), 60000);
+  EXPECT_EQ(r.options.retries, 2);
+  EXPECT_EQ(r.options.host_key_policy, HostKeyPolicy::kStrict);
+}
+
+TEST(CliTest, FlagsAndVerbosity) {
+  CliResult r = Parse({"-i", "x.yaml", "-vv", "--forks", "8", "--connect-timeout",
+                       "1.5s", "--host-key-policy", "accept-new", "--protect",
+                       "a", "--protect", "/usr/bin/b", "-n", "--json", "-"});
+  ASSERT_EQ(r.action, CliAction::kRun) << r.error;
+  EXPECT_EQ(r.options.verbosity, 2);
+  EXPECT_EQ(r.options.forks, 8);
+  EXPECT_EQ(r.options.connect_timeout.count(), 1500);
+  EXPECT_EQ(r.options.host_key_policy, HostKeyPolicy::kAcceptNew);
+  EXPECT_EQ(r.options.protect, (std::vector<std::string>{"a", "/usr/bin/b"}));
+  EXPECT_TRUE(r.options.dry_run);
+  EXPECT_EQ(r.options.json, "-");
+}
+
+TEST(CliTest, UsageErrorsAreOneLine) {
+  struct Row {
+    std::vector<const char*> args;
+    const char* error;
+  };
+  const Row rows[] = {
+      {{"--bogus"}, "unrecognised option '--bogus'"},
+      {{"--hosts"}, "the required argument for option '--hosts' is missing"},
+      {{"--hosts", "x", "--forks", "many"},
+       "the argument ('many') for option '--forks' is invalid"},
+      {{"--hosts", "x", "--forks", "0"}, "--forks: must be 1 to 4096, got 0"},
+      {{"--hosts", "x", "--deadline", "soon"},
+       "--deadline: invalid duration \"soon\" (use e.g. 10s, 500ms, 2m)"},
+      {{"--hosts", "x", "--host-key-policy", "yolo"},
+       "--host-key-policy: expected strict, accept-new or off, got \"yolo\""},
+      {{}, "no hosts: give --hosts FILE (or --local for this machine)"},
+      {{"--local", "--hosts", "x"}, "--local and --hosts cannot be used together"},
+  };
+  for (const Row& row : rows) {
+    CliResult r = Parse(row.args);
+    EXPECT_EQ(r.action, CliAction::kUsageError);
+    EXPECT_EQ(r.error, row.error);
+    EXPECT_EQ(r.error.find('\n'), std::string::npos);
+  }
+}
+
+TEST(CliTest, HelpAndVersion) {
+  EXPECT_EQ(Parse({"--help"}).action, CliAction::kHelp);
+  EXPECT_EQ(Parse({"-V"}).action, CliAction::kVersion);
+  const std::string help = HelpText();
+  for (const char* group : {"Selection:", "Connection:", "Escalation:", "Output:"}) {
+    EXPECT_NE(help.find(group), std::string::npos) << group;
+  }
+  for (const char* flag : {"--hosts", "--limit", "--list-hosts", "--local", "--forks",
+                           "--connect-timeout", "--command-timeout", "--host-timeout",
+                           "--deadline", "--retries", "--identity", "--known-hosts",
+                           "--host-key-policy", "--ssh-config", "--become",
+                           "--playbook", "--dry-run", "--json", "--junit",
+                           "--summary-md", "--log-dir", "--failed-hosts", "--quiet"}) {
+    EXPECT_NE(help.find(flag), std::string::npos) << flag;
+  }
+}
+
+TEST(DurationTest, Parses) {
+  struct Row {
+    const char* text;
+    bool ok;
+    long long ms;
+  };
+  const Row rows[] = {{"10s", true, 10000}, {"250ms", true, 250}, {"1.5s", true, 1500},
+                      {"2m", true, 120000}, {"7", true, 7000},     {"0", true, 0},
+                      {"", false, 0},       {"s", false, 0},       {"-1s", false, 0},
+                      {"1.2.3s", false, 0}, {"10 s", false, 0},    {"5d", false, 0}};
+  for (const Row& row : rows) {
+    std::chrono::milliseconds out{-1};
+    EXPECT_EQ(ParseDuration(row.text, &out), row.ok) << row.text;
+    if (row.ok) {
+      EXPECT_EQ(out.count(), row.ms) << row.text;
+    }
+  }
+  EXPECT_EQ(FormatDuration(std::chrono::milliseconds(850)), "850ms");
+  EXPECT_EQ(FormatDuration(std::chrono::milliseconds(1500)), "1.5s");
+  EXPECT_EQ(FormatDuration(std::chrono::milliseconds(123000)), "2m03s");
+}
+
+}  // namespace
+}  // namespace fleetreap
