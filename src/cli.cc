@@ -11,6 +11,8 @@ namespace po = boost::program_options;
 namespace fleetreap {
 namespace {
 
+constexpr unsigned kHelpWidth = 110;
+
 struct RawFlags {
   std::string connect_timeout = "10s";
   std::string command_timeout = "60s";
@@ -20,7 +22,7 @@ struct RawFlags {
 };
 
 po::options_description Describe(Options* o, RawFlags* raw) {
-  po::options_description selection("Selection");
+  po::options_description selection("Selection", kHelpWidth, kHelpWidth / 2);
   selection.add_options()
       ("hosts,i", po::value(&o->hosts_file)->value_name("FILE"),
        "inventory: Ansible YAML, or one host (or range) per line")
@@ -31,7 +33,7 @@ po::options_description Describe(Options* o, RawFlags* raw) {
       ("local", po::bool_switch(&o->local),
        "run the escalation on this machine, without SSH (epilog, DaemonSet)");
 
-  po::options_description connection("Connection");
+  po::options_description connection("Connection", kHelpWidth, kHelpWidth / 2);
   connection.add_options()
       ("forks,f", po::value(&o->forks)->value_name("N")->default_value(64),
        "hosts in flight at once")
@@ -58,7 +60,7 @@ po::options_description Describe(Options* o, RawFlags* raw) {
       ("become,b", po::bool_switch(&o->become),
        "run host commands under sudo -n");
 
-  po::options_description escalation("Escalation");
+  po::options_description escalation("Escalation", kHelpWidth, kHelpWidth / 2);
   escalation.add_options()
       ("playbook,p", po::value(&o->playbook)->value_name("FILE"),
        "playbook YAML (default: the built-in playbooks/default.yaml)")
@@ -67,7 +69,7 @@ po::options_description Describe(Options* o, RawFlags* raw) {
       ("protect", po::value(&o->protect)->value_name("NAME|PATH")->composing(),
        "never signal this executable (repeatable), on top of the defaults");
 
-  po::options_description output("Output");
+  po::options_description output("Output", kHelpWidth, kHelpWidth / 2);
   output.add_options()
       ("json", po::value(&o->json)->value_name("FILE"),
        "write the JSON report to FILE ('-' for stdout)")
@@ -84,12 +86,12 @@ po::options_description Describe(Options* o, RawFlags* raw) {
       ("quiet,q", po::bool_switch(&o->quiet), "only the final table and errors")
       (",v", "more log detail on stderr; -vv for debug");
 
-  po::options_description general("General");
+  po::options_description general("General", kHelpWidth, kHelpWidth / 2);
   general.add_options()
       ("help,h", "print this help and exit")
       ("version,V", "print the version and exit");
 
-  po::options_description all;
+  po::options_description all(kHelpWidth, kHelpWidth / 2);
   all.add(selection).add(connection).add(escalation).add(output).add(general);
   return all;
 }

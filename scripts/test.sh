@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, builds, and runs every test.
+#  1. unit tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
+#  2. every test, unit and integration (the simulated fleet over real SSH), in build/
+# Ends with CTest's summary; exits non-zero if anything failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh || exit 1
+# Leftovers of an interrupted earlier run (simulated hosts) are removed first.
+if [ -x scripts/fleet ]; then scripts/fleet down --all >/dev/null 2>&1 || true; fi
+
+bash scripts/build.sh asan --target fleetreap_tests || exit 1
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan -L unit --output-on-failure -j"$(nproc)"
+asan_status=$?
+
+bash scripts/build.sh normal || exit 1
+ctest --test-dir build --output-on-failure --timeout 900
+status=$?
+
+if [ $asan_status -ne 0 ]; then
+  echo "unit tests under AddressSanitizer/UBSan failed (see above)" >&2
+  exit $asan_status
+fi
+exit $status
