@@ -1,0 +1,181 @@
+#include "fleetreap/local_transport.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace fleetreap {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kKillGrace{2000};   // TERM to KILL
+constexpr milliseconds kReapGrace{1000};   // KILL to giving up on the pipes
+
+struct Stream {
+  int fd = -1;
+  std::string* text = nullptr;
+  bool* truncated = nullptr;
+};
+
+// Reads what is there on "stream"; closes it at EOF or error.
+void Drain(Stream& stream, size_t cap) {
+  char buffer[16384];
+  ssize_t n = read(stream.fd, buffer, sizeof buffer);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+  if (n <= 0) {
+    close(stream.fd);
+    stream.fd = -1;
+    return;
+  }
+  size_t room = cap > stream.text->size() ? cap - stream.text->size() : 0;
+  size_t keep = static_cast<size_t>(n) < room ? static_cast<size_t>(n) : room;
+  stream.text->append(buffer, keep);
+  if (keep < static_cast<size_t>(n)) *stream.truncated = true;
+}
+
+int MillisUntil(Clock::time_point when) {
+  auto left = std::chrono::duration_cast<milliseconds>(when - Clock::now());
+  if (left.count() < 0) return 0;
+  return static_cast<int>(left.count() > 1000 ? 1000 : left.count() + 1);
+}
+
+}  // namespace
+
+std::string SignalName(int signal_number) {
+  static const struct { int number; const char* name; } kNames[] = {
+      {SIGHUP, "HUP"},   {SIGINT, "INT"},   {SIGQUIT, "QUIT"}, {SIGILL, "ILL"},
+      {SIGTRAP, "TRAP"}, {SIGABRT, "ABRT"}, {SIGBUS, "BUS"},   {SIGFPE, "FPE"},
+      {SIGKILL, "KILL"}, {SIGUSR1, "USR1"}, {SIGSEGV, "SEGV"}, {SIGUSR2, "USR2"},
+      {SIGPIPE, "PIPE"}, {SIGALRM, "ALRM"}, {SIGTERM, "TERM"}, {SIGXCPU, "XCPU"},
+  };
+  for (const auto& entry : kNames) {
+    if (entry.number == signal_number) return entry.name;
+  }
+  return std::to_string(signal_number);
+}
+
+LocalTransport::LocalTransport(size_t output_cap) : output_cap_(output_cap) {}
+
+Status LocalTransport::Connect() { return Status::Ok(); }
+
+CommandResult LocalTransport::Run(const std::string& command,
+                                  milliseconds timeout) {
+  CommandResult result;
+  const Clock::time_point start = Clock::now();
+  int out_pipe[2];
+  int err_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) != 0) {
+    result.error = std::string("pipe: ") + std::strerror(errno);
+    return result;
+  }
+  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+    result.error = std::string("pipe: ") + std::strerror(errno);
+    close(out_pipe[0]);
+    close(out_pipe[1]);
+    return result;
+  }
+  const char* argv[] = {"sh", "-c", command.c_str(), nullptr};
+  pid_t pid = fork();
+  if (pid == 0) {
+    // Only async-signal-safe calls from here to exec.
+    setpgid(0, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    signal(SIGPIPE, SIG_DFL);
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, 0);
+    dup2(out_pipe[1], 1);
+    dup2(err_pipe[1], 2);
+    execv("/bin/sh", const_cast<char* const*>(argv));
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  if (pid < 0) {
+    result.error = std::string("fork: ") + std::strerror(errno);
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    return result;
+  }
+  setpgid(pid, pid);  // also done by the child; whoever is first wins
+
+  Stream streams[2] = {{out_pipe[0], &result.out, &result.out_truncated},
+                       {err_pipe[0], &result.err, &result.err_truncated}};
+  const Clock::time_point term_at = start + timeout;
+  const Clock::time_point kill_at = term_at + kKillGrace;
+  const Clock::time_point give_up_at = kill_at + kReapGrace;
+  bool timed_out = false;
+  bool killed = false;
+  int wait_status = 0;
+  bool reaped = false;
+  while (true) {
+    const Clock::time_point now = Clock::now();
+    if (!timed_out && now >= term_at) {
+      timed_out = true;
+      kill(-pid, SIGTERM);
+    }
+    if (timed_out && !killed && now >= kill_at) {
+      killed = true;
+      kill(-pid, SIGKILL);
+    }
+    if (!reaped && waitpid(pid, &wait_status, WNOHANG) == pid) reaped = true;
+    bool open_streams = streams[0].fd >= 0 || streams[1].fd >= 0;
+    // Background children may keep the pipes open after the shell exits;
+    // those are read until the deadline like the shell itself.
+    if (reaped && !open_streams) break;
+    if (killed && now >= give_up_at) break;
+    Clock::time_point next = !timed_out ? term_at : !killed ? kill_at : give_up_at;
+    if (!open_streams) {
+      usleep(5000);  // the shell closed its output but has not exited yet
+      continue;
+    }
+    pollfd fds[2];
+    int count = 0;
+    for (const Stream& s : streams) {
+      if (s.fd >= 0) fds[count++] = {s.fd, POLLIN, 0};
+    }
+    int timeout_ms = reaped ? MillisUntil(next) : std::min(MillisUntil(next), 50);
+    if (poll(fds, count, timeout_ms) < 0 && errno != EINTR) break;
+    for (Stream& s : streams) {
+      if (s.fd < 0) continue;
+      for (int i = 0; i < count; ++i) {
+        if (fds[i].fd == s.fd && fds[i].revents != 0) Drain(s, output_cap_);
+      }
+    }
+  }
+  for (Stream& s : streams) {
+    if (s.fd >= 0) close(s.fd);
+  }
+  if (!reaped) {
+    kill(-pid, SIGKILL);
+    reaped = waitpid(pid, &wait_status, 0) == pid;
+  }
+  result.duration =
+      std::chrono::duration_cast<milliseconds>(Clock::now() - start);
+  if (timed_out) {
+    result.end = CommandEnd::kTimedOut;
+    result.error = "timed out after " + std::to_string(timeout.count()) + " ms";
+  } else if (reaped && WIFEXITED(wait_status)) {
+    result.end = CommandEnd::kExited;
+    result.exit_code = WEXITSTATUS(wait_status);
+  } else if (reaped && WIFSIGNALED(wait_status)) {
+    result.end = CommandEnd::kSignaled;
+    result.signal = SignalName(WTERMSIG(wait_status));
+  } else {
+    result.end = CommandEnd::kConnectionLost;
+    result.error = "lost track of the local shell";
+  }
+  return result;
+}
+
+}  // namespace fleetreap
