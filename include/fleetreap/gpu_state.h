@@ -1,0 +1,39 @@
+// GpuState classification: gives every GPU of a host exactly one GpuState
+// (report.h) from nvidia-smi's readings, the device holders and the
+// inventory's expected GPU count, and says whether the host is clean.
+// Pure functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "fleetreap/report.h"
+
+namespace fleetreap {
+
+/// True when "holder" still holds its devices: its fate is not kTerminated,
+/// kKilled or kGone.
+bool HolderStillPresent(const Holder& holder);
+
+/// Sets state and detail of every reading in "gpus", in this order:
+///  - kLost: already kLost (from ParseGpuQuery); left as is.
+///  - kBusy: a present, non-protected holder holds /dev/nvidiaINDEX; or the
+///    GPU is over "threshold_mib" and held only by protected daemons (detail
+///    says so: the memory is in use, yet fleetreap may not free it).
+///  - kUnknown: memory.used could not be read.
+///  - kGhost: memory.used > threshold_mib and no present holder.
+///  - kProtectedOnly: at or under the threshold, held only by protected
+///    holders (fate kProtected).
+///  - kClean: at or under the threshold, no holder.
+/// When "expected_gpus" > 0, each index in [0, expected_gpus) without a
+/// reading gets a kMissing reading, except that lost readings with no index
+/// stand in for absent indexes first. Readings end sorted by index (-1 last).
+/// Holders with no GPU index (only nvidiactl, nvidia-uvm) touch no GPU.
+void ClassifyGpus(const std::vector<Holder>& holders, int expected_gpus,
+                  int64_t threshold_mib, std::vector<GpuReading>* gpus);
+
+/// True only when "gpus" is non-empty and every reading is kClean or
+/// kProtectedOnly. Call after ClassifyGpus, which adds the missing GPUs.
+bool HostGpusClean(const std::vector<GpuReading>& gpus);
+
+}  // namespace fleetreap
