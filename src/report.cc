@@ -53,6 +53,8 @@ int ExitCodeFor(const RunReport& report) {
         break;
     }
   }
+  // Hosts never started were selected and are not known to be clean.
+  if (!report.not_started.empty()) code |= 2;
   return code;
 }
 

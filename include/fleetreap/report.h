@@ -107,6 +107,9 @@ struct RunReport {
   bool dry_run = false;
   bool interrupted = false;       // Ctrl-C: hosts not started are left out
   std::vector<HostReport> hosts;  // in inventory order
+  /// Names of selected hosts never started (interrupted, deadline), in
+  /// inventory order; the reports list them and --failed-hosts includes them.
+  std::vector<std::string> not_started;
 };
 
 /// Exit code for a finished run: 0 clean, |1 reached and not clean,

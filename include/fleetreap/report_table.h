@@ -1,0 +1,34 @@
+// ReportTable: the human end-of-run report. Hosts with the same outcome are
+// gathered on one row and their names folded ClusterShell style
+// ("gpu[01-60]  clean  8/8 GPUs 0 MiB"), problems listed last, then a one-line
+// verdict. Pure functions of the report; thread-compatible.
+#pragma once
+
+#include <string>
+
+#include "fleetreap/report.h"
+
+namespace fleetreap {
+
+struct TableStyle {
+  /// ANSI colours on the status words and the verdict. Decide it with
+  /// ShouldUseColor (terminal.h); never set it for files or pipes.
+  bool color = false;
+};
+
+/// One row per distinct outcome (see host_outcome.h), names folded with
+/// FoldHostNames, columns aligned, rows ordered clean, cleaned, would clean,
+/// dirty, failed, unreachable, not started, then the verdict line. Every line
+/// ends with '\n'. A run with no hosts renders only the verdict.
+std::string RenderTable(const RunReport& report, const TableStyle& style);
+
+/// The one-line verdict, without '\n':
+/// "READY: 64/64 hosts clean (3 cleaned) in 12.3 s (exit 0)",
+/// "NOT READY: 60/64 hosts clean, 1 dirty, 2 unreachable, 1 failed in 12.3 s (exit 3)",
+/// "DRY RUN: ..." for dry runs, "INTERRUPTED: ..." when Ctrl-C cut it short.
+std::string RenderVerdict(const RunReport& report, const TableStyle& style);
+
+/// "12.3 s": durations as the human reports print them.
+std::string FormatSeconds(std::chrono::milliseconds duration);
+
+}  // namespace fleetreap

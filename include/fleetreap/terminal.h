@@ -1,0 +1,25 @@
+// Terminal: what fleetreap may do to the stream it writes to, decided once,
+// up front, as pure functions of the facts (is it a terminal, is NO_COLOR
+// set, what did --color say), so the decisions are testable. Thread-safe.
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+namespace fleetreap {
+
+/// Whether human output gets ANSI colours. "color_flag" is --color: "always"
+/// and "never" force the answer, anything else ("auto") means "only on a
+/// terminal". NO_COLOR wins over everything: a non-empty "no_color_env" (the
+/// value of $NO_COLOR, nullptr when unset) turns colour off even with
+/// --color=always (https://no-color.org).
+bool ShouldUseColor(const std::string& color_flag, bool is_terminal,
+                    const char* no_color_env);
+
+/// True when "stream" is a terminal (isatty on its descriptor).
+bool IsTerminal(std::FILE* stream);
+
+/// The same decision for a real stream, reading $NO_COLOR from the environment.
+bool ShouldUseColorFor(std::FILE* stream, const std::string& color_flag);
+
+}  // namespace fleetreap
