@@ -1,0 +1,152 @@
+#include "fleetreap/playbook.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace fleetreap {
+namespace {
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(PlaybookTest, BuiltInDefaultIsTheShippedFile) {
+  EXPECT_EQ(ReadFile(FLEETREAP_SOURCE_DIR "/playbooks/default.yaml"),
+            DefaultPlaybookText());
+  Playbook parsed;
+  Status status = ParsePlaybook(DefaultPlaybookText(), "default.yaml", &parsed);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+}
+
+TEST(PlaybookTest, DefaultSettings) {
+  const Playbook& p = DefaultPlaybook();
+  EXPECT_EQ(p.name, "default");
+  EXPECT_EQ(p.source, "<built-in default>");
+  EXPECT_EQ(p.steps, (std::vector<Step>{Step::kInspect, Step::kStopUnits,
+                                        Step::kTerm, Step::kKill,
+                                        Step::kRescan, Step::kCleanShm,
+                                        Step::kVerify}));
+  EXPECT_EQ(p.term_grace.count(), 10000);
+  EXPECT_EQ(p.kill_grace.count(), 5000);
+  EXPECT_EQ(p.settle.count(), 2000);
+  EXPECT_EQ(p.max_rounds, 3);
+  EXPECT_GE(p.poll_interval.count(), 100);
+  EXPECT_LE(p.poll_interval.count(), 200);
+  EXPECT_FALSE(p.shm_patterns.empty());
+  EXPECT_TRUE(p.units.empty());
+  EXPECT_FALSE(p.Runs(Step::kResetGhosts));
+}
+
+TEST(PlaybookTest, ShippedPlaybooksLoad) {
+  struct Row {
+    const char* file;
+    const char* name;
+    bool stops_units;
+    bool signals;
+  };
+  const Row rows[] = {
+      {"default.yaml", "default", true, true},
+      {"vllm.yaml", "vllm", true, true},
+      {"inspect.yaml", "inspect", false, false},
+  };
+  for (const Row& row : rows) {
+    Playbook p;
+    Status status = LoadPlaybookFile(
+        std::string(FLEETREAP_SOURCE_DIR "/playbooks/") + row.file, &p);
+    ASSERT_TRUE(status.ok()) << row.file << ": " << status.ToString();
+    EXPECT_EQ(p.name, row.name);
+    EXPECT_EQ(p.Runs(Step::kStopUnits), row.stops_units) << row.file;
+    EXPECT_EQ(p.Runs(Step::kTerm), row.signals) << row.file;
+    EXPECT_EQ(p.Runs(Step::kKill), row.signals) << row.file;
+  }
+  Playbook vllm;
+  ASSERT_TRUE(
+      LoadPlaybookFile(FLEETREAP_SOURCE_DIR "/playbooks/vllm.yaml", &vllm).ok());
+  EXPECT_EQ(vllm.units, std::vector<std::string>{"vllm*.service"});
+}
+
+TEST(PlaybookTest, ParsesSettings) {
+  Playbook p;
+  Status status = ParsePlaybook(
+      "name: fast\n"
+      "steps: [term, inspect, verify, kill]\n"
+      "units: [a.service, 'b@1.service']\n"
+      "term_grace: 1.5s\n"
+      "kill_grace: 250ms\n"
+      "poll_interval: 100ms\n"
+      "settle: 0s\n"
+      "settle_if_clean: 0s\n"
+      "max_rounds: 5\n"
+      "shm_patterns: [nccl-*]\n"
+      "threshold_mib: 64\n"
+      "protect: [/opt/agent/bin/agent, my-daemon]\n",
+      "fast.yaml", &p);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(p.name, "fast");
+  EXPECT_EQ(p.steps, (std::vector<Step>{Step::kInspect, Step::kTerm,
+                                        Step::kKill, Step::kVerify}));
+  EXPECT_EQ(p.units.size(), 2u);
+  EXPECT_EQ(p.term_grace.count(), 1500);
+  EXPECT_EQ(p.kill_grace.count(), 250);
+  EXPECT_EQ(p.settle.count(), 0);
+  EXPECT_EQ(p.max_rounds, 5);
+  EXPECT_EQ(p.threshold_mib, 64);
+  EXPECT_EQ(p.protect.size(), 2u);
+}
+
+TEST(PlaybookTest, Errors) {
+  struct Row {
+    const char* yaml;
+    const char* error;
+  };
+  const Row rows[] = {
+      {"name: x\nterm_grace: soon\n",
+       "x.yaml:2:1: term_grace must be a duration like \"10s\", got \"soon\""},
+      {"escalate: true\n", "x.yaml:1:1: unknown setting \"escalate\""},
+      {"steps: [inspect, nuke]\n",
+       "x.yaml:1:18: unknown step \"nuke\"; steps are inspect, stop_units, "
+       "term, kill, rescan, clean_shm, verify, reset_ghosts"},
+      {"steps: [term, term]\n", "x.yaml:1:15: step \"term\" is listed twice"},
+      {"max_rounds: 0\n",
+       "x.yaml:1:1: max_rounds must be a whole number from 1 to 20, got \"0\""},
+      {"threshold_mib: lots\n",
+       "x.yaml:1:1: threshold_mib must be a whole number from 0 to 16777216, "
+       "got \"lots\""},
+      {"shm_patterns: ['*']\n",
+       "x.yaml:1:1: shm_patterns entry \"*\" must be a file name glob starting "
+       "with at least two literal characters"},
+      {"shm_patterns: [../etc/*]\n",
+       "x.yaml:1:1: shm_patterns entry \"../etc/*\" must be a file name glob "
+       "starting with at least two literal characters"},
+      {"units: [--now]\n", "x.yaml:1:1: units entry \"--now\" is not a unit name"},
+      {"units: a.service\n", "x.yaml:1:1: units must be a list"},
+      {"poll_interval: 1ms\n", "x.yaml:1:1: poll_interval must be from 10ms to 5s"},
+      {"- a\n- b\n", "x.yaml:1:1: a playbook must be a mapping"},
+      {"", "x.yaml: empty playbook"},
+      {"name: [unclosed\n", "x.yaml:2:1: end of sequence flow not found"},
+      {"steps: [reset_ghosts]\n", "x.yaml: step reset_ghosts needs step verify"},
+  };
+  for (const Row& row : rows) {
+    Playbook p;
+    p.name = "untouched";
+    Status status = ParsePlaybook(row.yaml, "x.yaml", &p);
+    EXPECT_EQ(status.kind(), ErrorKind::kInvalidInput) << row.yaml;
+    EXPECT_EQ(status.message(), row.error) << row.yaml;
+    EXPECT_EQ(p.name, "untouched");
+  }
+}
+
+TEST(PlaybookTest, MissingFile) {
+  Playbook p;
+  Status status = LoadPlaybookFile("/nonexistent/p.yaml", &p);
+  EXPECT_EQ(status.kind(), ErrorKind::kInvalidInput);
+  EXPECT_EQ(status.message(), "/nonexistent/p.yaml: cannot read the playbook file");
+}
+
+}  // namespace
+}  // namespace fleetreap
