@@ -1,0 +1,283 @@
+/*
+ * gpuload: a fake GPU workload for the simulated fleet.
+ *
+ * A process "uses GPU k" while it holds an open descriptor on /dev/nvidiak;
+ * the fake nvidia-smi charges it FAKEGPU_MIB MiB there (taken from the
+ * process's environment). gpuload never allocates real memory, so hundreds
+ * of simulated hosts fit on a small machine.
+ *
+ * Shapes (all settings come from FAKEGPU_* environment variables; the flags
+ * below only set those variables, so argv can be made to look like anything):
+ *   parent + workers   --gpus 0-7 --mib 96844 --title 'VLLM::Worker_TP%d'
+ *                      one worker per GPU, each in its own process group,
+ *                      each re-executed with argv = [title] and comm = title.
+ *   daemon             --hold-all: this process itself holds nvidiactl,
+ *                      nvidia-uvm and every /dev/nvidiaN (0 MiB), like
+ *                      nvidia-persistenced. Install a copy under the daemon's
+ *                      real name to get a real exe, argv[0] and comm.
+ * Behaviour:
+ *   --on-term exit|ignore|delay:MS   what workers do on SIGTERM
+ *   --respawn-once [--respawn-delay MS]  parent restarts each worker once
+ *                      after it dies of a signal
+ *   --detach           parent exits once workers are up (workers orphaned)
+ *   --daemonize        the launching process returns once everything is up
+ *   --pidfile FILE     "parent PID" then "gpu PID" lines, PIDs as seen here
+ *   FAKEGPU_COMM=NAME  the parent's comm (its argv is set by whoever execs it)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_GPUS 64
+
+static volatile sig_atomic_t got_term;
+static volatile sig_atomic_t got_chld;
+
+static void on_term(int sig) { (void)sig; got_term = 1; }
+static void on_chld(int sig) { (void)sig; got_chld = 1; }
+
+static const char *env_or(const char *name, const char *fallback) {
+  const char *v = getenv(name);
+  return v && *v ? v : fallback;
+}
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) == -1 && errno == EINTR) {
+  }
+}
+
+/* Parses "0-7" or "0,2,5" into gpus[]; returns the count. */
+static int parse_gpus(const char *spec, int *gpus) {
+  int n = 0;
+  char *copy = strdup(spec), *save = NULL;
+  for (char *tok = strtok_r(copy, ",", &save); tok && n < MAX_GPUS;
+       tok = strtok_r(NULL, ",", &save)) {
+    int a, b;
+    if (sscanf(tok, "%d-%d", &a, &b) == 2) {
+      for (int i = a; i <= b && n < MAX_GPUS; i++) gpus[n++] = i;
+    } else if (sscanf(tok, "%d", &a) == 1) {
+      gpus[n++] = a;
+    }
+  }
+  free(copy);
+  return n;
+}
+
+static void open_device(const char *path) {
+  if (open(path, O_RDWR | O_CLOEXEC) < 0 && errno != ENOENT)
+    fprintf(stderr, "gpuload: %s: %s\n", path, strerror(errno));
+}
+
+static void set_comm(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
+
+/* Waits forever, applying the configured SIGTERM reaction. */
+static void serve_until_term(void) {
+  const char *mode = env_or("FAKEGPU_ON_TERM", "exit");
+  if (strcmp(mode, "ignore") == 0) {
+    signal(SIGTERM, SIG_IGN);
+  } else if (strncmp(mode, "delay:", 6) == 0) {
+    signal(SIGTERM, on_term);
+  } else {
+    signal(SIGTERM, SIG_DFL);
+  }
+  for (;;) {
+    pause();
+    if (got_term) {
+      sleep_ms(atol(mode + 6));
+      _exit(0);
+    }
+  }
+}
+
+/* A worker: re-executed image holding nvidiactl, nvidia-uvm and one GPU. */
+static int run_worker(void) {
+  char path[64];
+  const char *title = env_or("FAKEGPU_TITLE_NOW", "gpuload-worker");
+  set_comm(title);
+  open_device("/dev/nvidiactl");
+  open_device("/dev/nvidia-uvm");
+  snprintf(path, sizeof path, "/dev/nvidia%s", env_or("FAKEGPU_GPU", "0"));
+  open_device(path);
+  const char *ready_fd = getenv("FAKEGPU_READY_FD");
+  if (ready_fd) {
+    int fd = atoi(ready_fd);
+    if (write(fd, "w", 1) < 0) {
+    }
+    close(fd);
+  }
+  serve_until_term();
+  return 0;
+}
+
+/* Starts the worker for "gpu"; returns its PID once it holds its devices. */
+static pid_t start_worker(int gpu) {
+  int ready[2];
+  if (pipe(ready) != 0) return -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    char title[128], num[16], fdstr[16];
+    const char *fmt = env_or("FAKEGPU_TITLE", "gpuload-worker-%d");
+    close(ready[0]);
+    setpgid(0, 0);
+    snprintf(title, sizeof title, fmt, gpu);
+    snprintf(num, sizeof num, "%d", gpu);
+    snprintf(fdstr, sizeof fdstr, "%d", ready[1]);
+    setenv("FAKEGPU_ROLE", "worker", 1);
+    setenv("FAKEGPU_GPU", num, 1);
+    setenv("FAKEGPU_TITLE_NOW", title, 1);
+    setenv("FAKEGPU_READY_FD", fdstr, 1);
+    unsetenv("FAKEGPU_PIDFILE");
+    char *argv[] = {title, NULL};
+    execv("/proc/self/exe", argv);
+    _exit(127);
+  }
+  close(ready[1]);
+  char c;
+  while (read(ready[0], &c, 1) < 0 && errno == EINTR) {
+  }
+  close(ready[0]);
+  return pid;
+}
+
+static void write_pidfile(const int *gpus, const pid_t *pids, int n) {
+  const char *file = getenv("FAKEGPU_PIDFILE");
+  if (!file) return;
+  char tmp[4096];
+  snprintf(tmp, sizeof tmp, "%s.tmp", file);
+  FILE *f = fopen(tmp, "w");
+  if (!f) return;
+  fprintf(f, "parent %d\n", (int)getpid());
+  for (int i = 0; i < n; i++) fprintf(f, "%d %d\n", gpus[i], (int)pids[i]);
+  fclose(f);
+  rename(tmp, file);
+}
+
+static void tell_launcher(int fd) {
+  if (fd < 0) return;
+  if (write(fd, "r", 1) < 0) {
+  }
+  close(fd);
+}
+
+static int run_parent(int launcher_fd) {
+  int gpus[MAX_GPUS];
+  pid_t pids[MAX_GPUS];
+  int respawned[MAX_GPUS] = {0};
+  int n = parse_gpus(env_or("FAKEGPU_GPUS", ""), gpus);
+  int respawn = getenv("FAKEGPU_RESPAWN") != NULL;
+  if (getenv("FAKEGPU_COMM")) set_comm(getenv("FAKEGPU_COMM"));
+  long respawn_delay = atol(env_or("FAKEGPU_RESPAWN_DELAY_MS", "300"));
+
+  if (getenv("FAKEGPU_HOLD_ALL")) {
+    char path[64];
+    open_device("/dev/nvidiactl");
+    open_device("/dev/nvidia-uvm");
+    for (int i = 0; i < MAX_GPUS; i++) {
+      snprintf(path, sizeof path, "/dev/nvidia%d", i);
+      if (access(path, F_OK) == 0) open_device(path);
+    }
+  }
+  signal(SIGCHLD, on_chld);
+  for (int i = 0; i < n; i++) pids[i] = start_worker(gpus[i]);
+  write_pidfile(gpus, pids, n);
+  tell_launcher(launcher_fd);
+  if (getenv("FAKEGPU_DETACH")) return 0;
+  if (getenv("FAKEGPU_HOLD_ALL") || n == 0) {
+    serve_until_term();
+  }
+  signal(SIGTERM, SIG_DFL);
+  for (;;) {
+    pause();
+    if (!got_chld) continue;
+    got_chld = 0;
+    int status;
+    pid_t dead;
+    while ((dead = waitpid(-1, &status, WNOHANG)) > 0) {
+      for (int i = 0; i < n; i++) {
+        if (pids[i] != dead) continue;
+        pids[i] = -1;
+        if (respawn && !respawned[i] && WIFSIGNALED(status)) {
+          respawned[i] = 1;
+          sleep_ms(respawn_delay);
+          pids[i] = start_worker(gpus[i]);
+          write_pidfile(gpus, pids, n);
+        }
+      }
+    }
+  }
+}
+
+/* Maps flags onto FAKEGPU_* variables; returns 0 or prints usage. */
+static int apply_flags(int argc, char **argv) {
+  static const char *const with_value[][2] = {
+      {"--gpus", "FAKEGPU_GPUS"},       {"--mib", "FAKEGPU_MIB"},
+      {"--title", "FAKEGPU_TITLE"},     {"--on-term", "FAKEGPU_ON_TERM"},
+      {"--pidfile", "FAKEGPU_PIDFILE"}, {"--respawn-delay", "FAKEGPU_RESPAWN_DELAY_MS"},
+  };
+  static const char *const switches[][2] = {
+      {"--respawn-once", "FAKEGPU_RESPAWN"}, {"--detach", "FAKEGPU_DETACH"},
+      {"--hold-all", "FAKEGPU_HOLD_ALL"},    {"--daemonize", "FAKEGPU_DAEMONIZE"},
+  };
+  for (int i = 1; i < argc; i++) {
+    int matched = 0;
+    for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++) {
+      if (strcmp(argv[i], with_value[k][0]) == 0 && i + 1 < argc) {
+        setenv(with_value[k][1], argv[++i], 1);
+        matched = 1;
+      }
+    }
+    for (size_t k = 0; k < sizeof switches / sizeof *switches; k++) {
+      if (strcmp(argv[i], switches[k][0]) == 0) {
+        setenv(switches[k][1], "1", 1);
+        matched = 1;
+      }
+    }
+    if (!matched && strncmp(argv[i], "--", 2) == 0) {
+      fprintf(stderr, "gpuload: unknown flag %s (see the header of gpuload.c)\n", argv[i]);
+      return 2;
+    }
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *role = getenv("FAKEGPU_ROLE");
+  if (role && strcmp(role, "worker") == 0) return run_worker();
+  if (!getenv("FAKEGPU_NO_FLAGS") && apply_flags(argc, argv) != 0) return 2;
+  if (!getenv("FAKEGPU_DAEMONIZE")) return run_parent(-1);
+
+  int ready[2];
+  if (pipe(ready) != 0) return 1;
+  pid_t pid = fork();
+  if (pid < 0) return 1;
+  if (pid == 0) {
+    close(ready[0]);
+    (void)fcntl(ready[1], F_SETFD, FD_CLOEXEC);
+    setsid();
+    int null = open("/dev/null", O_RDWR);
+    if (null >= 0) {
+      dup2(null, 0);
+      dup2(null, 1);
+      dup2(null, 2);
+      if (null > 2) close(null);
+    }
+    unsetenv("FAKEGPU_DAEMONIZE");
+    return run_parent(ready[1]);
+  }
+  close(ready[1]);
+  char c;
+  ssize_t got;
+  (void)fcntl(ready[0], F_SETFD, FD_CLOEXEC);
+  while ((got = read(ready[0], &c, 1)) < 0 && errno == EINTR) {
+  }
+  return got == 1 ? 0 : 1;
+}

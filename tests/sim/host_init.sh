@@ -1,0 +1,73 @@
+#!/bin/sh
+# host_init.sh: turns a fresh PID + mount + UTS namespace into one simulated
+# GPU host. Runs as PID 2 (under tini, PID 1), started by simfleet.py as
+#   unshare --pid --mount --uts --fork --mount-proc --propagation private \
+#     tini -s -- /bin/sh host_init.sh HOSTDIR SIMBIN HOSTNAME START_SSHD
+# Every mount below happens inside the host's private mount namespace, so the
+# machine's real /dev, /etc, /usr, /run and /root are never written to; all
+# of it disappears when the namespace's last process exits.
+set -eu
+H=$1        # the host's directory on the machine (etc/, state/, shm/, ...)
+SIMBIN=$2   # fleet-wide tool directory (nvidia-smi, systemctl, gpuload)
+NAME=$3
+START_SSHD=$4
+
+hostname "$NAME"
+
+# /dev: a private tmpfs with the few real nodes a host needs, plus plain
+# files standing in for the NVIDIA device nodes.
+mount -t tmpfs -o mode=755,size=1m,nosuid fakedev /dev
+mknod -m 666 /dev/null c 1 3
+mknod -m 666 /dev/zero c 1 5
+mknod -m 666 /dev/full c 1 7
+mknod -m 666 /dev/random c 1 8
+mknod -m 666 /dev/urandom c 1 9
+mknod -m 666 /dev/tty c 5 0
+mkdir /dev/pts /dev/shm
+mount -t devpts -o newinstance,ptmxmode=0666,mode=620 devpts /dev/pts
+ln -s pts/ptmx /dev/ptmx
+ln -s /proc/self/fd /dev/fd
+ln -s /proc/self/fd/0 /dev/stdin
+ln -s /proc/self/fd/1 /dev/stdout
+ln -s /proc/self/fd/2 /dev/stderr
+gpus=$(cat "$H/state/gpus")
+if [ "$(cat "$H/state/driver")" = loaded ]; then
+  i=0
+  while [ "$i" -lt "$gpus" ]; do
+    : > "/dev/nvidia$i"; chmod 666 "/dev/nvidia$i"; i=$((i + 1))
+  done
+  : > /dev/nvidiactl; : > /dev/nvidia-uvm
+  chmod 666 /dev/nvidiactl /dev/nvidia-uvm
+fi
+mount --bind "$H/shm" /dev/shm
+
+# /run: private, with sshd's privilege separation directory and the
+# simulator's state (read by the fake nvidia-smi and systemctl).
+mount -t tmpfs -o mode=755,size=4m tmpfs /run
+mkdir -p /run/sshd /run/fakegpu
+chmod 755 /run/sshd
+mount --bind "$H/state" /run/fakegpu
+
+# Accounts, sudo policy and name resolution of this host only.
+for f in passwd shadow group sudoers hosts; do
+  mount --bind "$H/etc/$f" "/etc/$f"
+done
+mount --bind "$H/root" /root
+mount --bind "$H/home" /home
+
+# Fake tools earlier on PATH than anything real (sshd's default PATH and
+# sudo's secure_path both start with /usr/local/sbin:/usr/local/bin).
+mount --bind "$SIMBIN" /usr/local/bin
+mount --bind "$SIMBIN" /usr/local/sbin
+# Daemons installed under their real names (/usr/bin/nvidia-persistenced...).
+if [ -n "$(ls -A "$H/usrbin")" ]; then
+  mount -t overlay overlay -o "lowerdir=$H/usrbin:/usr/bin" /usr/bin
+fi
+
+if [ "$START_SSHD" = yes ]; then
+  /usr/sbin/sshd -D -f "$H/etc/sshd_config" -E "$H/sshd.log" &
+  echo $! > /run/fakegpu/sshd.pid
+fi
+: > /run/fakegpu/ready
+# Stay alive as the host's "system" process; reap sshd if it is killed.
+while :; do wait || true; sleep 3600; done
