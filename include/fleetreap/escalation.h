@@ -1,0 +1,120 @@
+// Escalation: the pure decision of the cleanup ladder. Given a playbook, what
+// the host looks like now (holders, GPU readings, active units) and what was
+// already done (History), NextAction returns the one next thing to do. It
+// reads no clock and does no I/O: host_cleaner.cc acts, updates the view and
+// the history, and asks again until kDone. Pure functions; thread-safe.
+//
+// The ladder: inspect; stop the active units; SIGTERM every unprotected
+// holder and wait term_grace; SIGKILL the survivors and wait kill_grace;
+// re-scan settle_if_clean after the last signal, and when the host still
+// looks dirty, again settle after it; holders the re-scan finds start a new
+// wave, up to max_rounds waves; clean /dev/shm; verify; reset ghost GPUs.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fleetreap/playbook.h"
+#include "fleetreap/report.h"
+
+namespace fleetreap {
+
+/// A holder as the runner tracks it across scans. "holder.fate" is kept
+/// current (kProtected set at first sight, kUnkillable after a failed KILL);
+/// "holder.round" is the wave it belongs to (1 for the inspect scan).
+struct TrackedHolder {
+  Holder holder;
+  bool present = true;    // seen in the latest scan or wait
+  bool term_sent = false;
+  bool kill_sent = false;
+};
+
+/// What the host looks like now.
+struct HostView {
+  std::vector<TrackedHolder> holders;
+  std::vector<GpuReading> gpus;           // latest readings, classified
+  std::vector<std::string> active_units;  // playbook units found active
+};
+
+/// What was already done on the host.
+struct History {
+  bool inspected = false;
+  bool units_done = false;
+  int waves = 0;                  // signal waves started
+  bool signalled_since_scan = false;
+  int rescans_since_signal = 0;   // 1 after the quick re-scan, 2 after settle
+  bool shm_done = false;
+  bool verified = false;
+  bool reset_done = false;
+};
+
+enum class ActionKind {
+  kInspect,
+  kStopUnits,
+  kTerm,
+  kKill,
+  kRescan,
+  kCleanShm,
+  kVerify,
+  kResetGpus,
+  kDone,
+};
+
+/// "inspect", "stop_units", "term", "kill", "rescan", "clean_shm", "verify",
+/// "reset_gpus", "done".
+const char* ActionKindName(ActionKind kind);
+
+/// A process to signal, named by PID and the start time it had when seen;
+/// the remote side signals it only if the start time still matches.
+struct Target {
+  int pid = 0;
+  uint64_t start_time = 0;
+  bool operator==(const Target& other) const {
+    return pid == other.pid && start_time == other.start_time;
+  }
+};
+
+struct Action {
+  ActionKind kind = ActionKind::kDone;
+  std::vector<Target> targets;       // kTerm, kKill: ascending PID
+  std::vector<std::string> units;    // kStopUnits
+  /// kTerm, kKill: how long to wait for the targets to exit.
+  /// kRescan: how long after the last signal the scan may start.
+  std::chrono::milliseconds wait{0};
+  std::vector<int> gpus;             // kResetGpus: GPU indexes
+};
+
+/// The next action for a host. Never signals a holder whose fate is
+/// kProtected or kUnkillable, nor one from a wave past max_rounds.
+Action NextAction(const Playbook& playbook, const HostView& view,
+                  const History& history);
+
+/// The fate a dry run reports for "holder": kProtected, kWouldTerm,
+/// kWouldKill (the playbook skips TERM), or kObserved (it signals nothing).
+HolderFate PlannedFate(const Playbook& playbook, const Holder& holder);
+
+/// The fate of a signalled or watched holder that is no longer there:
+/// kKilled after a KILL, kTerminated after a TERM, kGone when never signalled.
+HolderFate FateAfterExit(const TrackedHolder& holder);
+
+/// True when the host still needs work: a GPU that is not clean or
+/// protected_only, or a present holder that may still be signalled.
+bool HostLooksDirty(const HostView& view);
+
+/// The parent that keeps starting holders: the PPID (other than 0 and 1)
+/// shared by a holder of a later wave and a signalled holder of an earlier
+/// one, as "1234" or "1234 (comm)" when the parent is itself a known holder;
+/// "" when there is none.
+std::string RespawningParent(const std::vector<TrackedHolder>& holders);
+
+/// GPU indexes that are ghosts (kGhost) and that no protected holder holds:
+/// the ones a reset may be tried on.
+std::vector<int> ResettableGpus(const HostView& view);
+
+/// The protected holders that block a reset of ghost or protected-only busy
+/// GPUs, as "nvidia-persistenced (pid 812)" joined with ", "; "" when none.
+std::string ResetBlockers(const HostView& view);
+
+}  // namespace fleetreap

@@ -1,0 +1,205 @@
+#include "fleetreap/escalation.h"
+
+#include <gtest/gtest.h>
+
+namespace fleetreap {
+namespace {
+
+TrackedHolder H(int pid, HolderFate fate = HolderFate::kObserved, int round = 1,
+                bool term = false, bool kill = false, bool present = true) {
+  TrackedHolder t;
+  t.holder.pid = pid;
+  t.holder.start_time = 1000 + pid;
+  t.holder.ppid = 500;
+  t.holder.comm = "worker";
+  t.holder.gpus = {pid % 8};
+  t.holder.fate = fate;
+  t.holder.round = round;
+  t.term_sent = term;
+  t.kill_sent = kill;
+  t.present = present;
+  return t;
+}
+
+GpuReading G(int index, GpuState state) {
+  GpuReading g;
+  g.index = index;
+  g.used_mib = state == GpuState::kClean ? 0 : 1000;
+  g.state = state;
+  return g;
+}
+
+History Hist(bool inspected, bool units, int waves, bool signalled,
+             int rescans, bool shm, bool verified) {
+  History h;
+  h.inspected = inspected;
+  h.units_done = units;
+  h.waves = waves;
+  h.signalled_since_scan = signalled;
+  h.rescans_since_signal = rescans;
+  h.shm_done = shm;
+  h.verified = verified;
+  return h;
+}
+
+std::vector<int> Pids(const std::vector<Target>& targets) {
+  std::vector<int> pids;
+  for (const Target& t : targets) pids.push_back(t.pid);
+  return pids;
+}
+
+struct Row {
+  const char* name;
+  HostView view;
+  History history;
+  ActionKind kind;
+  std::vector<int> pids;  // expected targets
+  int wait_ms;
+};
+
+TEST(EscalationTest, DefaultLadder) {
+  const Playbook& p = DefaultPlaybook();
+  const auto kClean = std::vector<GpuReading>{G(0, GpuState::kClean)};
+  const auto kBusy = std::vector<GpuReading>{G(0, GpuState::kBusy)};
+  const auto kGhost = std::vector<GpuReading>{G(0, GpuState::kGhost)};
+  const Row rows[] = {
+      {"fresh host: inspect first", {}, History{}, ActionKind::kInspect, {}, 0},
+      {"active unit: stop it",
+       {{H(10)}, kBusy, {"vllm.service"}},
+       Hist(true, false, 0, false, 0, false, false),
+       ActionKind::kStopUnits, {}, 30000},
+      {"holders: TERM the unprotected ones",
+       {{H(10), H(11, HolderFate::kProtected), H(12)}, kBusy, {}},
+       Hist(true, true, 0, false, 0, false, false),
+       ActionKind::kTerm, {10, 12}, 10000},
+      {"TERM ignored: KILL the survivor only",
+       {{H(10, HolderFate::kTerminated, 1, true, false, false),
+         H(12, HolderFate::kObserved, 1, true)}, kBusy, {}},
+       Hist(true, true, 1, true, 0, false, false),
+       ActionKind::kKill, {12}, 5000},
+      {"wave done: quick re-scan",
+       {{H(10, HolderFate::kTerminated, 1, true, false, false)}, kBusy, {}},
+       Hist(true, true, 1, true, 0, false, false),
+       ActionKind::kRescan, {}, 500},
+      {"quick re-scan clean: skip the settle, clean shm",
+       {{H(10, HolderFate::kTerminated, 1, true, false, false)}, kClean, {}},
+       Hist(true, true, 1, false, 1, false, false),
+       ActionKind::kCleanShm, {}, 0},
+      {"quick re-scan dirty, no holder: full settle re-scan",
+       {{H(10, HolderFate::kTerminated, 1, true, false, false)}, kGhost, {}},
+       Hist(true, true, 1, false, 1, false, false),
+       ActionKind::kRescan, {}, 2000},
+      {"straggler found by the re-scan: new TERM wave",
+       {{H(10, HolderFate::kTerminated, 1, true, false, false),
+         H(13, HolderFate::kObserved, 2)}, kBusy, {}},
+       Hist(true, true, 1, false, 1, false, false),
+       ActionKind::kTerm, {13}, 10000},
+      {"after the full settle: move on even if dirty",
+       {{}, kGhost, {}},
+       Hist(true, true, 1, false, 2, false, false),
+       ActionKind::kCleanShm, {}, 0},
+      {"holder of a wave past max_rounds is not signalled",
+       {{H(20, HolderFate::kObserved, 4)}, kBusy, {}},
+       Hist(true, true, 3, false, 2, false, false),
+       ActionKind::kCleanShm, {}, 0},
+      {"unkillable holder is not signalled again",
+       {{H(10, HolderFate::kUnkillable, 1, true, true)}, kBusy, {}},
+       Hist(true, true, 1, false, 2, true, false),
+       ActionKind::kVerify, {}, 0},
+      {"only protected holders: no signal, no re-scan",
+       {{H(11, HolderFate::kProtected)}, kClean, {}},
+       Hist(true, true, 0, false, 0, false, false),
+       ActionKind::kCleanShm, {}, 0},
+      {"clean host: shm then verify",
+       {{}, kClean, {}}, Hist(true, true, 0, false, 0, true, false),
+       ActionKind::kVerify, {}, 0},
+      {"verified: done",
+       {{}, kClean, {}}, Hist(true, true, 0, false, 0, true, true),
+       ActionKind::kDone, {}, 0},
+      {"ghost without reset step: done",
+       {{}, kGhost, {}}, Hist(true, true, 0, false, 0, true, true),
+       ActionKind::kDone, {}, 0},
+  };
+  for (const Row& row : rows) {
+    Action action = NextAction(p, row.view, row.history);
+    EXPECT_EQ(ActionKindName(action.kind), std::string(ActionKindName(row.kind)))
+        << row.name;
+    EXPECT_EQ(Pids(action.targets), row.pids) << row.name;
+    EXPECT_EQ(action.wait.count(), row.wait_ms) << row.name;
+  }
+}
+
+TEST(EscalationTest, PlaybookVariants) {
+  Playbook inspect;
+  ASSERT_TRUE(ParsePlaybook("steps: [inspect]\n", "i", &inspect).ok());
+  Playbook kill_only;
+  ASSERT_TRUE(ParsePlaybook("steps: [inspect, kill, verify]\n", "k", &kill_only).ok());
+  Playbook reset;
+  ASSERT_TRUE(ParsePlaybook("steps: [inspect, verify, reset_ghosts]\n", "r", &reset).ok());
+  const History inspected = Hist(true, false, 0, false, 0, false, false);
+  const History verified = Hist(true, true, 0, false, 0, true, true);
+  HostView busy{{H(10)}, {G(0, GpuState::kBusy)}, {"a.service"}};
+  HostView ghost{{}, {G(0, GpuState::kGhost), G(1, GpuState::kClean)}, {}};
+
+  EXPECT_EQ(NextAction(inspect, busy, inspected).kind, ActionKind::kDone);
+  Action a = NextAction(kill_only, busy, inspected);
+  EXPECT_EQ(a.kind, ActionKind::kKill);
+  EXPECT_EQ(Pids(a.targets), std::vector<int>{10});
+  a = NextAction(reset, ghost, verified);
+  EXPECT_EQ(a.kind, ActionKind::kResetGpus);
+  EXPECT_EQ(a.gpus, std::vector<int>{0});
+  History after_reset = verified;
+  after_reset.reset_done = true;
+  after_reset.verified = false;
+  EXPECT_EQ(NextAction(reset, ghost, after_reset).kind, ActionKind::kVerify);
+  after_reset.verified = true;
+  EXPECT_EQ(NextAction(reset, ghost, after_reset).kind, ActionKind::kDone);
+}
+
+TEST(EscalationTest, PlannedFate) {
+  Playbook kill_only;
+  ASSERT_TRUE(ParsePlaybook("steps: [inspect, kill]\n", "k", &kill_only).ok());
+  Playbook inspect;
+  ASSERT_TRUE(ParsePlaybook("steps: [inspect]\n", "i", &inspect).ok());
+  Holder plain = H(10).holder;
+  Holder guarded = H(11, HolderFate::kProtected).holder;
+  EXPECT_EQ(PlannedFate(DefaultPlaybook(), plain), HolderFate::kWouldTerm);
+  EXPECT_EQ(PlannedFate(kill_only, plain), HolderFate::kWouldKill);
+  EXPECT_EQ(PlannedFate(inspect, plain), HolderFate::kObserved);
+  EXPECT_EQ(PlannedFate(DefaultPlaybook(), guarded), HolderFate::kProtected);
+}
+
+TEST(EscalationTest, FateAfterExit) {
+  EXPECT_EQ(FateAfterExit(H(1)), HolderFate::kGone);
+  EXPECT_EQ(FateAfterExit(H(1, HolderFate::kObserved, 1, true)), HolderFate::kTerminated);
+  EXPECT_EQ(FateAfterExit(H(1, HolderFate::kObserved, 1, true, true)), HolderFate::kKilled);
+}
+
+TEST(EscalationTest, RespawningParent) {
+  TrackedHolder first = H(10, HolderFate::kKilled, 1, true, true, false);
+  TrackedHolder again = H(13, HolderFate::kObserved, 2);
+  TrackedHolder orphan = H(14, HolderFate::kObserved, 2);
+  orphan.holder.ppid = 1;
+  TrackedHolder parent = H(500, HolderFate::kProtected);
+  parent.holder.comm = "supervisord";
+  parent.holder.ppid = 1;
+  EXPECT_EQ(RespawningParent({first}), "");
+  EXPECT_EQ(RespawningParent({first, orphan}), "");
+  EXPECT_EQ(RespawningParent({first, again}), "500");
+  EXPECT_EQ(RespawningParent({first, again, parent}), "500 (supervisord)");
+}
+
+TEST(EscalationTest, ResetBlockers) {
+  TrackedHolder daemon = H(812, HolderFate::kProtected);
+  daemon.holder.protected_by = "nvidia-persistenced";
+  daemon.holder.gpus = {0, 1};
+  HostView view{{daemon}, {G(0, GpuState::kBusy), G(1, GpuState::kClean),
+                           G(2, GpuState::kGhost)}, {}};
+  EXPECT_EQ(ResetBlockers(view), "nvidia-persistenced (pid 812)");
+  EXPECT_EQ(ResettableGpus(view), std::vector<int>{2});
+  view.gpus[0].state = GpuState::kClean;
+  EXPECT_EQ(ResetBlockers(view), "");
+}
+
+}  // namespace
+}  // namespace fleetreap
