@@ -1,0 +1,139 @@
+"""ground_truth: what is really on each simulated host, read from the
+machine's /proc and the host directories, independent of fleetreap's report
+and of the fake nvidia-smi's mode (a hung or "missing" nvidia-smi does not
+hide the truth).
+
+collect(fleet) returns {host name: {
+  "address": "127.0.N.X", "scenario": str, "listener": "sshd"|"tarpit"|"none",
+  "gpu_processes": [{"pid", "name", "comm", "exe", "user_uid", "gpus", "mib"}],
+      non-protected processes holding any /dev/nvidia* (PIDs as seen inside),
+  "protected": [{"pid", "name", "original"}], protected holders alive now,
+  "protected_missing": [name], protected daemons started by the scenario that
+      are no longer alive with their original PID,
+  "gpus": [{"index", "memory_used_mib", "ghost_mib"}], memory.used as the fake
+      nvidia-smi computes it (sum of FAKEGPU_MIB of holders + leaked),
+  "shm_remaining": [name], "shm_must_keep": [name], "shm_must_remove": [name],
+  "nvidia_smi_mode": str,
+  "clean": bool  (no non-protected holder, every GPU at 0 MiB except ghost
+      memory, every must_remove file gone, every must_keep file present, every
+      protected daemon alive with its original PID),
+}}
+Not thread-safe with respect to a fleet that is being brought up or down.
+"""
+
+import os
+
+PROTECTED = {"nvidia-persistenced", "nv-hostengine", "dcgm-exporter", "nv-fabricmanager",
+             "nvidia-fabricmanager", "nvidia-imex", "nvidia-smi", "fuser", "Xorg",
+             "Xwayland", "nvidia-cuda-mps-control", "nvidia-cuda-mps-server"}
+
+
+def _read(path, mode="r"):
+    try:
+        with open(path, mode) as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _process(pid):
+    """What the machine's /proc says about outer PID 'pid', or None."""
+    status = _read(f"/proc/{pid}/status")
+    if status is None:
+        return None
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    if fields.get("State", "").strip().startswith("Z"):
+        return None
+    gpus, holds_device = set(), False
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        fds = []
+    for fd in fds:
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("/dev/nvidia"):
+            holds_device = True
+            if target[11:].isdigit():
+                gpus.add(int(target[11:]))
+    environ = _read(f"/proc/{pid}/environ", "rb") or b""
+    mib = 0
+    for item in environ.split(b"\0"):
+        if item.startswith(b"FAKEGPU_MIB="):
+            mib = int(item[12:] or 0)
+    cmdline = (_read(f"/proc/{pid}/cmdline", "rb") or b"").split(b"\0")
+    try:
+        exe = os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        exe = ""
+    return {"pid": int(fields["NSpid"].split()[-1]), "name": cmdline[0].decode(errors="replace"),
+            "comm": fields["Name"].strip(), "exe": exe,
+            "user_uid": int(fields["Uid"].split()[0]), "gpus": sorted(gpus), "mib": mib,
+            "holds_device": holds_device}
+
+
+def processes_by_host(fleet):
+    """{host name: [process dicts]} for every live process of every host."""
+    ns_to_host = {}
+    for host in fleet.hosts.values():
+        try:
+            ns_to_host[os.readlink(f"/proc/{host.init_pid}/ns/pid")] = host.name
+        except OSError:
+            pass
+    result = {name: [] for name in fleet.hosts}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            ns = os.readlink(f"/proc/{entry}/ns/pid")
+        except OSError:
+            continue
+        name = ns_to_host.get(ns)
+        if name is None:
+            continue
+        proc = _process(entry)
+        if proc is not None:
+            result[name].append(proc)
+    return result
+
+
+def _is_protected(proc):
+    return os.path.basename(proc["exe"]) in PROTECTED
+
+
+def collect(fleet):
+    truth = {}
+    for name, procs in processes_by_host(fleet).items():
+        host = fleet.hosts[name]
+        holders = [p for p in procs if p["holds_device"]]
+        gpu_processes = [p for p in holders if not _is_protected(p)]
+        protected = [{"pid": p["pid"], "name": os.path.basename(p["exe"]),
+                      "original": host.protected.get(p["pid"]) == os.path.basename(p["exe"])}
+                     for p in holders if _is_protected(p)]
+        alive = {(p["pid"], p["name"]) for p in protected}
+        missing = [n for pid, n in sorted(host.protected.items()) if (pid, n) not in alive]
+        gpus = []
+        for k in range(host.spec.gpus):
+            ghost = int((_read(os.path.join(host.state, "leaked", str(k))) or "0").strip())
+            used = ghost + sum(p["mib"] for p in holders if k in p["gpus"])
+            gpus.append({"index": k, "memory_used_mib": used, "ghost_mib": ghost})
+        try:
+            shm = sorted(os.listdir(os.path.join(host.dir, "shm")))
+        except OSError:
+            shm = []
+        mode = (_read(os.path.join(host.state, "mode")) or "normal").strip()
+        for p in gpu_processes:
+            del p["holds_device"]
+        clean = (not gpu_processes and not missing
+                 and all(g["memory_used_mib"] == g["ghost_mib"] for g in gpus)
+                 and not set(host.shm_remove) & set(shm)
+                 and set(host.shm_keep) <= set(shm))
+        truth[name] = {"address": host.address, "scenario": host.spec.scenario,
+                       "listener": host.listener, "gpu_processes": gpu_processes,
+                       "protected": protected, "protected_missing": missing, "gpus": gpus,
+                       "shm_remaining": shm, "shm_must_keep": sorted(host.shm_keep),
+                       "shm_must_remove": sorted(host.shm_remove),
+                       "nvidia_smi_mode": mode, "clean": clean}
+    return truth

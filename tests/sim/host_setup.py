@@ -1,0 +1,244 @@
+"""host_setup: the files of one simulated host, and HostSetup, the verbs a
+scenario uses to stage a host (workloads, units, daemons, /dev/shm files,
+leaked memory, nvidia-smi modes, network faults).
+
+Every process is started inside the host's namespaces with nsenter, so
+fleetreap sees it over SSH with ps, fuser and /proc. PIDs returned here are
+PIDs as seen inside the host. Not thread-safe: one HostSetup per host.
+"""
+
+import os
+import shlex
+import shutil
+import subprocess
+import time
+
+PASSWD = """root:x:0:0:root:/root:/bin/bash
+daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin
+sshd:x:102:65534::/run/sshd:/usr/sbin/nologin
+nvidia-persistenced:x:103:104:NVIDIA Persistence Daemon:/nonexistent:/usr/sbin/nologin
+gpuops:x:1000:1000:GPU operator:/home/gpuops:/bin/bash
+nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin
+"""
+GROUP = """root:x:0:
+daemon:x:1:
+sudo:x:27:{sudoers}
+nvidia-persistenced:x:104:
+gpuops:x:1000:
+nogroup:x:65534:
+"""
+SUDOERS = """Defaults env_reset
+Defaults secure_path="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+root ALL=(ALL:ALL) ALL
+{rule}"""
+
+SSHD_CONFIG = """ListenAddress {address}:22
+HostKey {dir}/etc/ssh_host_ed25519_key
+PidFile none
+AuthorizedKeysFile {dir}/etc/authorized_keys/%u
+StrictModes no
+UsePAM no
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+UseDNS no
+PrintMotd no
+PrintLastLog no
+MaxStartups 200:30:400
+"""
+
+
+def _write(path, text, mode=0o644):
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, mode)
+
+
+def prepare_host_dir(host, fleet):
+    """Creates host.dir: etc/ (accounts, sudo, sshd), state/ (read by the
+    fake tools at /run/fakegpu), shm/, root/, home/, usrbin/ (daemons)."""
+    d = host.dir
+    shutil.rmtree(d, ignore_errors=True)
+    for sub in ("etc/authorized_keys", "state/leaked", "state/units", "state/pids", "shm",
+                "root", "home/gpuops", "usrbin"):
+        os.makedirs(os.path.join(d, sub))
+    os.chmod(os.path.join(d, "shm"), 0o1777)
+    os.chown(os.path.join(d, "home/gpuops"), 1000, 1000)
+    spec = host.spec
+    _write(f"{d}/etc/passwd", PASSWD)
+    _write(f"{d}/etc/shadow", "".join(f"{line.split(':')[0]}:*:19700:0:99999:7:::\n"
+                                      for line in PASSWD.splitlines()), 0o640)
+    _write(f"{d}/etc/group", GROUP.format(sudoers="gpuops" if spec.sudo else ""))
+    rule = "gpuops ALL=(ALL) NOPASSWD: ALL\n" if spec.sudo else ""
+    _write(f"{d}/etc/sudoers", SUDOERS.format(rule=rule), 0o440)
+    _write(f"{d}/etc/hosts", f"127.0.0.1 localhost\n{host.address} {spec.name}\n")
+    _write(f"{d}/etc/sshd_config", SSHD_CONFIG.format(address=host.address, dir=d))
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", spec.name,
+                    "-f", f"{d}/etc/ssh_host_ed25519_key"], check=True)
+    with open(fleet.key + ".pub") as f:
+        pub = f.read()
+    for user in ("root", "gpuops"):
+        _write(f"{d}/etc/authorized_keys/{user}", pub)
+    state = host.state
+    _write(f"{state}/gpus", f"{spec.gpus}\n")
+    _write(f"{state}/driver", "loaded\n")
+    _write(f"{state}/mode", "normal\n")
+    _write(f"{state}/seed", spec.name + "\n")
+    os.chmod(f"{state}/pids", 0o777)
+    for name in os.listdir(os.path.join(fleet.workdir, "daemons")):
+        os.link(os.path.join(fleet.workdir, "daemons", name), f"{d}/usrbin/{name}")
+
+
+class HostSetup:
+    """What a scenario function receives: verbs that stage one host."""
+
+    def __init__(self, fleet, host):
+        self.fleet = fleet
+        self.host = host
+        self.name = host.name
+        self.gpus = host.spec.gpus
+        self._seq = 0
+
+    # ---- processes ------------------------------------------------------
+
+    def workload(self, gpus="all", mib=96844, title="gpuload-worker-%d", on_term="exit",
+                 respawn_once=False, respawn_delay_ms=300, detach=False, unit=None,
+                 argv=("python3", "-m", "vllm.entrypoints.openai.api_server"), comm=None,
+                 user=None, exe=None, hold_all=False):
+        """Starts a gpuload parent with one worker per GPU in 'gpus' ("all",
+        "0-7", "5"); returns {"parent": pid, gpu: worker pid, ...}."""
+        if gpus == "all":
+            gpus = f"0-{self.gpus - 1}"
+        self._seq += 1
+        pidfile = f"/run/fakegpu/pids/{self._seq}"
+        env = {"FAKEGPU_GPUS": str(gpus) if not hold_all else "",
+               "FAKEGPU_MIB": str(mib), "FAKEGPU_TITLE": title,
+               "FAKEGPU_ON_TERM": on_term, "FAKEGPU_PIDFILE": pidfile,
+               "FAKEGPU_DAEMONIZE": "1", "FAKEGPU_NO_FLAGS": "1",
+               "FAKEGPU_RESPAWN_DELAY_MS": str(respawn_delay_ms)}
+        if respawn_once:
+            env["FAKEGPU_RESPAWN"] = "1"
+        if detach:
+            env["FAKEGPU_DETACH"] = "1"
+        if unit:
+            env["FAKEGPU_UNIT"] = unit
+        if comm is None and exe is None:
+            comm = os.path.basename(argv[0])[:15]   # "python3", not "gpuload"
+        if comm:
+            env["FAKEGPU_COMM"] = comm
+        if hold_all:
+            env["FAKEGPU_HOLD_ALL"] = "1"
+            if not mib:
+                del env["FAKEGPU_MIB"]
+        assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        program = exe or "/usr/local/bin/gpuload"
+        command = (f"exec env {assignments} /bin/bash -c 'exec -a \"$0\" {program} \"$@\"' "
+                   + " ".join(shlex.quote(a) for a in argv))
+        result = self.fleet.exec(self.name, command, user=user)
+        if result.returncode != 0:
+            raise RuntimeError(f"{self.name}: workload failed: {result.stderr}")
+        return self._read_pids(os.path.join(self.host.state, "pids", str(self._seq)))
+
+    @staticmethod
+    def _read_pids(path):
+        pids = {}
+        for _ in range(500):
+            if os.path.exists(path):
+                break
+            time.sleep(0.01)
+        with open(path) as f:
+            for line in f:
+                key, pid = line.split()
+                pids["parent" if key == "parent" else int(key)] = int(pid)
+        return pids
+
+    def service(self, unit, killmode="process", description="", timeout_stop_s=5, **workload):
+        """Starts a workload as systemd unit 'unit' (MainPID = its parent)."""
+        pids = self.workload(unit=unit, **workload)
+        with open(os.path.join(self.host.state, "units", unit), "w") as f:
+            f.write(f"Description={description or unit}\nMainPID={pids['parent']}\n"
+                    f"KillMode={killmode}\nTimeoutStopSec={timeout_stop_s}\n")
+        return pids
+
+    def daemon(self, name, argv=None, unit=None):
+        """Starts protected daemon 'name' (/usr/bin/NAME, a real executable of
+        that name) holding nvidiactl, nvidia-uvm and every GPU at 0 MiB."""
+        argv = argv or {"nvidia-persistenced": ["/usr/bin/nvidia-persistenced", "--user",
+                                                "nvidia-persistenced", "--verbose"],
+                        "nv-hostengine": ["/usr/bin/nv-hostengine", "-n", "--service-account",
+                                          "nvidia-dcgm"],
+                        "dcgm-exporter": ["/usr/bin/dcgm-exporter", "-f",
+                                          "/etc/dcgm-exporter/default-counters.csv"],
+                        "nv-fabricmanager": ["/usr/bin/nv-fabricmanager", "-c",
+                                             "/usr/share/nvidia/nvswitch/fabricmanager.cfg"],
+                        }[name]
+        pids = self.workload(hold_all=True, mib=0, argv=argv, exe=f"/usr/bin/{name}",
+                             on_term="exit", unit=unit)
+        self.host.protected[pids["parent"]] = name
+        if unit:
+            with open(os.path.join(self.host.state, "units", unit), "w") as f:
+                f.write(f"Description={name}\nMainPID={pids['parent']}\n"
+                        "KillMode=control-group\nTimeoutStopSec=5\n")
+        return pids["parent"]
+
+    def set_sudo(self, allowed):
+        """Gives gpuops passwordless sudo on this host, or takes it away."""
+        self.host.spec.sudo = allowed
+        d = self.host.dir
+        rule = "gpuops ALL=(ALL) NOPASSWD: ALL\n" if allowed else ""
+        _write(f"{d}/etc/sudoers", SUDOERS.format(rule=rule), 0o440)
+        _write(f"{d}/etc/group", GROUP.format(sudoers="gpuops" if allowed else ""))
+
+    # ---- files and state ------------------------------------------------
+
+    def shm(self, name, size=4096, keep=False):
+        """Creates /dev/shm/NAME; 'keep' says whether cleanup must leave it."""
+        path = os.path.join(self.host.dir, "shm", name)
+        with open(path, "wb") as f:
+            f.truncate(size)
+        (self.host.shm_keep if keep else self.host.shm_remove).append(name)
+
+    def leak(self, gpu, mib):
+        """Driver-leaked memory on 'gpu' with no process, until a reset."""
+        with open(os.path.join(self.host.state, "leaked", str(gpu)), "w") as f:
+            f.write(f"{mib}\n")
+
+    def nvidia_smi_mode(self, mode):
+        """normal | missing (driver not loaded, exit 9) | hang | lost:K."""
+        with open(os.path.join(self.host.state, "mode"), "w") as f:
+            f.write(mode + "\n")
+
+    # ---- network faults -------------------------------------------------
+
+    def no_listener(self):
+        """Nothing listens on the host's address (connection refused)."""
+        self.fleet.kill_sshd(self.name)
+
+    def tarpit(self):
+        """A listener that accepts but never sends the SSH banner."""
+        self.fleet.kill_sshd(self.name)
+        self.fleet.exec(self.name, f"/usr/local/bin/tarpit {self.host.address} 22 "
+                                   "</dev/null >/dev/null 2>&1 &")
+        self.host.listener = "tarpit"
+        for _ in range(200):
+            if self.fleet.exec(self.name, "fuser -n tcp 22 >/dev/null 2>&1").returncode == 0:
+                break
+            time.sleep(0.01)
+
+    def refuse_key(self):
+        """The fleet's client key is not authorized for any user."""
+        with open(os.path.join(self.fleet.workdir, "keys", "other_ed25519.pub")) as f:
+            other = f.read()
+        for user in ("root", "gpuops"):
+            _write(os.path.join(self.host.dir, "etc", "authorized_keys", user), other)
+
+    def change_host_key(self):
+        """known_hosts will carry a different key than the host presents."""
+        path = os.path.join(self.host.dir, "etc", "old_host_key")
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "old",
+                        "-f", path], check=True)
+        self.host.host_key_override = path + ".pub"
+
+    def kill_sshd_on_stop(self):
+        """The first 'systemctl stop' kills the host's sshd mid-run."""
+        _write(os.path.join(self.host.state, "kill_sshd_on_stop"), "armed\n")

@@ -1,0 +1,206 @@
+"""scenarios: what a simulated host looks like before fleetreap runs.
+
+One function per scenario, registered by name with @scenario. Each receives
+a host_setup.HostSetup ("h") right after the host booted and stages it with
+its verbs: h.workload, h.service, h.daemon, h.shm, h.leak, h.nvidia_smi_mode,
+h.no_listener, h.tarpit, h.refuse_key, h.change_host_key, h.kill_sshd_on_stop.
+To add one, write a function here; `scripts/fleet list` shows them all.
+DEMO is the mixed fleet of the README's demo.
+"""
+
+import time
+
+SCENARIOS = {}
+
+
+def scenario(fn):
+    SCENARIOS[fn.__name__] = fn
+    return fn
+
+
+def get(name):
+    if name not in SCENARIOS:
+        raise KeyError(f"unknown scenario {name!r}; known: {', '.join(sorted(SCENARIOS))}")
+    return SCENARIOS[name]
+
+
+VLLM_ARGV = ("python3", "-m", "vllm.entrypoints.openai.api_server", "--model",
+             "meta-llama/Llama-3.1-405B-Instruct-FP8", "--tensor-parallel-size", "8")
+
+
+@scenario
+def clean(h):
+    """A healthy idle host: only nvidia-persistenced holds the devices."""
+    h.daemon("nvidia-persistenced")
+
+
+@scenario
+def vllm_incident(h):
+    """The incident: vllm.service (KillMode=process) serves a TP=8 model;
+    stopping it kills only the API server and orphans 8 workers holding
+    96844 MiB each, whose names do not look like vllm."""
+    h.daemon("nvidia-persistenced")
+    h.service("vllm.service", killmode="process", description="vLLM OpenAI server",
+              mib=96844, title="VLLM::Worker_TP%d", argv=VLLM_ARGV)
+
+
+@scenario
+def vllm_running_cgroup(h):
+    """Same server with KillMode=control-group: systemctl stop is enough."""
+    h.daemon("nvidia-persistenced")
+    h.service("vllm.service", killmode="control-group", description="vLLM OpenAI server",
+              mib=96844, title="VLLM::Worker_TP%d", argv=VLLM_ARGV)
+
+
+@scenario
+def orphans(h):
+    """The incident after the unit was already stopped: 8 orphans, no unit."""
+    h.daemon("nvidia-persistenced")
+    h.workload(mib=96844, title="VLLM::Worker_TP%d", detach=True, argv=VLLM_ARGV)
+
+
+@scenario
+def ignore_term(h):
+    """Workers that ignore SIGTERM; only SIGKILL frees the GPUs."""
+    h.workload(mib=40960, title="pt_main_thread", on_term="ignore", detach=True,
+               argv=("python3", "train.py"))
+
+
+@scenario
+def slow_exit(h):
+    """Workers that exit 1.5 s after SIGTERM (a graceful NCCL shutdown)."""
+    h.workload(mib=40960, title="VLLM::Worker_TP%d", on_term="delay:1500", detach=True,
+               argv=VLLM_ARGV)
+
+
+@scenario
+def straggler_gpu5(h):
+    """Seven orphaned workers, and on GPU 5 a worker whose supervisor starts a
+    new one 300 ms after the first is killed: it appears after the first
+    kill wave and only a re-scan finds it."""
+    h.workload(gpus="0-4,6-7", mib=70000, title="VLLM::Worker_TP%d", detach=True,
+               argv=VLLM_ARGV)
+    h.workload(gpus="5", mib=70000, title="VLLM::Worker_TP%d", respawn_once=True,
+               respawn_delay_ms=300, comm="ray::Supervisor",
+               argv=("ray::Supervisor",))
+
+
+@scenario
+def protected_daemons(h):
+    """Every device held by nvidia-persistenced, nv-hostengine, dcgm-exporter
+    and nv-fabricmanager, plus one real worker; only the worker may go."""
+    for name in ("nvidia-persistenced", "nv-hostengine", "dcgm-exporter", "nv-fabricmanager"):
+        h.daemon(name)
+    h.workload(gpus="3", mib=20480, title="python3", detach=True, argv=("python3", "bench.py"))
+
+
+@scenario
+def shm_leftovers(h):
+    """Stale NCCL/psm segments in /dev/shm next to files that must stay."""
+    h.daemon("nvidia-persistenced")
+    for name in ("nccl-WU88OE", "nccl-Ab12Cd", "psm_4f1e2b7a", "sem.vllm_lock"):
+        h.shm(name, size=1 << 20, keep=False)
+    for name in ("cuda.shm.0.52.1", "keep-me.db", "pulse-shm-2816412571"):
+        h.shm(name, keep=True)
+
+
+@scenario
+def ghost_memory(h):
+    """GPU 2 reads 10151 MiB with no process anywhere (driver leak)."""
+    h.daemon("nvidia-persistenced")
+    h.leak(2, 10151)
+
+
+@scenario
+def driver_missing(h):
+    """No driver: no /dev/nvidia*, nvidia-smi prints the real text, exit 9."""
+    h.fleet.exec(h.name, "rm -f /dev/nvidia*")
+    with open(f"{h.host.state}/driver", "w") as f:
+        f.write("missing\n")
+    h.nvidia_smi_mode("missing")
+
+
+@scenario
+def nvidia_smi_hang(h):
+    """nvidia-smi blocks forever (a wedged driver), with a busy GPU."""
+    h.workload(gpus="0", mib=8192, title="python3", detach=True, argv=("python3", "job.py"))
+    h.nvidia_smi_mode("hang")
+
+
+@scenario
+def gpu_lost(h):
+    """GPU 6 fell off the bus: nvidia-smi prints the error line, exit 15."""
+    h.nvidia_smi_mode("lost:6")
+
+
+@scenario
+def no_sudo(h):
+    """Root-owned workers; the inventory logs in as gpuops, who has no sudo."""
+    h.host.spec.user = "gpuops"
+    h.set_sudo(False)
+    h.workload(mib=30000, title="VLLM::Worker_TP%d", detach=True, argv=VLLM_ARGV)
+
+
+@scenario
+def sudo_user(h):
+    """The incident, reached as gpuops with passwordless sudo."""
+    h.host.spec.user = "gpuops"
+    h.set_sudo(True)
+    vllm_incident(h)
+
+
+@scenario
+def unreachable(h):
+    """Nothing listens on the address: connection refused."""
+    h.no_listener()
+
+
+@scenario
+def no_banner(h):
+    """A listener that accepts and never sends the SSH banner."""
+    h.tarpit()
+
+
+@scenario
+def key_refused(h):
+    """sshd refuses the fleet's client key (publickey auth fails)."""
+    vllm_incident(h)
+    h.refuse_key()
+
+
+@scenario
+def host_key_changed(h):
+    """known_hosts holds another key for this address (possible MITM)."""
+    vllm_incident(h)
+    h.change_host_key()
+
+
+@scenario
+def sshd_dies(h):
+    """sshd dies in the middle of a run: at the first systemctl stop."""
+    vllm_incident(h)
+    h.kill_sshd_on_stop()
+
+
+# The README's demo: a small mixed fleet, one flag (scripts/fleet up --demo).
+DEMO = [
+    ("gpu01", "clean"),
+    ("gpu02", "vllm_incident"),
+    ("gpu03", "ignore_term"),
+    ("gpu04", "slow_exit"),
+    ("gpu05", "straggler_gpu5"),
+    ("gpu06", "protected_daemons"),
+    ("gpu07", "shm_leftovers"),
+    ("gpu08", "ghost_memory"),
+    ("gpu09", "unreachable"),
+]
+
+
+def wait_until(predicate, timeout=10.0, interval=0.02):
+    """Polls 'predicate' until it is true or 'timeout' passes; returns it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(interval)

@@ -1,0 +1,454 @@
+"""simfleet: a simulated fleet of GPU hosts on loopback, for fleetreap's demo
+and integration tests.
+
+Each simulated host is a real OpenSSH sshd on its own 127.0.N.X:22, living in
+its own PID + mount + UTS namespace (tini is PID 1), with its own /dev/nvidia*
+(plain files), /dev/shm, /etc/passwd|shadow|group|sudoers, root and gpuops
+accounts, and a fake nvidia-smi and systemctl first on PATH. GPU workloads are
+real processes (gpuload) that really receive signals. Nothing is written to
+the machine's /etc, /usr or /dev, and only processes started here are ended,
+by PID.
+
+API (stdlib only):
+
+    from simfleet import Fleet, HostSpec
+    with Fleet(workdir) as fleet:            # down() on exit, even on failure
+        fleet.up([HostSpec("gpu01", scenario="vllm_incident"),
+                  HostSpec("gpu02", scenario="clean", gpus=8, sudo=False,
+                           user="gpuops")])
+        # writes workdir/inventory.yaml, workdir/known_hosts, workdir/keys/
+        fleet.inventory, fleet.known_hosts, fleet.key     # absolute paths
+        fleet.hosts["gpu01"].address                      # "127.0.N.1"
+        fleet.exec("gpu01", "ps -e")    # CompletedProcess, run inside the host
+        fleet.ssh_argv("gpu01", "nvidia-smi -L")  # plain OpenSSH client argv
+        truth = fleet.ground_truth()    # {host: {...}}, see ground_truth.py
+    Fleet.cleanup(workdir)              # ends whatever a crashed run left
+
+HostSpec(name, scenario="clean", gpus=8, sudo=True, user="root"):
+  sudo: whether gpuops has passwordless sudo on that host;
+  user: the inventory's ansible_user ("root", or "gpuops" with become).
+Scenarios are functions in scenarios.py, registered by name.
+
+Hosts of a fleet run under "unshare --kill-child": ending the unshare process
+(the only PID recorded in workdir/fleet.json) ends the whole host. With
+Fleet(workdir, persistent=False) (the default), hosts also die with the
+Python process that started them (PR_SET_PDEATHSIG), so a crashed test leaves
+nothing running; scripts/fleet uses persistent=True.
+"""
+
+import ctypes
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+
+import ground_truth
+import host_setup
+
+SIM_DIR = os.path.dirname(os.path.abspath(__file__))
+REGISTRY = "/run/fleetreap-sim/nets"   # one claimed 127.0.N.0/24 per fleet
+FIRST_NET, LAST_NET = 100, 250
+DAEMON_NAMES = ("nvidia-persistenced", "nv-hostengine", "dcgm-exporter",
+                "nv-fabricmanager")
+GPUOPS_UID = 1000
+
+
+@dataclass
+class HostSpec:
+    name: str
+    scenario: str = "clean"
+    gpus: int = 8
+    sudo: bool = True
+    user: str = "root"
+
+
+class SimError(Exception):
+    """The simulated fleet could not be brought up as asked."""
+
+
+def default_bin_dir():
+    """Where the built gpuload, nvidia-smi and tarpit are."""
+    env = os.environ.get("FLEETREAP_SIM_BIN_DIR")
+    if env:
+        return env
+    root = os.path.dirname(os.path.dirname(SIM_DIR))
+    for build in sorted(os.listdir(root)):
+        candidate = os.path.join(root, build, "tests", "sim")
+        if build.startswith("build") and os.path.exists(os.path.join(candidate, "gpuload")):
+            return candidate
+    raise SimError("built sim tools not found: set FLEETREAP_SIM_BIN_DIR or build tests/sim")
+
+
+def start_time(pid):
+    """Kernel start time of PID (field 22 of /proc/PID/stat), or None."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[19])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def end_recorded(pid, started):
+    """SIGKILLs PID only if it is still the process that was recorded."""
+    if pid and started is not None and start_time(pid) == started:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _die_with_parent():
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+
+def claim_net(workdir, count):
+    """Claims 'count' consecutive 127.0.N.0/24 nets; returns the first N."""
+    os.makedirs(REGISTRY, exist_ok=True)
+    for first in range(FIRST_NET, LAST_NET - count + 2):
+        claimed = []
+        for n in range(first, first + count):
+            path = os.path.join(REGISTRY, str(n))
+            _drop_stale_claim(path)
+            try:
+                os.mkdir(path)
+            except FileExistsError:
+                break
+            with open(os.path.join(path, "owner"), "w") as f:
+                f.write(os.path.abspath(workdir))
+            claimed.append(n)
+        if len(claimed) == count:
+            return first
+        for n in claimed:
+            shutil.rmtree(os.path.join(REGISTRY, str(n)), ignore_errors=True)
+    raise SimError("no free 127.0.N.0/24 left for a simulated fleet")
+
+
+def _drop_stale_claim(path):
+    try:
+        with open(os.path.join(path, "owner")) as f:
+            owner = f.read().strip()
+    except OSError:
+        return
+    if not os.path.exists(os.path.join(owner, "fleet.json")) and \
+            time.time() - os.path.getmtime(path) > 60:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def release_nets(workdir):
+    if not os.path.isdir(REGISTRY):
+        return
+    for n in os.listdir(REGISTRY):
+        owner_file = os.path.join(REGISTRY, n, "owner")
+        try:
+            with open(owner_file) as f:
+                if f.read().strip() == os.path.abspath(workdir):
+                    shutil.rmtree(os.path.join(REGISTRY, n), ignore_errors=True)
+        except OSError:
+            pass
+
+
+class Host:
+    """One running simulated host (runtime state, kept in fleet.json)."""
+
+    def __init__(self, spec, address, hostdir):
+        self.spec = spec
+        self.name = spec.name
+        self.address = address
+        self.dir = hostdir
+        self.unshare_pid = None
+        self.unshare_start = None
+        self.init_pid = None          # tini, PID 1 inside, as seen outside
+        self.listener = "sshd"        # sshd | tarpit | none
+        self.protected = {}           # inner PID -> daemon name, at setup
+        self.shm_keep = []
+        self.shm_remove = []
+        self.host_key_override = None
+        self.popen = None
+
+    @property
+    def state(self):
+        return os.path.join(self.dir, "state")
+
+    def record(self):
+        return {"spec": self.spec.__dict__, "address": self.address, "dir": self.dir,
+                "unshare_pid": self.unshare_pid, "unshare_start": self.unshare_start,
+                "init_pid": self.init_pid, "listener": self.listener,
+                "protected": self.protected, "shm_keep": self.shm_keep,
+                "shm_remove": self.shm_remove}
+
+    @classmethod
+    def from_record(cls, r):
+        h = cls(HostSpec(**r["spec"]), r["address"], r["dir"])
+        for key in ("unshare_pid", "unshare_start", "init_pid", "listener",
+                    "shm_keep", "shm_remove"):
+            setattr(h, key, r[key])
+        h.protected = {int(k): v for k, v in r["protected"].items()}
+        return h
+
+
+class Fleet:
+    def __init__(self, workdir, bin_dir=None, persistent=False):
+        self.workdir = os.path.abspath(workdir)
+        self.bin_dir = bin_dir or default_bin_dir()
+        self.persistent = persistent
+        self.hosts = {}
+        self.inventory = os.path.join(self.workdir, "inventory.yaml")
+        self.known_hosts = os.path.join(self.workdir, "known_hosts")
+        self.key = os.path.join(self.workdir, "keys", "id_ed25519")
+        self.timings = {}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.down()
+        return False
+
+    # ---- bring-up -------------------------------------------------------
+
+    def up(self, specs, timeout=60):
+        """Starts every host, applies its scenario, writes inventory and
+        known_hosts. Raises SimError (after cleaning up) on failure."""
+        import scenarios
+        names = [s.name for s in specs]
+        if len(set(names)) != len(names):
+            raise SimError("duplicate host names")
+        for s in specs:
+            scenarios.get(s.scenario)  # fail early on unknown names
+        t0 = time.monotonic()
+        os.makedirs(self.workdir, exist_ok=True)
+        first_net = claim_net(self.workdir, (len(specs) + 249) // 250)
+        try:
+            self._install_tools()
+            self._make_key(self.key, "fleetreap-sim")
+            self._make_key(os.path.join(self.workdir, "keys", "other_ed25519"), "refused")
+            for i, spec in enumerate(specs):
+                address = f"127.0.{first_net + i // 250}.{i % 250 + 1}"
+                host = Host(spec, address, os.path.join(self.workdir, "hosts", spec.name))
+                host_setup.prepare_host_dir(host, self)
+                self.hosts[spec.name] = host
+            self.timings["prepare_s"] = time.monotonic() - t0
+            for host in self.hosts.values():
+                self._start(host)
+            self._save()
+            self._wait_ready(timeout)
+            self.timings["boot_s"] = time.monotonic() - t0
+            for host in self.hosts.values():
+                scenarios.get(host.spec.scenario)(host_setup.HostSetup(self, host))
+            self._write_inventory()
+            self._write_known_hosts()
+            self._save()
+            self.timings["up_s"] = time.monotonic() - t0
+        except BaseException:
+            self.down()
+            raise
+        return self
+
+    def _install_tools(self):
+        bindir = os.path.join(self.workdir, "bin")
+        os.makedirs(bindir, exist_ok=True)
+        for tool in ("gpuload", "nvidia-smi", "tarpit"):
+            shutil.copy(os.path.join(self.bin_dir, tool), os.path.join(bindir, tool))
+        shutil.copy(os.path.join(SIM_DIR, "systemctl"), os.path.join(bindir, "systemctl"))
+        os.chmod(os.path.join(bindir, "nvidia-smi"), 0o4755)   # sees every process
+        os.chmod(os.path.join(bindir, "systemctl"), 0o755)
+        daemons = os.path.join(self.workdir, "daemons")
+        os.makedirs(daemons, exist_ok=True)
+        for name in DAEMON_NAMES:
+            shutil.copy(os.path.join(self.bin_dir, "gpuload"), os.path.join(daemons, name))
+
+    @staticmethod
+    def _make_key(path, comment):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        if not os.path.exists(path):
+            subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment,
+                            "-f", path], check=True)
+
+    def _start(self, host):
+        log = open(os.path.join(host.dir, "init.log"), "wb")
+        argv = ["unshare", "--pid", "--mount", "--uts", "--fork", "--kill-child",
+                "--mount-proc", "--propagation", "private",
+                "tini", "-s", "--", "/bin/sh", os.path.join(SIM_DIR, "host_init.sh"),
+                host.dir, os.path.join(self.workdir, "bin"), host.name, "yes"]
+        host.popen = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
+            preexec_fn=None if self.persistent else _die_with_parent)
+        log.close()
+        host.unshare_pid = host.popen.pid
+        host.unshare_start = start_time(host.popen.pid)
+
+    def _wait_ready(self, timeout):
+        deadline = time.monotonic() + timeout
+        pending = dict(self.hosts)
+        while pending:
+            for name, host in list(pending.items()):
+                if host.popen.poll() is not None:
+                    with open(os.path.join(host.dir, "init.log")) as f:
+                        raise SimError(f"{name}: host init failed: {f.read()[-500:]}")
+                if host.init_pid is None:
+                    try:
+                        with open(f"/proc/{host.unshare_pid}/task/{host.unshare_pid}/children") as f:
+                            children = f.read().split()
+                        host.init_pid = int(children[0]) if children else None
+                    except OSError:
+                        pass
+                if host.init_pid and os.path.exists(os.path.join(host.state, "ready")) \
+                        and _listening(host.address):
+                    del pending[name]
+            if time.monotonic() > deadline:
+                raise SimError(f"hosts not ready after {timeout}s: {sorted(pending)}")
+            if pending:
+                time.sleep(0.02)
+
+    def _write_inventory(self):
+        lines = ["# Simulated fleet written by tests/sim/simfleet.py", "all:", "  hosts:"]
+        for h in self.hosts.values():
+            lines += [f"    {h.name}:",
+                      f"      ansible_host: {h.address}",
+                      "      ansible_port: 22",
+                      f"      ansible_user: {h.spec.user}",
+                      f"      ansible_ssh_private_key_file: {self.key}",
+                      f"      fleetreap_expected_gpus: {h.spec.gpus}"]
+            if h.spec.user != "root":
+                lines.append("      ansible_become: true")
+        lines.append("  children:")
+        groups = {}
+        for h in self.hosts.values():
+            groups.setdefault("scenario_" + h.spec.scenario, []).append(h.name)
+        for group, members in sorted(groups.items()):
+            lines += [f"    {group}:", "      hosts:"]
+            lines += [f"        {m}: {{}}" for m in members]
+        with open(self.inventory, "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+    def _write_known_hosts(self):
+        with open(self.known_hosts, "w") as f:
+            for h in self.hosts.values():
+                key_file = h.host_key_override or os.path.join(h.dir, "etc",
+                                                               "ssh_host_ed25519_key.pub")
+                with open(key_file) as k:
+                    keytype, blob = k.read().split()[:2]
+                f.write(f"{h.address} {keytype} {blob}\n")
+
+    def _save(self):
+        tmp = os.path.join(self.workdir, "fleet.json.tmp")
+        with open(tmp, "w") as f:
+            json.dump({"hosts": [h.record() for h in self.hosts.values()],
+                       "key": self.key, "inventory": self.inventory,
+                       "known_hosts": self.known_hosts}, f, indent=1)
+        os.replace(tmp, os.path.join(self.workdir, "fleet.json"))
+
+    # ---- use ------------------------------------------------------------
+
+    def host(self, name):
+        return self.hosts[name]
+
+    def exec(self, name, command, user=None, timeout=30, check=False):
+        """Runs 'command' with /bin/sh inside the host's namespaces (as root,
+        or as 'user' = "gpuops"). Returns subprocess.CompletedProcess (text)."""
+        host = self.hosts[name]
+        argv = ["nsenter", "-t", str(host.init_pid), "-p", "-m", "-u", "--wd=/"]
+        if user == "gpuops":
+            argv += ["-S", str(GPUOPS_UID), "-G", str(GPUOPS_UID)]
+        argv += ["--", "/usr/bin/env", "-i", "PATH=/usr/local/sbin:/usr/local/bin:"
+                 "/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "/bin/sh", "-c", command]
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                              check=check)
+
+    def ssh_argv(self, name, command, user="root", key=None):
+        """The plain OpenSSH client command line for 'command' on host 'name'."""
+        host = self.hosts[name]
+        return ["ssh", "-T", "-i", key or self.key, "-o", f"UserKnownHostsFile={self.known_hosts}",
+                "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes",
+                "-o", "ConnectTimeout=5", "-o", "LogLevel=ERROR",
+                f"{user}@{host.address}", command]
+
+    def ground_truth(self):
+        return ground_truth.collect(self)
+
+    def kill_sshd(self, name):
+        """Ends the host's sshd listener now (the host stays up)."""
+        self.exec(name, "kill -KILL $(cat /run/fakegpu/sshd.pid) 2>/dev/null")
+        self.hosts[name].listener = "none"
+
+    # ---- tear-down ------------------------------------------------------
+
+    def down(self):
+        """Ends every host (by recorded PID), removes files, frees the net."""
+        for host in self.hosts.values():
+            end_recorded(host.unshare_pid, host.unshare_start)
+        for host in self.hosts.values():
+            if host.popen is not None:
+                try:
+                    host.popen.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    pass
+        _wait_gone([h.init_pid for h in self.hosts.values() if h.init_pid])
+        self.hosts = {}
+        _remove_created(self.workdir)
+        release_nets(self.workdir)
+
+    @classmethod
+    def cleanup(cls, workdir):
+        """Ends what a crashed or persistent fleet left in 'workdir'."""
+        workdir = os.path.abspath(workdir)
+        try:
+            with open(os.path.join(workdir, "fleet.json")) as f:
+                records = json.load(f)["hosts"]
+        except (OSError, ValueError, KeyError):
+            records = []
+        hosts = [Host.from_record(r) for r in records]
+        for h in hosts:
+            end_recorded(h.unshare_pid, h.unshare_start)
+        _wait_gone([h.unshare_pid for h in hosts] + [h.init_pid for h in hosts if h.init_pid])
+        _remove_created(workdir)
+        release_nets(workdir)
+        return len(hosts)
+
+    @classmethod
+    def attach(cls, workdir, bin_dir=None):
+        """A Fleet object for hosts that a persistent 'up' left running."""
+        fleet = cls(workdir, bin_dir=bin_dir or os.path.join(workdir, "bin"), persistent=True)
+        with open(os.path.join(fleet.workdir, "fleet.json")) as f:
+            for r in json.load(f)["hosts"]:
+                h = Host.from_record(r)
+                fleet.hosts[h.name] = h
+        return fleet
+
+
+def _listening(address):
+    with socket.socket() as s:
+        s.settimeout(0.2)
+        return s.connect_ex((address, 22)) == 0
+
+
+def _wait_gone(pids, timeout=10):
+    deadline = time.monotonic() + timeout
+    for pid in pids:
+        while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                        break
+            except OSError:
+                break
+            time.sleep(0.01)
+
+
+def _remove_created(workdir):
+    for entry in ("hosts", "bin", "daemons", "keys", "inventory.yaml", "known_hosts",
+                  "fleet.json", "fleet.json.tmp"):
+        path = os.path.join(workdir, entry)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        elif os.path.lexists(path):
+            os.remove(path)
+    try:
+        os.rmdir(workdir)
+    except OSError:
+        pass
