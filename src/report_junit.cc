@@ -36,10 +36,7 @@ std::string MibText(const std::optional<int64_t>& mib) {
 // The details a CI reader needs to act, one fact a line.
 std::string FailureDetails(const HostReport& host) {
   std::string text;
-  if (host.error_kind != ErrorKind::kNone) {
-    text += std::string(ErrorKindName(host.error_kind)) + ": " +
-            host.error_message + "\n";
-  }
+  if (!host.error_message.empty()) text += host.error_message + "\n";
   if (!host.nvidia_smi_error.empty()) {
     text += "nvidia-smi: " + host.nvidia_smi_error + "\n";
   }

@@ -17,11 +17,13 @@ bool NeedsAttention(OutcomeKind kind) {
          kind == OutcomeKind::kUnreachable;
 }
 
-std::string Reason(const HostReport& host, const HostOutcome& outcome) {
-  std::string reason = outcome.detail;
-  if (!host.error_message.empty()) reason += ": " + host.error_message;
-  if (!host.nvidia_smi_error.empty()) reason += " (nvidia-smi: " + host.nvidia_smi_error + ")";
-  return reason;
+std::string ErrorText(const HostReport& host) {
+  std::string text = host.error_message;
+  if (!host.nvidia_smi_error.empty()) {
+    if (!text.empty()) text += "; ";
+    text += "nvidia-smi: " + host.nvidia_smi_error;
+  }
+  return text;
 }
 
 }  // namespace
@@ -77,12 +79,13 @@ std::string RenderMarkdown(const RunReport& report) {
     if (!NeedsAttention(outcome.kind)) continue;
     attention += "| `" + host.name + "` | " + MarkdownEscape(host.address) + " | " +
                  OutcomeKindLabel(outcome.kind) + " | " +
-                 MarkdownEscape(Reason(host, outcome)) + " |\n";
+                 MarkdownEscape(outcome.detail) + " | " +
+                 MarkdownEscape(ErrorText(host)) + " |\n";
   }
   if (!attention.empty()) {
     out += "### Needs attention\n\n";
-    out += "| Host | Address | Outcome | Reason |\n";
-    out += "|---|---|---|---|\n";
+    out += "| Host | Address | Outcome | Details | Error |\n";
+    out += "|---|---|---|---|---|\n";
     out += attention + "\n";
   }
   return out;

@@ -1,0 +1,141 @@
+#include "fleetreap/host_outcome.h"
+
+#include <gtest/gtest.h>
+
+#include "report_fixture.h"
+
+namespace fleetreap {
+namespace {
+
+using testing_fixture::BaseHost;
+using testing_fixture::CleanedHost;
+using testing_fixture::CleanHost;
+using testing_fixture::Gpus;
+using testing_fixture::MakeHolder;
+using testing_fixture::MixedFleet;
+
+TEST(HostOutcomeTest, OneLinePerKind) {
+  HostReport protected_small = CleanHost("a", 1);
+  protected_small.gpus_after = Gpus({0, 12, 0, 0}, {GpuState::kClean,
+                                    GpuState::kProtectedOnly, GpuState::kClean,
+                                    GpuState::kClean});
+  HostReport term_only = CleanedHost("b", 2);
+  term_only.holders.resize(3);
+  term_only.units_stopped.clear();
+  term_only.shm_removed.clear();
+  HostReport gone = CleanHost("c", 3);
+  gone.holders.push_back(MakeHolder(7, "python3", {0}, HolderFate::kGone));
+  gone.term_sent = 1;
+  HostReport no_gpus = CleanHost("d", 4);
+  no_gpus.gpus_before.clear();
+  no_gpus.gpus_after.clear();
+  HostReport failed_cmd = BaseHost("e", 5);
+  failed_cmd.status = HostStatus::kFailed;
+  failed_cmd.error_kind = ErrorKind::kCommandFailed;
+  failed_cmd.error_message = "fuser: not found";
+  HostReport failed_bare = BaseHost("f", 6);
+  failed_bare.status = HostStatus::kFailed;
+  HostReport dirty_unknown = BaseHost("g", 7);
+  dirty_unknown.status = HostStatus::kDirty;
+  HostReport smi = BaseHost("h", 8);
+  smi.status = HostStatus::kDirty;
+  smi.nvidia_smi_error = "NVIDIA-SMI has failed";
+  HostReport lost = CleanHost("i", 9);
+  lost.status = HostStatus::kDirty;
+  lost.gpus_after = Gpus({0, 0}, {GpuState::kLost, GpuState::kMissing});
+  lost.reset_blocked_by = "nvidia-persistenced";
+  lost.respawning_parent = "1234 (python3)";
+
+  struct Row {
+    HostReport host;
+    OutcomeKind kind;
+    const char* detail;
+  };
+  RunReport mixed = MixedFleet();
+  const Row rows[] = {
+      {mixed.hosts[0], OutcomeKind::kClean, "8/8 GPUs 0 MiB"},
+      {protected_small, OutcomeKind::kClean, "4/4 GPUs <= 12 MiB"},
+      {no_gpus, OutcomeKind::kClean, "0 GPUs"},
+      {mixed.hosts[4], OutcomeKind::kCleaned,
+       "8 killed (TERM 6, KILL 2), 1 unit stopped, 2 /dev/shm entries removed"},
+      {term_only, OutcomeKind::kCleaned, "3 killed (TERM 3)"},
+      {gone, OutcomeKind::kCleaned, "1 gone"},
+      {mixed.hosts[12], OutcomeKind::kDirty,
+       "GPU 7 busy, GPU 3 ghost memory, 1 unkillable; after 7 killed (TERM 7)"},
+      {dirty_unknown, OutcomeKind::kDirty, "not clean"},
+      {smi, OutcomeKind::kDirty, "nvidia-smi failed"},
+      {lost, OutcomeKind::kDirty,
+       "GPU 0 lost, GPU 1 missing, holders respawning, reset blocked by "
+       "nvidia-persistenced"},
+      {mixed.hosts[13], OutcomeKind::kUnreachable, "connect_timeout after 3 attempts"},
+      {mixed.hosts[14], OutcomeKind::kFailed, "sudo"},
+      {mixed.hosts[15], OutcomeKind::kUnreachable, "auth"},
+      {failed_cmd, OutcomeKind::kFailed, "command_failed: fuser: not found"},
+      {failed_bare, OutcomeKind::kFailed, "failed"},
+  };
+  for (const Row& row : rows) {
+    HostOutcome outcome = OutcomeOf(row.host, /*dry_run=*/false);
+    EXPECT_EQ(OutcomeKindLabel(outcome.kind), std::string(OutcomeKindLabel(row.kind)))
+        << row.host.name << ": " << outcome.detail;
+    EXPECT_EQ(outcome.detail, row.detail) << row.host.name;
+  }
+}
+
+TEST(HostOutcomeTest, DryRunSaysWhatWouldHappen) {
+  RunReport dry = testing_fixture::DryRunFleet();
+  struct Row {
+    size_t index;
+    OutcomeKind kind;
+    const char* detail;
+  };
+  const Row rows[] = {
+      {0, OutcomeKind::kWouldClean,
+       "would signal 2 (TERM 2), would stop 1 unit, would remove 1 /dev/shm entry"},
+      {2, OutcomeKind::kDirty, "GPU 5 ghost memory"},
+      {3, OutcomeKind::kUnreachable, "connect_timeout after 3 attempts"},
+  };
+  for (const Row& row : rows) {
+    HostOutcome outcome = OutcomeOf(dry.hosts[row.index], /*dry_run=*/true);
+    EXPECT_EQ(outcome.kind, row.kind) << row.index;
+    EXPECT_EQ(outcome.detail, row.detail) << row.index;
+  }
+  // A would-kill next to an unkillable holder is still a dirty host.
+  HostReport mixed = dry.hosts[0];
+  mixed.holders.push_back(MakeHolder(9, "python3", {2}, HolderFate::kUnkillable));
+  mixed.holders.push_back(MakeHolder(10, "python3", {3}, HolderFate::kWouldKill));
+  HostOutcome outcome = OutcomeOf(mixed, /*dry_run=*/true);
+  EXPECT_EQ(outcome.kind, OutcomeKind::kDirty);
+  EXPECT_EQ(outcome.detail,
+            "GPUs 0,1 busy, 1 unkillable; would signal 3 (TERM 2, KILL 1), would "
+            "stop 1 unit, would remove 1 /dev/shm entry");
+}
+
+TEST(HostOutcomeTest, ChangedOnlyWhenSomethingWasDone) {
+  RunReport mixed = MixedFleet();
+  EXPECT_FALSE(HostChanged(mixed.hosts[0]));
+  EXPECT_TRUE(HostChanged(mixed.hosts[4]));
+  EXPECT_TRUE(HostChanged(mixed.hosts[12]));
+  EXPECT_FALSE(HostChanged(mixed.hosts[13]));
+  EXPECT_EQ(KilledSummary(mixed.hosts[0]), "");
+  EXPECT_EQ(KilledSummary(mixed.hosts[4]), "8 killed (TERM 6, KILL 2)");
+}
+
+TEST(HostOutcomeTest, GroupsIdenticalOutcomesProblemsLast) {
+  RunReport run = MixedFleet();
+  run.not_started = {"gpu17", "gpu18"};
+  std::vector<OutcomeGroup> groups = GroupOutcomes(run);
+  ASSERT_EQ(groups.size(), 7u);
+  EXPECT_EQ(groups[0].kind, OutcomeKind::kClean);
+  EXPECT_EQ(groups[0].names.size(), 10u);
+  EXPECT_EQ(groups[1].kind, OutcomeKind::kCleaned);
+  EXPECT_EQ(groups[1].names, (std::vector<std::string>{"gpu05", "gpu07"}));
+  EXPECT_EQ(groups[2].kind, OutcomeKind::kDirty);
+  EXPECT_EQ(groups[3].kind, OutcomeKind::kFailed);
+  EXPECT_EQ(groups[4].kind, OutcomeKind::kUnreachable);
+  EXPECT_EQ(groups[5].kind, OutcomeKind::kUnreachable);
+  EXPECT_EQ(groups[6].kind, OutcomeKind::kNotStarted);
+  EXPECT_EQ(groups[6].names, run.not_started);
+}
+
+}  // namespace
+}  // namespace fleetreap

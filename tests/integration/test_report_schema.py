@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""docs/json-schema.json describes what RenderJson writes.
+
+Validates every golden JSON report (tests/testdata/golden/*.json, which the
+C++ golden tests compare byte for byte with RenderJson's output) against the
+schema, and checks that the schema rejects documents that break it. Needs no
+simulated fleet. Uses python3-jsonschema (Debian package).
+"""
+import copy
+import glob
+import json
+import os
+import unittest
+
+import jsonschema
+
+SOURCE_DIR = os.environ.get(
+    "FLEETREAP_SOURCE_DIR",
+    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+SCHEMA_PATH = os.path.join(SOURCE_DIR, "docs", "json-schema.json")
+GOLDEN_DIR = os.path.join(SOURCE_DIR, "tests", "testdata", "golden")
+
+
+def load(path):
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+class ReportSchemaTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.schema = load(SCHEMA_PATH)
+        jsonschema.Draft202012Validator.check_schema(cls.schema)
+        cls.validator = jsonschema.Draft202012Validator(cls.schema)
+        cls.goldens = sorted(glob.glob(os.path.join(GOLDEN_DIR, "*.json")))
+
+    def test_goldens_exist(self):
+        self.assertGreaterEqual(len(self.goldens), 2, GOLDEN_DIR)
+
+    def test_every_golden_report_validates(self):
+        for path in self.goldens:
+            with self.subTest(golden=os.path.basename(path)):
+                errors = [e.message for e in self.validator.iter_errors(load(path))]
+                self.assertEqual(errors, [])
+
+    def test_schema_rejects_broken_reports(self):
+        report = load(os.path.join(GOLDEN_DIR, "report.json"))
+
+        def broken(mutate):
+            doc = copy.deepcopy(report)
+            mutate(doc)
+            return doc
+
+        cases = {
+            "missing summary": broken(lambda d: d.pop("summary")),
+            "unknown status": broken(lambda d: d["hosts"][0].update(status="cleaned")),
+            "unknown fate": broken(lambda d: d["hosts"][4]["holders"][0].update(fate="shot")),
+            "unknown error kind": broken(lambda d: d["hosts"][13].update(error_kind="oops")),
+            "negative memory": broken(
+                lambda d: d["hosts"][0]["gpus_after"][0].update(memory_used_mib=-1)),
+            "undocumented field": broken(lambda d: d["hosts"][0].update(extra=1)),
+            "wrong version": broken(lambda d: d.update(schema_version=2)),
+            "local time": broken(lambda d: d.update(start_time="2026-11-30 03:04:05")),
+        }
+        for name, doc in cases.items():
+            with self.subTest(case=name):
+                self.assertFalse(self.validator.is_valid(doc))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,72 @@
+#include "fleetreap/report_table.h"
+
+#include <gtest/gtest.h>
+
+#include "report_fixture.h"
+
+namespace fleetreap {
+namespace {
+
+using testing_fixture::ExpectGolden;
+
+TEST(ReportTableTest, MixedFleetGolden) {
+  ExpectGolden("table.txt", RenderTable(testing_fixture::MixedFleet(), TableStyle{}));
+}
+
+TEST(ReportTableTest, MixedFleetColourGolden) {
+  TableStyle style;
+  style.color = true;
+  ExpectGolden("table_color.txt", RenderTable(testing_fixture::MixedFleet(), style));
+}
+
+TEST(ReportTableTest, DryRunGolden) {
+  ExpectGolden("table_dry_run.txt",
+               RenderTable(testing_fixture::DryRunFleet(), TableStyle{}));
+}
+
+TEST(ReportTableTest, NoEscapeCodesWithoutColour) {
+  std::string table = RenderTable(testing_fixture::MixedFleet(), TableStyle{});
+  EXPECT_EQ(table.find('\033'), std::string::npos);
+}
+
+TEST(ReportTableTest, Verdicts) {
+  RunReport all_clean = testing_fixture::MixedFleet();
+  all_clean.hosts.resize(12);
+  RunReport interrupted = all_clean;
+  interrupted.interrupted = true;
+  interrupted.not_started = {"gpu13", "gpu14"};
+  RunReport one = all_clean;
+  one.hosts.resize(1);
+  RunReport none;
+
+  struct Row {
+    RunReport report;
+    const char* verdict;
+  };
+  const Row rows[] = {
+      {all_clean, "READY: 12/12 hosts clean (2 cleaned) in 14.3 s (exit 0)"},
+      {one, "READY: 1/1 host clean in 14.3 s (exit 0)"},
+      {testing_fixture::MixedFleet(),
+       "NOT READY: 12/16 hosts clean (2 cleaned), 1 dirty, 1 failed, "
+       "2 unreachable in 14.3 s (exit 3)"},
+      {testing_fixture::DryRunFleet(),
+       "DRY RUN: 0/4 hosts clean, 2 would clean, 1 dirty, 1 unreachable "
+       "in 14.3 s, nothing changed (exit 2)"},
+      {interrupted,
+       "INTERRUPTED: 12/14 hosts clean (2 cleaned), 2 not started in 14.3 s (exit 2)"},
+      {none, "READY: 0/0 hosts clean in 0.0 s (exit 0)"},
+  };
+  for (const Row& row : rows) {
+    EXPECT_EQ(RenderVerdict(row.report, TableStyle{}), row.verdict);
+  }
+  EXPECT_EQ(RenderTable(none, TableStyle{}), std::string(rows[5].verdict) + "\n");
+}
+
+TEST(ReportTableTest, FormatSeconds) {
+  EXPECT_EQ(FormatSeconds(std::chrono::milliseconds(0)), "0.0 s");
+  EXPECT_EQ(FormatSeconds(std::chrono::milliseconds(1250)), "1.2 s");
+  EXPECT_EQ(FormatSeconds(std::chrono::milliseconds(61000)), "61.0 s");
+}
+
+}  // namespace
+}  // namespace fleetreap
