@@ -1,6 +1,83 @@
+// The nvidia-smi commands fleetreap runs and the classification of its
+// failures. The CSV parsers live in nvidia_smi_gpu_query.cc and
+// nvidia_smi_compute_apps.cc, their shared reader in nvidia_smi_csv.cc.
 #include "fleetreap/nvidia_smi.h"
 
+#include <algorithm>
+#include <cctype>
+
+#include "nvidia_smi_csv.h"
+
 namespace fleetreap {
+namespace {
+
+constexpr size_t kMaxMessage = 2000;
+constexpr char kLostPrefix[] = "unable to determine the device handle for gpu";
+
+std::string Lower(const std::string& text) {
+  std::string lower = text;
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower;
+}
+
+bool IsHex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+
+// "0000:0B:00.0" or "00000000:0b:00.0": 4-8 hex, ':', 2 hex, ':', 2 hex, '.', 1 hex.
+bool LooksLikeBusId(const std::string& id) {
+  size_t colon = id.find(':');
+  if (colon < 4 || colon > 8 || id.size() != colon + 8) return false;
+  for (size_t i = 0; i < id.size(); ++i) {
+    size_t k = i - colon;  // position after the domain
+    bool ok = (i < colon) ? IsHex(id[i])
+              : (k == 0 || k == 3) ? id[i] == ':'
+              : (k == 6)           ? id[i] == '.'
+                                   : IsHex(id[i]);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// The failure a whole line of nvidia-smi's own words names, or kNone.
+// "strict" (exit 0) accepts only lines that start with the message, so text
+// in a CSV cell cannot pass for a failure of the tool.
+NvidiaSmiFailure FailureOfLine(const std::string& line, bool strict) {
+  std::string lower = Lower(line);
+  auto has = [&](const char* text) {
+    size_t at = lower.find(text);
+    return at != std::string::npos && (!strict || at == 0);
+  };
+  if (has("nvidia-smi has failed because it couldn't communicate with the nvidia driver")) {
+    return NvidiaSmiFailure::kDriverNotLoaded;
+  }
+  if (has("failed to initialize nvml: driver/library version mismatch")) {
+    return NvidiaSmiFailure::kVersionMismatch;
+  }
+  if (has("failed to initialize nvml: insufficient permissions")) {
+    return NvidiaSmiFailure::kInsufficientPermissions;
+  }
+  if (has("failed to initialize nvml: unknown error")) {
+    return NvidiaSmiFailure::kNvmlUnknownError;
+  }
+  if (has("no devices were found")) return NvidiaSmiFailure::kNoDevices;
+  LostGpu lost;
+  if (ParseLostGpuLine(line, &lost)) return NvidiaSmiFailure::kGpuLost;
+  if (!strict && (has("gpu is lost") || has("fallen off the bus"))) {
+    return NvidiaSmiFailure::kGpuLost;
+  }
+  return NvidiaSmiFailure::kNone;
+}
+
+// nvidia-smi(1), RETURN VALUE: the statuses that name a cause on their own.
+NvidiaSmiFailure FailureOfExitCode(int exit_code) {
+  switch (exit_code) {
+    case 4: return NvidiaSmiFailure::kInsufficientPermissions;
+    case 9: return NvidiaSmiFailure::kDriverNotLoaded;
+    case 15: return NvidiaSmiFailure::kGpuLost;
+    default: return NvidiaSmiFailure::kOther;
+  }
+}
+
+}  // namespace
 
 const char* NvidiaSmiFailureName(NvidiaSmiFailure failure) {
   switch (failure) {
@@ -16,14 +93,72 @@ const char* NvidiaSmiFailureName(NvidiaSmiFailure failure) {
   return "other";
 }
 
-bool ParseLostGpuLine(const std::string&, LostGpu*) { return false; }
-
-NvidiaSmiFailure ClassifyNvidiaSmiFailure(const std::string&, const std::string&,
-                                          int exit_code, std::string*) {
-  return exit_code == 0 ? NvidiaSmiFailure::kNone : NvidiaSmiFailure::kOther;
+bool ParseLostGpuLine(const std::string& line, LostGpu* lost) {
+  std::string text = nvsmi::Trim(line);
+  std::string lower = Lower(text);
+  if (lower.compare(0, sizeof(kLostPrefix) - 1, kLostPrefix) != 0) return false;
+  size_t at = sizeof(kLostPrefix) - 1;
+  while (at < text.size() && text[at] == ' ') ++at;
+  size_t end = at;
+  while (end < text.size() && (IsHex(text[end]) || text[end] == ':' || text[end] == '.')) {
+    ++end;
+  }
+  std::string bus_id = text.substr(at, end - at);
+  if (!bus_id.empty() && bus_id.back() == ':') bus_id.pop_back();
+  if (!LooksLikeBusId(bus_id)) return false;
+  if (lost != nullptr) {
+    lost->bus_id = bus_id;
+    lost->message = text;
+  }
+  return true;
 }
 
-std::string NormalizeBusId(const std::string& bus_id) { return bus_id; }
+NvidiaSmiFailure ClassifyNvidiaSmiFailure(const std::string& out,
+                                          const std::string& err,
+                                          int exit_code, std::string* message) {
+  bool strict = exit_code == 0;
+  NvidiaSmiFailure failure = NvidiaSmiFailure::kNone;
+  std::vector<std::string> words;
+  size_t length = 0;
+  for (const std::string* stream : {&err, &out}) {
+    for (const nvsmi::Line& line : nvsmi::SplitLines(*stream)) {
+      NvidiaSmiFailure of_line = FailureOfLine(line.text, strict);
+      // The first named cause wins; a lost GPU yields to a host-wide cause.
+      if (of_line != NvidiaSmiFailure::kNone &&
+          (failure == NvidiaSmiFailure::kNone || failure == NvidiaSmiFailure::kGpuLost)) {
+        failure = of_line;
+      }
+      if (strict && of_line == NvidiaSmiFailure::kNone) continue;  // a CSV row
+      if (std::find(words.begin(), words.end(), line.text) != words.end()) continue;
+      if (length > kMaxMessage) continue;
+      length += line.text.size() + 2;
+      words.push_back(line.text);
+    }
+  }
+  if (!strict && failure == NvidiaSmiFailure::kNone) {
+    failure = FailureOfExitCode(exit_code);
+  }
+  if (message != nullptr) {
+    message->clear();
+    for (const std::string& word : words) {
+      if (!message->empty()) *message += "; ";
+      *message += word;
+    }
+    if (message->size() > kMaxMessage) message->resize(kMaxMessage);
+    if (failure != NvidiaSmiFailure::kNone && message->empty()) {
+      *message = "nvidia-smi exited with status " + std::to_string(exit_code);
+    }
+  }
+  return failure;
+}
+
+std::string NormalizeBusId(const std::string& bus_id) {
+  std::string id = nvsmi::Trim(bus_id);
+  for (char& c : id) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (!LooksLikeBusId(id)) return id;
+  size_t colon = id.find(':');
+  return std::string(8 - colon, '0') + id;
+}
 
 const std::vector<std::string>& GpuQueryFields() {
   static const std::vector<std::string> kFields = {
@@ -31,12 +166,24 @@ const std::vector<std::string>& GpuQueryFields() {
   return kFields;
 }
 
-std::string GpuQueryCommand() { return "nvidia-smi"; }
-std::string GpuQueryCommandForGpu(int) { return "nvidia-smi"; }
+namespace {
+std::string Join(const std::vector<std::string>& fields) {
+  std::string joined;
+  for (const std::string& field : fields) {
+    if (!joined.empty()) joined += ",";
+    joined += field;
+  }
+  return joined;
+}
+}  // namespace
 
-Status ParseGpuQuery(const std::string&, const std::string&, int,
-                     const std::vector<std::string>&, GpuQueryResult*) {
-  return Status::Error(ErrorKind::kInternal, "not implemented");
+std::string GpuQueryCommand() {
+  return "nvidia-smi --query-gpu=" + Join(GpuQueryFields()) + " --format=csv,nounits";
+}
+
+std::string GpuQueryCommandForGpu(int index) {
+  return "nvidia-smi -i " + std::to_string(index) + " --query-gpu=" +
+         Join(GpuQueryFields()) + " --format=csv,nounits";
 }
 
 const std::vector<std::string>& ComputeAppsFields() {
@@ -45,12 +192,9 @@ const std::vector<std::string>& ComputeAppsFields() {
   return kFields;
 }
 
-std::string ComputeAppsCommand() { return "nvidia-smi"; }
-
-Status ParseComputeApps(const std::string&, const std::string&, int,
-                        const std::vector<std::string>&,
-                        std::vector<ComputeApp>*, NvidiaSmiFailure*) {
-  return Status::Error(ErrorKind::kInternal, "not implemented");
+std::string ComputeAppsCommand() {
+  return "nvidia-smi --query-compute-apps=" + Join(ComputeAppsFields()) +
+         " --format=csv,nounits";
 }
 
 }  // namespace fleetreap

@@ -77,7 +77,9 @@ const std::vector<std::string>& GpuQueryFields();
 /// columns are the ones asked for (a driver that renamed or reordered them is
 /// a parse error, not a silent misreading) and it tells a real answer from an
 /// error message printed on stdout. nounits keeps values bare; the parser
-/// accepts units anyway.
+/// accepts units anyway. memory.used is not the last column, so output cut
+/// short inside it (a capped or killed transfer) is a field-count error, never
+/// a smaller number.
 std::string GpuQueryCommand();
 
 /// The same query restricted to one GPU ("-i INDEX"), for the per-GPU
@@ -135,7 +137,8 @@ std::string ComputeAppsCommand();
 /// process_name column (or, without one, to name/gpu_name). Header only, no
 /// output, or "No running processes found" give an empty list. Failure
 /// handling as ParseGpuQuery (kCommandFailed carrying the tool's message,
-/// "failure" may be null).
+/// "failure" may be null), except that a lost-GPU line is always a failure
+/// here: the process list of a lost GPU cannot be known.
 Status ParseComputeApps(const std::string& out, const std::string& err,
                         int exit_code, const std::vector<std::string>& fields,
                         std::vector<ComputeApp>* apps,

@@ -1,0 +1,241 @@
+// The CSV reader shared by the nvidia-smi parsers (see nvidia_smi_csv.h).
+#include "nvidia_smi_csv.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+namespace fleetreap {
+namespace nvsmi {
+namespace {
+
+constexpr size_t kMaxQuoted = 60;
+
+// nvidia-smi --help-query-gpu / --help-query-compute-apps: the names a query
+// accepts and the one its header prints for them.
+const std::map<std::string, std::string>& Aliases(Query query) {
+  static const std::map<std::string, std::string> kGpu = {
+      {"gpu_name", "name"},
+      {"gpu_bus_id", "pci.bus_id"},
+      {"gpu_serial", "serial"},
+      {"gpu_uuid", "uuid"},
+      {"clocks.gr", "clocks.current.graphics"},
+      {"clocks.sm", "clocks.current.sm"},
+      {"clocks.mem", "clocks.current.memory"},
+      {"clocks.video", "clocks.current.video"},
+      {"clocks.max.gr", "clocks.max.graphics"},
+      {"clocks.max.mem", "clocks.max.memory"},
+  };
+  static const std::map<std::string, std::string> kComputeApps = {
+      {"name", "process_name"},
+      {"used_memory", "used_gpu_memory"},
+  };
+  return query == Query::kGpu ? kGpu : kComputeApps;
+}
+
+// The column that may hold the separator itself: a name.
+int FreeTextField(Query query, const std::vector<std::string>& fields) {
+  for (const char* name : {"process_name", "name", "gpu_name"}) {
+    int at = FieldIndex(query, fields, CanonicalField(query, name));
+    if (at >= 0) return at;
+  }
+  return -1;
+}
+
+std::vector<std::string> SplitRaw(const std::string& line) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  while (true) {
+    size_t comma = line.find(',', start);
+    parts.push_back(line.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return parts;
+}
+
+std::string Quoted(const std::string& value) {
+  std::string quoted = "\"";
+  for (size_t i = 0; i < value.size() && i < kMaxQuoted; ++i) {
+    unsigned char c = static_cast<unsigned char>(value[i]);
+    quoted += (c < 0x20 || c == 0x7f) ? '?' : static_cast<char>(c);
+  }
+  if (value.size() > kMaxQuoted) quoted += "...";
+  return quoted + "\"";
+}
+
+bool AllDigits(const std::string& text, size_t max_digits) {
+  if (text.empty() || text.size() > max_digits) return false;
+  return std::all_of(text.begin(), text.end(),
+                     [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// Maps each requested field to its header column.
+Status MapHeader(Query query, const std::vector<std::string>& fields,
+                 const Line& line, const std::vector<std::string>& parts,
+                 std::vector<size_t>* column_of) {
+  if (parts.size() != fields.size()) {
+    return LineError(line.number, "header has " + std::to_string(parts.size()) +
+                                      " columns, expected " +
+                                      std::to_string(fields.size()));
+  }
+  std::vector<std::string> header;
+  for (const std::string& part : parts) header.push_back(CanonicalField(query, part));
+  for (size_t i = 0; i < fields.size(); ++i) {
+    std::string want = CanonicalField(query, fields[i]);
+    auto at = std::find(header.begin(), header.end(), want);
+    if (at == header.end()) {
+      return LineError(line.number, "header has no column " + Quoted(want));
+    }
+    (*column_of)[i] = static_cast<size_t>(at - header.begin());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string Trim(const std::string& text) {
+  const char* blanks = " \t\r\n";
+  size_t begin = text.find_first_not_of(blanks);
+  if (begin == std::string::npos) return "";
+  size_t end = text.find_last_not_of(blanks);
+  return text.substr(begin, end - begin + 1);
+}
+
+std::vector<Line> SplitLines(const std::string& text) {
+  std::vector<Line> lines;
+  size_t start = 0;
+  int number = 0;
+  while (start < text.size()) {
+    size_t newline = text.find('\n', start);
+    if (newline == std::string::npos) newline = text.size();
+    ++number;
+    std::string line = Trim(text.substr(start, newline - start));
+    if (!line.empty()) lines.push_back({number, line});
+    start = newline + 1;
+  }
+  return lines;
+}
+
+std::string CanonicalField(Query query, const std::string& field) {
+  std::string name = Trim(field);
+  size_t unit = name.find(" [");
+  if (unit != std::string::npos && name.back() == ']') name = Trim(name.substr(0, unit));
+  const auto& aliases = Aliases(query);
+  auto alias = aliases.find(name);
+  return alias == aliases.end() ? name : alias->second;
+}
+
+int FieldIndex(Query query, const std::vector<std::string>& fields,
+               const std::string& canonical) {
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (CanonicalField(query, fields[i]) == canonical) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+Status ReadTable(const std::string& out, Query query,
+                 const std::vector<std::string>& fields, Table* table) {
+  *table = Table();
+  if (fields.empty()) {
+    return Status::Error(ErrorKind::kInternal, "nvidia-smi query: no fields requested");
+  }
+  std::vector<size_t> column_of(fields.size());
+  for (size_t i = 0; i < fields.size(); ++i) column_of[i] = i;
+  const int free_text = FreeTextField(query, fields);
+  bool first = true;
+  for (const Line& line : SplitLines(out)) {
+    if (ParseLostGpuLine(line.text, nullptr)) continue;
+    if (query == Query::kComputeApps && line.text == "No running processes found") continue;
+    std::vector<std::string> parts = SplitRaw(line.text);
+    if (first) {
+      first = false;
+      std::string head = CanonicalField(query, parts[0]);
+      if (FieldIndex(query, fields, head) >= 0 && !AllDigits(head, 20)) {
+        Status mapped = MapHeader(query, fields, line, parts, &column_of);
+        if (!mapped.ok()) return mapped;
+        table->has_header = true;
+        continue;
+      }
+    }
+    if (parts.size() > fields.size() && free_text >= 0) {
+      size_t at = column_of[static_cast<size_t>(free_text)];
+      size_t extra = parts.size() - fields.size();
+      for (size_t k = 1; k <= extra; ++k) parts[at] += "," + parts[at + k];
+      parts.erase(parts.begin() + static_cast<long>(at) + 1,
+                  parts.begin() + static_cast<long>(at + extra) + 1);
+    }
+    if (parts.size() != fields.size()) {
+      return LineError(line.number, "expected " + std::to_string(fields.size()) +
+                                        " fields, got " + std::to_string(parts.size()));
+    }
+    Row row;
+    row.line = line.number;
+    for (size_t i = 0; i < fields.size(); ++i) row.values.push_back(Trim(parts[column_of[i]]));
+    table->rows.push_back(std::move(row));
+  }
+  return Status::Ok();
+}
+
+bool IsUnknownValue(const std::string& value) {
+  if (value.empty() || value == "N/A") return true;
+  return value.size() >= 2 && value.front() == '[' && value.back() == ']';
+}
+
+Status ParseMib(const Row& row, const std::string& field,
+                const std::string& value, std::optional<int64_t>* mib) {
+  mib->reset();
+  if (IsUnknownValue(value)) return Status::Ok();
+  std::string number = value;
+  if (number.size() > 3 && number.compare(number.size() - 3, 3, "MiB") == 0) {
+    number = Trim(number.substr(0, number.size() - 3));
+  }
+  if (!AllDigits(number, 15)) {
+    return LineError(row.line, field + ": expected a number of MiB, got " + Quoted(value));
+  }
+  *mib = std::stoll(number);
+  return Status::Ok();
+}
+
+Status ParseCount(const Row& row, const std::string& field,
+                  const std::string& value, std::optional<int>* count) {
+  count->reset();
+  if (IsUnknownValue(value)) return Status::Ok();
+  if (!AllDigits(value, 9)) {
+    return LineError(row.line, field + ": expected an integer, got " + Quoted(value));
+  }
+  *count = std::stoi(value);
+  return Status::Ok();
+}
+
+Status LineError(int line, const std::string& what) {
+  return Status::Error(ErrorKind::kParse,
+                       "nvidia-smi output line " + std::to_string(line) + ": " + what);
+}
+
+Status CheckRun(const std::string& out, const std::string& err, int exit_code,
+                NvidiaSmiFailure* failure, std::string* message,
+                std::vector<LostGpu>* lost) {
+  *failure = ClassifyNvidiaSmiFailure(out, err, exit_code, message);
+  lost->clear();
+  for (const std::string* stream : {&err, &out}) {
+    for (const Line& line : SplitLines(*stream)) {
+      LostGpu gpu;
+      if (!ParseLostGpuLine(line.text, &gpu)) continue;
+      bool seen = std::any_of(lost->begin(), lost->end(), [&](const LostGpu& other) {
+        return NormalizeBusId(other.bus_id) == NormalizeBusId(gpu.bus_id);
+      });
+      if (!seen) lost->push_back(gpu);
+    }
+  }
+  if (exit_code == 0 && (*failure == NvidiaSmiFailure::kNone ||
+                         *failure == NvidiaSmiFailure::kGpuLost)) {
+    return Status::Ok();
+  }
+  return Status::Error(ErrorKind::kCommandFailed,
+                       std::string("nvidia-smi failed (") +
+                           NvidiaSmiFailureName(*failure) + "): " + *message);
+}
+
+}  // namespace nvsmi
+}  // namespace fleetreap
