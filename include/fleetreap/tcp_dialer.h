@@ -1,0 +1,27 @@
+// TcpDialer: opens the TCP connection an SSH session runs over, with every
+// wait bounded by one deadline, and tells apart the ways it can fail: the name
+// does not resolve (or resolving outlives the deadline), nothing listens, the
+// connect times out, or something listens but never says its SSH banner.
+// libssh's own connect cannot bound name resolution nor tell a silent
+// listener from a failed key exchange, so SshTransport dials here first and
+// hands the socket over. Free functions; thread-safe.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "fleetreap/status.h"
+
+namespace fleetreap {
+
+/// Resolves "address" and connects to "port", trying each resolved address in
+/// turn, then waits until the peer has sent its first bytes (an SSH server
+/// speaks first). On success "*fd" is a connected non-blocking socket with the
+/// banner unread; the caller owns it. Errors: kDns (no such name, or the
+/// resolver did not answer before "deadline"), kRefused, kConnectTimeout (no
+/// answer, no route), kBannerTimeout (connected, nothing received before
+/// "deadline"), kConnectionLost (closed by the peer before any byte).
+Status DialTcp(const std::string& address, int port,
+               std::chrono::steady_clock::time_point deadline, int* fd);
+
+}  // namespace fleetreap

@@ -1,0 +1,212 @@
+#include "fleetreap/ssh_transport.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <utility>
+
+#include "fleetreap/ssh_known_hosts.h"
+#include "fleetreap/tcp_dialer.h"
+#include "ssh_transport_session.h"
+
+namespace fleetreap {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// Never ask anyone for anything: libssh calls this for passphrases.
+int RefusePrompt(const char*, char*, size_t, int, int, void*) { return -1; }
+
+bool Contains(const std::string& text, const char* part) {
+  return text.find(part) != std::string::npos;
+}
+
+std::string HomeDirectory() {
+  // libssh takes ~ from the passwd entry, not $HOME; do the same.
+  const passwd* entry = getpwuid(getuid());
+  if (entry != nullptr && entry->pw_dir != nullptr) return entry->pw_dir;
+  const char* home = getenv("HOME");
+  return home != nullptr ? home : "/";
+}
+
+// Sorts what ssh_connect() said into our kinds. "dialed" is true when our own
+// socket already saw the banner, so resolution and TCP cannot be the cause.
+Status ClassifyConnectError(const std::string& error, const std::string& where,
+                            bool dialed, milliseconds timeout) {
+  if (!dialed) {
+    if (Contains(error, "resolve") || Contains(error, "getaddrinfo")) {
+      return Status::Error(ErrorKind::kDns, where + ": " + error);
+    }
+    if (Contains(error, "refused")) {
+      return Status::Error(ErrorKind::kRefused, where + ": " + error);
+    }
+  }
+  if (Contains(error, "Timeout") || Contains(error, "timeout")) {
+    return Status::Error(
+        ErrorKind::kConnectTimeout,
+        where + ": SSH handshake did not finish within " +
+            std::to_string(timeout.count()) + " ms (" + error + ")");
+  }
+  if (Contains(error, "disconnected") || Contains(error, "reset") ||
+      Contains(error, "Broken pipe") || Contains(error, "Socket error") ||
+      Contains(error, "closed")) {
+    return Status::Error(ErrorKind::kConnectionLost, where + ": " + error);
+  }
+  return Status::Error(ErrorKind::kKex, where + ": key exchange failed: " + error);
+}
+
+void SetTimeout(ssh_session session, milliseconds timeout) {
+  if (timeout.count() < 1) timeout = milliseconds(1);
+  long seconds = static_cast<long>(timeout.count() / 1000);
+  long micros = static_cast<long>(timeout.count() % 1000) * 1000;
+  ssh_options_set(session, SSH_OPTIONS_TIMEOUT, &seconds);
+  ssh_options_set(session, SSH_OPTIONS_TIMEOUT_USEC, &micros);
+}
+
+}  // namespace
+
+SshTransport::SshTransport(SshTransportOptions options)
+    : options_(std::move(options)) {
+  if (options_.known_hosts.empty()) {
+    options_.known_hosts = HomeDirectory() + "/.ssh/known_hosts";
+  }
+}
+
+SshTransport::~SshTransport() = default;
+
+void SshTransport::Close() { session_.reset(); }
+
+std::string SshTransport::Describe() const {
+  std::string user = options_.user;
+  if (user.empty()) {
+    const passwd* entry = getpwuid(getuid());
+    if (entry != nullptr) user = entry->pw_name;
+  }
+  const bool v6 = options_.address.find(':') != std::string::npos;
+  return user + "@" + (v6 ? "[" + options_.address + "]" : options_.address) + ":" +
+         std::to_string(options_.port);
+}
+
+Status SshTransport::Connect() {
+  Close();
+  fingerprint_.clear();
+  const Clock::time_point deadline = Clock::now() + options_.connect_timeout;
+  const std::string where = options_.name.empty() || options_.name == options_.address
+                                ? options_.address
+                                : options_.name + " (" + options_.address + ")";
+  auto state = std::make_unique<Session>();
+  state->session = ssh_new();
+  if (state->session == nullptr) {
+    return Status::Error(ErrorKind::kInternal, "ssh_new failed");
+  }
+  ssh_session session = state->session;
+  int verbosity = SSH_LOG_NOLOG;
+  ssh_options_set(session, SSH_OPTIONS_LOG_VERBOSITY, &verbosity);
+  ssh_options_set(session, SSH_OPTIONS_HOST, options_.address.c_str());
+  bool process_config = options_.use_ssh_config;
+  ssh_options_set(session, SSH_OPTIONS_PROCESS_CONFIG, &process_config);
+  if (options_.use_ssh_config && ssh_options_parse_config(session, nullptr) < 0) {
+    return Status::Error(ErrorKind::kInvalidInput,
+                         "ssh config: " + std::string(ssh_get_error(session)));
+  }
+  // Explicit values are set after the config so that they win (libssh 0.10
+  // lets a parsed config override earlier ones). With a config, port 22 is
+  // the inventory's default and is left to the config.
+  if (!options_.use_ssh_config || options_.port != 22) {
+    unsigned int port = static_cast<unsigned int>(options_.port);
+    ssh_options_set(session, SSH_OPTIONS_PORT, &port);
+  }
+  if (!options_.user.empty()) {
+    ssh_options_set(session, SSH_OPTIONS_USER, options_.user.c_str());
+  }
+  ssh_options_set(session, SSH_OPTIONS_KNOWNHOSTS, options_.known_hosts.c_str());
+  ssh_options_set(session, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, "/dev/null");
+  int one = 1;
+  ssh_options_set(session, SSH_OPTIONS_NODELAY, &one);
+  state->callbacks.userdata = nullptr;
+  state->callbacks.auth_function = RefusePrompt;
+  ssh_callbacks_init(&state->callbacks);
+  ssh_set_callbacks(session, &state->callbacks);
+
+  const bool dial = !options_.use_ssh_config;
+  if (dial) {
+    Status dialed = DialTcp(options_.address, options_.port, deadline, &state->fd);
+    if (!dialed.ok()) {
+      return Status::Error(dialed.kind(),
+                           options_.name.empty() || options_.name == options_.address
+                               ? dialed.message()
+                               : options_.name + ": " + dialed.message());
+    }
+    ssh_options_set(session, SSH_OPTIONS_FD, &state->fd);
+  }
+  SetTimeout(session, std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+  if (ssh_connect(session) != SSH_OK) {
+    return ClassifyConnectError(ssh_get_error(session), where, dial,
+                                options_.connect_timeout);
+  }
+  session_ = std::move(state);
+  Status status = VerifyHostKey();
+  if (status.ok()) status = Authenticate();
+  if (!status.ok()) {
+    Close();
+    return status;
+  }
+  // Later blocking calls (opening a channel) wait at most this long.
+  SetTimeout(session, options_.connect_timeout);
+  return Status::Ok();
+}
+
+Status SshTransport::VerifyHostKey() {
+  ssh_session session = session_->session;
+  ssh_key server_key = nullptr;
+  if (ssh_get_server_publickey(session, &server_key) != SSH_OK) {
+    return Status::Error(ErrorKind::kKex, options_.address + ": no server host key");
+  }
+  char* base64 = nullptr;
+  std::string key;
+  if (ssh_pki_export_pubkey_base64(server_key, &base64) == SSH_OK) {
+    key = std::string(ssh_key_type_to_char(ssh_key_type(server_key))) + " " + base64;
+    ssh_string_free_char(base64);
+  }
+  ssh_key_free(server_key);
+  fingerprint_ = KeyFingerprint(key);
+  if (options_.host_key_policy == HostKeyPolicy::kOff) return Status::Ok();
+
+  const std::string name = KnownHostsName(options_.address, options_.port);
+  const std::string who =
+      (options_.name.empty() ? options_.address : options_.name) + " (" + name + ")";
+  const std::string& path = options_.known_hosts;
+  switch (ssh_session_is_known_server(session)) {
+    case SSH_KNOWN_HOSTS_OK:
+      return Status::Ok();
+    case SSH_KNOWN_HOSTS_CHANGED:
+    case SSH_KNOWN_HOSTS_OTHER: {
+      std::vector<KnownHostsLine> lines;
+      FindKnownHostsLines(path, name, &lines);
+      std::string recorded = path;
+      if (!lines.empty()) {
+        recorded += ":" + std::to_string(lines.front().line) + " has " +
+                    lines.front().fingerprint;
+      }
+      return Status::Error(ErrorKind::kHostKey,
+                           "host key for " + who + " has CHANGED: offered " + fingerprint_ +
+                               ", known_hosts " + recorded + "; refusing to connect");
+    }
+    case SSH_KNOWN_HOSTS_UNKNOWN:
+    case SSH_KNOWN_HOSTS_NOT_FOUND:
+      if (options_.host_key_policy == HostKeyPolicy::kAcceptNew) {
+        return AppendKnownHostsEntry(path, name, key);
+      }
+      return Status::Error(ErrorKind::kHostKey,
+                           "host key for " + who + " is not in known_hosts " + path +
+                               " (offered " + fingerprint_ +
+                               "); add it, or use --host-key-policy accept-new");
+    case SSH_KNOWN_HOSTS_ERROR:
+    default:
+      return Status::Error(ErrorKind::kHostKey, "cannot check the host key of " + who +
+                                                    ": " + ssh_get_error(session));
+  }
+}
+
+}  // namespace fleetreap

@@ -1,0 +1,147 @@
+// SshTransport::Authenticate: public keys only, never a prompt.
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "fleetreap/ssh_transport.h"
+#include "ssh_transport_session.h"
+
+namespace fleetreap {
+namespace {
+
+int RefusePassphrase(const char*, char*, size_t, int, int, void*) { return -1; }
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+int Base64Value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '+') return 62;
+  if (c == '/') return 63;
+  return -1;
+}
+
+// True when the private key at "path" needs a passphrase: PEM keys say
+// ENCRYPTED, OpenSSH keys name a cipher other than "none" after their magic.
+bool IsEncryptedKey(const std::string& path) {
+  const std::string text = ReadFile(path);
+  if (text.find("ENCRYPTED") != std::string::npos) return true;
+  const std::string begin = "-----BEGIN OPENSSH PRIVATE KEY-----";
+  size_t start = text.find(begin);
+  if (start == std::string::npos) return false;
+  std::string bytes;
+  int bits = 0;
+  unsigned value = 0;
+  for (size_t i = start + begin.size(); i < text.size() && bytes.size() < 64; ++i) {
+    int v = Base64Value(text[i]);
+    if (v < 0) continue;
+    value = (value << 6) | static_cast<unsigned>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      bytes.push_back(static_cast<char>((value >> bits) & 0xff));
+    }
+  }
+  const std::string magic("openssh-key-v1\0", 15);
+  if (bytes.compare(0, magic.size(), magic) != 0 || bytes.size() < magic.size() + 4) {
+    return false;
+  }
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data() + magic.size());
+  size_t length = (size_t{p[0]} << 24) | (size_t{p[1]} << 16) | (size_t{p[2]} << 8) | p[3];
+  return bytes.compare(magic.size() + 4, length, "none") != 0;
+}
+
+enum class KeyOutcome { kAccepted, kRejected, kSessionError };
+
+KeyOutcome TryKeyFile(ssh_session session, const std::string& path, bool named,
+                      std::vector<std::string>* notes) {
+  ssh_key key = nullptr;
+  int rc = ssh_pki_import_privkey_file(path.c_str(), nullptr, RefusePassphrase, nullptr, &key);
+  if (rc == SSH_EOF) {
+    if (named) notes->push_back(path + ": cannot read it");
+    return KeyOutcome::kRejected;
+  }
+  if (rc != SSH_OK) {
+    if (IsEncryptedKey(path)) {
+      notes->push_back(path +
+                       ": encrypted, and fleetreap never asks for a passphrase (load it "
+                       "into ssh-agent)");
+    } else if (named) {
+      notes->push_back(path + ": not a private key libssh can read");
+    }
+    return KeyOutcome::kRejected;
+  }
+  rc = ssh_userauth_publickey(session, nullptr, key);
+  ssh_key_free(key);
+  if (rc == SSH_AUTH_SUCCESS) return KeyOutcome::kAccepted;
+  if (rc == SSH_AUTH_ERROR) return KeyOutcome::kSessionError;
+  notes->push_back(path + (rc == SSH_AUTH_PARTIAL ? ": accepted, but more is required"
+                                                   : ": refused by the server"));
+  return KeyOutcome::kRejected;
+}
+
+}  // namespace
+
+Status SshTransport::Authenticate() {
+  ssh_session session = session_->session;
+  char* user_text = nullptr;
+  std::string user = "?";
+  if (ssh_options_get(session, SSH_OPTIONS_USER, &user_text) == SSH_OK) {
+    user = user_text;
+    ssh_string_free_char(user_text);
+  }
+  const std::string who = user + "@" + (options_.name.empty() ? options_.address : options_.name);
+  auto lost = [&] {
+    return Status::Error(ErrorKind::kConnectionLost,
+                         who + ": connection lost during authentication: " +
+                             ssh_get_error(session));
+  };
+  int rc = ssh_userauth_none(session, nullptr);
+  if (rc == SSH_AUTH_SUCCESS) return Status::Ok();
+  if (rc == SSH_AUTH_ERROR) return lost();
+
+  // Order: the keys the inventory or --identity named, ssh-agent, then the
+  // default keys. An empty entry stands for the agent.
+  std::vector<std::string> keys = options_.identity_files;
+  const size_t named = keys.size();
+  const char* agent_socket = getenv("SSH_AUTH_SOCK");
+  if (options_.use_agent && agent_socket != nullptr && *agent_socket != '\0') {
+    keys.push_back("");
+  }
+  if (options_.use_default_keys) {
+    const passwd* entry = getpwuid(getuid());
+    const std::string home = entry != nullptr ? entry->pw_dir : "";
+    for (const char* name : {"id_ed25519", "id_ecdsa", "id_rsa"}) {
+      std::string path = home + "/.ssh/" + name;
+      if (access(path.c_str(), R_OK) == 0) keys.push_back(path);
+    }
+  }
+  std::vector<std::string> notes;
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (keys[i].empty()) {
+      rc = ssh_userauth_agent(session, nullptr);
+      if (rc == SSH_AUTH_SUCCESS) return Status::Ok();
+      if (rc == SSH_AUTH_ERROR && !ssh_is_connected(session)) return lost();
+      notes.push_back("ssh-agent: no key accepted");
+      continue;
+    }
+    KeyOutcome outcome = TryKeyFile(session, keys[i], i < named, &notes);
+    if (outcome == KeyOutcome::kAccepted) return Status::Ok();
+    if (outcome == KeyOutcome::kSessionError && !ssh_is_connected(session)) return lost();
+  }
+  if (notes.empty()) notes.push_back("no usable key (no identity, no agent, no ~/.ssh/id_*)");
+  std::string detail;
+  for (const std::string& note : notes) detail += (detail.empty() ? "" : "; ") + note;
+  return Status::Error(ErrorKind::kAuth, "authentication as " + who + " failed: " + detail);
+}
+
+}  // namespace fleetreap

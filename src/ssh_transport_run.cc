@@ -1,0 +1,143 @@
+// SshTransport::Run: one channel per command, both streams drained through
+// channel callbacks driven by an ssh_event, bounded by a local deadline.
+#include <algorithm>
+
+#include "fleetreap/ssh_transport.h"
+#include "ssh_transport_session.h"
+
+namespace fleetreap {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// What the callbacks learn about one channel. Lives on Run's stack, which
+// outlives the channel.
+struct ChannelState {
+  CommandResult* result = nullptr;
+  size_t cap = 0;
+  bool closed = false;
+  bool has_status = false;
+  int status = -1;
+  std::string signal;
+  ssh_channel_callbacks_struct callbacks{};
+};
+
+void Keep(const char* data, uint32_t length, size_t cap, std::string* text,
+          bool* truncated) {
+  size_t room = cap > text->size() ? cap - text->size() : 0;
+  size_t keep = std::min<size_t>(length, room);
+  text->append(data, keep);
+  if (keep < length) *truncated = true;
+}
+
+int OnData(ssh_session, ssh_channel, void* data, uint32_t length, int is_stderr,
+           void* user) {
+  auto* state = static_cast<ChannelState*>(user);
+  CommandResult* r = state->result;
+  if (is_stderr) {
+    Keep(static_cast<const char*>(data), length, state->cap, &r->err, &r->err_truncated);
+  } else {
+    Keep(static_cast<const char*>(data), length, state->cap, &r->out, &r->out_truncated);
+  }
+  return static_cast<int>(length);  // all consumed, so the window reopens
+}
+
+void OnClose(ssh_session, ssh_channel, void* user) {
+  static_cast<ChannelState*>(user)->closed = true;
+}
+
+void OnExitStatus(ssh_session, ssh_channel, int status, void* user) {
+  auto* state = static_cast<ChannelState*>(user);
+  state->has_status = true;
+  state->status = status;
+}
+
+void OnExitSignal(ssh_session, ssh_channel, const char* signal, int, const char*,
+                  const char*, void* user) {
+  static_cast<ChannelState*>(user)->signal = signal != nullptr ? signal : "?";
+}
+
+struct ChannelDeleter {
+  void operator()(ssh_channel_struct* channel) const {
+    ssh_channel_close(channel);
+    ssh_channel_free(channel);
+  }
+};
+
+struct EventDeleter {
+  ssh_session session;
+  void operator()(ssh_event_struct* event) const {
+    ssh_event_remove_session(event, session);
+    ssh_event_free(event);
+  }
+};
+
+}  // namespace
+
+CommandResult SshTransport::Run(const std::string& command, milliseconds timeout) {
+  CommandResult result;
+  const Clock::time_point start = Clock::now();
+  auto finish = [&](CommandEnd end, std::string error) {
+    result.end = end;
+    result.error = std::move(error);
+    result.duration = std::chrono::duration_cast<milliseconds>(Clock::now() - start);
+    return result;
+  };
+  if (session_ == nullptr || !ssh_is_connected(session_->session)) {
+    return finish(session_ == nullptr ? CommandEnd::kNotStarted : CommandEnd::kConnectionLost,
+                  "not connected");
+  }
+  ssh_session session = session_->session;
+  ChannelState state;
+  state.result = &result;
+  state.cap = options_.output_cap;
+  state.callbacks.userdata = &state;
+  state.callbacks.channel_data_function = OnData;
+  state.callbacks.channel_close_function = OnClose;
+  state.callbacks.channel_exit_status_function = OnExitStatus;
+  state.callbacks.channel_exit_signal_function = OnExitSignal;
+  ssh_callbacks_init(&state.callbacks);
+
+  std::unique_ptr<ssh_channel_struct, ChannelDeleter> channel(ssh_channel_new(session));
+  if (channel == nullptr) return finish(CommandEnd::kNotStarted, ssh_get_error(session));
+  ssh_set_channel_callbacks(channel.get(), &state.callbacks);
+  if (ssh_channel_open_session(channel.get()) != SSH_OK ||
+      ssh_channel_request_exec(channel.get(), command.c_str()) != SSH_OK) {
+    std::string error = ssh_get_error(session);
+    return finish(ssh_is_connected(session) ? CommandEnd::kNotStarted
+                                            : CommandEnd::kConnectionLost,
+                  "cannot start the command: " + error);
+  }
+  std::unique_ptr<ssh_event_struct, EventDeleter> event(ssh_event_new(), EventDeleter{session});
+  if (event == nullptr || ssh_event_add_session(event.get(), session) != SSH_OK) {
+    return finish(CommandEnd::kNotStarted, "cannot poll the session");
+  }
+  const Clock::time_point deadline = start + timeout + options_.command_grace;
+  while (!state.closed) {
+    auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) {
+      // The remote "timeout -k" should have ended it; ask sshd too (it may
+      // ignore the request) and abandon the channel.
+      ssh_channel_request_send_signal(channel.get(), "KILL");
+      return finish(CommandEnd::kTimedOut,
+                    "no end within " + std::to_string(timeout.count()) + " ms");
+    }
+    int rc = ssh_event_dopoll(event.get(), static_cast<int>(std::min<long long>(left.count(), 200)));
+    if (rc == SSH_ERROR || !ssh_is_connected(session)) {
+      return finish(CommandEnd::kConnectionLost,
+                    std::string("connection lost: ") + ssh_get_error(session));
+    }
+  }
+  if (state.has_status) {
+    result.exit_code = state.status;
+    return finish(CommandEnd::kExited, "");
+  }
+  if (!state.signal.empty()) {
+    result.signal = state.signal;
+    return finish(CommandEnd::kSignaled, "");
+  }
+  return finish(CommandEnd::kConnectionLost, "the channel closed without an exit status");
+}
+
+}  // namespace fleetreap

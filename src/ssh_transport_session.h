@@ -1,0 +1,31 @@
+// The libssh handles behind one SshTransport, shared by the ssh_transport*.cc
+// files and nothing else. Owns the session and the socket it runs over.
+#pragma once
+
+#include <unistd.h>
+
+#include <libssh/callbacks.h>
+#include <libssh/libssh.h>
+
+#include "fleetreap/ssh_transport.h"
+
+namespace fleetreap {
+
+struct SshTransport::Session {
+  ssh_session session = nullptr;
+  int fd = -1;  // our socket; libssh 0.10 does not close one given by SSH_OPTIONS_FD
+  ssh_callbacks_struct callbacks{};  // must outlive the session
+
+  Session() = default;
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+  ~Session() {
+    if (session != nullptr) {
+      if (ssh_is_connected(session)) ssh_disconnect(session);
+      ssh_free(session);
+    }
+    if (fd >= 0) close(fd);
+  }
+};
+
+}  // namespace fleetreap

@@ -1,0 +1,132 @@
+#include "fleetreap/ssh_known_hosts.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <thread>
+#include <vector>
+
+#include "ssh_test_server.h"
+
+namespace fleetreap {
+namespace {
+
+// Two real ed25519 public keys (generated with ssh-keygen for this test).
+const char kKeyA[] =
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIE7PQ3snm05cXDhEakJxYkX10xY9mDXkWHKYljysahf8";
+const char kKeyB[] =
+    "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIb08cm/ajQvori8DuExJ13xFvqWeBDbifGOlHUylOV4";
+
+class KnownHostsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/fleetreap-knownhosts-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { Shell("rm -rf " + dir_); }
+  std::string Write(const std::string& text) {
+    std::string path = dir_ + "/known_hosts";
+    std::ofstream(path) << text;
+    return path;
+  }
+  std::string dir_;
+};
+
+TEST(KnownHostsNameTest, BracketsNonDefaultPorts) {
+  EXPECT_EQ(KnownHostsName("10.0.0.7", 22), "10.0.0.7");
+  EXPECT_EQ(KnownHostsName("10.0.0.7", 2222), "[10.0.0.7]:2222");
+  EXPECT_EQ(KnownHostsName("gpu01", 22), "gpu01");
+}
+
+TEST_F(KnownHostsTest, FindsPlainBracketedAndListEntries) {
+  struct Case {
+    const char* host;
+    std::vector<int> lines;
+  };
+  const std::string text = std::string("# comment\n") +
+                           "gpu01 " + kKeyA + "\n" +               // 2
+                           "[gpu01]:2222 " + kKeyB + "\n" +        // 3
+                           "gpu02,10.0.0.2 " + kKeyB + "\n" +      // 4
+                           "@revoked gpu01 " + kKeyB + "\n" +      // 5: skipped
+                           "garbage\n" +                           // 6
+                           "gpu01 " + kKeyB + "\n";                // 7
+  const std::string path = Write(text);
+  const Case kCases[] = {
+      {"gpu01", {2, 7}}, {"[gpu01]:2222", {3}}, {"10.0.0.2", {4}}, {"gpu09", {}},
+  };
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.host);
+    std::vector<KnownHostsLine> found;
+    ASSERT_TRUE(FindKnownHostsLines(path, c.host, &found).ok());
+    std::vector<int> numbers;
+    for (const KnownHostsLine& line : found) numbers.push_back(line.line);
+    EXPECT_EQ(numbers, c.lines);
+  }
+  std::vector<KnownHostsLine> found;
+  ASSERT_TRUE(FindKnownHostsLines(path, "gpu01", &found).ok());
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].key, kKeyA);
+  EXPECT_EQ(found[0].fingerprint, KeyFingerprint(kKeyA));
+  EXPECT_EQ(found[0].fingerprint.rfind("SHA256:", 0), 0u);
+}
+
+TEST_F(KnownHostsTest, FindsHashedEntries) {
+  const std::string path = Write(std::string("[gpu01]:2222 ") + kKeyA + "\n");
+  ASSERT_TRUE(Shell("ssh-keygen -q -H -f " + path + " >/dev/null 2>&1"));
+  std::vector<KnownHostsLine> found;
+  ASSERT_TRUE(FindKnownHostsLines(path, "[gpu01]:2222", &found).ok());
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].key, kKeyA);
+  ASSERT_TRUE(FindKnownHostsLines(path, "gpu01", &found).ok());
+  EXPECT_TRUE(found.empty());
+}
+
+TEST_F(KnownHostsTest, MissingFileHasNoLines) {
+  std::vector<KnownHostsLine> found;
+  EXPECT_TRUE(FindKnownHostsLines(dir_ + "/absent", "gpu01", &found).ok());
+  EXPECT_TRUE(found.empty());
+}
+
+TEST_F(KnownHostsTest, AppendIsOncePerKeyAndRefusesAnotherKey) {
+  const std::string path = Write(std::string("gpu09 ") + kKeyA);  // no final newline
+  EXPECT_TRUE(AppendKnownHostsEntry(path, "gpu01", kKeyA).ok());
+  EXPECT_TRUE(AppendKnownHostsEntry(path, "gpu01", kKeyA).ok());
+  Status other = AppendKnownHostsEntry(path, "gpu01", kKeyB);
+  EXPECT_EQ(other.kind(), ErrorKind::kHostKey);
+  EXPECT_NE(other.message().find(path + ":2"), std::string::npos) << other.message();
+  std::vector<KnownHostsLine> found;
+  ASSERT_TRUE(FindKnownHostsLines(path, "gpu09", &found).ok());
+  EXPECT_EQ(found.size(), 1u);
+  ASSERT_TRUE(FindKnownHostsLines(path, "gpu01", &found).ok());
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].line, 2);
+}
+
+TEST_F(KnownHostsTest, ConcurrentAppendsKeepWholeLines) {
+  const std::string path = dir_ + "/created_known_hosts";
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&path, t] {
+      for (int h = 0; h < 25; ++h) {
+        // Every thread records the same 25 hosts, plus 25 of its own.
+        AppendKnownHostsEntry(path, "shared" + std::to_string(h), kKeyA);
+        AppendKnownHostsEntry(path, "t" + std::to_string(t) + "h" + std::to_string(h), kKeyB);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  std::ifstream in(path);
+  std::string line;
+  int count = 0;
+  while (std::getline(in, line)) {
+    ++count;
+    EXPECT_TRUE(line.find(kKeyA) != std::string::npos ||
+                line.find(kKeyB) != std::string::npos)
+        << line;
+  }
+  EXPECT_EQ(count, 25 + 8 * 25);
+}
+
+}  // namespace
+}  // namespace fleetreap

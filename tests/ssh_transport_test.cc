@@ -1,0 +1,257 @@
+#include "fleetreap/ssh_transport.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "ssh_test_server.h"
+
+namespace fleetreap {
+namespace {
+
+using std::chrono::milliseconds;
+
+class SshTransportTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    server_ = new SshTestServer();
+    if (!server_->Start(&why_)) {
+      delete server_;
+      server_ = nullptr;
+    }
+  }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  void SetUp() override {
+    if (server_ == nullptr) GTEST_SKIP() << why_;
+  }
+
+  // Options that reach the test server with the authorized key, strictly.
+  SshTransportOptions Good() const {
+    SshTransportOptions options;
+    options.name = "gpu01";
+    options.address = "127.0.0.1";
+    options.port = server_->port();
+    options.user = "root";
+    options.identity_files = {server_->client_key()};
+    options.use_default_keys = false;
+    options.use_agent = false;
+    options.known_hosts = server_->WriteKnownHosts(
+        "known_hosts", "[127.0.0.1]:" + std::to_string(server_->port()) + " " +
+                           server_->host_key() + "\n");
+    options.connect_timeout = milliseconds(5000);
+    return options;
+  }
+
+  static SshTestServer* server_;
+  static std::string why_;
+};
+
+SshTestServer* SshTransportTest::server_ = nullptr;
+std::string SshTransportTest::why_;
+
+struct RunCase {
+  std::string command;
+  CommandEnd end;
+  int exit_code;
+  const char* signal;
+  const char* out;
+  const char* err;
+};
+
+TEST_F(SshTransportTest, RunsCommandsOnOneConnection) {
+  const RunCase kCases[] = {
+      {"echo hi", CommandEnd::kExited, 0, "", "hi\n", ""},
+      {"echo oops >&2; exit 3", CommandEnd::kExited, 3, "", "", "oops\n"},
+      {"printf a; printf b >&2; printf c", CommandEnd::kExited, 0, "", "ac", "b"},
+      {"true", CommandEnd::kExited, 0, "", "", ""},
+      {"kill -TERM $$", CommandEnd::kSignaled, -1, "TERM", "", ""},
+      {"kill -KILL $$", CommandEnd::kSignaled, -1, "KILL", "", ""},
+      {BoundedCommand("echo bounded", milliseconds(5000), false),
+       CommandEnd::kExited, 0, "", "bounded\n", ""},
+      {BoundedCommand("sleep 30", milliseconds(1000), false),
+       CommandEnd::kExited, 124, "", "", ""},
+  };
+  SshTransport transport(Good());
+  Status status = transport.Connect();
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(transport.host_key_fingerprint().rfind("SHA256:", 0), 0u);
+  for (const RunCase& c : kCases) {
+    SCOPED_TRACE(c.command);
+    CommandResult r = transport.Run(c.command, milliseconds(20000));
+    EXPECT_EQ(r.end, c.end) << CommandEndName(r.end) << " " << r.error;
+    EXPECT_EQ(r.exit_code, c.exit_code);
+    EXPECT_EQ(r.signal, c.signal);
+    EXPECT_EQ(r.out, c.out);
+    EXPECT_EQ(r.err, c.err);
+  }
+}
+
+TEST_F(SshTransportTest, DrainsBothLargeStreamsAndCaps) {
+  SshTransportOptions options = Good();
+  options.output_cap = 3 << 20;
+  SshTransport transport(options);
+  ASSERT_TRUE(transport.Connect().ok());
+  // 8 MiB on each stream at once: reading one stream only would stall.
+  CommandResult r = transport.Run(
+      "head -c 8388608 /dev/zero >&2 & head -c 8388608 /dev/zero; wait; echo end >&2",
+      milliseconds(60000));
+  EXPECT_EQ(r.end, CommandEnd::kExited) << r.error;
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.size(), size_t{3} << 20);
+  EXPECT_EQ(r.err.size(), size_t{3} << 20);
+  EXPECT_TRUE(r.out_truncated);
+  EXPECT_TRUE(r.err_truncated);
+}
+
+TEST_F(SshTransportTest, UnboundedHangEndsAsTimedOut) {
+  SshTransportOptions options = Good();
+  options.command_grace = milliseconds(100);
+  SshTransport transport(options);
+  ASSERT_TRUE(transport.Connect().ok());
+  CommandResult r = transport.Run("echo started; sleep 30", milliseconds(300));
+  EXPECT_EQ(r.end, CommandEnd::kTimedOut);
+  EXPECT_EQ(r.out, "started\n");
+  // The connection is still good for the next command.
+  EXPECT_TRUE(transport.Run("true", milliseconds(5000)).Succeeded());
+}
+
+TEST_F(SshTransportTest, SessionDyingUnderTheCommandIsConnectionLost) {
+  SshTransport transport(Good());
+  ASSERT_TRUE(transport.Connect().ok());
+  // $PPID is the sshd process serving this session.
+  CommandResult r = transport.Run("kill -KILL $PPID; sleep 5", milliseconds(20000));
+  EXPECT_EQ(r.end, CommandEnd::kConnectionLost) << CommandEndName(r.end);
+  CommandResult next = transport.Run("true", milliseconds(5000));
+  EXPECT_EQ(next.end, CommandEnd::kConnectionLost);
+}
+
+TEST_F(SshTransportTest, RunBeforeConnectIsNotStarted) {
+  SshTransport transport(Good());
+  EXPECT_EQ(transport.Run("true", milliseconds(1000)).end, CommandEnd::kNotStarted);
+}
+
+struct ConnectCase {
+  const char* name;
+  void (*adjust)(SshTransportOptions* options, SshTestServer* server);
+  ErrorKind kind;
+  std::vector<std::string> message_parts;
+};
+
+TEST_F(SshTransportTest, ConnectFailuresAreClassified) {
+  static SilentListener silent;
+  const ConnectCase kCases[] = {
+      {"refused", [](SshTransportOptions* o, SshTestServer*) { o->port = UnusedPort(); },
+       ErrorKind::kRefused, {"refused"}},
+      {"banner_timeout",
+       [](SshTransportOptions* o, SshTestServer*) {
+         o->port = silent.port();
+         o->connect_timeout = milliseconds(500);
+       },
+       ErrorKind::kBannerTimeout, {"banner"}},
+      {"dns",
+       [](SshTransportOptions* o, SshTestServer*) {
+         o->address = "no-such-host.invalid";
+         o->connect_timeout = milliseconds(2000);
+       },
+       ErrorKind::kDns, {"no-such-host.invalid"}},
+      {"unknown host key",
+       [](SshTransportOptions* o, SshTestServer* s) {
+         o->known_hosts = s->WriteKnownHosts("empty_known_hosts", "");
+       },
+       ErrorKind::kHostKey, {"gpu01", "not in known_hosts", "SHA256:"}},
+      {"changed host key",
+       [](SshTransportOptions* o, SshTestServer* s) {
+         o->known_hosts = s->WriteKnownHosts(
+             "changed_known_hosts", "# header\nother.example ssh-ed25519 AAAA\n[127.0.0.1]:" +
+                                        std::to_string(s->port()) + " " +
+                                        s->other_host_key() + "\n");
+       },
+       ErrorKind::kHostKey, {"gpu01", "CHANGED", "offered SHA256:", "changed_known_hosts:3"}},
+      {"changed host key under accept-new",
+       [](SshTransportOptions* o, SshTestServer* s) {
+         o->host_key_policy = HostKeyPolicy::kAcceptNew;
+         o->known_hosts = s->WriteKnownHosts(
+             "changed2_known_hosts",
+             "[127.0.0.1]:" + std::to_string(s->port()) + " " + s->other_host_key() + "\n");
+       },
+       ErrorKind::kHostKey, {"CHANGED", "changed2_known_hosts:1"}},
+      {"key not authorized",
+       [](SshTransportOptions* o, SshTestServer* s) {
+         o->identity_files = {s->stranger_key()};
+       },
+       ErrorKind::kAuth, {"root@gpu01", "stranger_key: refused"}},
+      {"encrypted key, no agent",
+       [](SshTransportOptions* o, SshTestServer* s) {
+         o->identity_files = {s->encrypted_key()};
+       },
+       ErrorKind::kAuth, {"encrypted_key: encrypted", "passphrase"}},
+      {"missing identity",
+       [](SshTransportOptions* o, SshTestServer* s) {
+         o->identity_files = {s->dir() + "/nope"};
+       },
+       ErrorKind::kAuth, {"nope: cannot read"}},
+  };
+  for (const ConnectCase& c : kCases) {
+    SCOPED_TRACE(c.name);
+    SshTransportOptions options = Good();
+    c.adjust(&options, server_);
+    SshTransport transport(options);
+    Status status = transport.Connect();
+    EXPECT_EQ(status.kind(), c.kind) << status.ToString();
+    for (const std::string& part : c.message_parts) {
+      EXPECT_NE(status.message().find(part), std::string::npos)
+          << "missing \"" << part << "\" in: " << status.message();
+    }
+  }
+}
+
+TEST_F(SshTransportTest, HostKeyPolicies) {
+  // Hashed entries are recognised.
+  SshTransportOptions hashed = Good();
+  ASSERT_TRUE(Shell("ssh-keygen -q -H -f " + hashed.known_hosts + " >/dev/null 2>&1"));
+  {
+    SshTransport transport(hashed);
+    Status status = transport.Connect();
+    EXPECT_TRUE(status.ok()) << status.ToString();
+  }
+  // accept-new records an unknown key once; strict then accepts it.
+  SshTransportOptions accept = Good();
+  accept.known_hosts = server_->dir() + "/fresh_known_hosts";
+  accept.host_key_policy = HostKeyPolicy::kAcceptNew;
+  for (int i = 0; i < 2; ++i) {
+    SshTransport transport(accept);
+    Status status = transport.Connect();
+    EXPECT_TRUE(status.ok()) << status.ToString();
+  }
+  accept.host_key_policy = HostKeyPolicy::kStrict;
+  {
+    SshTransport transport(accept);
+    Status status = transport.Connect();
+    EXPECT_TRUE(status.ok()) << status.ToString();
+  }
+  std::ifstream in(accept.known_hosts);
+  std::string line;
+  int lines = 0;
+  while (std::getline(in, line)) ++lines;
+  EXPECT_EQ(lines, 1);
+  // off connects even with a changed key.
+  SshTransportOptions off = Good();
+  off.known_hosts = server_->WriteKnownHosts(
+      "off_known_hosts",
+      "[127.0.0.1]:" + std::to_string(server_->port()) + " " + server_->other_host_key() + "\n");
+  off.host_key_policy = HostKeyPolicy::kOff;
+  SshTransport transport(off);
+  Status status = transport.Connect();
+  EXPECT_TRUE(status.ok()) << status.ToString();
+}
+
+TEST_F(SshTransportTest, DescribeNamesUserAddressAndPort) {
+  SshTransport transport(Good());
+  EXPECT_EQ(transport.Describe(), "root@127.0.0.1:" + std::to_string(server_->port()));
+}
+
+}  // namespace
+}  // namespace fleetreap
