@@ -1,0 +1,32 @@
+// ReportFiles: writes the reports a run asked for (--json, --junit,
+// --summary-md, --failed-hosts) to their files. The renderers stay pure; this
+// is the only report code that touches the file system. Files are written to
+// a temporary name next to the target and renamed, so a reader never sees
+// half a report. Thread-compatible; call once, after the run.
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+#include "fleetreap/options.h"
+#include "fleetreap/report.h"
+#include "fleetreap/status.h"
+
+namespace fleetreap {
+
+/// Writes "content" to "path". "-" means "stdout" (the stream given, so
+/// tests can pass their own). On failure returns kInternal with a message
+/// naming the path and the system error, e.g.
+///   cannot write /nope/r.json: No such file or directory
+/// and leaves any existing file at "path" untouched.
+Status WriteReportFile(const std::string& path, const std::string& content,
+                       std::FILE* stdout_stream = stdout);
+
+/// Renders and writes every report that "options" names (json, junit,
+/// summary_md, failed_hosts; empty means "not asked for"). Keeps going after
+/// a failure, so one bad path does not cost the other reports, and returns
+/// the first error. At most one of them may be "-" (cli.cc checks).
+Status WriteReports(const RunReport& report, const Options& options,
+                    std::FILE* stdout_stream = stdout);
+
+}  // namespace fleetreap
