@@ -1,0 +1,113 @@
+// RemoteScript: the POSIX shell scripts fleetreap runs on a host, one per
+// rung of the ladder, and the parsers for what they print. Each script does
+// its whole rung in one round trip (the TERM wait polls on the host). They
+// need only sh, coreutils, procps, grep and nvidia-smi (psmisc's fuser when
+// present), and copy nothing to the host. Every value that comes from a
+// playbook or an inventory (unit names, patterns) goes through ShellQuote;
+// PIDs and start times are formatted integers. The scripts are meant to be
+// wrapped with BoundedCommand. Pure functions; thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fleetreap/escalation.h"
+#include "fleetreap/status.h"
+
+namespace fleetreap {
+
+// ---------------------------------------------------------------- scan
+
+/// The scan used for inspect, re-scan and verify: the remote shell's own PID
+/// and ancestors, the playbook's units that are active ("units" may be
+/// globs; none listed when empty), nvidia-smi's GPU query bounded by
+/// "nvidia_smi_timeout" (its stdout, stderr and exit status kept apart), and
+/// the holder scan of proc_scan.h, in sections marked by lines "@@name".
+std::string ScanScript(const std::vector<std::string>& units,
+                       std::chrono::milliseconds nvidia_smi_timeout);
+
+struct ScanOutput {
+  int shell_pid = 0;
+  std::vector<int> ancestors;            // parent first, PID 1 excluded
+  std::vector<std::string> active_units;
+  std::string nvidia_smi_out;
+  std::string nvidia_smi_err;
+  int nvidia_smi_exit = -1;              // 124: timed out, 127: not found
+  std::string holder_scan;               // proc_scan.h records
+};
+
+/// Splits a scan's stdout into its sections. kParse when a section is
+/// missing or the final "@@end" is absent (truncated output).
+Status ParseScanOutput(const std::string& out, ScanOutput* scan);
+
+// ---------------------------------------------------------------- units
+
+/// Stops each unit with "systemctl stop", each bounded by "timeout". Prints
+/// "stop RC I" per unit, I being its index in "units".
+std::string StopUnitsScript(const std::vector<std::string>& units,
+                            std::chrono::milliseconds timeout);
+
+struct UnitStop {
+  std::string unit;
+  int exit_code = -1;
+};
+/// Parses StopUnitsScript(units, ...)'s stdout; "units" names the indexes.
+Status ParseStopUnitsOutput(const std::string& out,
+                            const std::vector<std::string>& units,
+                            std::vector<UnitStop>* stops);
+
+// ---------------------------------------------------------------- signals
+
+/// Sends "signal" ("TERM" or "KILL") to each target whose /proc/PID/stat
+/// start time still matches, read right before the kill; then polls every
+/// "poll" on the host until every target is gone or "wait" has passed, and
+/// returns as soon as the last one is gone. A zombie still counts as
+/// present. Prints "sent PID", "gone PID" (never signalled: already gone or
+/// reused), "failed PID" (kill refused), then "left PID STATE" for each
+/// target still present at the end, then "@@end".
+std::string SignalScript(const std::string& signal,
+                         const std::vector<Target>& targets,
+                         std::chrono::milliseconds wait,
+                         std::chrono::milliseconds poll);
+
+struct SignalOutput {
+  std::vector<int> sent;
+  std::vector<int> gone;      // gone before the signal
+  std::vector<int> failed;    // kill(1) refused (EPERM...)
+  std::vector<std::pair<int, char>> left;  // still present, with state
+};
+Status ParseSignalOutput(const std::string& out, SignalOutput* result);
+
+// ---------------------------------------------------------------- /dev/shm
+
+/// Looks at each regular file directly in /dev/shm whose name matches one of
+/// "patterns" (globs matched with case, never expanded into commands) and
+/// removes it unless a live process has it open or mapped. With "dry_run"
+/// nothing is removed. Prints "removed NAME", "would NAME", "inuse NAME" or
+/// "failed NAME", then "@@end".
+std::string ShmCleanScript(const std::vector<std::string>& patterns,
+                           bool dry_run);
+
+struct ShmOutput {
+  std::vector<std::string> removed;   // or would be, in a dry run
+  std::vector<std::string> in_use;
+  std::vector<std::string> failed;
+};
+Status ParseShmOutput(const std::string& out, ShmOutput* result);
+
+// ---------------------------------------------------------------- reset
+
+/// Runs "nvidia-smi --gpu-reset -i N" for each GPU in turn. Prints
+/// "reset N RC" followed by the tool's output lines prefixed with "| ".
+std::string GpuResetScript(const std::vector<int>& gpus);
+
+struct GpuReset {
+  int gpu = -1;
+  int exit_code = -1;
+  std::string message;  // the tool's output, lines joined with "; "
+};
+Status ParseGpuResetOutput(const std::string& out, std::vector<GpuReset>* resets);
+
+}  // namespace fleetreap
