@@ -30,6 +30,9 @@ struct FuserResult {
   std::vector<std::string> files;
   /// Files fuser said do not exist ("Specified filename X does not exist.").
   std::vector<std::string> missing_files;
+  /// Other stderr lines, e.g. "Cannot stat file /proc/1/fd/0: Permission
+  /// denied": processes fuser could not inspect, so the scan may be partial.
+  std::vector<std::string> warnings;
 };
 
 /// Parses one fuser run. "out" is stdout (PIDs separated by blanks); "err" is
@@ -38,6 +41,8 @@ struct FuserResult {
 /// an empty result ("nobody"); exit 0 and 1 are the only accepted statuses,
 /// anything else is kCommandFailed with fuser's stderr. A token that is not a
 /// PID is kParse: "fuser output: expected a PID, got \"abc\"".
+/// The verbose (-v) table on stderr is not parsed (its COMMAND column is
+/// process-controlled text); its lines land in "warnings".
 Status ParseFuserOutput(const std::string& out, const std::string& err,
                         int exit_code, FuserResult* result);
 
