@@ -35,7 +35,7 @@ root ALL=(ALL:ALL) ALL
 SSHD_CONFIG = """ListenAddress {address}:22
 HostKey {dir}/etc/ssh_host_ed25519_key
 PidFile none
-AuthorizedKeysFile {dir}/etc/authorized_keys/%u
+AuthorizedKeysFile /run/fakegpu/authorized_keys/%u
 StrictModes no
 UsePAM no
 PasswordAuthentication no
@@ -59,7 +59,7 @@ def prepare_host_dir(host, fleet):
     fake tools at /run/fakegpu), shm/, root/, home/, usrbin/ (daemons)."""
     d = host.dir
     shutil.rmtree(d, ignore_errors=True)
-    for sub in ("etc/authorized_keys", "state/leaked", "state/units", "state/pids", "shm",
+    for sub in ("etc", "state/authorized_keys", "state/leaked", "state/units", "state/pids", "shm",
                 "root", "home/gpuops", "usrbin"):
         os.makedirs(os.path.join(d, sub))
     os.chmod(os.path.join(d, "shm"), 0o1777)
@@ -78,7 +78,7 @@ def prepare_host_dir(host, fleet):
     with open(fleet.key + ".pub") as f:
         pub = f.read()
     for user in ("root", "gpuops"):
-        _write(f"{d}/etc/authorized_keys/{user}", pub)
+        _write(f"{d}/state/authorized_keys/{user}", pub)
     state = host.state
     _write(f"{state}/gpus", f"{spec.gpus}\n")
     _write(f"{state}/driver", "loaded\n")
@@ -230,7 +230,7 @@ class HostSetup:
         with open(os.path.join(self.fleet.workdir, "keys", "other_ed25519.pub")) as f:
             other = f.read()
         for user in ("root", "gpuops"):
-            _write(os.path.join(self.host.dir, "etc", "authorized_keys", user), other)
+            _write(os.path.join(self.host.state, "authorized_keys", user), other)
 
     def change_host_key(self):
         """known_hosts will carry a different key than the host presents."""

@@ -163,6 +163,7 @@ class Host:
         self.unshare_pid = None
         self.unshare_start = None
         self.init_pid = None          # tini, PID 1 inside, as seen outside
+        self.init_start = None
         self.listener = "sshd"        # sshd | tarpit | none
         self.protected = {}           # inner PID -> daemon name, at setup
         self.shm_keep = []
@@ -177,14 +178,14 @@ class Host:
     def record(self):
         return {"spec": self.spec.__dict__, "address": self.address, "dir": self.dir,
                 "unshare_pid": self.unshare_pid, "unshare_start": self.unshare_start,
-                "init_pid": self.init_pid, "listener": self.listener,
+                "init_pid": self.init_pid, "init_start": self.init_start, "listener": self.listener,
                 "protected": self.protected, "shm_keep": self.shm_keep,
                 "shm_remove": self.shm_remove}
 
     @classmethod
     def from_record(cls, r):
         h = cls(HostSpec(**r["spec"]), r["address"], r["dir"])
-        for key in ("unshare_pid", "unshare_start", "init_pid", "listener",
+        for key in ("unshare_pid", "unshare_start", "init_pid", "init_start", "listener",
                     "shm_keep", "shm_remove"):
             setattr(h, key, r[key])
         h.protected = {int(k): v for k, v in r["protected"].items()}
@@ -295,6 +296,7 @@ class Fleet:
                         with open(f"/proc/{host.unshare_pid}/task/{host.unshare_pid}/children") as f:
                             children = f.read().split()
                         host.init_pid = int(children[0]) if children else None
+                        host.init_start = start_time(host.init_pid) if children else None
                     except OSError:
                         pass
                 if host.init_pid and os.path.exists(os.path.join(host.state, "ready")) \
@@ -380,8 +382,7 @@ class Fleet:
 
     def down(self):
         """Ends every host (by recorded PID), removes files, frees the net."""
-        for host in self.hosts.values():
-            end_recorded(host.unshare_pid, host.unshare_start)
+        _end_hosts(self.hosts.values())
         for host in self.hosts.values():
             if host.popen is not None:
                 try:
@@ -403,8 +404,7 @@ class Fleet:
         except (OSError, ValueError, KeyError):
             records = []
         hosts = [Host.from_record(r) for r in records]
-        for h in hosts:
-            end_recorded(h.unshare_pid, h.unshare_start)
+        _end_hosts(hosts)
         _wait_gone([h.unshare_pid for h in hosts] + [h.init_pid for h in hosts if h.init_pid])
         _remove_created(workdir)
         release_nets(workdir)
@@ -419,6 +419,28 @@ class Fleet:
                 h = Host.from_record(r)
                 fleet.hosts[h.name] = h
         return fleet
+
+
+def _end_hosts(hosts):
+    """Ends each host's init (the kernel then ends its whole PID namespace
+    and unshare reaps it and exits); unshare itself only if init is unknown
+    ("--kill-child" then ends init)."""
+    hosts = list(hosts)
+    for h in hosts:
+        if h.init_pid and h.init_start is not None:
+            end_recorded(h.init_pid, h.init_start)
+        else:
+            end_recorded(h.unshare_pid, h.unshare_start)
+    for h in hosts:
+        if h.popen is not None:
+            try:
+                h.popen.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                pass
+    _wait_gone([h.unshare_pid for h in hosts if h.popen is None], timeout=2)
+    for h in hosts:
+        if h.popen is None or h.popen.returncode is None:
+            end_recorded(h.unshare_pid, h.unshare_start)
 
 
 def _listening(address):
