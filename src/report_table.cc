@@ -8,11 +8,8 @@
 #include "fleetreap/host_pattern.h"
 
 namespace fleetreap {
-namespace {
 
-const char* kReset = "\033[0m";
-
-const char* ColorOf(OutcomeKind kind) {
+const char* OutcomeColor(OutcomeKind kind) {
   switch (kind) {
     case OutcomeKind::kClean:
     case OutcomeKind::kCleaned: return "\033[32m";       // green
@@ -25,11 +22,14 @@ const char* ColorOf(OutcomeKind kind) {
   return "";
 }
 
+namespace {
+
+const char* kReset = "\033[0m";
+
 std::string Paint(const std::string& text, const char* color, bool enabled) {
   if (!enabled) return text;
   return color + text + kReset;
 }
-
 
 }  // namespace
 
@@ -105,7 +105,7 @@ std::string RenderTable(const RunReport& report, const TableStyle& style) {
   for (size_t i = 0; i < rows.size(); ++i) {
     std::string label = OutcomeKindLabel(rows[i].kind);
     out += folded[i] + std::string(name_width - folded[i].size() + 2, ' ');
-    out += Paint(label, ColorOf(rows[i].kind), style.color);
+    out += Paint(label, OutcomeColor(rows[i].kind), style.color);
     out += std::string(label_width - label.size() + 2, ' ');
     out += rows[i].detail + "\n";
   }

@@ -1,5 +1,6 @@
 #include "fleetreap/terminal.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -16,6 +17,13 @@ bool ShouldUseColor(const std::string& color_flag, bool is_terminal,
 
 bool IsTerminal(std::FILE* stream) {
   return stream != nullptr && isatty(fileno(stream)) == 1;
+}
+
+int TerminalWidth(std::FILE* stream) {
+  if (!IsTerminal(stream)) return 0;
+  struct winsize size {};
+  if (ioctl(fileno(stream), TIOCGWINSZ, &size) != 0) return 0;
+  return size.ws_col;
 }
 
 bool ShouldUseColorFor(std::FILE* stream, const std::string& color_flag) {

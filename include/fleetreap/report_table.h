@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "fleetreap/host_outcome.h"
 #include "fleetreap/report.h"
 
 namespace fleetreap {
@@ -27,6 +28,11 @@ std::string RenderTable(const RunReport& report, const TableStyle& style);
 /// "NOT READY: 60/64 hosts clean, 1 dirty, 2 unreachable, 1 failed in 12.3 s (exit 3)",
 /// "DRY RUN: ..." for dry runs, "INTERRUPTED: ..." when Ctrl-C cut it short.
 std::string RenderVerdict(const RunReport& report, const TableStyle& style);
+
+/// The ANSI colour that marks "kind" on a terminal: green for clean and
+/// cleaned, cyan for would clean, yellow for dirty, red for failed and
+/// unreachable, magenta for not started.
+const char* OutcomeColor(OutcomeKind kind);
 
 /// "12.3 s": durations as the human reports print them.
 std::string FormatSeconds(std::chrono::milliseconds duration);

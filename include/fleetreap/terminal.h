@@ -19,6 +19,10 @@ bool ShouldUseColor(const std::string& color_flag, bool is_terminal,
 /// True when "stream" is a terminal (isatty on its descriptor).
 bool IsTerminal(std::FILE* stream);
 
+/// The width of the terminal behind "stream" in columns; 0 when it is no
+/// terminal or does not say.
+int TerminalWidth(std::FILE* stream);
+
 /// The same decision for a real stream, reading $NO_COLOR from the environment.
 bool ShouldUseColorFor(std::FILE* stream, const std::string& color_flag);
 
