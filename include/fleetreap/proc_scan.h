@@ -29,10 +29,19 @@
 
 namespace fleetreap {
 
+/// Knobs for tests; production uses the defaults.
+struct HolderScanOptions {
+  std::string dev_dir = "/dev";  // where the nvidia* device files live
+  bool allow_fuser = true;       // false forces the /proc fd scan
+};
+
 /// The snippet's text. Run it with /bin/sh (through BoundedCommand); it
 /// prints the records above on stdout and exits 0, also when nothing holds a
-/// device or no device exists.
-std::string HolderScanScript();
+/// device or no device exists. The fuser method also sees memory maps of a
+/// device; the /proc method sees open file descriptors only. Cost: one fuser
+/// (or one ls over all /proc/PID/fd) per device file, then about ten forks
+/// per holder.
+std::string HolderScanScript(const HolderScanOptions& options = HolderScanOptions());
 
 /// What a scan saw besides the holders.
 struct HolderScanInfo {
@@ -58,8 +67,9 @@ Status ParseHolderScan(const std::string& out, std::vector<Holder>* holders,
 /// start_time). kParse on a malformed line.
 Status ParseProcStat(const std::string& stat, Holder* holder);
 
-/// The GPU index of an NVIDIA device path: "/dev/nvidia3" -> 3. Returns -1
-/// for every other path (nvidiactl, nvidia-uvm, nvidia-caps/...).
+/// The GPU index of an NVIDIA device path: "/dev/nvidia3" -> 3 (any
+/// directory, so tests may use stand-in files). Returns -1 for every other
+/// path (nvidiactl, nvidia-uvm, nvidia-caps/nvidia-cap1...).
 int GpuIndexOfDevice(const std::string& path);
 
 }  // namespace fleetreap
