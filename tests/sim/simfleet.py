@@ -36,6 +36,7 @@ Python process that started them (PR_SET_PDEATHSIG), so a crashed test leaves
 nothing running; scripts/fleet uses persistent=True.
 """
 
+import concurrent.futures
 import ctypes
 import json
 import os
@@ -239,8 +240,11 @@ class Fleet:
             self._save()
             self._wait_ready(timeout)
             self.timings["boot_s"] = time.monotonic() - t0
-            for host in self.hosts.values():
-                scenarios.get(host.spec.scenario)(host_setup.HostSetup(self, host))
+            with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+                staged = [pool.submit(scenarios.get(h.spec.scenario), host_setup.HostSetup(self, h))
+                          for h in self.hosts.values()]
+                for future in staged:
+                    future.result()
             self._write_inventory()
             self._write_known_hosts()
             self._save()
