@@ -1,0 +1,121 @@
+#include "fleetreap/gpu_state.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace fleetreap {
+namespace {
+
+GpuReading Reading(int index, std::optional<int64_t> used) {
+  GpuReading gpu;
+  gpu.index = index;
+  gpu.used_mib = used;
+  return gpu;
+}
+
+GpuReading Lost(int index, const std::string& bus_id) {
+  GpuReading gpu;
+  gpu.index = index;
+  gpu.bus_id = bus_id;
+  gpu.state = GpuState::kLost;
+  gpu.detail = "GPU is lost";
+  return gpu;
+}
+
+Holder MakeHolder(int pid, const std::string& comm, std::vector<int> gpus, HolderFate fate) {
+  Holder holder;
+  holder.pid = pid;
+  holder.comm = comm;
+  holder.gpus = std::move(gpus);
+  holder.fate = fate;
+  return holder;
+}
+
+// "INDEX STATE (DETAIL)" per GPU, in order.
+std::string Render(const std::vector<GpuReading>& gpus) {
+  std::string text;
+  for (const GpuReading& gpu : gpus) {
+    text += std::to_string(gpu.index) + " " + GpuStateName(gpu.state);
+    if (!gpu.detail.empty()) text += " (" + gpu.detail + ")";
+    text += "\n";
+  }
+  return text;
+}
+
+TEST(GpuStateTest, GivesEveryGpuExactlyOneState) {
+  const Holder vllm = MakeHolder(300, "VLLM::Worker_TP", {1}, HolderFate::kObserved);
+  const Holder persistenced = MakeHolder(20, "nvidia-persiste", {0, 1, 2, 3}, HolderFate::kProtected);
+  const Holder killed = MakeHolder(301, "python3", {2}, HolderFate::kKilled);
+  const Holder unkillable = MakeHolder(302, "python3", {3}, HolderFate::kUnkillable);
+  const Holder ctl_only = MakeHolder(303, "monitor", {}, HolderFate::kObserved);
+  struct Row {
+    const char* name;
+    std::vector<GpuReading> gpus;
+    std::vector<Holder> holders;
+    int expected_gpus;
+    int64_t threshold;
+    const char* expected;
+    bool host_clean;
+  };
+  const Row rows[] = {
+      {"all clean", {Reading(0, 0), Reading(1, 5)}, {}, 2, 5, "0 clean\n1 clean\n", true},
+      {"clean with protected daemons", {Reading(0, 1), Reading(1, 0)}, {persistenced, ctl_only}, 2, 5,
+       "0 protected_only (held by protected nvidia-persiste (20))\n"
+       "1 protected_only (held by protected nvidia-persiste (20))\n", true},
+      {"busy beats protected", {Reading(0, 3), Reading(1, 70000)}, {persistenced, vllm}, 0, 5,
+       "0 protected_only (held by protected nvidia-persiste (20))\n"
+       "1 busy (held by VLLM::Worker_TP (300))\n", false},
+      {"busy even with memory unknown", {Reading(1, std::nullopt)}, {vllm}, 0, 5,
+       "1 busy (held by VLLM::Worker_TP (300))\n", false},
+      {"protected daemon over threshold", {Reading(0, 900)}, {persistenced}, 1, 5,
+       "0 busy (900 MiB used, held only by protected nvidia-persiste (20))\n", false},
+      {"ghost", {Reading(0, 0), Reading(1, 10151)}, {killed}, 2, 5,
+       "0 clean\n1 ghost (10151 MiB used with no holder: needs a GPU reset or a reboot)\n", false},
+      {"killed holder no longer holds", {Reading(2, 0)}, {killed}, 0, 5, "2 clean\n", true},
+      {"unkillable still holds", {Reading(3, 0)}, {unkillable}, 0, 5,
+       "3 busy (held by python3 (302))\n", false},
+      {"unknown memory", {Reading(0, std::nullopt)}, {}, 1, 5, "0 unknown (memory.used unknown)\n", false},
+      {"threshold is inclusive", {Reading(0, 596), Reading(1, 597)}, {}, 0, 596,
+       "0 clean\n1 ghost (597 MiB used with no holder: needs a GPU reset or a reboot)\n", false},
+      {"missing GPUs, rows out of order", {Reading(3, 0), Reading(0, 0)}, {}, 4, 5,
+       "0 clean\n"
+       "1 missing (expected 4 GPUs; nvidia-smi did not report index 1)\n"
+       "2 missing (expected 4 GPUs; nvidia-smi did not report index 2)\n"
+       "3 clean\n", false},
+      {"a lost GPU stands in for its absent index", {Reading(0, 0), Lost(-1, "00000000:5D:00.0"),
+       Reading(2, 0)}, {}, 3, 5, "0 clean\n2 clean\n-1 lost (GPU is lost)\n", false},
+      {"lost with index", {Lost(0, "00000000:18:00.0"), Reading(1, 0)}, {vllm}, 2, 5,
+       "0 lost (GPU is lost)\n1 busy (held by VLLM::Worker_TP (300))\n", false},
+      {"more GPUs than expected", {Reading(0, 0), Reading(1, 0)}, {}, 1, 5, "0 clean\n1 clean\n", true},
+      {"no readings, nothing expected", {}, {}, 0, 5, "", false},
+      {"no readings, 2 expected", {}, {}, 2, 5,
+       "0 missing (expected 2 GPUs; nvidia-smi did not report index 0)\n"
+       "1 missing (expected 2 GPUs; nvidia-smi did not report index 1)\n", false},
+  };
+  for (const Row& row : rows) {
+    std::vector<GpuReading> gpus = row.gpus;
+    ClassifyGpus(row.holders, row.expected_gpus, row.threshold, &gpus);
+    EXPECT_EQ(Render(gpus), row.expected) << row.name;
+    EXPECT_EQ(HostGpusClean(gpus), row.host_clean) << row.name;
+    ClassifyGpus(row.holders, row.expected_gpus, row.threshold, &gpus);
+    EXPECT_EQ(Render(gpus), row.expected) << row.name << " (classified twice)";
+  }
+}
+
+TEST(GpuStateTest, HolderStillPresent) {
+  const std::pair<HolderFate, bool> rows[] = {
+      {HolderFate::kObserved, true},    {HolderFate::kTerminated, false},
+      {HolderFate::kKilled, false},     {HolderFate::kGone, false},
+      {HolderFate::kProtected, true},   {HolderFate::kUnkillable, true},
+      {HolderFate::kWouldTerm, true},   {HolderFate::kWouldKill, true},
+  };
+  for (const auto& [fate, present] : rows) {
+    Holder holder;
+    holder.fate = fate;
+    EXPECT_EQ(HolderStillPresent(holder), present) << HolderFateName(fate);
+  }
+}
+
+}  // namespace
+}  // namespace fleetreap
