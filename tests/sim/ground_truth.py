@@ -4,7 +4,9 @@ and of the fake nvidia-smi's mode (a hung or "missing" nvidia-smi does not
 hide the truth).
 
 collect(fleet) returns {host name: {
-  "address": "127.0.N.X", "scenario": str, "listener": "sshd"|"tarpit"|"none",
+  "address": "127.0.N.X", "scenario": str,
+  "listener": "sshd"|"tarpit"|"none"  (what listens now: an sshd killed mid-run
+      reads "none"),
   "gpu_processes": [{"pid", "name", "comm", "exe", "user_uid", "gpus", "mib"}],
       non-protected processes holding any /dev/nvidia* (PIDs as seen inside),
   "protected": [{"pid", "name", "original"}], protected holders alive now,
@@ -124,6 +126,10 @@ def collect(fleet):
         except OSError:
             shm = []
         mode = (_read(os.path.join(host.state, "mode")) or "normal").strip()
+        if any(p["exe"] == "/usr/sbin/sshd" for p in procs):
+            listener = "sshd"
+        else:
+            listener = "tarpit" if host.listener == "tarpit" else "none"
         for p in gpu_processes:
             del p["holds_device"]
         clean = (not gpu_processes and not missing
@@ -131,7 +137,7 @@ def collect(fleet):
                  and not set(host.shm_remove) & set(shm)
                  and set(host.shm_keep) <= set(shm))
         truth[name] = {"address": host.address, "scenario": host.spec.scenario,
-                       "listener": host.listener, "gpu_processes": gpu_processes,
+                       "listener": listener, "gpu_processes": gpu_processes,
                        "protected": protected, "protected_missing": missing, "gpus": gpus,
                        "shm_remaining": shm, "shm_must_keep": sorted(host.shm_keep),
                        "shm_must_remove": sorted(host.shm_remove),
