@@ -66,6 +66,23 @@ void SetTimeout(ssh_session session, milliseconds timeout) {
 
 }  // namespace
 
+SshTransportOptions SshOptionsFor(const Host& host, const Options& options) {
+  SshTransportOptions ssh;
+  ssh.name = host.name;
+  ssh.address = host.address.empty() ? host.name : host.address;
+  ssh.port = host.port;
+  ssh.user = host.user.empty() ? options.user : host.user;
+  if (!host.identity_file.empty()) ssh.identity_files.push_back(host.identity_file);
+  if (!options.identity.empty() && options.identity != host.identity_file) {
+    ssh.identity_files.push_back(options.identity);
+  }
+  ssh.known_hosts = options.known_hosts;
+  ssh.host_key_policy = options.host_key_policy;
+  ssh.connect_timeout = options.connect_timeout;
+  ssh.use_ssh_config = options.ssh_config;
+  return ssh;
+}
+
 SshTransport::SshTransport(SshTransportOptions options)
     : options_(std::move(options)) {
   if (options_.known_hosts.empty()) {

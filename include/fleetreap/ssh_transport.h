@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "fleetreap/host.h"
 #include "fleetreap/options.h"
 #include "fleetreap/transport.h"
 
@@ -85,5 +86,10 @@ class SshTransport : public Transport {
   std::unique_ptr<Session> session_;
   std::string fingerprint_;
 };
+
+/// The options for reaching "host" under the command line "options": the
+/// inventory's user and key file win over --user and --identity (as in
+/// Ansible), and both keys are tried when both are given.
+SshTransportOptions SshOptionsFor(const Host& host, const Options& options);
 
 }  // namespace fleetreap

@@ -1,0 +1,293 @@
+#include "fleetreap/fleet_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace fleetreap {
+namespace {
+
+using std::chrono::milliseconds;
+
+// A transport whose Connect() answers from a script: one status per attempt,
+// the last one repeated. Run() is never expected (the fake cleaner does not run
+// commands).
+class ScriptedTransport : public Transport {
+ public:
+  explicit ScriptedTransport(std::vector<Status> script) : script_(std::move(script)) {}
+  Status Connect() override {
+    Status status = script_[std::min(calls_, script_.size() - 1)];
+    ++calls_;
+    return status;
+  }
+  CommandResult Run(const std::string&, milliseconds) override { return {}; }
+  void Close() override {}
+  std::string Describe() const override { return "scripted"; }
+
+ private:
+  std::vector<Status> script_;
+  size_t calls_ = 0;
+};
+
+// Counts observer calls; thread-safe like every observer must be.
+class CountingObserver : public FleetObserver {
+ public:
+  void RunStarted(int total) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    total_ = total;
+  }
+  void HostStarted(const Host&) override { Bump("started"); }
+  void HostRetrying(const Host&, int, const std::string&) override { Bump("retrying"); }
+  void HostFinished(const HostReport&) override { Bump("finished"); }
+  void RunFinished() override { Bump("run_finished"); }
+  int count(const std::string& what) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return counts_[what];
+  }
+  int total() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return total_;
+  }
+
+ private:
+  void Bump(const std::string& what) {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++counts_[what];
+  }
+  std::mutex mu_;
+  std::map<std::string, int> counts_;
+  int total_ = -1;
+};
+
+HostReport CleanReport(Transport&, const HostJob& job) {
+  HostReport report;
+  report.status = HostStatus::kClean;
+  report.timings.push_back({"inspect", milliseconds(1)});
+  report.error_message = job.become ? "become" : "";
+  return report;
+}
+
+std::vector<FleetPlan> Plans(int count) {
+  std::vector<FleetPlan> plans;
+  for (int i = 0; i < count; ++i) {
+    FleetPlan plan;
+    plan.host.name = "gpu" + std::to_string(i);
+    plan.host.address = "10.0.0." + std::to_string(i);
+    plan.host.port = 2200 + i;
+    plans.push_back(plan);
+  }
+  return plans;
+}
+
+FleetSettings FastSettings() {
+  FleetSettings settings;
+  settings.retry_backoff = milliseconds(1);
+  settings.tool_version = "test";
+  return settings;
+}
+
+Status Err(ErrorKind kind) { return Status::Error(kind, ErrorKindName(kind)); }
+
+struct ConnectCase {
+  const char* name;
+  std::vector<Status> script;
+  int retries;
+  HostStatus status;
+  ErrorKind kind;
+  int attempts;
+  int retrying_calls;
+};
+
+TEST(FleetRunnerTest, ConnectOutcomesAndRetries) {
+  const ConnectCase kCases[] = {
+      {"ok", {Status::Ok()}, 2, HostStatus::kClean, ErrorKind::kNone, 1, 0},
+      {"refused then ok", {Err(ErrorKind::kRefused), Err(ErrorKind::kRefused), Status::Ok()},
+       2, HostStatus::kClean, ErrorKind::kNone, 3, 2},
+      {"refused always", {Err(ErrorKind::kRefused)}, 2, HostStatus::kUnreachable,
+       ErrorKind::kRefused, 3, 2},
+      {"banner timeout, no retries", {Err(ErrorKind::kBannerTimeout)}, 0,
+       HostStatus::kUnreachable, ErrorKind::kBannerTimeout, 1, 0},
+      {"connection lost then ok", {Err(ErrorKind::kConnectionLost), Status::Ok()}, 1,
+       HostStatus::kClean, ErrorKind::kNone, 2, 1},
+      {"auth is not retried", {Err(ErrorKind::kAuth)}, 2, HostStatus::kUnreachable,
+       ErrorKind::kAuth, 1, 0},
+      {"host key is not retried", {Err(ErrorKind::kHostKey)}, 2, HostStatus::kUnreachable,
+       ErrorKind::kHostKey, 1, 0},
+      {"dns is not retried", {Err(ErrorKind::kDns)}, 2, HostStatus::kUnreachable,
+       ErrorKind::kDns, 1, 0},
+      {"internal is failed, not unreachable", {Err(ErrorKind::kInternal)}, 2,
+       HostStatus::kFailed, ErrorKind::kInternal, 1, 0},
+  };
+  for (const ConnectCase& c : kCases) {
+    SCOPED_TRACE(c.name);
+    FleetSettings settings = FastSettings();
+    settings.retries = c.retries;
+    CountingObserver observer;
+    RunReport report = RunFleet(
+        Plans(1), settings,
+        [&](const Host&) { return std::make_unique<ScriptedTransport>(c.script); },
+        &observer, nullptr, CleanReport);
+    ASSERT_EQ(report.hosts.size(), 1u);
+    const HostReport& host = report.hosts[0];
+    EXPECT_EQ(host.status, c.status);
+    EXPECT_EQ(host.error_kind, c.kind);
+    EXPECT_EQ(host.attempts, c.attempts);
+    EXPECT_EQ(host.name, "gpu0");
+    EXPECT_EQ(host.address, "10.0.0.0");
+    EXPECT_EQ(host.port, 2200);
+    ASSERT_FALSE(host.timings.empty());
+    EXPECT_EQ(host.timings[0].step, "connect");
+    EXPECT_EQ(observer.count("retrying"), c.retrying_calls);
+    EXPECT_EQ(observer.count("started"), 1);
+    EXPECT_EQ(observer.count("finished"), 1);
+    EXPECT_EQ(observer.count("run_finished"), 1);
+    EXPECT_EQ(observer.total(), 1);
+  }
+}
+
+TEST(FleetRunnerTest, KeepsInputOrderAndEveryHost) {
+  // Odd hosts are unreachable, even ones clean; 200 hosts over 16 forks.
+  FleetSettings settings = FastSettings();
+  settings.forks = 16;
+  settings.retries = 0;
+  RunReport report = RunFleet(
+      Plans(200), settings,
+      [](const Host& host) {
+        bool odd = (host.port % 2) == 1;
+        return std::make_unique<ScriptedTransport>(
+            std::vector<Status>{odd ? Err(ErrorKind::kConnectTimeout) : Status::Ok()});
+      },
+      nullptr, nullptr, CleanReport);
+  ASSERT_EQ(report.hosts.size(), 200u);
+  EXPECT_TRUE(report.not_started.empty());
+  EXPECT_FALSE(report.interrupted);
+  for (int i = 0; i < 200; ++i) {
+    EXPECT_EQ(report.hosts[i].name, "gpu" + std::to_string(i));
+    EXPECT_EQ(report.hosts[i].status, i % 2 ? HostStatus::kUnreachable : HostStatus::kClean);
+  }
+}
+
+TEST(FleetRunnerTest, NeverMoreThanForksInFlight) {
+  std::mutex mu;
+  std::condition_variable changed;
+  int in_flight = 0;
+  int most = 0;
+  FleetSettings settings = FastSettings();
+  settings.forks = 3;
+  RunReport report = RunFleet(
+      Plans(12), settings,
+      [](const Host&) { return std::make_unique<ScriptedTransport>(std::vector<Status>{Status::Ok()}); },
+      nullptr, nullptr, [&](Transport& t, const HostJob& job) {
+        std::unique_lock<std::mutex> lock(mu);
+        most = std::max(most, ++in_flight);
+        changed.notify_all();
+        // Hold the first slots until the pool has been full once.
+        changed.wait_for(lock, std::chrono::seconds(10), [&] { return most >= 3; });
+        --in_flight;
+        return CleanReport(t, job);
+      });
+  EXPECT_EQ(report.hosts.size(), 12u);
+  EXPECT_EQ(most, 3);
+}
+
+TEST(FleetRunnerTest, StopRequestedLeavesTheRestNotStarted) {
+  std::atomic<bool> stop{false};
+  FleetSettings settings = FastSettings();
+  settings.forks = 1;
+  RunReport report = RunFleet(
+      Plans(5), settings,
+      [](const Host&) { return std::make_unique<ScriptedTransport>(std::vector<Status>{Status::Ok()}); },
+      nullptr, &stop, [&](Transport& t, const HostJob& job) {
+        stop = true;  // Ctrl-C while the first host runs: it still finishes
+        return CleanReport(t, job);
+      });
+  ASSERT_EQ(report.hosts.size(), 1u);
+  EXPECT_EQ(report.hosts[0].status, HostStatus::kClean);
+  EXPECT_EQ(report.not_started,
+            (std::vector<std::string>{"gpu1", "gpu2", "gpu3", "gpu4"}));
+  EXPECT_TRUE(report.interrupted);
+}
+
+TEST(FleetRunnerTest, PassedDeadlineStartsNothingMore) {
+  FleetSettings settings = FastSettings();
+  settings.forks = 1;
+  settings.deadline = milliseconds(1);
+  RunReport report = RunFleet(
+      Plans(3), settings,
+      [](const Host&) { return std::make_unique<ScriptedTransport>(std::vector<Status>{Status::Ok()}); },
+      nullptr, nullptr, [](Transport& t, const HostJob& job) {
+        std::this_thread::sleep_for(milliseconds(20));  // outlives the deadline
+        return CleanReport(t, job);
+      });
+  EXPECT_EQ(report.hosts.size() + report.not_started.size(), 3u);
+  EXPECT_FALSE(report.not_started.empty());
+  EXPECT_FALSE(report.interrupted);
+}
+
+TEST(FleetRunnerTest, JobCarriesSettings) {
+  FleetSettings settings = FastSettings();
+  settings.dry_run = true;
+  settings.command_timeout = milliseconds(1234);
+  settings.host_timeout = milliseconds(60000);
+  settings.extra_protect = {"my-daemon"};
+  std::vector<FleetPlan> plans = Plans(2);
+  plans[1].host.become = true;
+  std::mutex mu;
+  std::vector<HostJob> jobs;
+  RunFleet(
+      plans, settings,
+      [](const Host&) { return std::make_unique<ScriptedTransport>(std::vector<Status>{Status::Ok()}); },
+      nullptr, nullptr, [&](Transport& t, const HostJob& job) {
+        std::lock_guard<std::mutex> lock(mu);
+        jobs.push_back(job);
+        return CleanReport(t, job);
+      });
+  ASSERT_EQ(jobs.size(), 2u);
+  for (const HostJob& job : jobs) {
+    EXPECT_TRUE(job.dry_run);
+    EXPECT_EQ(job.command_timeout, milliseconds(1234));
+    EXPECT_EQ(job.extra_protect, std::vector<std::string>{"my-daemon"});
+    EXPECT_NE(job.deadline, std::chrono::steady_clock::time_point::max());
+    EXPECT_EQ(job.playbook, &DefaultPlaybook());
+    EXPECT_EQ(job.become, job.host->name == "gpu1");
+  }
+}
+
+TEST(FleetRunnerTest, NullTransportFailsOnlyThatHost) {
+  RunReport report = RunFleet(
+      Plans(2), FastSettings(),
+      [](const Host& host) -> std::unique_ptr<Transport> {
+        if (host.name == "gpu0") return nullptr;
+        return std::make_unique<ScriptedTransport>(std::vector<Status>{Status::Ok()});
+      },
+      nullptr, nullptr, CleanReport);
+  ASSERT_EQ(report.hosts.size(), 2u);
+  EXPECT_EQ(report.hosts[0].status, HostStatus::kFailed);
+  EXPECT_EQ(report.hosts[0].error_kind, ErrorKind::kInternal);
+  EXPECT_EQ(report.hosts[1].status, HostStatus::kClean);
+}
+
+TEST(FleetRunnerTest, SettingsFromOptions) {
+  Options options;
+  options.forks = 0;
+  options.retries = 5;
+  options.command_timeout = milliseconds(3000);
+  options.deadline = milliseconds(90000);
+  options.dry_run = true;
+  options.become = true;
+  options.protect = {"x"};
+  FleetSettings settings = FleetSettingsFor(options);
+  EXPECT_EQ(settings.forks, 1);
+  EXPECT_EQ(settings.retries, 5);
+  EXPECT_EQ(settings.command_timeout, milliseconds(3000));
+  EXPECT_EQ(settings.deadline, milliseconds(90000));
+  EXPECT_TRUE(settings.dry_run);
+  EXPECT_TRUE(settings.become);
+  EXPECT_EQ(settings.extra_protect, std::vector<std::string>{"x"});
+}
+
+}  // namespace
+}  // namespace fleetreap
