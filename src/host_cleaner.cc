@@ -1,13 +1,410 @@
 #include "fleetreap/host_cleaner.h"
 
+#include <algorithm>
+#include <thread>
+
+#include "fleetreap/escalation.h"
+#include "fleetreap/gpu_state.h"
+#include "fleetreap/nvidia_smi.h"
+#include "fleetreap/proc_scan.h"
+#include "fleetreap/protect.h"
+#include "fleetreap/remote_script.h"
+
 namespace fleetreap {
 
-HostReport CleanHost(Transport&, const HostJob&) {
-  HostReport report;
-  report.status = HostStatus::kFailed;
-  report.error_kind = ErrorKind::kInternal;
-  report.error_message = "escalation not implemented yet";
-  return report;
+namespace {
+
+using std::chrono::duration_cast;
+using std::chrono::milliseconds;
+using TimePoint = std::chrono::steady_clock::time_point;
+
+class RealClock : public CleanerClock {
+ public:
+  TimePoint Now() override { return std::chrono::steady_clock::now(); }
+  void SleepFor(milliseconds duration) override {
+    std::this_thread::sleep_for(duration);
+  }
+};
+
+std::string FirstLine(const std::string& text) {
+  std::string line = text.substr(0, text.find('\n'));
+  return line.size() > 200 ? line.substr(0, 200) : line;
+}
+
+// One host's run: the state that CleanHost threads through the ladder.
+class Runner {
+ public:
+  Runner(Transport& transport, const HostJob& job)
+      : transport_(transport),
+        job_(job),
+        playbook_(*job.playbook),
+        clock_(job.clock ? *job.clock : RealCleanerClock()),
+        protect_(ProtectList::Default()) {
+    protect_.AddAll(playbook_.protect);
+    protect_.AddAll(job.host->protect);
+    protect_.AddAll(job.extra_protect);
+    threshold_ = job.host->threshold_mib.value_or(playbook_.threshold_mib);
+    milliseconds half = job.command_timeout / 2;
+    nvidia_smi_timeout_ = std::clamp(half, milliseconds(1000), milliseconds(30000));
+  }
+
+  HostReport Run();
+
+ private:
+  // Runs "script" bounded by "timeout" (cut to the deadline). On failure
+  // sets the report's error and returns false.
+  bool Exec(const std::string& script, milliseconds timeout, CommandResult* result);
+  bool Fail(ErrorKind kind, const std::string& message);
+  bool Scan(const std::vector<std::string>& units, std::vector<GpuReading>* gpus);
+  void Merge(const std::vector<Holder>& scanned);
+  bool Signal(const Action& action);
+  bool StopUnits(const Action& action);
+  bool CleanShm(bool dry_run);
+  bool ResetGpus(const Action& action);
+  void Time(const char* step, TimePoint start) {
+    report_.timings.push_back(
+        {step, duration_cast<milliseconds>(clock_.Now() - start)});
+  }
+  void Finish();
+
+  Transport& transport_;
+  const HostJob& job_;
+  const Playbook& playbook_;
+  CleanerClock& clock_;
+  ProtectList protect_;
+  int64_t threshold_ = 0;
+  milliseconds nvidia_smi_timeout_{20000};
+  HostReport report_;
+  HostView view_;
+  History history_;
+  TimePoint last_signal_;
+  bool failed_ = false;
+  bool nvidia_smi_failed_ = false;  // the latest scan's query failed outright
+};
+
+bool Runner::Fail(ErrorKind kind, const std::string& message) {
+  if (!failed_) {
+    failed_ = true;
+    report_.status = HostStatus::kFailed;
+    report_.error_kind = kind;
+    report_.error_message = message;
+  }
+  return false;
+}
+
+bool Runner::Exec(const std::string& script, milliseconds timeout,
+                  CommandResult* result) {
+  TimePoint now = clock_.Now();
+  if (now >= job_.deadline) return Fail(ErrorKind::kHostTimeout, "host deadline reached");
+  if (job_.deadline != TimePoint::max()) {
+    timeout = std::min(timeout, duration_cast<milliseconds>(job_.deadline - now));
+  }
+  *result = transport_.Run(BoundedCommand(script, timeout, job_.become), timeout);
+  switch (result->end) {
+    case CommandEnd::kExited:
+      break;
+    case CommandEnd::kTimedOut:
+      return Fail(ErrorKind::kCommandTimeout,
+                  "command did not finish within " +
+                      std::to_string(timeout.count()) + "ms");
+    case CommandEnd::kConnectionLost:
+      return Fail(ErrorKind::kConnectionLost, result->error);
+    case CommandEnd::kSignaled:
+      return Fail(ErrorKind::kCommandFailed,
+                  "remote command killed by SIG" + result->signal);
+    case CommandEnd::kNotStarted:
+      return Fail(ErrorKind::kCommandFailed,
+                  "remote command not started: " + result->error);
+  }
+  if (IsSudoRefusal(*result)) return Fail(ErrorKind::kSudo, FirstLine(result->err));
+  if (result->exit_code == 124 || result->exit_code == 137) {
+    return Fail(ErrorKind::kCommandTimeout,
+                "remote command ran past " + std::to_string(timeout.count()) + "ms");
+  }
+  return true;
+}
+
+bool Runner::Scan(const std::vector<std::string>& units,
+                  std::vector<GpuReading>* gpus) {
+  CommandResult result;
+  milliseconds timeout = job_.command_timeout + nvidia_smi_timeout_;
+  if (!Exec(ScanScript(units, nvidia_smi_timeout_), timeout, &result)) return false;
+  ScanOutput scan;
+  Status status = ParseScanOutput(result.out, &scan);
+  if (!status.ok()) {
+    return Fail(status.kind(), status.message() +
+                                   (result.err.empty() ? "" : ": " + FirstLine(result.err)));
+  }
+  protect_.SetSession(scan.shell_pid, {scan.ancestors.begin(), scan.ancestors.end()});
+  if (!history_.inspected) view_.active_units = scan.active_units;
+
+  std::vector<Holder> holders;
+  status = ParseHolderScan(scan.holder_scan, &holders);
+  if (!status.ok()) return Fail(status.kind(), status.message());
+  Merge(holders);
+
+  GpuQueryResult query;
+  if (scan.nvidia_smi_exit == 124 || scan.nvidia_smi_exit == 137) {
+    report_.nvidia_smi_error = "nvidia-smi did not answer within " +
+                               std::to_string(nvidia_smi_timeout_.count() / 1000) + "s";
+    return Fail(ErrorKind::kCommandTimeout, report_.nvidia_smi_error);
+  }
+  status = ParseGpuQuery(scan.nvidia_smi_out, scan.nvidia_smi_err,
+                         scan.nvidia_smi_exit, GpuQueryFields(), &query);
+  if (!query.tool_message.empty()) report_.nvidia_smi_error = query.tool_message;
+  nvidia_smi_failed_ = !status.ok() && query.failure != NvidiaSmiFailure::kGpuLost;
+  if (!status.ok() && status.kind() != ErrorKind::kCommandFailed) {
+    return Fail(status.kind(), status.message());
+  }
+  if (!status.ok() && report_.nvidia_smi_error.empty()) {
+    report_.nvidia_smi_error = status.message();
+  }
+  std::vector<Holder> current;
+  for (const TrackedHolder& t : view_.holders) current.push_back(t.holder);
+  *gpus = query.gpus;
+  ClassifyGpus(current, job_.host->expected_gpus, threshold_, gpus);
+  view_.gpus = *gpus;
+  return true;
+}
+
+void Runner::Merge(const std::vector<Holder>& scanned) {
+  for (TrackedHolder& t : view_.holders) t.present = false;
+  for (const Holder& h : scanned) {
+    auto it = std::find_if(view_.holders.begin(), view_.holders.end(),
+                           [&](const TrackedHolder& t) {
+                             return t.holder.pid == h.pid &&
+                                    t.holder.start_time == h.start_time;
+                           });
+    if (it != view_.holders.end()) {
+      HolderFate fate = it->holder.fate;
+      std::string by = it->holder.protected_by;
+      int round = it->holder.round;
+      it->holder = h;
+      it->holder.fate = fate == HolderFate::kGone ? HolderFate::kObserved : fate;
+      it->holder.protected_by = by;
+      it->holder.round = round;
+      it->present = true;
+      continue;
+    }
+    TrackedHolder t;
+    t.holder = h;
+    t.holder.round = history_.waves + 1;
+    t.holder.protected_by = protect_.Reason(h);
+    t.holder.fate = t.holder.protected_by.empty() ? HolderFate::kObserved
+                                                  : HolderFate::kProtected;
+    view_.holders.push_back(t);
+  }
+  for (TrackedHolder& t : view_.holders) {
+    if (t.present || t.holder.fate == HolderFate::kProtected) continue;
+    t.holder.fate = FateAfterExit(t);
+  }
+}
+
+bool Runner::Signal(const Action& action) {
+  const bool kill = action.kind == ActionKind::kKill;
+  TimePoint start = clock_.Now();
+  CommandResult result;
+  std::string script = SignalScript(kill ? "KILL" : "TERM", action.targets,
+                                    action.wait, playbook_.poll_interval);
+  bool ok = Exec(script, action.wait + job_.command_timeout, &result);
+  Time(kill ? "kill" : "term", start);
+  if (!ok) return false;
+  SignalOutput out;
+  Status status = ParseSignalOutput(result.out, &out);
+  if (!status.ok()) return Fail(status.kind(), status.message());
+  last_signal_ = start;
+  history_.signalled_since_scan = true;
+  history_.rescans_since_signal = 0;
+  for (const Target& target : action.targets) {
+    auto it = std::find_if(view_.holders.begin(), view_.holders.end(),
+                           [&](const TrackedHolder& t) {
+                             return t.holder.pid == target.pid &&
+                                    t.holder.start_time == target.start_time;
+                           });
+    if (it == view_.holders.end()) continue;
+    history_.waves = std::max(history_.waves, it->holder.round);
+    auto in = [&](const std::vector<int>& pids) {
+      return std::count(pids.begin(), pids.end(), target.pid) > 0;
+    };
+    if (in(out.sent) || in(out.failed)) {
+      (kill ? it->kill_sent : it->term_sent) = true;
+      if (in(out.sent)) (kill ? report_.kill_sent : report_.term_sent)++;
+    }
+    auto left = std::find_if(out.left.begin(), out.left.end(),
+                             [&](const std::pair<int, char>& l) {
+                               return l.first == target.pid;
+                             });
+    if (left != out.left.end()) {
+      it->holder.state = left->second;
+      if (kill) it->holder.fate = HolderFate::kUnkillable;
+    } else {
+      it->present = false;
+      it->holder.fate = FateAfterExit(*it);
+    }
+  }
+  return true;
+}
+
+bool Runner::StopUnits(const Action& action) {
+  TimePoint start = clock_.Now();
+  CommandResult result;
+  milliseconds timeout = (playbook_.unit_stop_timeout + milliseconds(3000)) *
+                             static_cast<int>(action.units.size()) +
+                         job_.command_timeout;
+  bool ok = Exec(StopUnitsScript(action.units, playbook_.unit_stop_timeout),
+                 timeout, &result);
+  Time("stop_units", start);
+  history_.units_done = true;
+  if (!ok) return false;
+  std::vector<UnitStop> stops;
+  Status status = ParseStopUnitsOutput(result.out, action.units, &stops);
+  if (!status.ok()) return Fail(status.kind(), status.message());
+  for (const UnitStop& stop : stops) {
+    if (stop.exit_code == 0) report_.units_stopped.push_back(stop.unit);
+  }
+  return true;
+}
+
+bool Runner::CleanShm(bool dry_run) {
+  TimePoint start = clock_.Now();
+  CommandResult result;
+  bool ok = Exec(ShmCleanScript(playbook_.shm_patterns, dry_run),
+                 job_.command_timeout, &result);
+  Time("clean_shm", start);
+  history_.shm_done = true;
+  if (!ok) return false;
+  ShmOutput out;
+  Status status = ParseShmOutput(result.out, &out);
+  if (!status.ok()) return Fail(status.kind(), status.message());
+  (dry_run ? report_.shm_would_remove : report_.shm_removed) = out.removed;
+  return true;
+}
+
+bool Runner::ResetGpus(const Action& action) {
+  TimePoint start = clock_.Now();
+  CommandResult result;
+  bool ok = Exec(GpuResetScript(action.gpus), job_.command_timeout, &result);
+  Time("reset_gpus", start);
+  history_.reset_done = true;
+  history_.verified = false;
+  if (!ok) return false;
+  std::vector<GpuReset> resets;
+  Status status = ParseGpuResetOutput(result.out, &resets);
+  if (!status.ok()) return Fail(status.kind(), status.message());
+  for (const GpuReset& reset : resets) {
+    if (reset.exit_code == 0) {
+      report_.gpus_reset.push_back(reset.gpu);
+    } else if (report_.reset_blocked_by.empty()) {
+      report_.reset_blocked_by = "GPU " + std::to_string(reset.gpu) + ": " + reset.message;
+    }
+  }
+  return true;
+}
+
+HostReport Runner::Run() {
+  TimePoint run_start = clock_.Now();
+  for (int step = 0; step < 64 && !failed_; ++step) {
+    if (clock_.Now() >= job_.deadline) {
+      Fail(ErrorKind::kHostTimeout, "host deadline reached");
+      break;
+    }
+    if (job_.dry_run && history_.inspected) {
+      if (playbook_.Runs(Step::kCleanShm) && !playbook_.shm_patterns.empty()) {
+        CleanShm(/*dry_run=*/true);
+      }
+      break;
+    }
+    Action action = NextAction(playbook_, view_, history_);
+    if (action.kind == ActionKind::kDone) break;
+    TimePoint start = clock_.Now();
+    switch (action.kind) {
+      case ActionKind::kInspect: {
+        std::vector<std::string> units;
+        if (playbook_.Runs(Step::kStopUnits)) units = playbook_.units;
+        if (Scan(units, &report_.gpus_before)) {
+          report_.gpus_after = report_.gpus_before;
+        }
+        history_.inspected = true;
+        Time("inspect", start);
+        break;
+      }
+      case ActionKind::kStopUnits:
+        StopUnits(action);
+        break;
+      case ActionKind::kTerm:
+      case ActionKind::kKill:
+        Signal(action);
+        break;
+      case ActionKind::kRescan: {
+        milliseconds since = duration_cast<milliseconds>(start - last_signal_);
+        if (action.wait > since) clock_.SleepFor(action.wait - since);
+        TimePoint scan_start = clock_.Now();
+        Scan({}, &report_.gpus_after);
+        history_.signalled_since_scan = false;
+        history_.rescans_since_signal++;
+        Time("rescan", scan_start);
+        break;
+      }
+      case ActionKind::kCleanShm:
+        CleanShm(/*dry_run=*/false);
+        break;
+      case ActionKind::kVerify:
+        Scan({}, &report_.gpus_after);
+        history_.verified = true;
+        Time("verify", start);
+        break;
+      case ActionKind::kResetGpus:
+        ResetGpus(action);
+        break;
+      case ActionKind::kDone:
+        break;
+    }
+  }
+  Finish();
+  report_.duration = duration_cast<milliseconds>(clock_.Now() - run_start);
+  return report_;
+}
+
+void Runner::Finish() {
+  for (TrackedHolder& t : view_.holders) {
+    if (job_.dry_run && t.present) t.holder.fate = PlannedFate(playbook_, t.holder);
+    report_.holders.push_back(t.holder);
+  }
+  if (job_.dry_run && playbook_.Runs(Step::kStopUnits)) {
+    report_.units_would_stop = view_.active_units;
+  }
+  report_.rounds = history_.waves;
+  report_.respawning_parent = RespawningParent(view_.holders);
+  if (playbook_.Runs(Step::kResetGhosts)) report_.reset_blocked_by = [&] {
+    std::string blockers = ResetBlockers(view_);
+    return blockers.empty() ? report_.reset_blocked_by : blockers;
+  }();
+  if (failed_) return;
+  if (nvidia_smi_failed_) {
+    Fail(ErrorKind::kCommandFailed, "nvidia-smi: " + report_.nvidia_smi_error);
+    return;
+  }
+  bool clean = HostGpusClean(report_.gpus_after);
+  report_.status = clean ? HostStatus::kClean : HostStatus::kDirty;
+  report_.error_kind = ErrorKind::kNone;
+}
+
+}  // namespace
+
+CleanerClock& RealCleanerClock() {
+  static RealClock clock;
+  return clock;
+}
+
+HostReport CleanHost(Transport& transport, const HostJob& job) {
+  if (job.host == nullptr || job.playbook == nullptr) {
+    HostReport report;
+    report.error_kind = ErrorKind::kInternal;
+    report.error_message = "CleanHost needs a host and a playbook";
+    return report;
+  }
+  Runner runner(transport, job);
+  return runner.Run();
 }
 
 }  // namespace fleetreap

@@ -1,0 +1,399 @@
+#include "fleetreap/host_cleaner.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <sstream>
+
+namespace fleetreap {
+namespace {
+
+using std::chrono::milliseconds;
+
+std::string Hex(const std::string& text) {
+  if (text.empty()) return "-";
+  static const char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : text) {
+    out += kDigits[c >> 4];
+    out += kDigits[c & 15];
+  }
+  return out;
+}
+
+enum class Behavior { kExitsOnTerm, kIgnoresTerm, kUnkillable };
+
+struct FakeProc {
+  int pid = 0;
+  int ppid = 1;
+  std::string comm;
+  std::string exe;
+  std::vector<int> gpus;
+  int64_t mib = 0;  // per GPU held
+  Behavior behavior = Behavior::kExitsOnTerm;
+  std::string unit;  // main process of this unit
+  bool alive = true;
+  uint64_t start() const { return 5000 + pid; }
+};
+
+// A host as the fake transport plays it: processes, GPUs, units, /dev/shm.
+struct FakeHost {
+  int gpus = 8;
+  std::vector<FakeProc> procs;
+  std::vector<FakeProc> respawns;  // appear after the first signal wave
+  std::map<int, int64_t> ghost_mib;
+  std::vector<std::string> shm;
+  int nvidia_smi_exit = 0;
+  bool sudo_refuses = false;
+};
+
+class FakeClock : public CleanerClock {
+ public:
+  std::chrono::steady_clock::time_point Now() override { return now_; }
+  void SleepFor(milliseconds d) override {
+    now_ += d;
+    slept_ += d;
+  }
+  void Advance(milliseconds d) { now_ += d; }
+  milliseconds slept_{0};
+
+ private:
+  std::chrono::steady_clock::time_point now_{};
+};
+
+class FakeTransport : public Transport {
+ public:
+  FakeTransport(FakeHost host, FakeClock* clock) : host_(std::move(host)), clock_(clock) {}
+  Status Connect() override { return Status::Ok(); }
+  void Close() override {}
+  std::string Describe() const override { return "fake"; }
+
+  CommandResult Run(const std::string& command, milliseconds) override {
+    clock_->Advance(milliseconds(5));
+    CommandResult r;
+    r.end = CommandEnd::kExited;
+    r.exit_code = 0;
+    if (host_.sudo_refuses) {
+      r.exit_code = 1;
+      r.err = "sudo: a password is required\n";
+      return r;
+    }
+    if (Has(command, "echo @@session")) {
+      log_.push_back("scan");
+      r.out = Scan(command);
+    } else if (Has(command, "systemctl stop")) {
+      log_.push_back("stop");
+      r.out = Stop();
+    } else if (Has(command, "kill -s TERM")) {
+      log_.push_back("term");
+      r.out = Signal(command, false);
+    } else if (Has(command, "kill -s KILL")) {
+      log_.push_back("kill");
+      r.out = Signal(command, true);
+    } else if (Has(command, "cd /dev/shm")) {
+      bool dry = !Has(command, "rm -f");
+      log_.push_back(dry ? "shm?" : "shm");
+      for (const std::string& f : host_.shm) r.out += (dry ? "would " : "removed ") + f + "\n";
+      if (!dry) host_.shm.clear();
+      r.out += "@@end\n";
+    } else {
+      log_.push_back("?");
+      r.exit_code = 2;
+    }
+    return r;
+  }
+
+  std::string Log() const {
+    std::string out;
+    for (const std::string& entry : log_) out += (out.empty() ? "" : " ") + entry;
+    return out;
+  }
+  const FakeHost& host() const { return host_; }
+
+ private:
+  static bool Has(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+  }
+
+  std::string Scan(const std::string& command) {
+    std::ostringstream out;
+    out << "@@session\n9000 8999 8998\n@@units\n";
+    for (const FakeProc& p : host_.procs) {
+      if (p.alive && !p.unit.empty() && Has(command, "systemctl list-units")) {
+        out << p.unit << "\n";
+      }
+    }
+    out << "@@nvsmi-err\n@@nvsmi-out\n";
+    if (host_.nvidia_smi_exit == 0) {
+      out << "index, uuid, name, pci.bus_id, memory.used [MiB], memory.total [MiB]\n";
+      for (int i = 0; i < host_.gpus; ++i) {
+        int64_t used = host_.ghost_mib.count(i) ? host_.ghost_mib[i] : 0;
+        for (const FakeProc& p : host_.procs) {
+          for (int g : p.gpus) used += (p.alive && g == i) ? p.mib : 0;
+        }
+        out << i << ", GPU-" << i << ", NVIDIA H200, 00000000:1" << i
+            << ":00.0, " << used << ", 143771\n";
+      }
+    } else {
+      out << "NVIDIA-SMI has failed because it couldn't communicate with the "
+             "NVIDIA driver. Make sure that the latest NVIDIA driver is "
+             "installed and running.\n";
+    }
+    out << "@@nvsmi-rc " << host_.nvidia_smi_exit << "\n@@holders\n";
+    out << "fleetreap-holders 1 proc\n";
+    for (int i = 0; i < host_.gpus; ++i) {
+      out << "dev " << Hex("/dev/nvidia" + std::to_string(i)) << "\n";
+    }
+    for (const FakeProc& p : host_.procs) {
+      if (!p.alive || p.gpus.empty()) continue;
+      for (int g : p.gpus) {
+        out << "hold " << p.pid << " " << Hex("/dev/nvidia" + std::to_string(g)) << "\n";
+      }
+      std::ostringstream stat;
+      char state = p.behavior == Behavior::kUnkillable ? 'D' : 'S';
+      stat << p.pid << " (" << p.comm << ") " << state << " " << p.ppid;
+      for (int f = 5; f <= 21; ++f) stat << " 0";
+      stat << " " << p.start() << " 0 0";
+      out << "proc " << p.pid << " " << Hex(stat.str()) << " 0 " << Hex("root")
+          << " " << Hex(p.exe) << " " << Hex(p.comm) << "\n";
+    }
+    out << "end\n@@end\n";
+    return out.str();
+  }
+
+  std::string Stop() {
+    std::ostringstream out;
+    int index = 0;
+    for (FakeProc& p : host_.procs) {
+      if (p.unit.empty() || !p.alive) continue;
+      p.alive = false;
+      out << "stop 0 " << index++ << "\n";
+    }
+    out << "@@end\n";
+    return out.str();
+  }
+
+  std::string Signal(const std::string& command, bool kill) {
+    // The script arrives single-quoted by BoundedCommand: skip the quoting.
+    std::string list = command.substr(command.find("targets=") + 8);
+    list = list.substr(list.find_first_of("0123456789"));
+    list = list.substr(0, list.find('\''));
+    std::istringstream targets(list);
+    std::ostringstream out, left;
+    std::string t;
+    while (targets >> t) {
+      int pid = std::stoi(t.substr(0, t.find(':')));
+      FakeProc* p = nullptr;
+      for (FakeProc& candidate : host_.procs) {
+        if (candidate.pid == pid && candidate.alive) p = &candidate;
+      }
+      if (p == nullptr) {
+        out << "gone " << pid << "\n";
+        continue;
+      }
+      out << "sent " << pid << "\n";
+      bool dies = kill ? p->behavior != Behavior::kUnkillable
+                       : p->behavior == Behavior::kExitsOnTerm;
+      if (dies) {
+        p->alive = false;
+      } else {
+        left << "left " << pid << " " << (kill ? 'D' : 'S') << "\n";
+      }
+    }
+    for (FakeProc& r : host_.respawns) host_.procs.push_back(r);
+    host_.respawns.clear();
+    return out.str() + left.str() + "@@end\n";
+  }
+
+  FakeHost host_;
+  FakeClock* clock_;
+  std::vector<std::string> log_;
+};
+
+FakeProc Worker(int pid, int gpu, int ppid = 100) {
+  FakeProc p;
+  p.pid = pid;
+  p.ppid = ppid;
+  p.comm = "VLLM::Worker_TP";
+  p.exe = "/usr/bin/python3.11";
+  p.gpus = {gpu};
+  p.mib = 96000;
+  return p;
+}
+
+FakeHost Incident() {
+  FakeHost host;
+  FakeProc server;
+  server.pid = 100;
+  server.comm = "vllm";
+  server.exe = "/usr/bin/python3.11";
+  server.unit = "vllm.service";
+  host.procs.push_back(server);
+  for (int i = 0; i < 8; ++i) host.procs.push_back(Worker(200 + i, i));
+  host.shm = {"nccl-AbC123", "psm_1f2e"};
+  return host;
+}
+
+struct Outcome {
+  HostReport report;
+  std::string log;
+  milliseconds slept;
+};
+
+Outcome Clean(FakeHost host, const Playbook& playbook, bool dry_run = false) {
+  FakeClock clock;
+  FakeTransport transport(std::move(host), &clock);
+  Host h;
+  h.name = "gpu01";
+  h.expected_gpus = 8;
+  HostJob job;
+  job.host = &h;
+  job.playbook = &playbook;
+  job.dry_run = dry_run;
+  job.clock = &clock;
+  Outcome outcome{CleanHost(transport, job), transport.Log(), clock.slept_};
+  return outcome;
+}
+
+Playbook Vllm() {
+  Playbook p;
+  Status status = LoadPlaybookFile(FLEETREAP_SOURCE_DIR "/playbooks/vllm.yaml", &p);
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  return p;
+}
+
+int CountFate(const HostReport& report, HolderFate fate) {
+  int n = 0;
+  for (const Holder& h : report.holders) n += h.fate == fate;
+  return n;
+}
+
+TEST(HostCleanerTest, CleanHostTakesInspectShmVerify) {
+  FakeHost host;
+  Outcome o = Clean(host, DefaultPlaybook());
+  EXPECT_EQ(o.log, "scan shm scan");
+  EXPECT_EQ(o.report.status, HostStatus::kClean) << o.report.error_message;
+  EXPECT_EQ(o.report.gpus_after.size(), 8u);
+  EXPECT_EQ(o.slept.count(), 0);
+}
+
+TEST(HostCleanerTest, VllmIncident) {
+  Outcome o = Clean(Incident(), Vllm());
+  EXPECT_EQ(o.log, "scan stop term scan shm scan");
+  EXPECT_EQ(o.report.status, HostStatus::kClean) << o.report.error_message;
+  EXPECT_EQ(o.report.units_stopped, std::vector<std::string>{"vllm.service"});
+  EXPECT_EQ(o.report.term_sent, 8);
+  EXPECT_EQ(o.report.kill_sent, 0);
+  EXPECT_EQ(CountFate(o.report, HolderFate::kTerminated), 8);
+  EXPECT_EQ(o.report.shm_removed.size(), 2u);
+  EXPECT_EQ(o.report.rounds, 1);
+  // Only the quick settle after the TERM wave, never the full 2 s.
+  EXPECT_LE(o.slept.count(), 500);
+}
+
+TEST(HostCleanerTest, IgnoredTermGetsKill) {
+  FakeHost host;
+  for (int i = 0; i < 4; ++i) host.procs.push_back(Worker(300 + i, i));
+  host.procs[1].behavior = Behavior::kIgnoresTerm;
+  host.procs[3].behavior = Behavior::kIgnoresTerm;
+  Outcome o = Clean(host, DefaultPlaybook());
+  EXPECT_EQ(o.log, "scan term kill scan shm scan");
+  EXPECT_EQ(o.report.status, HostStatus::kClean);
+  EXPECT_EQ(o.report.term_sent, 4);
+  EXPECT_EQ(o.report.kill_sent, 2);
+  EXPECT_EQ(CountFate(o.report, HolderFate::kKilled), 2);
+  EXPECT_EQ(CountFate(o.report, HolderFate::kTerminated), 2);
+}
+
+TEST(HostCleanerTest, UnkillableIsNamedNotRetried) {
+  FakeHost host;
+  host.procs.push_back(Worker(300, 2));
+  host.procs[0].behavior = Behavior::kUnkillable;
+  Outcome o = Clean(host, DefaultPlaybook());
+  EXPECT_EQ(o.log, "scan term kill scan scan shm scan");
+  EXPECT_EQ(o.report.status, HostStatus::kDirty);
+  ASSERT_EQ(o.report.holders.size(), 1u);
+  EXPECT_EQ(o.report.holders[0].fate, HolderFate::kUnkillable);
+  EXPECT_EQ(o.report.holders[0].state, 'D');
+}
+
+TEST(HostCleanerTest, ProtectedDaemonsAreNeverTargets) {
+  FakeHost host;
+  FakeProc daemon;
+  daemon.pid = 50;
+  daemon.comm = "nvidia-persiste";
+  daemon.exe = "/usr/bin/nvidia-persistenced";
+  daemon.gpus = {0, 1, 2, 3, 4, 5, 6, 7};
+  FakeProc fake = Worker(60, 1);
+  fake.comm = "nvidia-persiste";  // a user process wearing the daemon's name
+  host.procs = {daemon, fake};
+  Outcome o = Clean(host, DefaultPlaybook());
+  EXPECT_EQ(o.log, "scan term scan shm scan");
+  EXPECT_EQ(o.report.status, HostStatus::kClean);
+  EXPECT_EQ(o.report.term_sent, 1);
+  EXPECT_EQ(o.report.holders[0].fate, HolderFate::kProtected);
+  EXPECT_EQ(o.report.holders[0].protected_by, "nvidia-persistenced");
+  EXPECT_EQ(o.report.holders[1].fate, HolderFate::kTerminated);
+}
+
+TEST(HostCleanerTest, GhostMemoryIsNamed) {
+  FakeHost host;
+  host.ghost_mib[3] = 10151;
+  Outcome o = Clean(host, DefaultPlaybook());
+  EXPECT_EQ(o.log, "scan shm scan");
+  EXPECT_EQ(o.report.status, HostStatus::kDirty);
+  EXPECT_EQ(o.report.gpus_after[3].state, GpuState::kGhost);
+  EXPECT_EQ(o.report.term_sent, 0);
+}
+
+TEST(HostCleanerTest, StragglerStartsASecondWave) {
+  FakeHost host;
+  for (int i = 0; i < 8; ++i) host.procs.push_back(Worker(200 + i, i, 150));
+  host.respawns.push_back(Worker(400, 5, 150));
+  Outcome o = Clean(host, DefaultPlaybook());
+  EXPECT_EQ(o.log, "scan term scan term scan shm scan");
+  EXPECT_EQ(o.report.status, HostStatus::kClean);
+  EXPECT_EQ(o.report.rounds, 2);
+  EXPECT_EQ(o.report.term_sent, 9);
+  EXPECT_EQ(o.report.respawning_parent, "150");
+  EXPECT_EQ(o.report.holders.back().round, 2);
+}
+
+TEST(HostCleanerTest, DryRunChangesNothing) {
+  Outcome o = Clean(Incident(), Vllm(), /*dry_run=*/true);
+  EXPECT_EQ(o.log, "scan shm?");
+  EXPECT_EQ(o.report.status, HostStatus::kDirty);
+  EXPECT_EQ(o.report.units_would_stop, std::vector<std::string>{"vllm.service"});
+  EXPECT_EQ(o.report.shm_would_remove.size(), 2u);
+  EXPECT_EQ(CountFate(o.report, HolderFate::kWouldTerm), 8);
+  EXPECT_EQ(o.report.term_sent, 0);
+}
+
+TEST(HostCleanerTest, InspectPlaybookOnlyLooks) {
+  Playbook inspect;
+  ASSERT_TRUE(LoadPlaybookFile(FLEETREAP_SOURCE_DIR "/playbooks/inspect.yaml", &inspect).ok());
+  Outcome o = Clean(Incident(), inspect);
+  EXPECT_EQ(o.log, "scan");
+  EXPECT_EQ(o.report.status, HostStatus::kDirty);
+  EXPECT_EQ(CountFate(o.report, HolderFate::kObserved), 8);
+}
+
+TEST(HostCleanerTest, Failures) {
+  FakeHost sudo;
+  sudo.sudo_refuses = true;
+  Outcome o = Clean(sudo, DefaultPlaybook());
+  EXPECT_EQ(o.report.status, HostStatus::kFailed);
+  EXPECT_EQ(o.report.error_kind, ErrorKind::kSudo);
+  EXPECT_EQ(o.report.error_message, "sudo: a password is required");
+
+  FakeHost driver;
+  driver.nvidia_smi_exit = 9;
+  o = Clean(driver, DefaultPlaybook());
+  EXPECT_EQ(o.report.status, HostStatus::kFailed);
+  EXPECT_EQ(o.report.error_kind, ErrorKind::kCommandFailed);
+  EXPECT_NE(o.report.nvidia_smi_error.find("couldn't communicate with the NVIDIA driver"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace fleetreap
