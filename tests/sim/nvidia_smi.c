@@ -14,7 +14,7 @@
  * exit 9) | hang (blocks forever) | lost:K (GPU K fell off the bus, exit 15).
  *
  * Supported: --query-gpu=, --query-compute-apps=, --format=csv[,noheader]
- * [,nounits], -i/--id, -L, -r/--gpu-reset [-i N]. Texts and exit codes follow
+ * [,nounits], -i/--id, -L, -r/--gpu-reset [-i N], and the default table. Texts and exit codes follow
  * the captures in /work/shared/nvsmi-samples (see SOURCES.md there).
  */
 #define _GNU_SOURCE
@@ -71,7 +71,11 @@ static int read_state(const char *name, char *buf, size_t size) {
 
 static unsigned long hash(const char *s, unsigned long h) {
   while (*s) h = h * 1099511628211UL ^ (unsigned char)*s++;
-  return h;
+  h ^= h >> 30; /* splitmix64 finalizer: nearby seeds give unrelated UUIDs */
+  h *= 0xbf58476d1ce4e5b9UL;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebUL;
+  return h ^ (h >> 31);
 }
 
 static void load_gpus(void) {
@@ -356,6 +360,63 @@ static int reset(int only) {
   return 0;
 }
 
+/* The default table (no query flags), in the layout of driver 550. No
+ * byte-exact capture of it was available; fleetreap never parses it. */
+static int print_table(void) {
+  char line[128], left[64], right[64];
+  const char *bar = "+-----------------------------------------+------------------------+"
+                    "----------------------+";
+  const char *wide = "+------------------------------------------------------------------"
+                     "-----------------------+";
+  time_t now = time(NULL);
+  printf("%s", ctime(&now));
+  printf("%s\n", wide);
+  printf("| NVIDIA-SMI 550.127.05             Driver Version: 550.127.05     "
+         "CUDA Version: 12.4     |\n");
+  printf("|-----------------------------------------+------------------------+"
+         "----------------------+\n");
+  printf("| GPU  Name                 Persistence-M | Bus-Id          Disp.A | "
+         "Volatile Uncorr. ECC |\n");
+  printf("| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | "
+         "GPU-Util  Compute M. |\n");
+  printf("|                                         |                        |  "
+         "             MIG M. |\n");
+  printf("|=========================================+========================+"
+         "======================|\n");
+  for (int k = 0; k < gpu_count; k++) {
+    const struct gpu *g = &gpus[k];
+    snprintf(left, sizeof left, "%4d  %.24s", k, model);
+    printf("|%-38sOn |   %s Off |%21s |\n", left, g->bus_id, "0");
+    snprintf(left, sizeof left, " N/A   %2dC    P0", 34 + k % 4 + (g->used ? 20 : 0));
+    snprintf(right, sizeof right, "%4dW /  700W", g->used ? 512 : 85);
+    snprintf(line, sizeof line, "%s%*s", left, (int)(40 - strlen(left)), right);
+    printf("|%s | %7ldMiB / %6ldMiB |%7d%%      Default |\n", line, g->used, g->total,
+           g->used ? 97 : 0);
+    printf("|                                         |                        |%21s |\n",
+           "Disabled");
+    printf("%s\n", bar);
+  }
+  printf("\n%s\n", wide);
+  printf("| Processes:%78s|\n", "");
+  printf("|  GPU   GI   CI        PID   Type   Process name                              "
+         "GPU Memory |\n");
+  printf("|        ID   ID                                                               "
+         "Usage      |\n");
+  printf("|=========================================================================="
+         "===============|\n");
+  int rows = 0;
+  for (int k = 0; k < gpu_count; k++)
+    for (int p = 0; p < proc_count; p++) {
+      if (!(procs[p].gpus & (1ULL << k)) || procs[p].mib <= 0) continue;
+      printf("|  %3d   N/A  N/A  %9d      C   %-38.38s %9ldMiB |\n", k, procs[p].pid,
+             procs[p].name, procs[p].mib);
+      rows++;
+    }
+  if (!rows) printf("|  No running processes found%61s|\n", "");
+  printf("%s\n", wide);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *query_gpu = NULL, *query_apps = NULL, *format = "csv";
   int only = -1, do_reset = 0, list = 0;
@@ -408,7 +469,5 @@ int main(int argc, char **argv) {
   int units = strstr(format, "nounits") == NULL;
   if (query_gpu) return query(query_gpu, 0, header, units, only);
   if (query_apps) return query(query_apps, 1, header, units, only);
-  printf("fake nvidia-smi: only --query-gpu=, --query-compute-apps=, -L and -r are "
-         "simulated\n");
-  return 0;
+  return print_table();
 }

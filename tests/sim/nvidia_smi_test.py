@@ -118,5 +118,13 @@ class FakeNvidiaSmiTest(unittest.TestCase):
         self.assertRegex(r.stdout.splitlines()[0], r"^GPU 0: NVIDIA H200 \(UUID: GPU-[0-9a-f-]+\)$")
 
 
+    def test_default_table(self):
+        r = self.run_smi()
+        self.assertEqual(r.returncode, 0)
+        lines = r.stdout.splitlines()
+        self.assertIn("|  No running processes found", r.stdout)
+        self.assertEqual({len(line) for line in lines[1:] if line}, {91})
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
