@@ -14,6 +14,7 @@ constexpr const char* kDefaultEntries[] = {
     "Xorg",                    "Xwayland",
     "gdm*",                    "sshd",
     "systemd",                 "nvidia-smi",
+    "fuser",
 };
 
 constexpr size_t kCommLength = 15;

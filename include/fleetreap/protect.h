@@ -22,7 +22,7 @@ class ProtectList {
   /// The built-in list: nvidia-persistenced, nv-hostengine, dcgm-exporter,
   /// nv-fabricmanager, nvidia-fabricmanager, nvidia-imex,
   /// nvidia-cuda-mps-control, nvidia-cuda-mps-server, Xorg, Xwayland, gdm*,
-  /// sshd, systemd and nvidia-smi.
+  /// sshd, systemd, nvidia-smi and fuser.
   static ProtectList Default();
 
   /// Adds an entry (a name or an absolute path, globs allowed). Empty entries
