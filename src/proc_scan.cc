@@ -184,6 +184,7 @@ Status ParseHolderScan(const std::string& out, std::vector<Holder>* holders,
     std::vector<std::string> words;
     std::stringstream split(line);
     for (std::string word; split >> word;) words.push_back(word);
+    if (words.empty()) continue;  // blanks only (found by fuzz_holder_scan)
     const std::string& kind = words[0];
     if (number == 1) {
       if (words.size() != 3 || kind != "fleetreap-holders" || words[1] != "1" ||

@@ -117,6 +117,7 @@ TEST(ProcScanTest, ParsesScanRecords) {
   const std::string hostile = std::string("x\n1 (y) R") + '\0' + "--a\tb" + '\0' + "c\nd" + '\0';
   const Row rows[] = {
       {kHeader + "end\n", ""},
+      {kHeader + "\v\n \t\nend\n", ""},  // once a crash found by fuzz_holder_scan
       {kHeader + "dev " + kDev0 + "\ndev " + kCtl + "\nend", ""},
       {kHeader + "hold 300 " + kDev3 + "\nhold 300 " + kCtl + "\nhold 300 " + kDev0 +
            "\nhold 20 " + kCap + "\n" +

@@ -1,0 +1,24 @@
+// Fuzzes ParseHolderScan and ParseProcStat.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "fleetreap/proc_scan.h"
+#include "fuzz_input.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace fleetreap;  // NOLINT: entry point outside the namespace
+  std::string text(reinterpret_cast<const char*>(data), size);
+  std::vector<Holder> holders;
+  HolderScanInfo info;
+  Status status = ParseHolderScan(text, &holders, &info);
+  FuzzCheck(status.ok() || holders.empty());
+  for (const Holder& holder : holders) {
+    FuzzCheck(holder.pid > 0 && !holder.devices.empty());
+    for (int gpu : holder.gpus) FuzzCheck(gpu >= 0);
+  }
+  Holder holder;
+  ParseProcStat(text, &holder);
+  GpuIndexOfDevice(text);
+  return 0;
+}
