@@ -58,8 +58,13 @@ void OnExitSignal(ssh_session, ssh_channel, const char* signal, int, const char*
   static_cast<ChannelState*>(user)->signal = signal != nullptr ? signal : "?";
 }
 
+// Unhooks our callbacks before letting go: libssh keeps a freed channel
+// until the peer confirms the close, and data arriving for it meanwhile must
+// not reach a ChannelState that is gone.
 struct ChannelDeleter {
+  ssh_channel_callbacks callbacks;
   void operator()(ssh_channel_struct* channel) const {
+    ssh_remove_channel_callbacks(channel, callbacks);
     ssh_channel_close(channel);
     ssh_channel_free(channel);
   }
@@ -99,7 +104,8 @@ CommandResult SshTransport::Run(const std::string& command, milliseconds timeout
   state.callbacks.channel_exit_signal_function = OnExitSignal;
   ssh_callbacks_init(&state.callbacks);
 
-  std::unique_ptr<ssh_channel_struct, ChannelDeleter> channel(ssh_channel_new(session));
+  std::unique_ptr<ssh_channel_struct, ChannelDeleter> channel(
+      ssh_channel_new(session), ChannelDeleter{&state.callbacks});
   if (channel == nullptr) return finish(CommandEnd::kNotStarted, ssh_get_error(session));
   ssh_set_channel_callbacks(channel.get(), &state.callbacks);
   if (ssh_channel_open_session(channel.get()) != SSH_OK ||
