@@ -188,17 +188,23 @@ std::string RespawningParent(const std::vector<TrackedHolder>& holders) {
 std::vector<int> ResettableGpus(const HostView& view) {
   std::vector<int> gpus;
   for (const GpuReading& gpu : view.gpus) {
-    if (gpu.state == GpuState::kGhost && gpu.index >= 0) {
-      gpus.push_back(gpu.index);
+    if (gpu.state != GpuState::kGhost || gpu.index < 0) continue;
+    bool held = false;
+    for (const TrackedHolder& t : view.holders) {
+      held = held || (t.present && HoldsGpu(t.holder, gpu.index));
     }
+    if (!held) gpus.push_back(gpu.index);
   }
   return gpus;
 }
 
 std::string ResetBlockers(const HostView& view) {
-  std::set<int> dirty;  // over the threshold, held only by protected holders
+  std::set<int> blocked;  // ghost or busy GPUs that only protected holders hold
   for (const GpuReading& gpu : view.gpus) {
-    if (gpu.state != GpuState::kBusy || gpu.index < 0) continue;
+    if ((gpu.state != GpuState::kBusy && gpu.state != GpuState::kGhost) ||
+        gpu.index < 0) {
+      continue;
+    }
     bool only_protected = true;
     bool any = false;
     for (const TrackedHolder& t : view.holders) {
@@ -206,13 +212,13 @@ std::string ResetBlockers(const HostView& view) {
       any = true;
       if (t.holder.fate != HolderFate::kProtected) only_protected = false;
     }
-    if (any && only_protected) dirty.insert(gpu.index);
+    if (any && only_protected) blocked.insert(gpu.index);
   }
   std::string blockers;
   for (const TrackedHolder& t : view.holders) {
     if (!t.present || t.holder.fate != HolderFate::kProtected) continue;
     bool blocks = false;
-    for (int index : t.holder.gpus) blocks = blocks || dirty.count(index) > 0;
+    for (int index : t.holder.gpus) blocks = blocks || blocked.count(index) > 0;
     if (!blocks) continue;
     if (!blockers.empty()) blockers += ", ";
     std::string name = t.holder.protected_by.empty() ? t.holder.comm

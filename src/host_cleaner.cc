@@ -56,6 +56,7 @@ class Runner {
   bool Exec(const std::string& script, milliseconds timeout, CommandResult* result);
   bool Fail(ErrorKind kind, const std::string& message);
   bool Scan(const std::vector<std::string>& units, std::vector<GpuReading>* gpus);
+  bool FindGhostsUnderDaemons(std::vector<GpuReading>* gpus);
   void Merge(const std::vector<Holder>& scanned);
   bool Signal(const Action& action);
   bool StopUnits(const Action& action);
@@ -163,7 +164,47 @@ bool Runner::Scan(const std::vector<std::string>& units,
   for (const TrackedHolder& t : view_.holders) current.push_back(t.holder);
   *gpus = query.gpus;
   ClassifyGpus(current, job_.host->expected_gpus, threshold_, gpus);
+  if (!FindGhostsUnderDaemons(gpus)) return false;
   view_.gpus = *gpus;
+  return true;
+}
+
+// A GPU over the threshold that only protected daemons hold (persistenced,
+// DCGM hold every GPU at 0 MiB) is a ghost when no process has memory on it:
+// asks --query-compute-apps, only when such a GPU exists.
+bool Runner::FindGhostsUnderDaemons(std::vector<GpuReading>* gpus) {
+  std::vector<GpuReading*> suspects;
+  for (GpuReading& gpu : *gpus) {
+    if (gpu.state != GpuState::kBusy || gpu.index < 0) continue;
+    bool unprotected = false;
+    for (const TrackedHolder& t : view_.holders) {
+      bool holds = std::count(t.holder.gpus.begin(), t.holder.gpus.end(), gpu.index) > 0;
+      if (t.present && holds && t.holder.fate != HolderFate::kProtected) unprotected = true;
+    }
+    if (!unprotected) suspects.push_back(&gpu);
+  }
+  if (suspects.empty()) return true;
+  CommandResult result;
+  std::string script = "timeout -k 1 " + std::to_string(nvidia_smi_timeout_.count() / 1000) +
+                       " " + ComputeAppsCommand() + " </dev/null";
+  if (!Exec(script, job_.command_timeout, &result)) return false;
+  std::vector<ComputeApp> apps;
+  Status status = ParseComputeApps(result.out, result.err, result.exit_code,
+                                   ComputeAppsFields(), &apps, nullptr);
+  if (!status.ok()) return true;  // keep "busy": the safe reading
+  for (GpuReading* gpu : suspects) {
+    bool used = false;
+    for (const ComputeApp& app : apps) {
+      used = used || (!gpu->uuid.empty() && app.gpu_uuid == gpu->uuid) ||
+             (!gpu->bus_id.empty() &&
+              NormalizeBusId(app.gpu_bus_id) == NormalizeBusId(gpu->bus_id));
+    }
+    if (used) continue;
+    gpu->state = GpuState::kGhost;
+    gpu->detail = std::to_string(gpu->used_mib.value_or(0)) +
+                  " MiB used by no process (protected daemons hold the device): "
+                  "needs a GPU reset or a reboot";
+  }
   return true;
 }
 

@@ -203,3 +203,18 @@ TEST(EscalationTest, ResetBlockers) {
 
 }  // namespace
 }  // namespace fleetreap
+
+namespace fleetreap {
+namespace {
+
+TEST(EscalationTest, GhostUnderDaemonIsBlockedNotReset) {
+  TrackedHolder daemon = H(812, HolderFate::kProtected);
+  daemon.holder.protected_by = "nvidia-persistenced";
+  daemon.holder.gpus = {2};
+  HostView view{{daemon}, {G(2, GpuState::kGhost), G(3, GpuState::kGhost)}, {}};
+  EXPECT_EQ(ResettableGpus(view), std::vector<int>{3});
+  EXPECT_EQ(ResetBlockers(view), "nvidia-persistenced (pid 812)");
+}
+
+}  // namespace
+}  // namespace fleetreap

@@ -53,6 +53,7 @@ TEST(PlaybookTest, ShippedPlaybooksLoad) {
       {"default.yaml", "default", true, true},
       {"vllm.yaml", "vllm", true, true},
       {"inspect.yaml", "inspect", false, false},
+      {"reset.yaml", "reset", true, true},
   };
   for (const Row& row : rows) {
     Playbook p;

@@ -109,12 +109,12 @@ bool HostLooksDirty(const HostView& view);
 /// "" when there is none.
 std::string RespawningParent(const std::vector<TrackedHolder>& holders);
 
-/// GPU indexes that are ghosts (kGhost) and that no protected holder holds:
-/// the ones a reset may be tried on.
+/// GPU indexes that are ghosts (kGhost) and that no present holder holds
+/// (protected daemons included): the ones a reset may be tried on.
 std::vector<int> ResettableGpus(const HostView& view);
 
-/// The protected holders that block a reset of ghost or protected-only busy
-/// GPUs, as "nvidia-persistenced (pid 812)" joined with ", "; "" when none.
+/// The protected holders that block a reset: those holding a ghost or busy
+/// GPU that no unprotected holder holds, as "nvidia-persistenced (pid 812)" joined with ", "; "" when none.
 std::string ResetBlockers(const HostView& view);
 
 }  // namespace fleetreap
