@@ -77,7 +77,7 @@ Json HostJson(const HostReport& host, bool dry_run) {
   out["gpus_after"] = GpusJson(host.gpus_after);
   Json holders = Json::array();
   for (const Holder& holder : host.holders) holders.push_back(HolderJson(holder));
-  out["holders"] = holders;
+  out["holders"] = std::move(holders);
   out["units_stopped"] = host.units_stopped;
   out["units_would_stop"] = host.units_would_stop;
   out["shm_removed"] = host.shm_removed;
@@ -94,7 +94,7 @@ Json HostJson(const HostReport& host, bool dry_run) {
     timings.push_back(Json{{"step", timing.step},
                            {"duration_ms", timing.duration.count()}});
   }
-  out["timings"] = timings;
+  out["timings"] = std::move(timings);
   return out;
 }
 
@@ -149,7 +149,7 @@ std::string RenderJson(const RunReport& report) {
   for (const HostReport& host : report.hosts) {
     hosts.push_back(HostJson(host, report.dry_run));
   }
-  doc["hosts"] = hosts;
+  doc["hosts"] = std::move(hosts);
   doc["not_started"] = report.not_started;
   // Replace rather than throw on invalid UTF-8 from a remote command line.
   return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
