@@ -1,0 +1,196 @@
+"""The escalation end to end: the real fleetreap binary against every
+escalation scenario of the simulated fleet, over real SSH, checked against the
+fleet's own ground truth (read from the machine's /proc, not from fleetreap's
+report): GPUs end clean where they can, protected daemons keep their PIDs, the
+GPU 5 straggler is caught, unkillable/ghost/lost/driver cases are named, and
+no process outside the plan was touched. A dry run changes nothing.
+Needs root and the built sim tools (FLEETREAP_SIM_BIN_DIR, FLEETREAP_BIN).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "sim"))
+
+import ground_truth  # noqa: E402
+from simfleet import Fleet, HostSpec  # noqa: E402
+
+SOURCE = os.environ.get("FLEETREAP_SOURCE_DIR", os.path.join(HERE, "..", ".."))
+BIN = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE, "build", "fleetreap"))
+
+SCENARIOS = {
+    "gpu01": "clean",
+    "gpu02": "vllm_incident",
+    "gpu03": "vllm_running_cgroup",
+    "gpu04": "orphans",
+    "gpu05": "ignore_term",
+    "gpu06": "slow_exit",
+    "gpu07": "straggler_gpu5",
+    "gpu08": "protected_daemons",
+    "gpu09": "shm_leftovers",
+    "gpu10": "ghost_memory",
+    "gpu11": "driver_missing",
+    "gpu12": "nvidia_smi_hang",
+    "gpu13": "gpu_lost",
+    "gpu14": "no_sudo",
+    "gpu15": "sudo_user",
+}
+# Hosts whose GPUs fleetreap can and must leave clean.
+CLEANABLE = {"gpu01", "gpu02", "gpu03", "gpu04", "gpu05", "gpu06", "gpu07", "gpu08",
+             "gpu09", "gpu15"}
+
+
+def run_fleetreap(fleet, *extra):
+    argv = [BIN, "--hosts", fleet.inventory, "--known-hosts", fleet.known_hosts,
+            "--identity", fleet.key, "--playbook", os.path.join(SOURCE, "playbooks", "vllm.yaml"),
+            "--command-timeout", "8s", "--json", "-", "--quiet", "--color", "never", *extra]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    try:
+        report = json.loads(proc.stdout[proc.stdout.index("{"):])
+    except ValueError:
+        raise AssertionError(f"no JSON report (exit {proc.returncode}): {proc.stderr[-2000:]}")
+    return proc.returncode, {h["name"]: h for h in report["hosts"]}
+
+
+def live_processes(fleet):
+    """{host: {(pid, exe)}} for every live process of every host."""
+    return {name: {(p["pid"], p["exe"]) for p in procs}
+            for name, procs in ground_truth.processes_by_host(fleet).items()}
+
+
+class EscalationTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="esctest-")
+        cls.fleet = Fleet(os.path.join(cls.tmp, "fleet"))
+        cls.fleet.up([HostSpec(name, scenario=s) for name, s in SCENARIOS.items()])
+        cls.before = cls.fleet.ground_truth()
+        cls.procs_before = live_processes(cls.fleet)
+
+        # Dry run first: it must change nothing.
+        cls.dry_exit, cls.dry = run_fleetreap(cls.fleet, "--dry-run")
+        cls.after_dry = cls.fleet.ground_truth()
+        cls.procs_after_dry = live_processes(cls.fleet)
+
+        cls.exit, cls.report = run_fleetreap(cls.fleet)
+        cls.after = cls.fleet.ground_truth()
+        cls.procs_after = live_processes(cls.fleet)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.fleet.down()
+
+    def test_dry_run_changes_nothing_and_lists_the_plan(self):
+        self.assertEqual(self.procs_after_dry, self.procs_before)
+        for name in SCENARIOS:
+            self.assertEqual(self.after_dry[name]["shm_remaining"],
+                             self.before[name]["shm_remaining"], name)
+        gpu02 = self.dry["gpu02"]
+        self.assertEqual(gpu02["units_would_stop"], ["vllm.service"])
+        self.assertEqual(gpu02["term_sent"], 0)
+        fates = {h["fate"] for h in gpu02["holders"]}
+        self.assertEqual(fates, {"would_term", "protected"})
+        self.assertEqual(sorted(self.dry["gpu09"]["shm_would_remove"]),
+                         self.before["gpu09"]["shm_must_remove"])
+
+    def test_cleanable_hosts_end_clean_by_ground_truth(self):
+        for name in sorted(CLEANABLE):
+            with self.subTest(host=name, scenario=SCENARIOS[name]):
+                truth = self.after[name]
+                self.assertTrue(truth["clean"], json.dumps(truth, indent=1)[:1500])
+                self.assertEqual(self.report[name]["status"], "clean",
+                                 self.report[name].get("error_message"))
+
+    def test_protected_daemons_keep_their_pids(self):
+        for name in SCENARIOS:
+            before = {(p["pid"], p["name"]) for p in self.before[name]["protected"]}
+            after = {(p["pid"], p["name"]) for p in self.after[name]["protected"]}
+            self.assertLessEqual(before, after, name)
+            self.assertEqual(self.after[name]["protected_missing"], [], name)
+        fates = {h["pid"]: h["fate"] for h in self.report["gpu08"]["holders"]}
+        for p in self.before["gpu08"]["protected"]:
+            self.assertEqual(fates.get(p["pid"]), "protected", p)
+
+    def test_nothing_outside_the_plan_was_touched(self):
+        for name in SCENARIOS:
+            holders = {p["pid"] for p in self.before[name]["gpu_processes"]}
+            planned = holders | {p["pid"] for p in
+                                 self.report[name].get("holders", [])}
+            vanished = {(pid, exe) for pid, exe in self.procs_before[name] - self.procs_after[name]
+                        if pid not in planned}
+            # Stopping vllm.service ends its API server: that is in the plan.
+            if SCENARIOS[name] in ("vllm_incident", "vllm_running_cgroup", "sudo_user"):
+                vanished = {v for v in vanished if "gpuload" not in v[1] and "python" not in v[1]}
+            if SCENARIOS[name] == "straggler_gpu5":
+                # The supervisor exits once its one respawned worker is gone.
+                vanished = {v for v in vanished if "gpuload" not in v[1]}
+            self.assertEqual(vanished, set(), name)
+
+    def test_vllm_incident_stops_the_unit_and_terms_the_orphans(self):
+        r = self.report["gpu02"]
+        self.assertEqual(r["units_stopped"], ["vllm.service"])
+        self.assertEqual(r["term_sent"], 8)
+        self.assertEqual(r["kill_sent"], 0)
+
+    def test_ignore_term_needs_kill(self):
+        r = self.report["gpu05"]
+        self.assertGreater(r["kill_sent"], 0)
+        self.assertTrue(all(h["fate"] == "killed" for h in r["holders"]), r["holders"])
+
+    def test_slow_exit_needs_no_kill(self):
+        r = self.report["gpu06"]
+        self.assertEqual(r["kill_sent"], 0)
+        self.assertTrue(all(h["fate"] == "terminated" for h in r["holders"]), r["holders"])
+
+    def test_gpu5_straggler_is_caught(self):
+        r = self.report["gpu07"]
+        self.assertGreaterEqual(r["rounds"], 2)
+        late = [h for h in r["holders"] if h["round"] >= 2]
+        self.assertTrue(late, r["holders"])
+        self.assertIn(5, late[0]["gpus"])
+        self.assertTrue(r.get("respawning_parent"), r)
+        self.assertEqual(self.after["gpu07"]["gpus"][5]["memory_used_mib"], 0)
+
+    def test_shm_leftovers_removed_and_others_kept(self):
+        r = self.report["gpu09"]
+        self.assertEqual(sorted(r["shm_removed"]), self.before["gpu09"]["shm_must_remove"])
+        self.assertEqual(sorted(self.after["gpu09"]["shm_remaining"]),
+                         self.before["gpu09"]["shm_must_keep"])
+
+    def test_ghost_memory_is_named_not_killed(self):
+        r = self.report["gpu10"]
+        self.assertEqual(r["status"], "dirty")
+        self.assertEqual(r["gpus_after"][2]["state"], "ghost")
+        self.assertEqual(r["term_sent"] + r["kill_sent"], 0)
+
+    def test_driver_missing_reports_the_tools_words(self):
+        r = self.report["gpu11"]
+        self.assertEqual(r["status"], "failed")
+        self.assertIn("NVIDIA driver", r["nvidia_smi_error"])
+
+    def test_nvidia_smi_hang_is_bounded(self):
+        r = self.report["gpu12"]
+        self.assertEqual(r["status"], "failed")
+        self.assertEqual(r["error_kind"], "command_timeout")
+
+    def test_lost_gpu_is_named(self):
+        r = self.report["gpu13"]
+        self.assertEqual(r["status"], "dirty")
+        self.assertIn("lost", {g["state"] for g in r["gpus_after"]})
+
+    def test_no_sudo_is_not_clean(self):
+        r = self.report["gpu14"]
+        self.assertIn(r["status"], ("failed", "dirty"))
+        self.assertFalse(self.after["gpu14"]["clean"])
+
+    def test_exit_code_says_not_ready(self):
+        self.assertEqual(self.exit & 3, 3)  # dirty hosts and failed hosts
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
