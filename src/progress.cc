@@ -4,6 +4,7 @@
 
 #include "fleetreap/host_outcome.h"
 #include "fleetreap/report_table.h"
+#include "fleetreap/terminal.h"
 
 namespace fleetreap {
 namespace {
@@ -11,6 +12,16 @@ namespace {
 const char* kClearLine = "\r\033[K";
 
 }  // namespace
+
+ProgressStyle ProgressStyleFor(const Options& options, std::FILE* stream) {
+  ProgressStyle style;
+  style.live = IsTerminal(stream);
+  style.color = ShouldUseColorFor(stream, options.color);
+  style.dry_run = options.dry_run;
+  style.width = TerminalWidth(stream);
+  if (style.live) style.tick = std::chrono::milliseconds(250);
+  return style;
+}
 
 Progress::Progress(std::FILE* out, ProgressStyle style, Clock clock)
     : out_(out), style_(style), clock_(std::move(clock)) {}

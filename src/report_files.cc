@@ -10,6 +10,8 @@
 #include "fleetreap/report_json.h"
 #include "fleetreap/report_junit.h"
 #include "fleetreap/report_markdown.h"
+#include "fleetreap/report_table.h"
+#include "fleetreap/terminal.h"
 
 namespace fleetreap {
 namespace {
@@ -70,6 +72,30 @@ Status WriteReports(const RunReport& report, const Options& options,
     if (!status.ok() && first.ok()) first = status;
   }
   return first;
+}
+
+std::FILE* HumanStream(const Options& options) {
+  for (const std::string* path : {&options.json, &options.junit, &options.summary_md,
+                                  &options.failed_hosts}) {
+    if (*path == "-") return stderr;
+  }
+  return stdout;
+}
+
+int FinishRun(const RunReport& report, const Options& options) {
+  std::FILE* human = HumanStream(options);
+  TableStyle style;
+  style.color = ShouldUseColorFor(human, options.color);
+  std::string text = options.quiet ? RenderVerdict(report, style) + "\n"
+                                   : RenderTable(report, style);
+  std::fputs(text.c_str(), human);
+  std::fflush(human);
+  Status status = WriteReports(report, options);
+  if (!status.ok()) {
+    std::fprintf(stderr, "fleetreap: %s\n", status.message().c_str());
+    return 70;
+  }
+  return ExitCodeFor(report);
 }
 
 }  // namespace fleetreap

@@ -148,3 +148,25 @@ TEST_F(ProgressTest, TickerThreadStopsWithTheRun) {
 
 }  // namespace
 }  // namespace fleetreap
+
+namespace fleetreap {
+namespace {
+
+TEST(ProgressStyleTest, NoRedrawsOffATerminal) {
+  std::FILE* file = std::tmpfile();
+  ASSERT_NE(file, nullptr);
+  Options options;
+  options.dry_run = true;
+  options.color = "always";
+  ProgressStyle style = ProgressStyleFor(options, file);
+  std::fclose(file);
+  EXPECT_FALSE(style.live);
+  EXPECT_EQ(style.tick.count(), 0);
+  EXPECT_EQ(style.width, 0);
+  EXPECT_TRUE(style.dry_run);
+  EXPECT_EQ(style.color, std::getenv("NO_COLOR") == nullptr ||
+                             std::getenv("NO_COLOR")[0] == '\0');
+}
+
+}  // namespace
+}  // namespace fleetreap

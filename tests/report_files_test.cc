@@ -80,3 +80,29 @@ TEST_F(ReportFilesTest, ReplacesAnOldFileWhole) {
 
 }  // namespace
 }  // namespace fleetreap
+
+namespace fleetreap {
+namespace {
+
+TEST(HumanStreamTest, StderrWhenAReportGoesToStdout) {
+  struct Row {
+    const char* json;
+    const char* junit;
+    std::FILE* stream;
+  };
+  const Row rows[] = {
+      {"", "", stdout},
+      {"r.json", "r.xml", stdout},
+      {"-", "", stderr},
+      {"r.json", "-", stderr},
+  };
+  for (const Row& row : rows) {
+    Options options;
+    options.json = row.json;
+    options.junit = row.junit;
+    EXPECT_EQ(HumanStream(options), row.stream) << row.json << " " << row.junit;
+  }
+}
+
+}  // namespace
+}  // namespace fleetreap

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "fleetreap/fleet_observer.h"
+#include "fleetreap/options.h"
 
 namespace fleetreap {
 
@@ -29,6 +30,12 @@ struct ProgressStyle {
   /// something happens (tests).
   std::chrono::milliseconds tick{0};
 };
+
+/// The style for showing progress on "stream" (stderr, normally): live with a
+/// 250 ms refresh when it is a terminal, cut to its width, coloured as
+/// ShouldUseColor decides with --color, judged as a dry run with --dry-run.
+/// (--quiet means no Progress at all; that is the caller's choice.)
+ProgressStyle ProgressStyleFor(const Options& options, std::FILE* stream);
 
 class Progress : public FleetObserver {
  public:

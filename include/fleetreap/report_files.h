@@ -29,4 +29,15 @@ Status WriteReportFile(const std::string& path, const std::string& content,
 Status WriteReports(const RunReport& report, const Options& options,
                     std::FILE* stdout_stream = stdout);
 
+/// Where human output goes: stderr when some report is written to stdout
+/// ("-"), so machine output is never mixed with it; stdout otherwise.
+std::FILE* HumanStream(const Options& options);
+
+/// Everything the end of a run prints and writes: the folded table and the
+/// verdict on HumanStream (only the verdict with --quiet; colour as
+/// ShouldUseColor decides for that stream and --color), then WriteReports.
+/// Returns ExitCodeFor(report), or 70 (internal error) when a requested report
+/// could not be written, after saying why on stderr.
+int FinishRun(const RunReport& report, const Options& options);
+
 }  // namespace fleetreap
