@@ -1,0 +1,271 @@
+"""Integration tests of the SSH transport and the fan-out: the real fleetreap
+binary against a simulated fleet (tests/sim) over real SSH.
+
+Covers every connection error kind (dns, refused, connect_timeout,
+banner_timeout, host_key, auth, sudo), retries of the transient kinds only,
+the host-key policies (strict, accept-new, off; plain and hashed entries), a
+command that hangs on the host being ended there, and a 200-host run where
+every host is accounted for while 200 sessions append to one known_hosts.
+stdlib unittest only; FLEETREAP_BIN names the binary.
+"""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import unittest
+
+from simfleet import Fleet, HostSpec
+
+FLEETREAP = os.environ.get("FLEETREAP_BIN", "fleetreap")
+SOURCE_DIR = os.environ.get("FLEETREAP_SOURCE_DIR",
+                            os.path.dirname(os.path.dirname(os.path.dirname(
+                                os.path.abspath(__file__)))))
+INSPECT = os.path.join(SOURCE_DIR, "playbooks", "inspect.yaml")
+
+
+def run_fleetreap(inventory, known_hosts, *extra, timeout=300):
+    """Runs fleetreap with --json to a file; returns (exit code, report, stderr)."""
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
+        out = f.name
+    try:
+        argv = [FLEETREAP, "--hosts", inventory, "--known-hosts", known_hosts,
+                "--json", out, "--quiet", "--color", "never", *extra]
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        report = None
+        if os.path.getsize(out) > 0:
+            with open(out) as f:
+                report = json.load(f)
+        return proc.returncode, report, proc.stderr
+    finally:
+        os.unlink(out)
+
+
+def by_name(report):
+    return {h["name"]: h for h in report["hosts"]}
+
+
+class FullBacklogListener:
+    """A listener whose accept queue is full, so the kernel drops new SYNs: a
+    connect to it neither succeeds nor is refused (connect_timeout)."""
+
+    def __init__(self):
+        self.server = socket.socket()
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen(0)
+        self.port = self.server.getsockname()[1]
+        self.fillers = []
+        for _ in range(3):  # listen(0) still queues one; fill it and more
+            s = socket.socket()
+            s.setblocking(False)
+            try:
+                s.connect(("127.0.0.1", self.port))
+            except BlockingIOError:
+                pass
+            self.fillers.append(s)
+
+    def close(self):
+        for s in self.fillers:
+            s.close()
+        self.server.close()
+
+
+class ErrorKindsTest(unittest.TestCase):
+    """One mixed fleet; one run; each host must end with its own kind."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.workdir = tempfile.mkdtemp(prefix="fleetreap-transport-")
+        cls.fleet = Fleet(cls.workdir)
+        cls.fleet.up([
+            HostSpec("ok01", scenario="clean"),
+            HostSpec("refused02", scenario="unreachable"),
+            HostSpec("tarpit03", scenario="no_banner"),
+            HostSpec("badkey04", scenario="key_refused"),
+            HostSpec("changed05", scenario="host_key_changed"),
+            HostSpec("nosudo06", scenario="no_sudo"),
+            HostSpec("hang07", scenario="nvidia_smi_hang"),
+            HostSpec("ok08", scenario="vllm_incident"),
+        ])
+        cls.listener = FullBacklogListener()
+        cls.inventory = os.path.join(cls.workdir, "mixed.yaml")
+        with open(cls.fleet.inventory) as f:
+            text = f.read()
+        extra = (
+            "    dns09:\n"
+            "      ansible_host: no-such-host.invalid\n"
+            f"      ansible_ssh_private_key_file: {cls.fleet.key}\n"
+            "    slow10:\n"
+            "      ansible_host: 127.0.0.1\n"
+            f"      ansible_port: {cls.listener.port}\n"
+            f"      ansible_ssh_private_key_file: {cls.fleet.key}\n")
+        text = text.replace("  children:\n", extra + "  children:\n", 1)
+        with open(cls.inventory, "w") as f:
+            f.write(text)
+        cls.code, cls.report, cls.stderr = run_fleetreap(
+            cls.inventory, cls.fleet.known_hosts, "--playbook", INSPECT,
+            "--connect-timeout", "2s", "--command-timeout", "3s", "--retries", "1",
+            "--forks", "4")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.listener.close()
+        cls.fleet.down()
+        shutil.rmtree(cls.workdir, ignore_errors=True)
+
+    def test_every_host_is_accounted_for(self):
+        self.assertIsNotNone(self.report, self.stderr)
+        names = [h["name"] for h in self.report["hosts"]] + self.report["not_started"]
+        self.assertEqual(names, ["ok01", "refused02", "tarpit03", "badkey04", "changed05",
+                                 "nosudo06", "hang07", "ok08", "dns09", "slow10"])
+        self.assertEqual(self.code & 2, 2)  # unreachable hosts set bit 2
+
+    def test_each_host_has_its_kind(self):
+        # host: (status, error_kind, attempts); transient kinds are retried once.
+        expected = {
+            "ok01": ("clean", None, 1),
+            "refused02": ("unreachable", "refused", 2),
+            "tarpit03": ("unreachable", "banner_timeout", 2),
+            "badkey04": ("unreachable", "auth", 1),
+            "changed05": ("unreachable", "host_key", 1),
+            "nosudo06": ("failed", "sudo", 1),
+            "dns09": ("unreachable", "dns", 1),
+            "slow10": ("unreachable", "connect_timeout", 2),
+        }
+        hosts = by_name(self.report)
+        for name, (status, kind, attempts) in expected.items():
+            with self.subTest(host=name):
+                host = hosts[name]
+                self.assertEqual(host["status"], status, host["error_message"])
+                self.assertEqual(host["error_kind"], kind, host["error_message"])
+                self.assertEqual(host["attempts"], attempts)
+
+    def test_reached_hosts_are_not_disturbed_by_failing_ones(self):
+        hosts = by_name(self.report)
+        self.assertEqual(hosts["ok08"]["status"], "dirty")   # inspect: busy, untouched
+        self.assertEqual(len(hosts["ok08"]["gpus_before"]), 8)
+
+    def test_changed_host_key_message(self):
+        host = by_name(self.report)["changed05"]
+        message = host["error_message"]
+        self.assertIn("changed05", message)
+        self.assertIn("SHA256:", message)
+        self.assertRegex(message, r"known_hosts:\d+")
+
+    def test_messages_name_the_host(self):
+        for name in ("refused02", "tarpit03", "badkey04", "dns09", "slow10"):
+            with self.subTest(host=name):
+                host = by_name(self.report)[name]
+                self.assertTrue(name in host["error_message"] or
+                                host["address"] in host["error_message"],
+                                host["error_message"])
+
+    def test_hung_command_is_ended_on_the_host(self):
+        host = by_name(self.report)["hang07"]
+        self.assertNotEqual(host["status"], "clean")
+        # timeout -k on the host side ended the wedged nvidia-smi, not only us.
+        left = self.fleet.exec("hang07", "ps -eo comm= | grep -c '^nvidia-smi$' || true")
+        self.assertEqual(left.stdout.strip(), "0", left.stdout)
+
+
+class HostKeyPolicyTest(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.workdir = tempfile.mkdtemp(prefix="fleetreap-hostkeys-")
+        cls.fleet = Fleet(cls.workdir)
+        cls.fleet.up([HostSpec("gpu01"), HostSpec("gpu02"),
+                      HostSpec("gpu03", scenario="host_key_changed")])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.fleet.down()
+        shutil.rmtree(cls.workdir, ignore_errors=True)
+
+    def known_hosts_copy(self, name, text=None):
+        path = os.path.join(self.workdir, name)
+        if text is None:
+            shutil.copy(self.fleet.known_hosts, path)
+        else:
+            with open(path, "w") as f:
+                f.write(text)
+        return path
+
+    def run_policy(self, known_hosts, policy, limit="gpu01,gpu02"):
+        code, report, stderr = run_fleetreap(
+            self.fleet.inventory, known_hosts, "--playbook", INSPECT,
+            "--host-key-policy", policy, "--limit", limit, "--retries", "0")
+        self.assertIsNotNone(report, stderr)
+        return by_name(report)
+
+    def test_strict_refuses_unknown_hosts(self):
+        hosts = self.run_policy(self.known_hosts_copy("empty", ""), "strict")
+        for host in hosts.values():
+            self.assertEqual(host["error_kind"], "host_key")
+            self.assertIn("not in known_hosts", host["error_message"])
+
+    def test_accept_new_records_then_strict_accepts(self):
+        path = self.known_hosts_copy("fresh", "")
+        hosts = self.run_policy(path, "accept-new")
+        self.assertEqual({h["status"] for h in hosts.values()}, {"clean"})
+        with open(path) as f:
+            lines = f.read().splitlines()
+        self.assertEqual(len(lines), 2)
+        hosts = self.run_policy(path, "strict")
+        self.assertEqual({h["status"] for h in hosts.values()}, {"clean"})
+        with open(path) as f:
+            self.assertEqual(len(f.read().splitlines()), 2)
+
+    def test_accept_new_still_refuses_a_changed_key(self):
+        hosts = self.run_policy(self.known_hosts_copy("changed"), "accept-new", limit="gpu03")
+        self.assertEqual(hosts["gpu03"]["error_kind"], "host_key")
+
+    def test_off_connects_despite_a_changed_key(self):
+        hosts = self.run_policy(self.known_hosts_copy("off"), "off", limit="gpu03")
+        self.assertEqual(hosts["gpu03"]["error_kind"], None)
+
+    def test_hashed_entries(self):
+        path = self.known_hosts_copy("hashed")
+        subprocess.run(["ssh-keygen", "-q", "-H", "-f", path], check=True,
+                       capture_output=True)
+        with open(path) as f:
+            self.assertTrue(f.read().startswith("|1|"))
+        hosts = self.run_policy(path, "strict")
+        self.assertEqual({h["status"] for h in hosts.values()}, {"clean"})
+
+
+class LargeFleetTest(unittest.TestCase):
+    """200 hosts, 200 sessions at once, all appending to one known_hosts."""
+
+    def test_200_hosts_all_accounted_for(self):
+        workdir = tempfile.mkdtemp(prefix="fleetreap-large-")
+        try:
+            with Fleet(workdir) as fleet:
+                fleet.up([HostSpec(f"gpu{i:03d}") for i in range(1, 201)], timeout=240)
+                known_hosts = os.path.join(workdir, "accepted_known_hosts")
+                code, report, stderr = run_fleetreap(
+                    fleet.inventory, known_hosts, "--playbook", INSPECT,
+                    "--host-key-policy", "accept-new", "--forks", "200")
+                self.assertIsNotNone(report, stderr)
+                names = [h["name"] for h in report["hosts"]]
+                self.assertEqual(names, [f"gpu{i:03d}" for i in range(1, 201)])
+                self.assertEqual(report["not_started"], [])
+                statuses = {h["name"]: h["status"] for h in report["hosts"]}
+                self.assertEqual(set(statuses.values()), {"clean"},
+                                 {n: s for n, s in statuses.items() if s != "clean"})
+                self.assertEqual(code, 0)
+                with open(known_hosts) as f:
+                    lines = f.read().splitlines()
+                self.assertEqual(len(lines), 200)
+                addresses = sorted(line.split()[0] for line in lines)
+                self.assertEqual(addresses, sorted(h.address for h in fleet.hosts.values()))
+                for line in lines:
+                    self.assertEqual(len(line.split()), 3, line)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    unittest.main()
