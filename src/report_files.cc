@@ -86,9 +86,7 @@ int FinishRun(const RunReport& report, const Options& options) {
   std::FILE* human = HumanStream(options);
   TableStyle style;
   style.color = ShouldUseColorFor(human, options.color);
-  std::string text = options.quiet ? RenderVerdict(report, style) + "\n"
-                                   : RenderTable(report, style);
-  std::fputs(text.c_str(), human);
+  std::fputs(RenderTable(report, style).c_str(), human);
   std::fflush(human);
   Status status = WriteReports(report, options);
   if (!status.ok()) {

@@ -34,8 +34,9 @@ Status WriteReports(const RunReport& report, const Options& options,
 std::FILE* HumanStream(const Options& options);
 
 /// Everything the end of a run prints and writes: the folded table and the
-/// verdict on HumanStream (only the verdict with --quiet; colour as
-/// ShouldUseColor decides for that stream and --color), then WriteReports.
+/// verdict on HumanStream (also with --quiet, which only silences progress
+/// and logs; colour as ShouldUseColor decides for that stream and --color),
+/// then WriteReports.
 /// Returns ExitCodeFor(report), or 70 (internal error) when a requested report
 /// could not be written, after saying why on stderr.
 int FinishRun(const RunReport& report, const Options& options);

@@ -1,0 +1,182 @@
+"""Every report of one run over a mixed simulated fleet, checked together:
+the folded table and verdict on stdout, the per-host CI lines on stderr, the
+JSON (validated against docs/json-schema.json), JUnit, Markdown, the
+failed-hosts list and its re-run with --limit @FILE, the per-host command
+logs, the exit code, colour rules and `--json -`. Needs root, the built
+fleetreap (FLEETREAP_BIN) and the simulator tools (FLEETREAP_SIM_BIN_DIR).
+"""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+import xml.etree.ElementTree as ET
+
+import jsonschema
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE_DIR = os.environ.get("FLEETREAP_SOURCE_DIR", os.path.dirname(os.path.dirname(HERE)))
+sys.path.insert(0, os.path.join(SOURCE_DIR, "tests", "sim"))
+
+from simfleet import Fleet, HostSpec  # noqa: E402
+
+FLEETREAP = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE_DIR, "build", "fleetreap"))
+
+SPECS = [
+    HostSpec("gpu01", scenario="clean"),
+    HostSpec("gpu02", scenario="clean"),
+    HostSpec("gpu03", scenario="clean"),
+    HostSpec("gpu04", scenario="orphans"),
+    HostSpec("gpu05", scenario="orphans"),
+    HostSpec("gpu06", scenario="ghost_memory"),
+    HostSpec("gpu07", scenario="unreachable"),
+    HostSpec("gpu08", scenario="no_sudo"),
+    HostSpec("gpu09", scenario="shm_leftovers"),
+]
+ANSI = re.compile(r"\x1b\[")
+
+
+class ReportsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="reports-")
+        cls.fleet = Fleet(os.path.join(cls.tmp, "fleet"))
+        cls.fleet.up(SPECS)
+        cls.out = os.path.join(cls.tmp, "out")
+        os.makedirs(cls.out)
+        cls.files = {name: os.path.join(cls.out, name)
+                     for name in ("report.json", "report.xml", "summary.md", "failed.txt")}
+        cls.run = cls.fleetreap(
+            "--json", cls.files["report.json"], "--junit", cls.files["report.xml"],
+            "--summary-md", cls.files["summary.md"], "--failed-hosts", cls.files["failed.txt"],
+            "--log-dir", os.path.join(cls.out, "logs"), "--color", "never",
+            "--connect-timeout", "3s", "--retries", "0")
+        with open(cls.files["report.json"]) as f:
+            cls.report = json.load(f)
+        cls.hosts = {h["name"]: h for h in cls.report["hosts"]}
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.fleet.down()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    @classmethod
+    def fleetreap(cls, *args, env=None):
+        argv = [FLEETREAP, "--hosts", cls.fleet.inventory,
+                "--known-hosts", cls.fleet.known_hosts, *args]
+        run_env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+        run_env.update(env or {})
+        return subprocess.run(argv, capture_output=True, text=True, timeout=300, env=run_env)
+
+    def read(self, name):
+        with open(self.files[name]) as f:
+            return f.read()
+
+    def test_exit_code_has_both_bits(self):
+        self.assertEqual(self.run.returncode, 3, self.run.stderr)
+        self.assertEqual(self.report["exit_code"], 3)
+
+    def test_table_folds_identical_outcomes_and_ends_with_the_verdict(self):
+        lines = self.run.stdout.splitlines()
+        self.assertRegex(lines[-1], r"^NOT READY: 6/9 hosts clean \(3 cleaned\), 1 dirty, "
+                                    r"1 failed, 1 unreachable in \d+\.\d s \(exit 3\)$")
+        rows = {line.split()[0]: line for line in lines[:-1]}
+        self.assertRegex(rows["gpu[01-03]"], r"^gpu\[01-03\]\s+clean\s+8/8 GPUs 0 MiB$")
+        self.assertRegex(rows["gpu[04-05]"], r"^gpu\[04-05\]\s+cleaned\s+8 killed \(TERM 8\)")
+        self.assertRegex(rows["gpu06"], r"^gpu06\s+dirty\s+.*GPU 2 ghost memory")
+        self.assertRegex(rows["gpu07"], r"^gpu07\s+unreachable\s+refused")
+        self.assertRegex(rows["gpu08"], r"^gpu08\s+failed\s+sudo")
+        self.assertRegex(rows["gpu09"], r"^gpu09\s+cleaned\s+.*/dev/shm entr")
+        order = [line.split()[1] for line in lines[:-1]]
+        self.assertEqual(order, sorted(order, key=["clean", "cleaned", "dirty", "failed",
+                                                   "unreachable"].index))
+        self.assertIsNone(ANSI.search(self.run.stdout))
+
+    def test_ci_log_has_one_line_per_host_and_no_redraws(self):
+        host_lines = [l for l in self.run.stderr.splitlines() if re.match(r"^\[\d+/9\] ", l)]
+        self.assertEqual(sorted(l.split()[1] for l in host_lines),
+                         [s.name for s in SPECS], self.run.stderr)
+        self.assertNotIn("\r", self.run.stderr)
+
+    def test_json_validates_and_keeps_every_host(self):
+        with open(os.path.join(SOURCE_DIR, "docs", "json-schema.json")) as f:
+            schema = json.load(f)
+        errors = [e.message for e in
+                  jsonschema.Draft202012Validator(schema).iter_errors(self.report)]
+        self.assertEqual(errors, [])
+        self.assertEqual(self.report["summary"], {
+            "total": 9, "clean": 6, "dirty": 1, "unreachable": 1, "failed": 1,
+            "not_started": 0, "changed": 3})
+        self.assertEqual([h["name"] for h in self.report["hosts"]], [s.name for s in SPECS])
+        self.assertEqual(self.hosts["gpu01"]["outcome"], "clean")
+        cleaned = self.hosts["gpu04"]
+        self.assertEqual((cleaned["status"], cleaned["outcome"], cleaned["changed"]),
+                         ("clean", "cleaned", True))
+        fates = [h["fate"] for h in cleaned["holders"] if h["fate"] != "protected"]
+        self.assertEqual(fates, ["terminated"] * 8)
+        self.assertTrue(all(g["memory_used_mib"] > 0 for g in cleaned["gpus_before"]))
+        self.assertTrue(all(g["memory_used_mib"] == 0 for g in cleaned["gpus_after"]))
+        ghost = self.hosts["gpu06"]
+        self.assertEqual(ghost["status"], "dirty")
+        self.assertEqual(ghost["gpus_after"][2]["state"], "ghost")
+        self.assertEqual(ghost["gpus_after"][2]["memory_used_mib"], 10151)
+        self.assertEqual((self.hosts["gpu07"]["status"], self.hosts["gpu07"]["error_kind"]),
+                         ("unreachable", "refused"))
+        self.assertEqual((self.hosts["gpu08"]["status"], self.hosts["gpu08"]["error_kind"]),
+                         ("failed", "sudo"))
+        self.assertTrue(self.hosts["gpu09"]["shm_removed"])
+
+    def test_junit_fails_dirty_unreachable_and_failed_hosts(self):
+        root = ET.parse(self.files["report.xml"]).getroot()
+        suite = root.find("testsuite")
+        self.assertEqual((suite.get("tests"), suite.get("failures")), ("9", "3"))
+        failures = {case.get("name"): case.find("failure").get("type")
+                    for case in suite.findall("testcase") if case.find("failure") is not None}
+        self.assertEqual(failures, {"gpu06": "dirty", "gpu07": "refused", "gpu08": "sudo"})
+
+    def test_markdown_summary(self):
+        md = self.read("summary.md")
+        self.assertTrue(md.startswith("## fleetreap: NOT READY\n"), md)
+        self.assertIn("| `gpu[01-03]` | 3 | clean | 8/8 GPUs 0 MiB |", md)
+        attention = md.split("### Needs attention", 1)[1]
+        self.assertEqual(re.findall(r"^\| `(gpu\d+)` ", attention, re.M),
+                         ["gpu06", "gpu07", "gpu08"])
+
+    def test_failed_hosts_rerun_selects_just_those(self):
+        self.assertEqual(self.read("failed.txt"), "gpu06\ngpu07\ngpu08\n")
+        rerun = self.fleetreap("--limit", "@" + self.files["failed.txt"], "--json", "-",
+                               "--connect-timeout", "3s", "--retries", "0")
+        self.assertEqual(rerun.returncode, 3, rerun.stderr)
+        doc = json.loads(rerun.stdout)  # the table went to stderr
+        self.assertEqual([h["name"] for h in doc["hosts"]], ["gpu06", "gpu07", "gpu08"])
+        self.assertIn("NOT READY: 0/3 hosts clean", rerun.stderr)
+
+    def test_log_dir_has_every_command(self):
+        logs = os.path.join(self.out, "logs")
+        self.assertEqual(sorted(os.listdir(logs)), sorted(s.name + ".log" for s in SPECS))
+        with open(os.path.join(logs, "gpu04.log")) as f:
+            text = f.read()
+        self.assertRegex(text, r"connected \(\d+ ms\)")
+        self.assertRegex(text, r"run \(timeout \d+ ms\):\n  \$ ")
+        self.assertRegex(text, r"exited 0 \(\d+ ms\)")
+        with open(os.path.join(logs, "gpu07.log")) as f:
+            self.assertIn("connect failed: refused", f.read())
+
+    def test_colour_only_when_asked_and_never_with_no_color(self):
+        always = self.fleetreap("--limit", "gpu01", "--color", "always")
+        self.assertEqual(always.returncode, 0, always.stderr)
+        self.assertIsNotNone(ANSI.search(always.stdout))
+        no_color = self.fleetreap("--limit", "gpu01", "--color", "always",
+                                  env={"NO_COLOR": "1"})
+        self.assertIsNone(ANSI.search(no_color.stdout + no_color.stderr))
+        auto = self.fleetreap("--limit", "gpu01")
+        self.assertIsNone(ANSI.search(auto.stdout + auto.stderr))  # pipes, not a terminal
+        self.assertRegex(auto.stdout, r"READY: 1/1 host clean in \d+\.\d s \(exit 0\)\n$")
+
+
+if __name__ == "__main__":
+    unittest.main()
