@@ -16,6 +16,7 @@ collect(fleet) returns {host name: {
       nvidia-smi computes it (sum of FAKEGPU_MIB of holders + leaked),
   "shm_remaining": [name], "shm_must_keep": [name], "shm_must_remove": [name],
   "nvidia_smi_mode": str,
+  "ghost_gpus": [index], GPUs with driver-leaked memory (only a reset helps),
   "clean": bool  (no non-protected holder, every GPU at 0 MiB except ghost
       memory, every must_remove file gone, every must_keep file present, every
       protected daemon alive with its original PID),
@@ -141,5 +142,6 @@ def collect(fleet):
                        "protected": protected, "protected_missing": missing, "gpus": gpus,
                        "shm_remaining": shm, "shm_must_keep": sorted(host.shm_keep),
                        "shm_must_remove": sorted(host.shm_remove),
-                       "nvidia_smi_mode": mode, "clean": clean}
+                       "nvidia_smi_mode": mode, "clean": clean,
+                       "ghost_gpus": [g["index"] for g in gpus if g["ghost_mib"]]}
     return truth

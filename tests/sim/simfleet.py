@@ -135,9 +135,18 @@ def _drop_stale_claim(path):
             owner = f.read().strip()
     except OSError:
         return
-    if not os.path.exists(os.path.join(owner, "fleet.json")) and \
-            time.time() - os.path.getmtime(path) > 60:
-        shutil.rmtree(path, ignore_errors=True)
+    record = os.path.join(owner, "fleet.json")
+    if not os.path.exists(record):
+        if time.time() - os.path.getmtime(path) > 60:   # up() writes it within seconds
+            shutil.rmtree(path, ignore_errors=True)
+        return
+    try:
+        with open(record) as f:
+            hosts = json.load(f)["hosts"]
+    except (OSError, ValueError, KeyError):
+        return
+    if hosts and all(start_time(h["unshare_pid"]) != h["unshare_start"] for h in hosts):
+        Fleet.cleanup(owner)   # its hosts died with a crashed test: reclaim the net
 
 
 def release_nets(workdir):
