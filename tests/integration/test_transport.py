@@ -15,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 import unittest
 
 from simfleet import Fleet, HostSpec
@@ -234,6 +235,51 @@ class HostKeyPolicyTest(unittest.TestCase):
             self.assertTrue(f.read().startswith("|1|"))
         hosts = self.run_policy(path, "strict")
         self.assertEqual({h["status"] for h in hosts.values()}, {"clean"})
+
+
+class ConnectionLostTest(unittest.TestCase):
+    """sshd dies under a running command: connection_lost, never retried
+    (the escalation had begun), and the other host finishes all the same."""
+
+    def test_sshd_dying_mid_command(self):
+        workdir = tempfile.mkdtemp(prefix="fleetreap-lost-")
+        out = os.path.join(workdir, "report.json")
+        try:
+            with Fleet(workdir) as fleet:
+                fleet.up([HostSpec("gpu01", scenario="nvidia_smi_hang"),
+                          HostSpec("gpu02", scenario="clean")])
+                proc = subprocess.Popen(
+                    [FLEETREAP, "--hosts", fleet.inventory, "--known-hosts",
+                     fleet.known_hosts, "--playbook", INSPECT, "--json", out, "--quiet",
+                     "--retries", "2", "--command-timeout", "120s"],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                try:
+                    # Wait until fleetreap's command hangs in nvidia-smi on gpu01,
+                    # then end every sshd of that host (listener and session),
+                    # by PID, inside the host's own PID namespace.
+                    for _ in range(600):
+                        ps = fleet.exec("gpu01", "ps -eo comm= | grep -c '^nvidia-smi$'")
+                        if ps.stdout.strip() not in ("", "0"):
+                            break
+                        time.sleep(0.05)
+                    fleet.exec("gpu01", "for p in /proc/[0-9]*; do "
+                               "[ \"$(readlink $p/exe)\" = /usr/sbin/sshd ] && "
+                               "kill -KILL ${p#/proc/}; done; true")
+                    _, stderr = proc.communicate(timeout=120)
+                finally:
+                    if proc.poll() is None:
+                        proc.kill()
+                        proc.wait()
+                with open(out) as f:
+                    report = json.load(f)
+                hosts = by_name(report)
+                lost = hosts["gpu01"]
+                self.assertEqual(lost["error_kind"], "connection_lost", lost["error_message"])
+                self.assertEqual(lost["attempts"], 1)
+                self.assertEqual(hosts["gpu02"]["status"], "clean")
+                self.assertEqual(proc.returncode & 2, 2)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 class LargeFleetTest(unittest.TestCase):
