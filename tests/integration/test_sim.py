@@ -26,7 +26,8 @@ SPECS = [
     HostSpec("gpu08", scenario="host_key_changed"),
     HostSpec("gpu09", scenario="driver_missing"),
     HostSpec("gpu10", scenario="shm_leftovers"),
-    HostSpec("gpu11", scenario="sshd_dies"),
+    HostSpec("gpu11", scenario="sshd_dies_on_stop"),
+    HostSpec("gpu13", scenario="sshd_dies"),
     HostSpec("gpu12", scenario="straggler_gpu5"),
 ]
 
@@ -135,6 +136,11 @@ class SimFleetTest(unittest.TestCase):
         self.assertEqual(r.returncode, 255)
         self.assertNotIn("after", r.stdout)   # "before" may or may not make it out
         self.assertIn("Connection refused", self.ssh("gpu11", "true").stderr)
+        r = self.ssh("gpu13", "nvidia-smi -L >/dev/null; echo first; nvidia-smi -L; echo after")
+        self.assertEqual(r.returncode, 255)
+        self.assertNotIn("after", r.stdout)
+        self.assertIn("Connection refused", self.ssh("gpu13", "true").stderr)
+        self.assertEqual(self.fleet.ground_truth()["gpu13"]["listener"], "none")
 
     def test_shm_ground_truth(self):
         truth = self.fleet.ground_truth()["gpu10"]

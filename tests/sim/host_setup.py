@@ -204,7 +204,8 @@ class HostSetup:
             f.write(f"{mib}\n")
 
     def nvidia_smi_mode(self, mode):
-        """normal | missing (driver not loaded, exit 9) | hang | lost:K."""
+        """normal | missing (driver not loaded, exit 9) | hang | lost:K |
+        lost-only:K (see nvidia_smi.c)."""
         with open(os.path.join(self.host.state, "mode"), "w") as f:
             f.write(mode + "\n")
 
@@ -238,6 +239,12 @@ class HostSetup:
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "old",
                         "-f", path], check=True)
         self.host.host_key_override = path + ".pub"
+
+    def kill_sshd_on_nvidia_smi(self, call=2):
+        """The 'call'-th nvidia-smi from now kills the host's sshd (listener
+        and sessions) before answering: with fleetreap's default playbook,
+        call 1 is the first scan and call 2 comes after the kill wave."""
+        _write(os.path.join(self.host.state, "kill_sshd_on_nvsmi"), f"{call}\n")
 
     def kill_sshd_on_stop(self):
         """The first 'systemctl stop' kills the host's sshd mid-run."""

@@ -11,7 +11,9 @@
  *     /run/fakegpu/leaked/K and kept until --gpu-reset -i K.
  * Per-host settings live in /run/fakegpu: gpus (count), model, total_mib,
  * seed (for UUIDs and serials), mode: normal | missing (driver not loaded,
- * exit 9) | hang (blocks forever) | lost:K (GPU K fell off the bus, exit 15).
+ * exit 9) | hang (blocks forever) | lost:K (GPU K fell off the bus: its error
+ * line, then the other GPUs' rows, exit 15) | lost-only:K (the error line
+ * alone, exit 15). Which of the two real drivers print is not settled.
  *
  * Supported: --query-gpu=, --query-compute-apps=, --format=csv[,noheader]
  * [,nounits], -i/--id, -L, -r/--gpu-reset [-i N], and the default table. Texts and exit codes follow
@@ -21,6 +23,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -417,6 +420,37 @@ static int print_table(void) {
   return 0;
 }
 
+/* "sshd dies in the middle of a run": when /run/fakegpu/kill_sshd_on_nvsmi
+ * holds N, the Nth call from now SIGKILLs this host's sshd processes (the
+ * listener and every session) before answering. */
+static void maybe_kill_sshd(void) {
+  char path[600], buf[32];
+  snprintf(path, sizeof path, "%s/kill_sshd_on_nvsmi", state_dir);
+  if (read_file(path, buf, sizeof buf) <= 0) return;
+  int left = atoi(buf) - 1;
+  if (left > 0) {
+    FILE *f = fopen(path, "w");
+    if (f) {
+      fprintf(f, "%d\n", left);
+      fclose(f);
+    }
+    return;
+  }
+  unlink(path);
+  DIR *proc = opendir("/proc");
+  struct dirent *e;
+  while (proc && (e = readdir(proc))) {
+    char link[300], exe[256];
+    if (!isdigit((unsigned char)e->d_name[0])) continue;
+    snprintf(link, sizeof link, "/proc/%s/exe", e->d_name);
+    ssize_t n = readlink(link, exe, sizeof exe - 1);
+    if (n <= 0) continue;
+    exe[n] = '\0';
+    if (strcmp(exe, "/usr/sbin/sshd") == 0) kill(atoi(e->d_name), SIGKILL);
+  }
+  if (proc) closedir(proc);
+}
+
 int main(int argc, char **argv) {
   const char *query_gpu = NULL, *query_apps = NULL, *format = "csv";
   int only = -1, do_reset = 0, list = 0;
@@ -439,6 +473,7 @@ int main(int argc, char **argv) {
     }
   }
 
+  maybe_kill_sshd();
   read_state("mode", mode, sizeof mode);
   if (!strcmp(mode, "missing")) {
     printf("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
@@ -450,6 +485,12 @@ int main(int argc, char **argv) {
     for (;;) pause();
   }
   if (!strncmp(mode, "lost:", 5)) lost_gpu = atoi(mode + 5);
+  if (!strncmp(mode, "lost-only:", 10)) {
+    lost_gpu = atoi(mode + 10);
+    load_gpus();
+    print_lost();
+    return 15;
+  }
 
   load_gpus();
   if (only >= gpu_count) {

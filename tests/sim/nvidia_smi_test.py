@@ -95,6 +95,13 @@ class FakeNvidiaSmiTest(unittest.TestCase):
         self.assertEqual(len(lines), 8)
         self.assertNotIn("6, ", r.stdout)
 
+    def test_lost_gpu_error_only(self):
+        self.put("mode", "lost-only:6")
+        r = self.run_smi("--query-gpu=index,memory.used", "--format=csv,noheader")
+        self.assertEqual(r.returncode, 15)
+        self.assertEqual(len(r.stdout.splitlines()), 1)
+        self.assertIn("GPU is lost", r.stdout)
+
     def test_reset_clears_leaked_memory(self):
         self.put("leaked/2", "10151")
         r = self.run_smi("--gpu-reset", "-i", "2")

@@ -3,7 +3,8 @@
 One function per scenario, registered by name with @scenario. Each receives
 a host_setup.HostSetup ("h") right after the host booted and stages it with
 its verbs: h.workload, h.service, h.daemon, h.shm, h.leak, h.nvidia_smi_mode,
-h.no_listener, h.tarpit, h.refuse_key, h.change_host_key, h.kill_sshd_on_stop.
+h.no_listener, h.tarpit, h.refuse_key, h.change_host_key, h.kill_sshd_on_stop,
+h.kill_sshd_on_nvidia_smi.
 To add one, write a function here; `scripts/fleet list` shows them all.
 DEMO is the mixed fleet of the README's demo.
 """
@@ -134,6 +135,12 @@ def gpu_lost(h):
 
 
 @scenario
+def gpu_lost_only(h):
+    """GPU 6 fell off the bus and nvidia-smi prints only the error, exit 15."""
+    h.nvidia_smi_mode("lost-only:6")
+
+
+@scenario
 def no_sudo(h):
     """Root-owned workers; the inventory logs in as gpuops, who has no sudo."""
     h.host.spec.user = "gpuops"
@@ -177,7 +184,15 @@ def host_key_changed(h):
 
 @scenario
 def sshd_dies(h):
-    """sshd dies in the middle of a run: at the first systemctl stop."""
+    """sshd dies in the middle of a run: at the second nvidia-smi call."""
+    vllm_incident(h)
+    h.kill_sshd_on_nvidia_smi(call=2)
+
+
+@scenario
+def sshd_dies_on_stop(h):
+    """sshd dies in the middle of a run: at the first systemctl stop (for
+    playbooks that stop units)."""
     vllm_incident(h)
     h.kill_sshd_on_stop()
 
