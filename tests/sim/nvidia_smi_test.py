@@ -1,8 +1,8 @@
 """Table-driven checks of the fake nvidia-smi against the real captures in
 /work/shared/nvsmi-samples (headers, units, separators, error texts, exit
-codes). Runs the built binary outside any namespace, with FAKEGPU_STATE
-pointing at a scratch state directory; no process holds a /dev/nvidia* here,
-so memory comes only from the "leaked" files.
+codes). Runs the built binary in a private PID namespace, with FAKEGPU_STATE
+pointing at a scratch state directory; no process holds a /dev/nvidia* there,
+so memory comes only from the "leaked" files. Needs root (unshare).
 """
 
 import os
@@ -38,7 +38,10 @@ class FakeNvidiaSmiTest(unittest.TestCase):
             f.write(value + "\n")
 
     def run_smi(self, *args):
-        return subprocess.run([BIN, *args], capture_output=True, text=True,
+        # A private PID namespace: processes of fleets running right now on
+        # this machine must not count as holders here.
+        return subprocess.run(["unshare", "--pid", "--fork", "--mount", "--mount-proc",
+                               BIN, *args], capture_output=True, text=True,
                               env={"FAKEGPU_STATE": self.state}, timeout=10)
 
     def test_query_gpu_shapes(self):
