@@ -50,7 +50,7 @@ class ReportsTest(unittest.TestCase):
         os.makedirs(cls.out)
         cls.files = {name: os.path.join(cls.out, name)
                      for name in ("report.json", "report.xml", "summary.md", "failed.txt")}
-        cls.run = cls.fleetreap(
+        cls.result = cls.fleetreap(
             "--json", cls.files["report.json"], "--junit", cls.files["report.xml"],
             "--summary-md", cls.files["summary.md"], "--failed-hosts", cls.files["failed.txt"],
             "--log-dir", os.path.join(cls.out, "logs"), "--color", "never",
@@ -77,11 +77,11 @@ class ReportsTest(unittest.TestCase):
             return f.read()
 
     def test_exit_code_has_both_bits(self):
-        self.assertEqual(self.run.returncode, 3, self.run.stderr)
+        self.assertEqual(self.result.returncode, 3, self.result.stderr)
         self.assertEqual(self.report["exit_code"], 3)
 
     def test_table_folds_identical_outcomes_and_ends_with_the_verdict(self):
-        lines = self.run.stdout.splitlines()
+        lines = self.result.stdout.splitlines()
         self.assertRegex(lines[-1], r"^NOT READY: 6/9 hosts clean \(3 cleaned\), 1 dirty, "
                                     r"1 failed, 1 unreachable in \d+\.\d s \(exit 3\)$")
         rows = {line.split()[0]: line for line in lines[:-1]}
@@ -94,13 +94,13 @@ class ReportsTest(unittest.TestCase):
         order = [line.split()[1] for line in lines[:-1]]
         self.assertEqual(order, sorted(order, key=["clean", "cleaned", "dirty", "failed",
                                                    "unreachable"].index))
-        self.assertIsNone(ANSI.search(self.run.stdout))
+        self.assertIsNone(ANSI.search(self.result.stdout))
 
     def test_ci_log_has_one_line_per_host_and_no_redraws(self):
-        host_lines = [l for l in self.run.stderr.splitlines() if re.match(r"^\[\d+/9\] ", l)]
+        host_lines = [l for l in self.result.stderr.splitlines() if re.match(r"^\[\d+/9\] ", l)]
         self.assertEqual(sorted(l.split()[1] for l in host_lines),
-                         [s.name for s in SPECS], self.run.stderr)
-        self.assertNotIn("\r", self.run.stderr)
+                         [s.name for s in SPECS], self.result.stderr)
+        self.assertNotIn("\r", self.result.stderr)
 
     def test_json_validates_and_keeps_every_host(self):
         with open(os.path.join(SOURCE_DIR, "docs", "json-schema.json")) as f:
