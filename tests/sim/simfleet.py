@@ -37,22 +37,20 @@ nothing running; scripts/fleet uses persistent=True.
 """
 
 import concurrent.futures
-import ctypes
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import time
 from dataclasses import dataclass
 
 import ground_truth
 import host_setup
+from address_pool import REGISTRY, claim_net, release_nets  # noqa: F401
+from reaper import (die_with_parent, end_hosts, end_recorded, listening,  # noqa: F401
+                    start_time, wait_gone)
 
 SIM_DIR = os.path.dirname(os.path.abspath(__file__))
-REGISTRY = "/run/fleetreap-sim/nets"   # one claimed 127.0.N.0/24 per fleet
-FIRST_NET, LAST_NET = 100, 250
 DAEMON_NAMES = ("nvidia-persistenced", "nv-hostengine", "dcgm-exporter",
                 "nv-fabricmanager")
 GPUOPS_UID = 1000
@@ -82,84 +80,6 @@ def default_bin_dir():
         if build.startswith("build") and os.path.exists(os.path.join(candidate, "gpuload")):
             return candidate
     raise SimError("built sim tools not found: set FLEETREAP_SIM_BIN_DIR or build tests/sim")
-
-
-def start_time(pid):
-    """Kernel start time of PID (field 22 of /proc/PID/stat), or None."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def end_recorded(pid, started):
-    """SIGKILLs PID only if it is still the process that was recorded."""
-    if pid and started is not None and start_time(pid) == started:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-
-
-def _die_with_parent():
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-
-
-def claim_net(workdir, count):
-    """Claims 'count' consecutive 127.0.N.0/24 nets; returns the first N."""
-    os.makedirs(REGISTRY, exist_ok=True)
-    for first in range(FIRST_NET, LAST_NET - count + 2):
-        claimed = []
-        for n in range(first, first + count):
-            path = os.path.join(REGISTRY, str(n))
-            _drop_stale_claim(path)
-            try:
-                os.mkdir(path)
-            except FileExistsError:
-                break
-            with open(os.path.join(path, "owner"), "w") as f:
-                f.write(os.path.abspath(workdir))
-            claimed.append(n)
-        if len(claimed) == count:
-            return first
-        for n in claimed:
-            shutil.rmtree(os.path.join(REGISTRY, str(n)), ignore_errors=True)
-    raise SimError("no free 127.0.N.0/24 left for a simulated fleet")
-
-
-def _drop_stale_claim(path):
-    try:
-        with open(os.path.join(path, "owner")) as f:
-            owner = f.read().strip()
-    except OSError:
-        return
-    record = os.path.join(owner, "fleet.json")
-    if not os.path.exists(record):
-        if time.time() - os.path.getmtime(path) > 60:   # up() writes it within seconds
-            shutil.rmtree(path, ignore_errors=True)
-        return
-    try:
-        with open(record) as f:
-            hosts = json.load(f)["hosts"]
-    except (OSError, ValueError, KeyError):
-        return
-    if hosts and all(start_time(h["unshare_pid"]) != h["unshare_start"] for h in hosts):
-        Fleet.cleanup(owner)   # its hosts died with a crashed test: reclaim the net
-
-
-def release_nets(workdir):
-    if not os.path.isdir(REGISTRY):
-        return
-    for n in os.listdir(REGISTRY):
-        owner_file = os.path.join(REGISTRY, n, "owner")
-        try:
-            with open(owner_file) as f:
-                if f.read().strip() == os.path.abspath(workdir):
-                    shutil.rmtree(os.path.join(REGISTRY, n), ignore_errors=True)
-        except OSError:
-            pass
 
 
 class Host:
@@ -233,7 +153,9 @@ class Fleet:
             scenarios.get(s.scenario)  # fail early on unknown names
         t0 = time.monotonic()
         os.makedirs(self.workdir, exist_ok=True)
-        first_net = claim_net(self.workdir, (len(specs) + 249) // 250)
+        first_net = claim_net(self.workdir, (len(specs) + 249) // 250, Fleet.cleanup)
+        if first_net is None:
+            raise SimError("no free 127.0.N.0/24 left for a simulated fleet")
         try:
             self._install_tools()
             self._make_key(self.key, "fleetreap-sim")
@@ -291,7 +213,7 @@ class Fleet:
                 host.dir, os.path.join(self.workdir, "bin"), host.name, "yes"]
         host.popen = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
-            preexec_fn=None if self.persistent else _die_with_parent)
+            preexec_fn=None if self.persistent else die_with_parent)
         log.close()
         host.unshare_pid = host.popen.pid
         host.unshare_start = start_time(host.popen.pid)
@@ -313,7 +235,7 @@ class Fleet:
                     except OSError:
                         pass
                 if host.init_pid and os.path.exists(os.path.join(host.state, "ready")) \
-                        and _listening(host.address):
+                        and listening(host.address):
                     del pending[name]
             if time.monotonic() > deadline:
                 raise SimError(f"hosts not ready after {timeout}s: {sorted(pending)}")
@@ -395,14 +317,14 @@ class Fleet:
 
     def down(self):
         """Ends every host (by recorded PID), removes files, frees the net."""
-        _end_hosts(self.hosts.values())
+        end_hosts(self.hosts.values())
         for host in self.hosts.values():
             if host.popen is not None:
                 try:
                     host.popen.wait(timeout=10)
                 except subprocess.TimeoutExpired:
                     pass
-        _wait_gone([h.init_pid for h in self.hosts.values() if h.init_pid])
+        wait_gone([h.init_pid for h in self.hosts.values() if h.init_pid])
         self.hosts = {}
         _remove_created(self.workdir)
         release_nets(self.workdir)
@@ -417,8 +339,8 @@ class Fleet:
         except (OSError, ValueError, KeyError):
             records = []
         hosts = [Host.from_record(r) for r in records]
-        _end_hosts(hosts)
-        _wait_gone([h.unshare_pid for h in hosts] + [h.init_pid for h in hosts if h.init_pid])
+        end_hosts(hosts)
+        wait_gone([h.unshare_pid for h in hosts] + [h.init_pid for h in hosts if h.init_pid])
         _remove_created(workdir)
         release_nets(workdir)
         return len(hosts)
@@ -432,47 +354,6 @@ class Fleet:
                 h = Host.from_record(r)
                 fleet.hosts[h.name] = h
         return fleet
-
-
-def _end_hosts(hosts):
-    """Ends each host's init (the kernel then ends its whole PID namespace
-    and unshare reaps it and exits); unshare itself only if init is unknown
-    ("--kill-child" then ends init)."""
-    hosts = list(hosts)
-    for h in hosts:
-        if h.init_pid and h.init_start is not None:
-            end_recorded(h.init_pid, h.init_start)
-        else:
-            end_recorded(h.unshare_pid, h.unshare_start)
-    for h in hosts:
-        if h.popen is not None:
-            try:
-                h.popen.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                pass
-    _wait_gone([h.unshare_pid for h in hosts if h.popen is None], timeout=2)
-    for h in hosts:
-        if h.popen is None or h.popen.returncode is None:
-            end_recorded(h.unshare_pid, h.unshare_start)
-
-
-def _listening(address):
-    with socket.socket() as s:
-        s.settimeout(0.2)
-        return s.connect_ex((address, 22)) == 0
-
-
-def _wait_gone(pids, timeout=10):
-    deadline = time.monotonic() + timeout
-    for pid in pids:
-        while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
-            try:
-                with open(f"/proc/{pid}/stat") as f:
-                    if f.read().rsplit(")", 1)[1].split()[0] == "Z":
-                        break
-            except OSError:
-                break
-            time.sleep(0.01)
 
 
 def _remove_created(workdir):

@@ -1,0 +1,72 @@
+"""address_pool: which 127.0.N.0/24 a fleet may use. Each fleet claims whole
+/24s by creating /run/fleetreap-sim/nets/N (mkdir is atomic, so two fleets
+started at once never share a net); the claim holds the fleet's workdir.
+Claims of fleets whose hosts are all dead are reclaimed. Process-safe.
+"""
+
+import json
+import os
+import shutil
+import time
+
+from reaper import start_time
+
+REGISTRY = "/run/fleetreap-sim/nets"   # one claimed 127.0.N.0/24 per fleet
+FIRST_NET, LAST_NET = 100, 250
+
+
+def claim_net(workdir, count, cleanup):
+    """Claims 'count' consecutive 127.0.N.0/24 nets; returns the first N, or
+    None when none are free. 'cleanup(workdir)' ends a dead fleet found in
+    the way."""
+    os.makedirs(REGISTRY, exist_ok=True)
+    for first in range(FIRST_NET, LAST_NET - count + 2):
+        claimed = []
+        for n in range(first, first + count):
+            path = os.path.join(REGISTRY, str(n))
+            _drop_stale_claim(path, cleanup)
+            try:
+                os.mkdir(path)
+            except FileExistsError:
+                break
+            with open(os.path.join(path, "owner"), "w") as f:
+                f.write(os.path.abspath(workdir))
+            claimed.append(n)
+        if len(claimed) == count:
+            return first
+        for n in claimed:
+            shutil.rmtree(os.path.join(REGISTRY, str(n)), ignore_errors=True)
+    return None
+
+
+def _drop_stale_claim(path, cleanup):
+    try:
+        with open(os.path.join(path, "owner")) as f:
+            owner = f.read().strip()
+    except OSError:
+        return
+    record = os.path.join(owner, "fleet.json")
+    if not os.path.exists(record):
+        if time.time() - os.path.getmtime(path) > 60:   # up() writes it within seconds
+            shutil.rmtree(path, ignore_errors=True)
+        return
+    try:
+        with open(record) as f:
+            hosts = json.load(f)["hosts"]
+    except (OSError, ValueError, KeyError):
+        return
+    if hosts and all(start_time(h["unshare_pid"]) != h["unshare_start"] for h in hosts):
+        cleanup(owner)   # its hosts died with a crashed test: reclaim the net
+
+
+def release_nets(workdir):
+    if not os.path.isdir(REGISTRY):
+        return
+    for n in os.listdir(REGISTRY):
+        owner_file = os.path.join(REGISTRY, n, "owner")
+        try:
+            with open(owner_file) as f:
+                if f.read().strip() == os.path.abspath(workdir):
+                    shutil.rmtree(os.path.join(REGISTRY, n), ignore_errors=True)
+        except OSError:
+            pass
