@@ -28,6 +28,7 @@ SPECS = [
     HostSpec("gpu10", scenario="shm_leftovers"),
     HostSpec("gpu11", scenario="sshd_dies_on_stop"),
     HostSpec("gpu13", scenario="sshd_dies"),
+    HostSpec("gpu14", scenario="vllm_running_cgroup"),
     HostSpec("gpu12", scenario="straggler_gpu5"),
 ]
 
@@ -119,6 +120,19 @@ class SimFleetTest(unittest.TestCase):
         truth = self.fleet.ground_truth()["gpu04"]
         self.assertEqual(len(truth["gpu_processes"]), 8)
         self.assertEqual([p["name"] for p in truth["protected"]], ["nvidia-persistenced"])
+
+    def test_systemctl_stop_ends_the_group_with_killmode_control_group(self):
+        listed = self.ssh("gpu14", "systemctl list-units --no-legend --plain --state=active "
+                                   "-- 'vllm*'")
+        self.assertTrue(listed.stdout.startswith("vllm.service "), listed.stdout)
+        r = self.ssh("gpu14", "systemctl stop -- vllm.service; echo rc=$?; "
+                              "systemctl show -p MainPID,ActiveState vllm.service")
+        self.assertEqual(r.stdout, "rc=0\nMainPID=0\nActiveState=inactive\n")
+        self.assertEqual(self.fleet.ground_truth()["gpu14"]["gpu_processes"], [])
+        missing = self.ssh("gpu14", "systemctl stop nope.service")
+        self.assertEqual(missing.returncode, 5)
+        self.assertEqual(missing.stderr, "Failed to stop nope.service: Unit nope.service "
+                                         "not loaded.\n")
 
     def test_network_faults(self):
         refused = self.ssh("gpu05", "true")
