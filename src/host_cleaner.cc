@@ -55,7 +55,11 @@ class Runner {
   // sets the report's error and returns false.
   bool Exec(const std::string& script, milliseconds timeout, CommandResult* result);
   bool Fail(ErrorKind kind, const std::string& message);
-  bool Scan(const std::vector<std::string>& units, std::vector<GpuReading>* gpus);
+  bool Scan(const std::vector<std::string>& units, std::vector<GpuReading>* gpus,
+            bool holders = true);
+  // nvidia-smi alone, the known holders standing in; a full Scan follows
+  // only when a GPU is not clean, to find and classify what holds it.
+  bool QuickScan(std::vector<GpuReading>* gpus);
   bool FindGhostsUnderDaemons(std::vector<GpuReading>* gpus);
   void Merge(const std::vector<Holder>& scanned);
   bool Signal(const Action& action);
@@ -125,11 +129,23 @@ bool Runner::Exec(const std::string& script, milliseconds timeout,
   return true;
 }
 
+bool Runner::QuickScan(std::vector<GpuReading>* gpus) {
+  if (!Scan({}, gpus, /*holders=*/false)) return false;
+  for (const GpuReading& gpu : *gpus) {
+    if (gpu.state != GpuState::kClean && gpu.state != GpuState::kProtectedOnly) {
+      return Scan({}, gpus);
+    }
+  }
+  return !gpus->empty() || Scan({}, gpus);
+}
+
 bool Runner::Scan(const std::vector<std::string>& units,
-                  std::vector<GpuReading>* gpus) {
+                  std::vector<GpuReading>* gpus, bool holders) {
   CommandResult result;
   milliseconds timeout = job_.command_timeout + nvidia_smi_timeout_;
-  if (!Exec(ScanScript(units, nvidia_smi_timeout_), timeout, &result)) return false;
+  if (!Exec(ScanScript(units, nvidia_smi_timeout_, holders), timeout, &result)) {
+    return false;
+  }
   ScanOutput scan;
   Status status = ParseScanOutput(result.out, &scan);
   if (!status.ok()) {
@@ -139,10 +155,12 @@ bool Runner::Scan(const std::vector<std::string>& units,
   protect_.SetSession(scan.shell_pid, {scan.ancestors.begin(), scan.ancestors.end()});
   if (!history_.inspected) view_.active_units = scan.active_units;
 
-  std::vector<Holder> holders;
-  status = ParseHolderScan(scan.holder_scan, &holders);
-  if (!status.ok()) return Fail(status.kind(), status.message());
-  Merge(holders);
+  if (holders) {
+    std::vector<Holder> scanned;
+    status = ParseHolderScan(scan.holder_scan, &scanned);
+    if (!status.ok()) return Fail(status.kind(), status.message());
+    Merge(scanned);
+  }
 
   GpuQueryResult query;
   if (scan.nvidia_smi_exit == 124 || scan.nvidia_smi_exit == 137) {
@@ -380,7 +398,13 @@ HostReport Runner::Run() {
         milliseconds since = duration_cast<milliseconds>(start - last_signal_);
         if (action.wait > since) clock_.SleepFor(action.wait - since);
         TimePoint scan_start = clock_.Now();
-        Scan({}, &report_.gpus_after);
+        // The quick re-scan trusts nvidia-smi when every GPU reads clean; the
+        // settle re-scan always looks at the device files again.
+        if (history_.rescans_since_signal == 0) {
+          QuickScan(&report_.gpus_after);
+        } else {
+          Scan({}, &report_.gpus_after);
+        }
         history_.signalled_since_scan = false;
         history_.rescans_since_signal++;
         Time("rescan", scan_start);
@@ -390,7 +414,7 @@ HostReport Runner::Run() {
         CleanShm(/*dry_run=*/false);
         break;
       case ActionKind::kVerify:
-        Scan({}, &report_.gpus_after);
+        QuickScan(&report_.gpus_after);
         history_.verified = true;
         Time("verify", start);
         break;

@@ -88,7 +88,8 @@ constexpr const char kAliveFunction[] =
 }  // namespace
 
 std::string ScanScript(const std::vector<std::string>& units,
-                       std::chrono::milliseconds nvidia_smi_timeout) {
+                       std::chrono::milliseconds nvidia_smi_timeout,
+                       bool holders) {
   std::string s;
   s += "echo @@session\n";
   s += "a=$$; p=$$; i=0\n";
@@ -113,7 +114,7 @@ std::string ScanScript(const std::vector<std::string>& units,
   s += "[ -z \"$o\" ] || printf '%s\\n' \"$o\"\n";
   s += "echo \"@@nvsmi-rc $r\"\n";
   s += "echo @@holders\n";
-  s += "(\n" + HolderScanScript() + "\n)\n";
+  if (holders) s += "(\n" + HolderScanScript() + "\n)\n";
   s += "echo @@end\n";
   return s;
 }

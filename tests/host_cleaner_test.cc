@@ -79,7 +79,7 @@ class FakeTransport : public Transport {
       return r;
     }
     if (Has(command, "echo @@session")) {
-      log_.push_back("scan");
+      log_.push_back(Has(command, "fleetreap-holders") ? "scan" : "smi");
       r.out = Scan(command);
     } else if (Has(command, "systemctl stop")) {
       log_.push_back("stop");
@@ -271,7 +271,7 @@ int CountFate(const HostReport& report, HolderFate fate) {
 TEST(HostCleanerTest, CleanHostTakesInspectShmVerify) {
   FakeHost host;
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan shm scan");
+  EXPECT_EQ(o.log, "scan shm smi");
   EXPECT_EQ(o.report.status, HostStatus::kClean) << o.report.error_message;
   EXPECT_EQ(o.report.gpus_after.size(), 8u);
   EXPECT_EQ(o.slept.count(), 0);
@@ -279,7 +279,7 @@ TEST(HostCleanerTest, CleanHostTakesInspectShmVerify) {
 
 TEST(HostCleanerTest, VllmIncident) {
   Outcome o = Clean(Incident(), Vllm());
-  EXPECT_EQ(o.log, "scan stop term scan shm scan");
+  EXPECT_EQ(o.log, "scan stop term smi shm smi");
   EXPECT_EQ(o.report.status, HostStatus::kClean) << o.report.error_message;
   EXPECT_EQ(o.report.units_stopped, std::vector<std::string>{"vllm.service"});
   EXPECT_EQ(o.report.term_sent, 8);
@@ -297,7 +297,7 @@ TEST(HostCleanerTest, IgnoredTermGetsKill) {
   host.procs[1].behavior = Behavior::kIgnoresTerm;
   host.procs[3].behavior = Behavior::kIgnoresTerm;
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term kill scan shm scan");
+  EXPECT_EQ(o.log, "scan term kill smi shm smi");
   EXPECT_EQ(o.report.status, HostStatus::kClean);
   EXPECT_EQ(o.report.term_sent, 4);
   EXPECT_EQ(o.report.kill_sent, 2);
@@ -310,7 +310,7 @@ TEST(HostCleanerTest, UnkillableIsNamedNotRetried) {
   host.procs.push_back(Worker(300, 2));
   host.procs[0].behavior = Behavior::kUnkillable;
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term kill scan scan shm scan");
+  EXPECT_EQ(o.log, "scan term kill smi scan scan shm smi scan");
   EXPECT_EQ(o.report.status, HostStatus::kDirty);
   ASSERT_EQ(o.report.holders.size(), 1u);
   EXPECT_EQ(o.report.holders[0].fate, HolderFate::kUnkillable);
@@ -328,7 +328,7 @@ TEST(HostCleanerTest, ProtectedDaemonsAreNeverTargets) {
   fake.comm = "nvidia-persiste";  // a user process wearing the daemon's name
   host.procs = {daemon, fake};
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term scan shm scan");
+  EXPECT_EQ(o.log, "scan term smi shm smi");
   EXPECT_EQ(o.report.status, HostStatus::kClean);
   EXPECT_EQ(o.report.term_sent, 1);
   EXPECT_EQ(o.report.holders[0].fate, HolderFate::kProtected);
@@ -340,7 +340,7 @@ TEST(HostCleanerTest, GhostMemoryIsNamed) {
   FakeHost host;
   host.ghost_mib[3] = 10151;
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan shm scan");
+  EXPECT_EQ(o.log, "scan shm smi scan");
   EXPECT_EQ(o.report.status, HostStatus::kDirty);
   EXPECT_EQ(o.report.gpus_after[3].state, GpuState::kGhost);
   EXPECT_EQ(o.report.term_sent, 0);
@@ -351,7 +351,7 @@ TEST(HostCleanerTest, StragglerStartsASecondWave) {
   for (int i = 0; i < 8; ++i) host.procs.push_back(Worker(200 + i, i, 150));
   host.respawns.push_back(Worker(400, 5, 150));
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term scan term scan shm scan");
+  EXPECT_EQ(o.log, "scan term smi scan term smi shm smi");
   EXPECT_EQ(o.report.status, HostStatus::kClean);
   EXPECT_EQ(o.report.rounds, 2);
   EXPECT_EQ(o.report.term_sent, 9);

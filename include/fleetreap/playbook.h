@@ -47,7 +47,7 @@ struct Playbook {
   std::chrono::milliseconds term_grace{10000};
   std::chrono::milliseconds kill_grace{5000};
   /// How often the host polls for exited targets (100 to 200 ms is typical).
-  std::chrono::milliseconds poll_interval{150};
+  std::chrono::milliseconds poll_interval{100};
   /// Time after the last signal before the re-scan when the host still looks
   /// dirty (GPU memory over the threshold or holders left).
   std::chrono::milliseconds settle{2000};

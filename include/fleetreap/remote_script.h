@@ -24,9 +24,11 @@ namespace fleetreap {
 /// and ancestors, the playbook's units that are active ("units" may be
 /// globs; none listed when empty), nvidia-smi's GPU query bounded by
 /// "nvidia_smi_timeout" (its stdout, stderr and exit status kept apart), and
-/// the holder scan of proc_scan.h, in sections marked by lines "@@name".
+/// the holder scan of proc_scan.h (left out when "holders" is false: the
+/// section is then empty), in sections marked by lines "@@name".
 std::string ScanScript(const std::vector<std::string>& units,
-                       std::chrono::milliseconds nvidia_smi_timeout);
+                       std::chrono::milliseconds nvidia_smi_timeout,
+                       bool holders = true);
 
 struct ScanOutput {
   int shell_pid = 0;
