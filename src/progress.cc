@@ -19,7 +19,7 @@ ProgressStyle ProgressStyleFor(const Options& options, std::FILE* stream) {
   style.color = ShouldUseColorFor(stream, options.color);
   style.dry_run = options.dry_run;
   style.width = TerminalWidth(stream);
-  if (style.live) style.tick = std::chrono::milliseconds(250);
+  style.tick = std::chrono::milliseconds(250);
   return style;
 }
 
@@ -36,11 +36,13 @@ void Progress::RunStarted(int total) {
     total_ = total;
     if (style_.live) DrawLocked();
   }
-  if (style_.live && style_.tick.count() > 0 && !ticker_.joinable()) {
+  if (style_.tick.count() > 0 && !ticker_.joinable()) {
     ticker_ = std::thread([this] {
       std::unique_lock<std::mutex> lock(mu_);
       while (!stop_cv_.wait_for(lock, style_.tick, [this] { return stop_; })) {
-        if (running_) DrawLocked();
+        if (!running_) continue;
+        CheckStopLocked();
+        if (style_.live) DrawLocked();
       }
     });
   }
@@ -49,6 +51,7 @@ void Progress::RunStarted(int total) {
 void Progress::HostStarted(const Host& host) {
   (void)host;
   std::lock_guard<std::mutex> lock(mu_);
+  CheckStopLocked();
   ++started_;
   if (style_.live) DrawLocked();
 }
@@ -56,6 +59,7 @@ void Progress::HostStarted(const Host& host) {
 void Progress::HostFinished(const HostReport& report) {
   HostOutcome outcome = OutcomeOf(report, style_.dry_run);
   std::lock_guard<std::mutex> lock(mu_);
+  CheckStopLocked();
   ++finished_;
   switch (report.status) {
     case HostStatus::kClean: ++clean_; break;
@@ -83,6 +87,7 @@ void Progress::HostFinished(const HostReport& report) {
 void Progress::RunFinished() {
   StopTicker();
   std::lock_guard<std::mutex> lock(mu_);
+  CheckStopLocked();
   running_ = false;
   if (style_.live) ClearLocked();
   std::fflush(out_);
@@ -90,21 +95,34 @@ void Progress::RunFinished() {
 
 void Progress::Interrupted() {
   std::lock_guard<std::mutex> lock(mu_);
+  InterruptedLocked();
+}
+
+void Progress::WatchStopFlag(const std::atomic<bool>* stop) {
+  std::lock_guard<std::mutex> lock(mu_);
+  stop_flag_ = stop;
+}
+
+void Progress::CheckStopLocked() {
+  if (stop_flag_ != nullptr && stop_flag_->load()) InterruptedLocked();
+}
+
+void Progress::InterruptedLocked() {
   if (interrupted_) return;
   interrupted_ = true;
   int in_flight = std::max(0, started_ - finished_);
-  if (style_.live) {
-    ClearLocked();
-  }
+  if (style_.live) ClearLocked();
   std::fprintf(out_, "interrupted: starting no new hosts, waiting for %d in flight\n",
                in_flight);
-  if (style_.live) DrawLocked();
+  if (style_.live && running_) DrawLocked();
   std::fflush(out_);
 }
 
 void Progress::Tick() {
   std::lock_guard<std::mutex> lock(mu_);
-  if (style_.live && running_) DrawLocked();
+  if (!running_) return;
+  CheckStopLocked();
+  if (style_.live) DrawLocked();
 }
 
 std::string Progress::StatusLine() const {

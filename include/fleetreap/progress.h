@@ -6,6 +6,7 @@
 // Thread-safe: every observer call and Tick() may come from any thread.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -26,13 +27,13 @@ struct ProgressStyle {
   bool dry_run = false;  // hosts are judged as in a dry run
   /// The live line is cut to width - 1 columns so it never wraps; 0: no cut.
   int width = 0;
-  /// How often a live line refreshes its clock on its own; zero: only when
-  /// something happens (tests).
+  /// How often a refresh thread redraws the live line and checks the stop
+  /// flag (see WatchStopFlag); zero: no thread, only events do (tests).
   std::chrono::milliseconds tick{0};
 };
 
-/// The style for showing progress on "stream" (stderr, normally): live with a
-/// 250 ms refresh when it is a terminal, cut to its width, coloured as
+/// The style for showing progress on "stream" (stderr, normally): live when
+/// it is a terminal, cut to its width, a 250 ms refresh either way, coloured as
 /// ShouldUseColor decides with --color, judged as a dry run with --dry-run.
 /// (--quiet means no Progress at all; that is the caller's choice.)
 ProgressStyle ProgressStyleFor(const Options& options, std::FILE* stream);
@@ -60,6 +61,12 @@ class Progress : public FleetObserver {
   /// "interrupted, waiting for N in flight" until the run finishes).
   void Interrupted();
 
+  /// Watches "*stop" (the flag a SIGINT handler sets; it must outlive this
+  /// object): once it is true, the next event or refresh prints the
+  /// Interrupted() notice. A signal handler cannot take locks; this is how
+  /// Ctrl-C reaches the screen.
+  void WatchStopFlag(const std::atomic<bool>* stop);
+
   /// Redraws the live line with the current elapsed time. No-op off a
   /// terminal or outside a run.
   void Tick();
@@ -71,6 +78,8 @@ class Progress : public FleetObserver {
 
  private:
   std::string StatusLineLocked() const;
+  void InterruptedLocked();
+  void CheckStopLocked();
   void DrawLocked();
   void ClearLocked();
   void StopTicker();
@@ -84,6 +93,7 @@ class Progress : public FleetObserver {
   bool running_ = false;
   bool interrupted_ = false;
   bool line_drawn_ = false;
+  const std::atomic<bool>* stop_flag_ = nullptr;
   int total_ = 0;
   int started_ = 0;
   int finished_ = 0;

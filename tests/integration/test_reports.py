@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -22,6 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.environ.get("FLEETREAP_SOURCE_DIR", os.path.dirname(os.path.dirname(HERE)))
 sys.path.insert(0, os.path.join(SOURCE_DIR, "tests", "sim"))
 
+from scenarios import wait_until  # noqa: E402
 from simfleet import Fleet, HostSpec  # noqa: E402
 
 FLEETREAP = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE_DIR, "build", "fleetreap"))
@@ -176,6 +178,55 @@ class ReportsTest(unittest.TestCase):
         auto = self.fleetreap("--limit", "gpu01")
         self.assertIsNone(ANSI.search(auto.stdout + auto.stderr))  # pipes, not a terminal
         self.assertRegex(auto.stdout, r"READY: 1/1 host clean in \d+\.\d s \(exit 0\)\n$")
+
+
+class InterruptTest(unittest.TestCase):
+    """Ctrl-C: no new host starts, the one in flight finishes, every report
+    is still written and names the hosts never started."""
+
+    def test_ctrl_c_still_writes_every_report(self):
+        tmp = tempfile.mkdtemp(prefix="reports-int-")
+        fleet = Fleet(os.path.join(tmp, "fleet"))
+        try:
+            fleet.up([HostSpec("gpu01", scenario="clean"),
+                      HostSpec("gpu02", scenario="no_banner"),  # in flight for 3 s
+                      HostSpec("gpu03", scenario="clean"),
+                      HostSpec("gpu04", scenario="clean")])
+            report, failed = os.path.join(tmp, "r.json"), os.path.join(tmp, "failed.txt")
+            logs = os.path.join(tmp, "logs")
+            env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+            proc = subprocess.Popen(
+                [FLEETREAP, "--hosts", fleet.inventory, "--known-hosts", fleet.known_hosts,
+                 "--forks", "1", "--connect-timeout", "3s", "--retries", "0",
+                 "--json", report, "--failed-hosts", failed, "--log-dir", logs],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+            first = proc.stderr.readline()
+            self.assertTrue(first.startswith("[1/4] gpu01 clean"), first)
+
+            def gpu02_connecting():   # its log starts before the connect
+                try:
+                    with open(os.path.join(logs, "gpu02.log")) as f:
+                        return "connect " in f.read()
+                except OSError:
+                    return False
+            self.assertTrue(wait_until(gpu02_connecting, timeout=60))
+            proc.send_signal(signal.SIGINT)
+            stdout, stderr = proc.communicate(timeout=120)
+            self.assertEqual(proc.returncode, 2, stderr)
+            self.assertIn("interrupted: starting no new hosts, waiting for 1 in flight", stderr)
+            self.assertRegex(stdout, r"gpu\[03-04\]\s+not started\s+interrupted\n")
+            self.assertRegex(stdout.splitlines()[-1], r"^INTERRUPTED: 1/4 hosts clean, "
+                                                       r"1 unreachable, 2 not started in ")
+            with open(report) as f:
+                doc = json.load(f)
+            self.assertTrue(doc["interrupted"])
+            self.assertEqual([h["name"] for h in doc["hosts"]], ["gpu01", "gpu02"])
+            self.assertEqual(doc["not_started"], ["gpu03", "gpu04"])
+            with open(failed) as f:
+                self.assertEqual(f.read(), "gpu02\ngpu03\ngpu04\n")
+        finally:
+            fleet.down()
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
