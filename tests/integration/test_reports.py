@@ -168,6 +168,15 @@ class ReportsTest(unittest.TestCase):
         with open(os.path.join(logs, "gpu07.log")) as f:
             self.assertIn("connect failed: refused", f.read())
 
+    def test_dry_run_exits_0_unless_a_host_could_not_be_inspected(self):
+        dirty = self.fleetreap("--dry-run", "--limit", "gpu01,gpu06", "--color", "never")
+        self.assertEqual(dirty.returncode, 0, dirty.stderr)
+        self.assertRegex(dirty.stdout, r"gpu06\s+dirty\s+GPU 2 ghost memory\n")
+        self.assertRegex(dirty.stdout.splitlines()[-1],
+                         r"^DRY RUN: 1/2 hosts clean, 1 dirty in .*nothing changed \(exit 0\)$")
+        unreachable = self.fleetreap("--dry-run", "--limit", "gpu06,gpu07", "--retries", "0")
+        self.assertEqual(unreachable.returncode, 2, unreachable.stderr)
+
     def test_colour_only_when_asked_and_never_with_no_color(self):
         always = self.fleetreap("--limit", "gpu01", "--color", "always")
         self.assertEqual(always.returncode, 0, always.stderr)
