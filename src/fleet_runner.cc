@@ -1,5 +1,7 @@
 #include "fleetreap/fleet_runner.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <optional>
 #include <thread>
@@ -116,6 +118,18 @@ void Worker(Run& run) {
   }
 }
 
+// Each host in flight holds a socket (and, while resolving, a thread): make
+// sure --forks hosts fit under the soft descriptor limit, within the hard one.
+void RaiseDescriptorLimit(int forks) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  rlim_t wanted = static_cast<rlim_t>(forks) * 4 + 256;
+  if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < wanted) {
+    limit.rlim_cur = limit.rlim_max == RLIM_INFINITY ? wanted : std::min(wanted, limit.rlim_max);
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
 }  // namespace
 
 FleetSettings FleetSettingsFor(const Options& options) {
@@ -156,6 +170,7 @@ RunReport RunFleet(const std::vector<FleetPlan>& plans, const FleetSettings& set
 
   if (observer != nullptr) observer->RunStarted(static_cast<int>(plans.size()));
   size_t workers = std::min<size_t>(plans.size(), static_cast<size_t>(std::max(settings.forks, 1)));
+  RaiseDescriptorLimit(static_cast<int>(workers));
   std::vector<std::thread> threads;
   threads.reserve(workers);
   for (size_t i = 0; i < workers; ++i) threads.emplace_back(Worker, std::ref(run));

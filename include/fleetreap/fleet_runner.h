@@ -75,6 +75,11 @@ using HostCleanerFunction = std::function<HostReport(Transport&, const HostJob&)
 /// the stop came from "stop_requested". "observer" (may be null) and
 /// "stop_requested" (may be null) must outlive the call; observer calls come
 /// from worker threads.
+///
+/// Limits: --host-timeout and --deadline bound the escalation (through the
+/// job's deadline) and stop further connect retries, but one connect attempt
+/// in progress runs to its own connect timeout. The process's soft
+/// RLIMIT_NOFILE is raised (within the hard limit) to fit the workers.
 RunReport RunFleet(const std::vector<FleetPlan>& plans, const FleetSettings& settings,
                    const TransportFactory& make_transport, FleetObserver* observer,
                    const std::atomic<bool>* stop_requested,
