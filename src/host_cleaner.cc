@@ -182,7 +182,7 @@ bool Runner::Scan(const std::vector<std::string>& units,
   for (const TrackedHolder& t : view_.holders) current.push_back(t.holder);
   *gpus = query.gpus;
   ClassifyGpus(current, job_.host->expected_gpus, threshold_, gpus);
-  if (!FindGhostsUnderDaemons(gpus)) return false;
+  if (holders && !FindGhostsUnderDaemons(gpus)) return false;
   view_.gpus = *gpus;
   return true;
 }
@@ -396,7 +396,13 @@ HostReport Runner::Run() {
         break;
       case ActionKind::kRescan: {
         milliseconds since = duration_cast<milliseconds>(start - last_signal_);
-        if (action.wait > since) clock_.SleepFor(action.wait - since);
+        if (action.wait > since) {
+          milliseconds sleep = action.wait - since;
+          if (job_.deadline != TimePoint::max()) {
+            sleep = std::min(sleep, duration_cast<milliseconds>(job_.deadline - start));
+          }
+          clock_.SleepFor(sleep);
+        }
         TimePoint scan_start = clock_.Now();
         // The quick re-scan trusts nvidia-smi when every GPU reads clean; the
         // settle re-scan always looks at the device files again.

@@ -90,6 +90,12 @@ class FakeTransport : public Transport {
     } else if (Has(command, "kill -s KILL")) {
       log_.push_back("kill");
       r.out = Signal(command, true);
+    } else if (Has(command, "--query-compute-apps")) {
+      log_.push_back("apps");
+      r.out = "gpu_uuid, gpu_bus_id, pid, used_gpu_memory [MiB], process_name\n";
+    } else if (Has(command, "--gpu-reset")) {
+      log_.push_back("reset");
+      r.out = "reset 2 255\n| In use by another client\n@@end\n";
     } else if (Has(command, "cd /dev/shm")) {
       bool dry = !Has(command, "rm -f");
       log_.push_back(dry ? "shm?" : "shm");
@@ -344,6 +350,29 @@ TEST(HostCleanerTest, GhostMemoryIsNamed) {
   EXPECT_EQ(o.report.status, HostStatus::kDirty);
   EXPECT_EQ(o.report.gpus_after[3].state, GpuState::kGhost);
   EXPECT_EQ(o.report.term_sent, 0);
+}
+
+TEST(HostCleanerTest, GhostUnderDaemonIsNamedAndItsResetBlocked) {
+  FakeHost host;
+  FakeProc daemon;
+  daemon.pid = 50;
+  daemon.comm = "nvidia-persiste";
+  daemon.exe = "/usr/bin/nvidia-persistenced";
+  daemon.gpus = {0, 1, 2, 3, 4, 5, 6, 7};
+  host.procs = {daemon};
+  host.ghost_mib[2] = 10151;
+  host.ghost_mib[4] = 512;
+  host.procs[0].gpus = {0, 1, 2, 3, 5, 6, 7};  // GPU 4: nothing holds it
+  Playbook reset;
+  ASSERT_TRUE(LoadPlaybookFile(FLEETREAP_SOURCE_DIR "/playbooks/reset.yaml", &reset).ok());
+  Outcome o = Clean(host, reset);
+  EXPECT_EQ(o.log, "scan apps shm smi scan apps reset smi scan apps");
+  EXPECT_EQ(o.report.status, HostStatus::kDirty);
+  EXPECT_EQ(o.report.gpus_after[2].state, GpuState::kGhost);
+  EXPECT_EQ(o.report.gpus_after[4].state, GpuState::kGhost);
+  EXPECT_EQ(o.report.reset_blocked_by, "nvidia-persistenced (pid 50)");
+  EXPECT_EQ(o.report.holders[0].fate, HolderFate::kProtected);
+  EXPECT_EQ(o.report.term_sent + o.report.kill_sent, 0);
 }
 
 TEST(HostCleanerTest, StragglerStartsASecondWave) {

@@ -45,9 +45,9 @@ CLEANABLE = {"gpu01", "gpu02", "gpu03", "gpu04", "gpu05", "gpu06", "gpu07", "gpu
              "gpu09", "gpu15"}
 
 
-def run_fleetreap(fleet, *extra):
+def run_fleetreap(fleet, *extra, playbook="vllm.yaml"):
     argv = [BIN, "--hosts", fleet.inventory, "--known-hosts", fleet.known_hosts,
-            "--identity", fleet.key, "--playbook", os.path.join(SOURCE, "playbooks", "vllm.yaml"),
+            "--identity", fleet.key, "--playbook", os.path.join(SOURCE, "playbooks", playbook),
             "--command-timeout", "8s", "--json", "-", "--quiet", "--color", "never", *extra]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
     try:
@@ -80,6 +80,10 @@ class EscalationTest(unittest.TestCase):
         cls.exit, cls.report = run_fleetreap(cls.fleet)
         cls.after = cls.fleet.ground_truth()
         cls.procs_after = live_processes(cls.fleet)
+
+        # Then the reset playbook on the ghost host: persistenced blocks it.
+        _, cls.reset = run_fleetreap(cls.fleet, "--limit", "gpu10", playbook="reset.yaml")
+        cls.after_reset = cls.fleet.ground_truth()
 
     @classmethod
     def tearDownClass(cls):
@@ -167,6 +171,14 @@ class EscalationTest(unittest.TestCase):
         self.assertEqual(r["status"], "dirty")
         self.assertEqual(r["gpus_after"][2]["state"], "ghost")
         self.assertEqual(r["term_sent"] + r["kill_sent"], 0)
+
+    def test_ghost_reset_is_blocked_by_the_protected_daemon_never_killed(self):
+        r = self.reset["gpu10"]
+        self.assertEqual(r["gpus_after"][2]["state"], "ghost")
+        self.assertIn("nvidia-persistenced (pid ", r["reset_blocked_by"])
+        self.assertEqual(r.get("gpus_reset", []), [])
+        self.assertEqual(self.after_reset["gpu10"]["protected"], self.before["gpu10"]["protected"])
+        self.assertEqual(self.after_reset["gpu10"]["gpus"][2]["ghost_mib"], 10151)
 
     def test_driver_missing_reports_the_tools_words(self):
         r = self.report["gpu11"]
