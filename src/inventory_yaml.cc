@@ -380,37 +380,57 @@ Status YamlLoader::Build(Inventory* inventory) {
   for (size_t id = 0; id < groups_.size(); ++id) ComputeDepth(static_cast<int>(id));
   for (const std::string& name : group_names_) inventory->AddGroup(name);
   const std::string base_dir = inventory_internal::DirectoryOf(path_);
+  // Hosts with the same direct groups share everything but their own
+  // variables: resolve each combination of groups once.
+  struct Resolved {
+    std::vector<int> groups;
+    std::map<std::string, const Variable*> vars;
+    Host host;
+  };
+  std::map<std::vector<int>, Resolved> by_groups;
   for (size_t h = 0; h < hosts_.size(); ++h) {
     RawHost& raw = hosts_[h];
     if (std::all_of(raw.groups.begin(), raw.groups.end(),
                     [&](int g) { return g == all || g == ungrouped; })) {
       raw.groups.push_back(ungrouped);
     }
-    std::vector<int> groups;
-    for (int g : raw.groups) {
-      groups.insert(groups.end(), groups_[g].ancestors.begin(), groups_[g].ancestors.end());
-    }
-    if (raw.groups.size() > 1) {
-      std::sort(groups.begin(), groups.end(), [this](int a, int b) {
+    std::vector<int> key = raw.groups;
+    std::sort(key.begin(), key.end());
+    auto [it, inserted] = by_groups.try_emplace(std::move(key));
+    Resolved& resolved = it->second;
+    if (inserted) {
+      for (int g : raw.groups) {
+        resolved.groups.insert(resolved.groups.end(), groups_[g].ancestors.begin(),
+                               groups_[g].ancestors.end());
+      }
+      std::sort(resolved.groups.begin(), resolved.groups.end(), [this](int a, int b) {
         return std::tie(groups_[a].depth, group_names_[a]) <
                std::tie(groups_[b].depth, group_names_[b]);
       });
-      groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+      resolved.groups.erase(std::unique(resolved.groups.begin(), resolved.groups.end()),
+                            resolved.groups.end());
+      std::map<std::string, int> setter;
+      for (int g : resolved.groups) {
+        Merge(groups_[g].vars, g, host_names_[h], &resolved.vars, &setter);
+        if (g != all) resolved.host.groups.push_back(group_names_[g]);
+      }
+      std::sort(resolved.host.groups.begin(), resolved.host.groups.end());
+      inventory_internal::ApplyVariables(resolved.vars, base_dir, &resolved.host);
     }
     Host host;
-    host.name = host_names_[h];
-    host.source = raw.source;
-    std::map<std::string, const Variable*> vars;
-    std::map<std::string, int> setter;
-    for (int g : groups) {
-      Merge(groups_[g].vars, g, host.name, &vars, &setter);
-      if (g != all) host.groups.push_back(group_names_[g]);
+    if (raw.vars.empty()) {
+      host = resolved.host;
+    } else {
+      std::map<std::string, const Variable*> vars = resolved.vars;
+      for (const auto& [name, value] : raw.vars) vars[name] = &value;
+      host.groups = resolved.host.groups;
+      inventory_internal::ApplyVariables(vars, base_dir, &host);
     }
-    for (const auto& [name, value] : raw.vars) vars[name] = &value;
-    std::sort(host.groups.begin(), host.groups.end());
-    inventory_internal::ApplyVariables(vars, base_dir, &host);
+    host.name = host_names_[h];
+    if (host.address.empty()) host.address = host.name;
+    host.source = raw.source;
     size_t index = inventory->AddHost(std::move(host));
-    for (int g : groups) inventory->AddToGroup(group_names_[g], index);
+    for (int g : resolved.groups) inventory->AddToGroup(group_names_[g], index);
   }
   return Status::Ok();
 }
