@@ -27,7 +27,6 @@ namespace fleetreap {
 namespace {
 
 std::atomic<bool> g_stop_requested{false};
-Progress* g_progress = nullptr;
 
 // First Ctrl-C: start no new host, let those in flight finish, write the
 // reports. The handler is reset, so a second Ctrl-C ends the process.
@@ -104,11 +103,12 @@ int Run(const Options& options) {
   style.color = ShouldUseColorFor(stderr, options.color);
   style.dry_run = options.dry_run;
   style.width = TerminalWidth(stderr);
-  style.tick = std::chrono::milliseconds(style.live ? 250 : 0);
+  // The tick also notices Ctrl-C off a terminal, to say so in the CI log.
+  style.tick = std::chrono::milliseconds(250);
   std::unique_ptr<Progress> progress;
   if (!options.quiet) {
     progress = std::make_unique<Progress>(stderr, style);
-    g_progress = progress.get();
+    progress->WatchStopFlag(&g_stop_requested);
   }
 
   FleetSettings settings = FleetSettingsFor(options);
@@ -118,7 +118,6 @@ int Run(const Options& options) {
   InstallInterruptHandler();
   RunReport report = RunFleet(set.plans, settings, MakeTransportFactory(options, log.get()),
                               progress.get(), &g_stop_requested);
-  g_progress = nullptr;
   progress.reset();
 
   TableStyle table_style;
