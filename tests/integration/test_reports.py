@@ -42,6 +42,7 @@ SPECS = [
 ANSI = re.compile(r"\x1b\[")
 
 
+
 class ReportsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
