@@ -42,7 +42,6 @@ SPECS = [
 ANSI = re.compile(r"\x1b\[")
 
 
-
 class ReportsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
