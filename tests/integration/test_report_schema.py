@@ -2,8 +2,10 @@
 """docs/json-schema.json describes what RenderJson writes.
 
 Validates every golden JSON report (tests/testdata/golden/*.json, which the
-C++ golden tests compare byte for byte with RenderJson's output) against the
-schema, and checks that the schema rejects documents that break it. Needs no
+C++ golden tests compare byte for byte with RenderJson's output) and every
+captured real report under tests/testdata (any *.json with a schema_version)
+against the schema, and checks that the schema rejects documents that break
+it. Needs no
 simulated fleet. Uses python3-jsonschema (Debian package).
 """
 import copy
@@ -18,7 +20,8 @@ SOURCE_DIR = os.environ.get(
     "FLEETREAP_SOURCE_DIR",
     os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 SCHEMA_PATH = os.path.join(SOURCE_DIR, "docs", "json-schema.json")
-GOLDEN_DIR = os.path.join(SOURCE_DIR, "tests", "testdata", "golden")
+TESTDATA_DIR = os.path.join(SOURCE_DIR, "tests", "testdata")
+GOLDEN_DIR = os.path.join(TESTDATA_DIR, "golden")
 
 
 def load(path):
@@ -41,6 +44,19 @@ class ReportSchemaTest(unittest.TestCase):
         for path in self.goldens:
             with self.subTest(golden=os.path.basename(path)):
                 errors = [e.message for e in self.validator.iter_errors(load(path))]
+                self.assertEqual(errors, [])
+
+    def test_captured_reports_validate(self):
+        for path in sorted(glob.glob(os.path.join(TESTDATA_DIR, "**", "*.json"),
+                                     recursive=True)):
+            try:
+                doc = load(path)
+            except ValueError:
+                continue
+            if not isinstance(doc, dict) or "schema_version" not in doc:
+                continue
+            with self.subTest(report=os.path.relpath(path, TESTDATA_DIR)):
+                errors = [e.message for e in self.validator.iter_errors(doc)]
                 self.assertEqual(errors, [])
 
     def test_schema_rejects_broken_reports(self):
