@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <set>
 
 #include "nvidia_smi_csv.h"
 
@@ -116,10 +117,19 @@ bool ParseLostGpuLine(const std::string& line, LostGpu* lost) {
 NvidiaSmiFailure ClassifyNvidiaSmiFailure(const std::string& out,
                                           const std::string& err,
                                           int exit_code, std::string* message) {
-  bool strict = exit_code == 0;
+  const bool strict = exit_code == 0;
   NvidiaSmiFailure failure = NvidiaSmiFailure::kNone;
-  std::vector<std::string> words;
-  size_t length = 0;
+  // Lines that name a cause, and the rest; each kept once, up to a size.
+  struct Words {
+    std::vector<std::string> lines;
+    std::set<std::string> seen;
+    size_t size = 0;
+    void Add(const std::string& line) {
+      if (size > kMaxMessage || !seen.insert(line).second) return;
+      size += line.size() + 2;
+      lines.push_back(line);
+    }
+  } named, other;
   for (const std::string* stream : {&err, &out}) {
     for (const nvsmi::Line& line : nvsmi::SplitLines(*stream)) {
       NvidiaSmiFailure of_line = FailureOfLine(line.text, strict);
@@ -128,11 +138,7 @@ NvidiaSmiFailure ClassifyNvidiaSmiFailure(const std::string& out,
           (failure == NvidiaSmiFailure::kNone || failure == NvidiaSmiFailure::kGpuLost)) {
         failure = of_line;
       }
-      if (strict && of_line == NvidiaSmiFailure::kNone) continue;  // a CSV row
-      if (std::find(words.begin(), words.end(), line.text) != words.end()) continue;
-      if (length > kMaxMessage) continue;
-      length += line.text.size() + 2;
-      words.push_back(line.text);
+      (of_line != NvidiaSmiFailure::kNone ? named : other).Add(line.text);
     }
   }
   if (!strict && failure == NvidiaSmiFailure::kNone) {
@@ -140,7 +146,9 @@ NvidiaSmiFailure ClassifyNvidiaSmiFailure(const std::string& out,
   }
   if (message != nullptr) {
     message->clear();
-    for (const std::string& word : words) {
+    // The lines that name the cause; when none does, all the tool printed.
+    for (const std::string& word : named.lines.empty() && !strict ? other.lines : named.lines) {
+      if (message->size() > kMaxMessage) break;
       if (!message->empty()) *message += "; ";
       *message += word;
     }

@@ -18,7 +18,7 @@ Status ParseComputeApps(const std::string& out, const std::string& err,
   if (!run.ok()) return run;
   if (classified == NvidiaSmiFailure::kGpuLost) {
     // The process list of a lost GPU is unknowable: a partial list is no list.
-    return Status::Error(ErrorKind::kCommandFailed, "nvidia-smi failed (gpu_lost): " + message);
+    return nvsmi::FailedRun(classified, message);
   }
   nvsmi::Table table;
   Status read = nvsmi::ReadTable(out, Query::kComputeApps, fields, &table);

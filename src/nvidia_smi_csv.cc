@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 
 namespace fleetreap {
 namespace nvsmi {
@@ -218,23 +219,25 @@ Status CheckRun(const std::string& out, const std::string& err, int exit_code,
                 std::vector<LostGpu>* lost) {
   *failure = ClassifyNvidiaSmiFailure(out, err, exit_code, message);
   lost->clear();
+  std::set<std::string> seen;
   for (const std::string* stream : {&err, &out}) {
     for (const Line& line : SplitLines(*stream)) {
       LostGpu gpu;
-      if (!ParseLostGpuLine(line.text, &gpu)) continue;
-      bool seen = std::any_of(lost->begin(), lost->end(), [&](const LostGpu& other) {
-        return NormalizeBusId(other.bus_id) == NormalizeBusId(gpu.bus_id);
-      });
-      if (!seen) lost->push_back(gpu);
+      if (ParseLostGpuLine(line.text, &gpu) && seen.insert(NormalizeBusId(gpu.bus_id)).second) {
+        lost->push_back(gpu);
+      }
     }
   }
-  if (exit_code == 0 && (*failure == NvidiaSmiFailure::kNone ||
-                         *failure == NvidiaSmiFailure::kGpuLost)) {
-    return Status::Ok();
-  }
-  return Status::Error(ErrorKind::kCommandFailed,
-                       std::string("nvidia-smi failed (") +
-                           NvidiaSmiFailureName(*failure) + "): " + *message);
+  if (exit_code == 0 && *failure == NvidiaSmiFailure::kNone) return Status::Ok();
+  // Lost-GPU lines explain the failure: the other rows may still be read.
+  if (*failure == NvidiaSmiFailure::kGpuLost && !lost->empty()) return Status::Ok();
+  return FailedRun(*failure, *message);
+}
+
+Status FailedRun(NvidiaSmiFailure failure, const std::string& message) {
+  return Status::Error(ErrorKind::kCommandFailed, std::string("nvidia-smi failed (") +
+                                                      NvidiaSmiFailureName(failure) + "): " +
+                                                      message);
 }
 
 }  // namespace nvsmi

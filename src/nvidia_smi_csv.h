@@ -73,10 +73,14 @@ Status ParseCount(const Row& row, const std::string& field,
 /// "nvidia-smi output line N: <what>" as a kParse Status.
 Status LineError(int line, const std::string& what);
 
+/// "nvidia-smi failed (<failure name>): <message>" as a kCommandFailed Status.
+Status FailedRun(NvidiaSmiFailure failure, const std::string& message);
+
 /// The failure handling both parsers share: classifies the run, fills
 /// "failure", "message" and the lost GPUs named in either stream. Returns OK
-/// when stdout may be read as CSV (exit 0, and at most lost-GPU lines among
-/// the rows), else the kCommandFailed Status:
+/// when stdout may be read as CSV: exit 0 with no failure text, or a failure
+/// that lost-GPU lines explain (any exit code; the caller decides what the
+/// remaining rows are worth). Else the kCommandFailed Status:
 /// "nvidia-smi failed (driver_not_loaded): NVIDIA-SMI has failed ...".
 Status CheckRun(const std::string& out, const std::string& err, int exit_code,
                 NvidiaSmiFailure* failure, std::string* message,

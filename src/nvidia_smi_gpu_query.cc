@@ -1,5 +1,7 @@
 // ParseGpuQuery: nvidia-smi --query-gpu output to GpuReadings.
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "fleetreap/nvidia_smi.h"
 #include "nvidia_smi_csv.h"
@@ -11,19 +13,22 @@ using nvsmi::Query;
 
 // Adds one kLost reading per lost GPU, or marks the row with its bus id.
 void AddLost(const std::vector<LostGpu>& lost, std::vector<GpuReading>* gpus) {
+  std::map<std::string, size_t> by_bus_id;
+  for (size_t i = 0; i < gpus->size(); ++i) {
+    if (!(*gpus)[i].bus_id.empty()) by_bus_id.emplace(NormalizeBusId((*gpus)[i].bus_id), i);
+  }
   for (const LostGpu& gpu : lost) {
     std::string bus_id = NormalizeBusId(gpu.bus_id);
-    auto row = std::find_if(gpus->begin(), gpus->end(), [&](const GpuReading& r) {
-      return !r.bus_id.empty() && NormalizeBusId(r.bus_id) == bus_id;
-    });
-    if (row == gpus->end()) {
+    auto row = by_bus_id.find(bus_id);
+    size_t at = row != by_bus_id.end() ? row->second : gpus->size();
+    if (at == gpus->size()) {
       gpus->emplace_back();
-      row = gpus->end() - 1;
-      row->bus_id = bus_id;
+      gpus->back().bus_id = bus_id;
     }
-    row->state = GpuState::kLost;
-    row->used_mib.reset();
-    row->detail = gpu.message;
+    GpuReading& reading = (*gpus)[at];
+    reading.state = GpuState::kLost;
+    reading.used_mib.reset();
+    reading.detail = gpu.message;
   }
 }
 
@@ -33,9 +38,14 @@ std::string Text(const nvsmi::Row& row, int column) {
   return nvsmi::IsUnknownValue(value) ? "" : value;
 }
 
-// Reads one row into "gpu"; "seen" holds the readings before it.
-Status ReadRow(const nvsmi::Row& row, const std::vector<std::string>& fields,
-               const std::vector<GpuReading>& seen, GpuReading* gpu) {
+// The identities already read, to refuse a second row for the same GPU.
+struct Seen {
+  std::set<int> indexes;
+  std::set<std::string> uuids;
+};
+
+Status ReadRow(const nvsmi::Row& row, const std::vector<std::string>& fields, Seen* seen,
+               GpuReading* gpu) {
   auto column = [&](const char* name) { return nvsmi::FieldIndex(Query::kGpu, fields, name); };
   const int index = column("index");
   const int used = column("memory.used");
@@ -47,21 +57,15 @@ Status ReadRow(const nvsmi::Row& row, const std::vector<std::string>& fields,
     if (!parsed.ok()) return parsed;
     if (!value) return nvsmi::LineError(row.line, "index: expected an integer, got \"" + text + "\"");
     gpu->index = *value;
-    for (const GpuReading& other : seen) {
-      if (other.index == gpu->index) {
-        return nvsmi::LineError(row.line, "duplicate GPU index " + std::to_string(gpu->index));
-      }
+    if (!seen->indexes.insert(gpu->index).second) {
+      return nvsmi::LineError(row.line, "duplicate GPU index " + std::to_string(gpu->index));
     }
   }
   gpu->uuid = Text(row, column("uuid"));
   gpu->name = Text(row, column("name"));
   gpu->bus_id = Text(row, column("pci.bus_id"));
-  if (index < 0 && !gpu->uuid.empty()) {
-    for (const GpuReading& other : seen) {
-      if (other.uuid == gpu->uuid) {
-        return nvsmi::LineError(row.line, "duplicate GPU uuid " + gpu->uuid);
-      }
-    }
+  if (index < 0 && !gpu->uuid.empty() && !seen->uuids.insert(gpu->uuid).second) {
+    return nvsmi::LineError(row.line, "duplicate GPU uuid " + gpu->uuid);
   }
   if (used >= 0) {
     const std::string& text = row.values[static_cast<size_t>(used)];
@@ -79,6 +83,21 @@ Status ReadRow(const nvsmi::Row& row, const std::vector<std::string>& fields,
   return Status::Ok();
 }
 
+Status ReadRows(const std::string& out, const std::vector<std::string>& fields,
+                std::vector<GpuReading>* gpus) {
+  nvsmi::Table table;
+  Status read = nvsmi::ReadTable(out, Query::kGpu, fields, &table);
+  if (!read.ok()) return read;
+  Seen seen;
+  for (const nvsmi::Row& row : table.rows) {
+    GpuReading gpu;
+    Status parsed = ReadRow(row, fields, &seen, &gpu);
+    if (!parsed.ok()) return parsed;
+    gpus->push_back(std::move(gpu));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ParseGpuQuery(const std::string& out, const std::string& err,
@@ -92,19 +111,15 @@ Status ParseGpuQuery(const std::string& out, const std::string& err,
     AddLost(lost, &result->gpus);
     return run;
   }
-  nvsmi::Table table;
-  Status read = nvsmi::ReadTable(out, Query::kGpu, fields, &table);
-  if (!read.ok()) return read;
-  if (table.rows.empty() && lost.empty()) {
-    return Status::Error(ErrorKind::kParse, "nvidia-smi output: no GPU rows");
-  }
   std::vector<GpuReading> gpus;
-  for (const nvsmi::Row& row : table.rows) {
-    GpuReading gpu;
-    Status parsed = ReadRow(row, fields, gpus, &gpu);
-    if (!parsed.ok()) return parsed;
-    gpus.push_back(std::move(gpu));
+  Status read = ReadRows(out, fields, &gpus);
+  if (!lost.empty() && (!read.ok() || gpus.empty())) {
+    // Lost GPUs and nothing else readable: the run failed as a whole.
+    AddLost(lost, &result->gpus);
+    return nvsmi::FailedRun(result->failure, result->tool_message);
   }
+  if (!read.ok()) return read;
+  if (gpus.empty()) return Status::Error(ErrorKind::kParse, "nvidia-smi output: no GPU rows");
   AddLost(lost, &gpus);
   std::stable_sort(gpus.begin(), gpus.end(), [](const GpuReading& a, const GpuReading& b) {
     return static_cast<unsigned>(a.index) < static_cast<unsigned>(b.index);

@@ -159,15 +159,51 @@ TEST(NvidiaSmiTest, ParsesEveryQueryGpuSample) {
   }
 }
 
+// Some GPUs answer, one is lost: the good rows plus a lost entry, whatever
+// the exit code, and the tool's words for the lost one.
 TEST(NvidiaSmiTest, LostGpuAmongGoodRowsKeepsTheToolMessage) {
+  const std::string mixed = ReadSample("44-fleetreap-query-8x-h200-one-lost.txt");
+  const std::string lost_line =
+      "Unable to determine the device handle for GPU 00000000:5D:00.0: GPU is lost. "
+      "Reboot the system to recover this GPU";
+  for (int exit_code : {0, 15, 255}) {
+    GpuQueryResult result;
+    Status status = ParseGpuQuery(mixed, "", exit_code, GpuQueryFields(), &result);
+    ASSERT_TRUE(status.ok()) << exit_code << ": " << status.ToString();
+    EXPECT_EQ(result.failure, NvidiaSmiFailure::kGpuLost);
+    EXPECT_EQ(result.tool_message, lost_line);
+    ASSERT_EQ(result.gpus.size(), 8u);
+    EXPECT_EQ(result.gpus[0].name, "NVIDIA H200");
+    EXPECT_EQ(result.gpus[7].state, GpuState::kLost);
+    EXPECT_EQ(result.gpus[7].detail, lost_line);
+  }
+  // The lost line on stderr, the rows on stdout.
+  std::string rows = mixed;
+  rows.erase(rows.find("Unable"), lost_line.size() + 1);
   GpuQueryResult result;
-  ASSERT_TRUE(ParseGpuQuery(ReadSample("44-fleetreap-query-8x-h200-one-lost.txt"), "", 0,
-                            GpuQueryFields(), &result).ok());
-  EXPECT_EQ(result.failure, NvidiaSmiFailure::kGpuLost);
-  EXPECT_EQ(result.tool_message,
-            "Unable to determine the device handle for GPU 00000000:5D:00.0: GPU is lost. "
-            "Reboot the system to recover this GPU");
-  EXPECT_EQ(result.gpus[0].name, "NVIDIA H200");
+  ASSERT_TRUE(ParseGpuQuery(rows, lost_line + "\n", 15, GpuQueryFields(), &result).ok());
+  EXPECT_EQ(Render(result.gpus), Render([&] {
+              GpuQueryResult expected;
+              ParseGpuQuery(mixed, "", 0, GpuQueryFields(), &expected);
+              return expected.gpus;
+            }()));
+  // A lost GPU's bus id that matches a row marks that row.
+  ASSERT_TRUE(ParseGpuQuery("0, GPU-a, H200, 00000000:18:00.0, 5, 10\n"
+                            "Unable to determine the device handle for GPU 0000:18:00.0: x\n",
+                            "", 15, GpuQueryFields(), &result).ok());
+  EXPECT_EQ(Render(result.gpus),
+            "0 GPU-a 00000000:18:00.0 used=? total=10 lost (Unable to determine the device "
+            "handle for GPU 0000:18:00.0: x)\n");
+  // Lost lines beside unreadable text: nothing is read but the lost GPU.
+  Status status = ParseGpuQuery("garbage\n" + lost_line + "\n", "", 15, GpuQueryFields(), &result);
+  EXPECT_EQ(status.ToString(), "command_failed: nvidia-smi failed (gpu_lost): " + lost_line);
+  EXPECT_EQ(Render(result.gpus), "-1  00000000:5D:00.0 used=? total=? lost (" + lost_line + ")\n");
+  // A host-wide cause outranks the lost lines: nothing is read.
+  status = ParseGpuQuery(mixed, "Failed to initialize NVML: Unknown Error\n", 255,
+                         GpuQueryFields(), &result);
+  EXPECT_EQ(status.ToString(), "command_failed: nvidia-smi failed (nvml_unknown_error): "
+                               "Failed to initialize NVML: Unknown Error; " + lost_line);
+  EXPECT_EQ(Render(result.gpus), "-1  00000000:5D:00.0 used=? total=? lost (" + lost_line + ")\n");
 }
 
 // Header or not, units or not, CRLF, trailing blanks, final newline or not:

@@ -3,8 +3,9 @@
 // Pure functions of their arguments; thread-safe.
 //
 // Rules every parser here follows:
-//  - Output is never parsed as CSV when the exit code says the tool failed;
-//    the tool's own message is returned instead (see NvidiaSmiFailure).
+//  - Output is never parsed as CSV when the exit code says the tool failed,
+//    unless lost-GPU lines explain the failure (the answering GPUs are then
+//    read); the tool's own message is returned (see NvidiaSmiFailure).
 //  - "[N/A]", "[Not Supported]", "[Insufficient Permissions]", "[Unknown
 //    Error]", any other bracketed text and a bare "N/A" read as "unknown"
 //    (std::nullopt), never 0.
@@ -52,11 +53,12 @@ struct LostGpu {
 bool ParseLostGpuLine(const std::string& line, LostGpu* lost);
 
 /// Classifies a finished nvidia-smi run from both streams and the exit code.
-/// Returns kNone when exit_code is 0 and no failure text is present (lost-GPU
-/// lines alone among good rows with exit 0 give kGpuLost). Sets "message" to
-/// the tool's own words (non-empty lines of stderr then stdout, trimmed,
-/// duplicates dropped, joined with "; "), or to "nvidia-smi exited with
-/// status N" when it printed nothing. "message" may be null.
+/// Returns kNone when exit_code is 0 and no line starts with failure text
+/// (lost-GPU lines among good rows give kGpuLost). Sets "message" to the
+/// tool's own words: the lines that name the failure (stderr then stdout,
+/// trimmed, duplicates dropped, joined with "; "); with none, every line it
+/// printed on a non-zero exit; with nothing printed, "nvidia-smi exited with
+/// status N". Capped near 2000 characters. "message" may be null.
 NvidiaSmiFailure ClassifyNvidiaSmiFailure(const std::string& out,
                                           const std::string& err,
                                           int exit_code, std::string* message);
@@ -104,11 +106,16 @@ struct GpuQueryResult {
 /// pci.bus_id or gpu_bus_id, memory.used, memory.total); others are checked
 /// for count only.
 ///
-/// Returns OK with rows when the run succeeded, also when lost-GPU lines are
-/// mixed with good rows (result->failure is then kGpuLost). Returns a
-/// kCommandFailed Status carrying the tool's message when nvidia-smi failed
-/// (result->failure, result->tool_message set; result->gpus holds only the
-/// lost GPUs the error named). Returns kParse for output it cannot read.
+/// Returns OK with rows when the run succeeded. Returns OK with the rows
+/// that answered plus one kLost reading per lost GPU when lost-GPU lines are
+/// mixed with good rows (result->failure is then kGpuLost), whatever the exit
+/// code: the lost lines explain the failure, and the other rows are the
+/// tool's own answer for their GPUs. Otherwise a failed run (non-zero exit or
+/// a host-wide failure message, or lost GPUs with no readable row) gives a
+/// kCommandFailed Status carrying the tool's message, with result->failure
+/// and result->tool_message set and result->gpus holding only the lost GPUs
+/// the error named; stdout is then not read as CSV. Returns kParse for a
+/// successful run's output it cannot read.
 Status ParseGpuQuery(const std::string& out, const std::string& err,
                      int exit_code, const std::vector<std::string>& fields,
                      GpuQueryResult* result);

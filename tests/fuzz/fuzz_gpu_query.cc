@@ -33,10 +33,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FuzzCheck(gpu.state == GpuState::kUnknown || gpu.state == GpuState::kLost);
     FuzzCheck(!gpu.used_mib || *gpu.used_mib >= 0);
     FuzzCheck(status.ok() || gpu.state == GpuState::kLost);
+    FuzzCheck(input.exit_code == 0 || status.ok() || gpu.state == GpuState::kLost);
   }
   FuzzCheck(status.ok() || status.kind() == ErrorKind::kParse ||
             status.kind() == ErrorKind::kCommandFailed);
-  FuzzCheck(input.exit_code == 0 || !status.ok());
+  // A failing exit is read only when lost GPUs explain it.
+  FuzzCheck(input.exit_code == 0 || !status.ok() || result.failure == NvidiaSmiFailure::kGpuLost);
+  if (status.ok() && result.failure != NvidiaSmiFailure::kNone) {
+    FuzzCheck(result.failure == NvidiaSmiFailure::kGpuLost);
+  }
   ClassifyGpus({}, static_cast<int>(input.err.size() % 9), 5, &result.gpus);
   HostGpusClean(result.gpus);
   LostGpu lost;
