@@ -4,6 +4,8 @@
 #include <set>
 #include <string>
 
+#include "fleetreap/nvidia_smi.h"
+
 namespace fleetreap {
 namespace {
 
@@ -52,6 +54,30 @@ void Classify(const std::vector<Holder>& holders, int64_t threshold_mib, GpuRead
 }
 
 }  // namespace
+
+void MapHolderGpusToIndexes(const std::map<std::string, int>& minor_by_bus_id,
+                            const std::vector<GpuReading>& gpus,
+                            std::vector<Holder>* holders) {
+  std::map<std::string, int> index_by_bus_id;
+  for (const GpuReading& gpu : gpus) {
+    if (gpu.index >= 0 && !gpu.bus_id.empty()) {
+      index_by_bus_id[NormalizeBusId(gpu.bus_id)] = gpu.index;
+    }
+  }
+  std::map<int, int> index_by_minor;
+  for (const auto& [bus_id, minor] : minor_by_bus_id) {
+    auto index = index_by_bus_id.find(NormalizeBusId(bus_id));
+    if (index != index_by_bus_id.end()) index_by_minor[minor] = index->second;
+  }
+  for (Holder& holder : *holders) {
+    for (int& gpu : holder.gpus) {
+      auto index = index_by_minor.find(gpu);
+      if (index != index_by_minor.end()) gpu = index->second;
+    }
+    std::sort(holder.gpus.begin(), holder.gpus.end());
+    holder.gpus.erase(std::unique(holder.gpus.begin(), holder.gpus.end()), holder.gpus.end());
+  }
+}
 
 bool HolderStillPresent(const Holder& holder) {
   return holder.fate != HolderFate::kTerminated && holder.fate != HolderFate::kKilled &&

@@ -56,6 +56,12 @@ for p in $(printf '%s\n' $pids | sort -un); do
   c=$(od -An -v -tx1 -N 4096 "/proc/$p/cmdline" 2>/dev/null | tr -d ' \n')
   echo "proc $p $s $u $(hs "$n") $(hs "$(readlink "/proc/$p/exe" 2>/dev/null)") ${c:--}"
 done
+for g in "$G"/*; do
+  [ -r "$g/information" ] || continue
+  while IFS=: read -r k v; do
+    if [ "$k" = "Device Minor" ]; then echo "minor ${g##*/} $v"; break; fi
+  done 2>/dev/null < "$g/information"
+done
 echo end
 )SH";
 
@@ -119,7 +125,8 @@ std::string CleanCmdline(const std::string& raw) {
 }  // namespace
 
 std::string HolderScanScript(const HolderScanOptions& options) {
-  return "D=" + ShellQuote(options.dev_dir) + "; USE_FUSER=" +
+  return "D=" + ShellQuote(options.dev_dir) + "; G=" + ShellQuote(options.driver_dir) +
+         "; USE_FUSER=" +
          (options.allow_fuser ? "1" : "0") + kScript;
 }
 
@@ -206,6 +213,13 @@ Status ParseHolderScan(const std::string& out, std::vector<Holder>* holders,
       if (!ParsePid(words[1], &pid)) return LineError(number, "bad pid");
       if (!DecodeHex(words[2], &path) || path.empty()) return LineError(number, "bad hex in path");
       held[pid].insert(path);
+    } else if (kind == "minor" && words.size() == 3) {
+      uint64_t minor = 0;
+      if (words[1].find_first_not_of("0123456789abcdefABCDEF:.") != std::string::npos) {
+        return LineError(number, "bad bus id");
+      }
+      if (!ParseNumber(words[2], 9999, &minor)) return LineError(number, "bad device minor");
+      scan.minors[words[1]] = static_cast<int>(minor);
     } else if (kind == "gone" && words.size() == 2) {
       if (!ParsePid(words[1], &pid)) return LineError(number, "bad pid");
       gone.insert(pid);
@@ -230,7 +244,7 @@ Status ParseHolderScan(const std::string& out, std::vector<Holder>* holders,
       described[pid] = std::move(holder);
     } else {
       bool known = kind == "end" || kind == "dev" || kind == "hold" || kind == "gone" ||
-                   kind == "proc";
+                   kind == "proc" || kind == "minor";
       return LineError(number, std::string(known ? "malformed" : "unknown") + " record \"" +
                                    Neutralise(kind.substr(0, 20), '?') + "\"");
     }

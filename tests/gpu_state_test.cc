@@ -103,6 +103,32 @@ TEST(GpuStateTest, GivesEveryGpuExactlyOneState) {
   }
 }
 
+TEST(GpuStateTest, MapsDeviceMinorsToNvidiaSmiIndexes) {
+  std::vector<GpuReading> gpus = {Reading(0, 0), Reading(1, 0), Reading(2, 0), Reading(3, 0)};
+  gpus[0].bus_id = "00000000:18:00.0";
+  gpus[1].bus_id = "00000000:2A:00.0";
+  gpus[2].bus_id = "00000000:3A:00.0";
+  gpus[3].bus_id = "";  // unknown: its minor keeps its number
+  // The driver probed 2A first: /dev/nvidia0 is index 1 and /dev/nvidia1 index 0.
+  const std::map<std::string, int> minors = {
+      {"0000:2a:00.0", 0}, {"0000:18:00.0", 1}, {"0000:3A:00.0", 2}, {"0000:99:00.0", 7}};
+  struct Row {
+    std::vector<int> minors;
+    std::vector<int> indexes;
+  };
+  const Row rows[] = {
+      {{0}, {1}}, {{1}, {0}}, {{0, 1}, {0, 1}}, {{2}, {2}}, {{3}, {3}}, {{7}, {7}}, {{}, {}},
+  };
+  for (const Row& row : rows) {
+    std::vector<Holder> holders = {MakeHolder(1, "x", row.minors, HolderFate::kObserved)};
+    MapHolderGpusToIndexes(minors, gpus, &holders);
+    EXPECT_EQ(holders[0].gpus, row.indexes);
+  }
+  std::vector<Holder> holders = {MakeHolder(1, "x", {0}, HolderFate::kObserved)};
+  MapHolderGpusToIndexes({}, gpus, &holders);
+  EXPECT_EQ(holders[0].gpus, std::vector<int>{0});
+}
+
 TEST(GpuStateTest, HolderStillPresent) {
   const std::pair<HolderFate, bool> rows[] = {
       {HolderFate::kObserved, true},    {HolderFate::kTerminated, false},

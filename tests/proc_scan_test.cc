@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 extern char** environ;
@@ -145,8 +146,10 @@ TEST(ProcScanTest, ParsesScanRecords) {
   }
   HolderScanInfo info;
   std::vector<Holder> holders;
-  ASSERT_TRUE(ParseHolderScan(kHeader + "dev " + kDev0 + "\nhold 5 " + kDev0 + "\ngone 5\nend\n",
+  ASSERT_TRUE(ParseHolderScan(kHeader + "dev " + kDev0 + "\nhold 5 " + kDev0 +
+                                  "\ngone 5\nminor 0000:2a:00.0  \t 0\nminor 0000:18:00.0 1\nend\n",
                               &holders, &info).ok());
+  EXPECT_EQ(info.minors, (std::map<std::string, int>{{"0000:2a:00.0", 0}, {"0000:18:00.0", 1}}));
   EXPECT_EQ(info.method, "fuser");
   EXPECT_EQ(Join(info.devices), "/dev/nvidia0");
   EXPECT_EQ(info.gone, std::vector<int>{5});
@@ -183,6 +186,9 @@ TEST(ProcScanTest, RejectsMalformedScansWithExactErrors) {
        "parse: holder scan line 2: proc stat: expected at least 20 fields after comm, got 2"},
       {kHeader + "hold 7 " + kDev0 + "\nend\n",
        "parse: holder scan: pid 7 holds a device but has no proc record"},
+      {kHeader + "minor 0000:18:00.0\nend\n", "parse: holder scan line 2: malformed record \"minor\""},
+      {kHeader + "minor ../x 1\nend\n", "parse: holder scan line 2: bad bus id"},
+      {kHeader + "minor 0000:18:00.0 -1\nend\n", "parse: holder scan line 2: bad device minor"},
       {kHeader + "garbage\x01\nend\n", "parse: holder scan line 2: unknown record \"garbage?\""},
   };
   for (const Row& row : rows) {
@@ -207,6 +213,12 @@ class ScanLiveTest : public ::testing::Test {
     for (const char* name : {"nvidia0", "nvidia1", "nvidia2", "nvidiactl", "nvidia-uvm",
                              "nvidia-caps/nvidia-cap1"}) {
       std::ofstream(dev_ + "/" + name).put('\n');
+    }
+    for (const auto& [bus_id, minor] : {std::pair{"0000:3a:00.0", 0}, {"0000:18:00.0", 2}}) {
+      std::filesystem::create_directories(dir_ + "/gpus/" + bus_id);
+      std::ofstream(dir_ + "/gpus/" + bus_id + "/information")
+          << "Model: \t\t NVIDIA H200\nBus Location: \t " << bus_id
+          << "\nDevice Minor: \t " << minor << "\nGPU Excluded:\t No\n";
     }
     hostile_exe_ = dir_ + "/sl) x(\n y";
     std::filesystem::copy_file("/bin/sleep", hostile_exe_);
@@ -243,6 +255,7 @@ class ScanLiveTest : public ::testing::Test {
   std::string RunScan(bool allow_fuser) {
     HolderScanOptions options;
     options.dev_dir = dev_;
+    options.driver_dir = dir_ + "/gpus";
     options.allow_fuser = allow_fuser;
     std::string path = dir_ + "/scan.sh";
     std::ofstream(path) << HolderScanScript(options);
@@ -272,6 +285,7 @@ TEST_F(ScanLiveTest, FindsHoldersWithBothMethods) {
       EXPECT_EQ(info.method, "proc");
     }
     EXPECT_EQ(info.devices.size(), 6u) << out;
+    EXPECT_EQ(info.minors, (std::map<std::string, int>{{"0000:18:00.0", 2}, {"0000:3a:00.0", 0}}));
     ASSERT_EQ(holders.size(), 2u) << out;
     const Holder& a = holders[0].pid == hostile ? holders[0] : holders[1];
     const Holder& b = holders[0].pid == hostile ? holders[1] : holders[0];

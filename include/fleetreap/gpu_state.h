@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "fleetreap/report.h"
@@ -14,6 +16,16 @@ namespace fleetreap {
 /// True when "holder" still holds its devices: its fate is not kTerminated,
 /// kKilled or kGone.
 bool HolderStillPresent(const Holder& holder);
+
+/// Rewrites each holder's "gpus" from device minor numbers (the N of
+/// /dev/nvidiaN, as ParseHolderScan reports them) to nvidia-smi indexes. The
+/// two usually agree but need not: the minor follows the driver's probe
+/// order, the index the PCI bus order. "minor_by_bus_id" (HolderScanInfo::
+/// minors) and the bus ids of "gpus" link them; a minor with no link keeps its
+/// number. Call once per scan, before ClassifyGpus.
+void MapHolderGpusToIndexes(const std::map<std::string, int>& minor_by_bus_id,
+                            const std::vector<GpuReading>& gpus,
+                            std::vector<Holder>* holders);
 
 /// Sets state and detail of every reading in "gpus", in this order:
 ///  - kLost: already kLost (from ParseGpuQuery); left as is.

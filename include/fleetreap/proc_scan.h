@@ -16,11 +16,13 @@
 //   hold <pid> <hex path>                   pid holds that file
 //   proc <pid> <hex stat> <uid> <hex user> <hex exe> <hex cmdline>
 //   gone <pid>                              exited before it was described
+//   minor <bus id> <n>                      /dev/nvidia<n> is the GPU at <bus id>
 //   end
 // "-" stands for an empty or unreadable value. The "end" line proves the
 // output is complete.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,7 @@ namespace fleetreap {
 /// Knobs for tests; production uses the defaults.
 struct HolderScanOptions {
   std::string dev_dir = "/dev";  // where the nvidia* device files live
+  std::string driver_dir = "/proc/driver/nvidia/gpus";  // <bus id>/information
   bool allow_fuser = true;       // false forces the /proc fd scan
 };
 
@@ -48,6 +51,10 @@ struct HolderScanInfo {
   std::string method;                // "fuser" or "proc"
   std::vector<std::string> devices;  // device files that exist
   std::vector<int> gone;             // holders that exited mid-scan
+  /// Device minor (the N of /dev/nvidiaN) by PCI bus id as the driver names
+  /// it ("0000:18:00.0"), from /proc/driver/nvidia/gpus/*/information. See
+  /// MapHolderGpusToIndexes (gpu_state.h).
+  std::map<std::string, int> minors;
 };
 
 /// Parses the snippet's stdout into one Holder per holding PID (ascending
