@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <fstream>
 #include <thread>
 #include <vector>
@@ -126,6 +130,38 @@ TEST_F(KnownHostsTest, ConcurrentAppendsKeepWholeLines) {
         << line;
   }
   EXPECT_EQ(count, 25 + 8 * 25);
+}
+
+TEST_F(KnownHostsTest, ConcurrentProcessesKeepWholeLines) {
+  // Several fleetreap processes with accept-new on one file: flock orders them.
+  const std::string path = dir_ + "/shared_known_hosts";
+  std::vector<pid_t> children;
+  for (int p = 0; p < 4; ++p) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      bool ok = true;
+      for (int h = 0; h < 30; ++h) {
+        ok &= AppendKnownHostsEntry(path, "shared" + std::to_string(h), kKeyA).ok();
+        ok &= AppendKnownHostsEntry(path, "p" + std::to_string(p) + "h" + std::to_string(h),
+                                    kKeyB).ok();
+      }
+      _exit(ok ? 0 : 1);
+    }
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  std::ifstream in(path);
+  std::string line;
+  int count = 0;
+  while (std::getline(in, line)) {
+    ++count;
+    EXPECT_EQ(std::count(line.begin(), line.end(), ' '), 2) << line;
+  }
+  EXPECT_EQ(count, 30 + 4 * 30);
 }
 
 }  // namespace
