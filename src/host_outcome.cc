@@ -30,6 +30,28 @@ std::string GpuList(const std::vector<int>& indexes) {
   return out;
 }
 
+// Remote text made safe for one terminal line: control characters (escape
+// sequences included) become '?', newlines spaces, and long text is cut.
+std::string OneLine(const std::string& text) {
+  const size_t kMax = 160;
+  std::string out;
+  for (char c : text) {
+    if (out.size() >= kMax) {
+      out += "...";
+      break;
+    }
+    unsigned char u = static_cast<unsigned char>(c);
+    if (c == '\n' || c == '\r' || c == '\t') {
+      out += ' ';
+    } else if (u < 0x20 || u == 0x7f) {
+      out += '?';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 const std::vector<GpuReading>& FinalGpus(const HostReport& host) {
   return host.gpus_after.empty() ? host.gpus_before : host.gpus_after;
 }
@@ -83,7 +105,7 @@ std::vector<std::string> Problems(const HostReport& host) {
   if (unkillable > 0) problems.push_back(std::to_string(unkillable) + " unkillable");
   if (!host.respawning_parent.empty()) problems.push_back("holders respawning");
   if (!host.reset_blocked_by.empty()) {
-    problems.push_back("reset blocked by " + host.reset_blocked_by);
+    problems.push_back("reset blocked by " + OneLine(host.reset_blocked_by));
   }
   if (!host.nvidia_smi_error.empty() && problems.empty()) {
     problems.push_back("nvidia-smi failed");
@@ -188,7 +210,7 @@ HostOutcome OutcomeOf(const HostReport& host, bool dry_run) {
            host.error_kind == ErrorKind::kInternal ||
            host.error_kind == ErrorKind::kParse) &&
           !host.error_message.empty()) {
-        detail += ": " + host.error_message;
+        detail += ": " + OneLine(host.error_message);
       }
       return {OutcomeKind::kFailed, detail};
     }

@@ -37,11 +37,16 @@ std::string MarkdownEscape(const std::string& text) {
         out += '\\';
         out += c;
         break;
-      case '\n': case '\r':
+      case '\n': case '\r': case '\t':
         out += ' ';
         break;
       default:
-        out += c;
+        // Control characters (terminal escapes from remote output) go.
+        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+          out += '?';
+        } else {
+          out += c;
+        }
     }
   }
   return out;

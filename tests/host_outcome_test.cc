@@ -33,6 +33,10 @@ TEST(HostOutcomeTest, OneLinePerKind) {
   failed_cmd.status = HostStatus::kFailed;
   failed_cmd.error_kind = ErrorKind::kCommandFailed;
   failed_cmd.error_message = "fuser: not found";
+  HostReport hostile = BaseHost("j", 10);
+  hostile.status = HostStatus::kFailed;
+  hostile.error_kind = ErrorKind::kParse;
+  hostile.error_message = "bad\x1b]0;pwned\x07 line\nnext " + std::string(200, 'x');
   HostReport failed_bare = BaseHost("f", 6);
   failed_bare.status = HostStatus::kFailed;
   HostReport dirty_unknown = BaseHost("g", 7);
@@ -49,7 +53,7 @@ TEST(HostOutcomeTest, OneLinePerKind) {
   struct Row {
     HostReport host;
     OutcomeKind kind;
-    const char* detail;
+    std::string detail;
   };
   RunReport mixed = MixedFleet();
   const Row rows[] = {
@@ -72,6 +76,8 @@ TEST(HostOutcomeTest, OneLinePerKind) {
       {mixed.hosts[15], OutcomeKind::kUnreachable, "auth"},
       {failed_cmd, OutcomeKind::kFailed, "command_failed: fuser: not found"},
       {failed_bare, OutcomeKind::kFailed, "failed"},
+      {hostile, OutcomeKind::kFailed,
+       "parse: bad?]0;pwned? line next " + std::string(136, 'x') + "..."},
   };
   for (const Row& row : rows) {
     HostOutcome outcome = OutcomeOf(row.host, /*dry_run=*/false);

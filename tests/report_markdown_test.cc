@@ -31,6 +31,7 @@ TEST(ReportMarkdownTest, Escape) {
       {"a|b", "a\\|b"},
       {"<script>", "\\<script\\>"},
       {"two\nlines", "two lines"},
+      {"esc\x1b[31mred", "esc?\\[31mred"},
       {"*_`[]#\\", "\\*\\_\\`\\[\\]\\#\\\\"},
   };
   for (const Row& row : rows) EXPECT_EQ(MarkdownEscape(row.in), row.out) << row.in;

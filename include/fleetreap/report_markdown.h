@@ -15,7 +15,8 @@ namespace fleetreap {
 /// (one row each, never folded), and is left out when there is none.
 std::string RenderMarkdown(const RunReport& report);
 
-/// "a \| b": text that cannot break a Markdown table cell or start markup.
+/// "a \| b": text that cannot break a Markdown table cell or start markup;
+/// line breaks become spaces and other control characters '?'.
 std::string MarkdownEscape(const std::string& text);
 
 }  // namespace fleetreap
