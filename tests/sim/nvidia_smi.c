@@ -31,30 +31,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MAX_GPUS 64
-#define MAX_PROCS 4096
+#include "nvidia_smi.h"
 
-static const char *state_dir = "/run/fakegpu";
+const char *state_dir = "/run/fakegpu";
 
-struct gpu {
-  int index;
-  long total, used, leaked;
-  char uuid[48], bus_id[24], serial[16];
-};
-
-struct proc {
-  int pid;
-  long mib;
-  unsigned long long gpus; /* bitmask of /dev/nvidiaK held */
-  char name[256];
-};
-
-static struct gpu gpus[MAX_GPUS];
-static int gpu_count;
-static char model[128] = "NVIDIA H200";
-static char timestamp[32];
-static struct proc procs[MAX_PROCS];
-static int proc_count;
+struct gpu gpus[MAX_GPUS];
+int gpu_count;
+char model[128] = "NVIDIA H200";
+char timestamp[32];
+struct proc procs[MAX_PROCS];
+int proc_count;
+int lost_gpu = -1;
 
 static int read_file(const char *path, char *buf, size_t size) {
   FILE *f = fopen(path, "r");
@@ -174,252 +161,6 @@ static void make_timestamp(void) {
   snprintf(timestamp + n, sizeof timestamp - n, ".%03ld", (long)(tv.tv_usec / 1000));
 }
 
-/* One queryable field: accepted names, header text, and a value printer. */
-struct field {
-  const char *names[3];
-  const char *header;
-  const char *unit; /* appended as " [unit]" to the header, " unit" to values */
-};
-
-static const struct field gpu_fields[] = {
-    {{"timestamp"}, "timestamp", NULL},
-    {{"driver_version"}, "driver_version", NULL},
-    {{"count"}, "count", NULL},
-    {{"name", "gpu_name"}, "name", NULL},
-    {{"serial", "gpu_serial"}, "serial", NULL},
-    {{"uuid", "gpu_uuid"}, "uuid", NULL},
-    {{"pci.bus_id", "gpu_bus_id"}, "pci.bus_id", NULL},
-    {{"index"}, "index", NULL},
-    {{"persistence_mode"}, "persistence_mode", NULL},
-    {{"pstate"}, "pstate", NULL},
-    {{"memory.total"}, "memory.total", "MiB"},
-    {{"memory.reserved"}, "memory.reserved", "MiB"},
-    {{"memory.used"}, "memory.used", "MiB"},
-    {{"memory.free"}, "memory.free", "MiB"},
-    {{"utilization.gpu"}, "utilization.gpu", "%"},
-    {{"utilization.memory"}, "utilization.memory", "%"},
-    {{"temperature.gpu"}, "temperature.gpu", NULL},
-    {{"power.draw"}, "power.draw", "W"},
-};
-
-static const struct field app_fields[] = {
-    {{"timestamp"}, "timestamp", NULL},
-    {{"gpu_name"}, "gpu_name", NULL},
-    {{"gpu_bus_id"}, "gpu_bus_id", NULL},
-    {{"gpu_serial"}, "gpu_serial", NULL},
-    {{"gpu_uuid"}, "gpu_uuid", NULL},
-    {{"pid"}, "pid", NULL},
-    {{"process_name", "name"}, "process_name", NULL},
-    {{"used_gpu_memory", "used_memory"}, "used_gpu_memory", "MiB"},
-};
-
-static void gpu_value(const char *h, const struct gpu *g, char *out, size_t n) {
-  static const int temps[8] = {34, 36, 33, 35, 37, 34, 36, 35};
-  long reserved = 616;
-  if (!strcmp(h, "timestamp")) snprintf(out, n, "%s", timestamp);
-  else if (!strcmp(h, "driver_version")) snprintf(out, n, "550.127.05");
-  else if (!strcmp(h, "count")) snprintf(out, n, "%d", gpu_count);
-  else if (!strcmp(h, "name")) snprintf(out, n, "%s", model);
-  else if (!strcmp(h, "serial")) snprintf(out, n, "%s", g->serial);
-  else if (!strcmp(h, "uuid")) snprintf(out, n, "%s", g->uuid);
-  else if (!strcmp(h, "pci.bus_id")) snprintf(out, n, "%s", g->bus_id);
-  else if (!strcmp(h, "index")) snprintf(out, n, "%d", g->index);
-  else if (!strcmp(h, "persistence_mode")) snprintf(out, n, "Enabled");
-  else if (!strcmp(h, "pstate")) snprintf(out, n, g->used ? "P0" : "P0");
-  else if (!strcmp(h, "memory.total")) snprintf(out, n, "%ld", g->total);
-  else if (!strcmp(h, "memory.reserved")) snprintf(out, n, "%ld", reserved);
-  else if (!strcmp(h, "memory.used")) snprintf(out, n, "%ld", g->used);
-  else if (!strcmp(h, "memory.free")) {
-    long free_mib = g->total - reserved - g->used;
-    snprintf(out, n, "%ld", free_mib < 0 ? 0 : free_mib);
-  } else if (!strcmp(h, "utilization.gpu")) snprintf(out, n, "%d", g->used ? 97 : 0);
-  else if (!strcmp(h, "utilization.memory")) snprintf(out, n, "%d", g->used ? 41 : 0);
-  else if (!strcmp(h, "temperature.gpu")) snprintf(out, n, "%d", temps[g->index % 8] + (g->used ? 20 : 0));
-  else if (!strcmp(h, "power.draw")) snprintf(out, n, "%.2f", g->used ? 512.37 : 85.12);
-}
-
-static void app_value(const char *h, const struct gpu *g, const struct proc *p, char *out,
-                      size_t n) {
-  if (!strcmp(h, "timestamp")) snprintf(out, n, "%s", timestamp);
-  else if (!strcmp(h, "gpu_name")) snprintf(out, n, "%s", model);
-  else if (!strcmp(h, "gpu_bus_id")) snprintf(out, n, "%s", g->bus_id);
-  else if (!strcmp(h, "gpu_serial")) snprintf(out, n, "%s", g->serial);
-  else if (!strcmp(h, "gpu_uuid")) snprintf(out, n, "%s", g->uuid);
-  else if (!strcmp(h, "pid")) snprintf(out, n, "%d", p->pid);
-  else if (!strcmp(h, "process_name")) snprintf(out, n, "%s", p->name);
-  else if (!strcmp(h, "used_gpu_memory")) snprintf(out, n, "%ld", p->mib);
-}
-
-/* Resolves the comma-separated query into field pointers; 0 on success. */
-static int resolve(const char *query, const struct field *table, size_t size,
-                   const struct field **out, int *count) {
-  char *copy = strdup(query), *save = NULL;
-  *count = 0;
-  for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-    while (*tok == ' ') tok++;
-    const struct field *found = NULL;
-    for (size_t i = 0; i < size && !found; i++)
-      for (int a = 0; a < 3 && table[i].names[a]; a++)
-        if (!strcmp(tok, table[i].names[a])) found = &table[i];
-    if (!found) {
-      printf("Field \"%s\" is not a valid field to query.\n\n", tok);
-      free(copy);
-      return 2;
-    }
-    out[(*count)++] = found;
-  }
-  free(copy);
-  return 0;
-}
-
-static void print_header(const struct field **f, int n) {
-  for (int i = 0; i < n; i++) {
-    printf("%s%s", i ? ", " : "", f[i]->header);
-    if (f[i]->unit) printf(" [%s]", f[i]->unit);
-  }
-  printf("\n");
-}
-
-static void print_cell(int i, const struct field *f, const char *value, int units) {
-  printf("%s%s", i ? ", " : "", value);
-  if (f->unit && units) printf(" %s", f->unit);
-}
-
-static int lost_gpu = -1;
-
-static void print_lost(void) {
-  if (lost_gpu >= 0 && lost_gpu < gpu_count)
-    printf("Unable to determine the device handle for GPU %s: GPU is lost. "
-           "Reboot the system to recover this GPU\n", gpus[lost_gpu].bus_id + 4);
-}
-
-static int query(const char *q, int apps, int header, int units, int only) {
-  const struct field *f[64];
-  int n;
-  int rc = apps ? resolve(q, app_fields, sizeof app_fields / sizeof *app_fields, f, &n)
-                : resolve(q, gpu_fields, sizeof gpu_fields / sizeof *gpu_fields, f, &n);
-  if (rc) return rc;
-  print_lost();
-  if (header) print_header(f, n);
-  char value[300];
-  for (int k = 0; k < gpu_count; k++) {
-    if ((only >= 0 && k != only) || k == lost_gpu) continue;
-    if (!apps) {
-      for (int i = 0; i < n; i++) {
-        gpu_value(f[i]->header, &gpus[k], value, sizeof value);
-        print_cell(i, f[i], value, units);
-      }
-      printf("\n");
-      continue;
-    }
-    for (int p = 0; p < proc_count; p++) {
-      if (!(procs[p].gpus & (1ULL << k)) || procs[p].mib <= 0) continue;
-      for (int i = 0; i < n; i++) {
-        app_value(f[i]->header, &gpus[k], &procs[p], value, sizeof value);
-        print_cell(i, f[i], value, units);
-      }
-      printf("\n");
-    }
-  }
-  return lost_gpu >= 0 ? 15 : 0;
-}
-
-static int holders_of(int k) {
-  int n = 0;
-  for (int p = 0; p < proc_count; p++)
-    if (procs[p].gpus & (1ULL << k)) n++;
-  return n;
-}
-
-static int reset(int only) {
-  int busy = 0;
-  char path[600];
-  if (getuid() != 0) {
-    printf("Insufficient Permissions\n");
-    return 4;
-  }
-  for (int k = 0; k < gpu_count; k++)
-    if ((only < 0 || k == only) && holders_of(k)) busy++;
-  if (busy) {
-    printf("The following GPUs could not be reset:\n");
-    for (int k = 0; k < gpu_count; k++)
-      if ((only < 0 || k == only) && holders_of(k))
-        printf("  GPU %s: In use by another client\n", gpus[k].bus_id);
-    printf("\n%d device%s currently being used by one or more other processes (e.g., Fabric "
-           "Manager, CUDA application, graphics application such as an X server, or a "
-           "monitoring application such as another instance of nvidia-smi). Please first kill "
-           "all processes using this device and all compute applications running in the "
-           "system.\n",
-           busy, busy == 1 ? " is" : "s are");
-    return 255;
-  }
-  for (int k = 0; k < gpu_count; k++) {
-    if (only >= 0 && k != only) continue;
-    snprintf(path, sizeof path, "%s/leaked/%d", state_dir, k);
-    unlink(path);
-    printf("GPU %s was successfully reset.\n", gpus[k].bus_id);
-  }
-  printf("All done.\n");
-  return 0;
-}
-
-/* The default table (no query flags), in the layout of driver 550. No
- * byte-exact capture of it was available; fleetreap never parses it. */
-static int print_table(void) {
-  char line[128], left[64], right[64];
-  const char *bar = "+-----------------------------------------+------------------------+"
-                    "----------------------+";
-  const char *wide = "+------------------------------------------------------------------"
-                     "-----------------------+";
-  time_t now = time(NULL);
-  printf("%s", ctime(&now));
-  printf("%s\n", wide);
-  printf("| NVIDIA-SMI 550.127.05             Driver Version: 550.127.05     "
-         "CUDA Version: 12.4     |\n");
-  printf("|-----------------------------------------+------------------------+"
-         "----------------------+\n");
-  printf("| GPU  Name                 Persistence-M | Bus-Id          Disp.A | "
-         "Volatile Uncorr. ECC |\n");
-  printf("| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | "
-         "GPU-Util  Compute M. |\n");
-  printf("|                                         |                        |  "
-         "             MIG M. |\n");
-  printf("|=========================================+========================+"
-         "======================|\n");
-  for (int k = 0; k < gpu_count; k++) {
-    const struct gpu *g = &gpus[k];
-    snprintf(left, sizeof left, "%4d  %.24s", k, model);
-    printf("|%-38sOn |   %s Off |%21s |\n", left, g->bus_id, "0");
-    snprintf(left, sizeof left, " N/A   %2dC    P0", 34 + k % 4 + (g->used ? 20 : 0));
-    snprintf(right, sizeof right, "%4dW /  700W", g->used ? 512 : 85);
-    snprintf(line, sizeof line, "%s%*s", left, (int)(40 - strlen(left)), right);
-    printf("|%s | %7ldMiB / %6ldMiB |%7d%%      Default |\n", line, g->used, g->total,
-           g->used ? 97 : 0);
-    printf("|                                         |                        |%21s |\n",
-           "Disabled");
-    printf("%s\n", bar);
-  }
-  printf("\n%s\n", wide);
-  printf("| Processes:%78s|\n", "");
-  printf("|  GPU   GI   CI        PID   Type   Process name                              "
-         "GPU Memory |\n");
-  printf("|        ID   ID                                                               "
-         "Usage      |\n");
-  printf("|=========================================================================="
-         "===============|\n");
-  int rows = 0;
-  for (int k = 0; k < gpu_count; k++)
-    for (int p = 0; p < proc_count; p++) {
-      if (!(procs[p].gpus & (1ULL << k)) || procs[p].mib <= 0) continue;
-      printf("|  %3d   N/A  N/A  %9d      C   %-38.38s %9ldMiB |\n", k, procs[p].pid,
-             procs[p].name, procs[p].mib);
-      rows++;
-    }
-  if (!rows) printf("|  No running processes found%61s|\n", "");
-  printf("%s\n", wide);
-  return 0;
-}
-
 /* "sshd dies in the middle of a run": when /run/fakegpu/kill_sshd_on_nvsmi
  * holds N, the Nth call from now SIGKILLs this host's sshd processes (the
  * listener and every session) before answering. */
@@ -488,7 +229,7 @@ int main(int argc, char **argv) {
   if (!strncmp(mode, "lost-only:", 10)) {
     lost_gpu = atoi(mode + 10);
     load_gpus();
-    print_lost();
+    nvsmi_print_lost();
     return 15;
   }
 
@@ -499,7 +240,7 @@ int main(int argc, char **argv) {
   }
   scan_processes();
   make_timestamp();
-  if (do_reset) return reset(only);
+  if (do_reset) return nvsmi_reset(only);
   if (list) {
     for (int k = 0; k < gpu_count; k++)
       if ((only < 0 || k == only) && k != lost_gpu)
@@ -508,7 +249,7 @@ int main(int argc, char **argv) {
   }
   int header = strstr(format, "noheader") == NULL;
   int units = strstr(format, "nounits") == NULL;
-  if (query_gpu) return query(query_gpu, 0, header, units, only);
-  if (query_apps) return query(query_apps, 1, header, units, only);
-  return print_table();
+  if (query_gpu) return nvsmi_query(query_gpu, 0, header, units, only);
+  if (query_apps) return nvsmi_query(query_apps, 1, header, units, only);
+  return nvsmi_table();
 }

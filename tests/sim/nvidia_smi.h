@@ -1,0 +1,46 @@
+/*
+ * nvidia_smi.h: state shared by the fake nvidia-smi's two halves:
+ * nvidia_smi.c (reading the simulated host: settings, holders, memory) and
+ * nvidia_smi_output.c (printing it as the real tool does). Single-threaded.
+ */
+#ifndef FLEETREAP_SIM_NVIDIA_SMI_H
+#define FLEETREAP_SIM_NVIDIA_SMI_H
+
+#include <stddef.h>
+
+#define MAX_GPUS 64
+#define MAX_PROCS 4096
+
+struct gpu {
+  int index;
+  long total, used, leaked;
+  char uuid[48], bus_id[24], serial[16];
+};
+
+struct proc {
+  int pid;
+  long mib;
+  unsigned long long gpus; /* bitmask of /dev/nvidiaK held */
+  char name[256];
+};
+
+extern const char *state_dir;
+extern struct gpu gpus[MAX_GPUS];
+extern int gpu_count;
+extern char model[128];
+extern char timestamp[32];
+extern struct proc procs[MAX_PROCS];
+extern int proc_count;
+extern int lost_gpu; /* -1, or the GPU that "fell off the bus" */
+
+/* --query-gpu= (apps == 0) or --query-compute-apps= (apps == 1); "only" is
+ * -i's GPU or -1. Prints CSV; returns the exit code (2: unknown field). */
+int nvsmi_query(const char *query, int apps, int header, int units, int only);
+/* --gpu-reset [-i only]: refused (255) while any process holds the GPU. */
+int nvsmi_reset(int only);
+/* The default table. */
+int nvsmi_table(void);
+/* The "GPU is lost" line for lost_gpu, if any. */
+void nvsmi_print_lost(void);
+
+#endif
