@@ -18,6 +18,25 @@ using std::chrono::duration_cast;
 using std::chrono::milliseconds;
 using TimePoint = std::chrono::steady_clock::time_point;
 
+// nvidia-smi names a lost GPU by bus id only. When exactly one index below
+// "expected" has no reading and exactly one lost reading has no index, they
+// are the same GPU.
+void NumberTheLostGpu(int expected, std::vector<GpuReading>* gpus) {
+  GpuReading* lost = nullptr;
+  int unnumbered = 0;
+  std::vector<bool> seen(expected > 0 ? expected : 0, false);
+  for (GpuReading& gpu : *gpus) {
+    if (gpu.index < 0 && gpu.state == GpuState::kLost) {
+      lost = &gpu;
+      ++unnumbered;
+    } else if (gpu.index >= 0 && gpu.index < expected) {
+      seen[gpu.index] = true;
+    }
+  }
+  if (unnumbered != 1 || std::count(seen.begin(), seen.end(), false) != 1) return;
+  lost->index = static_cast<int>(std::find(seen.begin(), seen.end(), false) - seen.begin());
+}
+
 class RealClock : public CleanerClock {
  public:
   TimePoint Now() override { return std::chrono::steady_clock::now(); }
@@ -61,6 +80,12 @@ class Runner {
   // only when a GPU is not clean, to find and classify what holds it.
   bool QuickScan(std::vector<GpuReading>* gpus);
   bool FindGhostsUnderDaemons(std::vector<GpuReading>* gpus);
+  // After a whole-host query failed on a lost GPU: asks each GPU alone and
+  // adds the readings of those that answer.
+  bool QueryGpusOneByOne(std::vector<GpuReading>* gpus);
+  // The rows nvidia-smi printed next to its lost-GPU lines (it exits non-zero
+  // then); false when there are none. The header still proves the columns.
+  bool ReadRowsBesideLostGpus(const std::string& out, std::vector<GpuReading>* gpus);
   void Merge(const std::vector<Holder>& scanned);
   bool Signal(const Action& action);
   bool StopUnits(const Action& action);
@@ -85,6 +110,7 @@ class Runner {
   TimePoint last_signal_;
   bool failed_ = false;
   bool nvidia_smi_failed_ = false;  // the latest scan's query failed outright
+  int device_gpus_ = 0;             // 1 + the highest /dev/nvidiaN seen
 };
 
 bool Runner::Fail(ErrorKind kind, const std::string& message) {
@@ -157,8 +183,12 @@ bool Runner::Scan(const std::vector<std::string>& units,
 
   if (holders) {
     std::vector<Holder> scanned;
-    status = ParseHolderScan(scan.holder_scan, &scanned);
+    HolderScanInfo info;
+    status = ParseHolderScan(scan.holder_scan, &scanned, &info);
     if (!status.ok()) return Fail(status.kind(), status.message());
+    for (const std::string& device : info.devices) {
+      device_gpus_ = std::max(device_gpus_, GpuIndexOfDevice(device) + 1);
+    }
     Merge(scanned);
   }
 
@@ -178,12 +208,65 @@ bool Runner::Scan(const std::vector<std::string>& units,
   if (!status.ok() && report_.nvidia_smi_error.empty()) {
     report_.nvidia_smi_error = status.message();
   }
+  *gpus = query.gpus;
+  if (!status.ok() && query.failure == NvidiaSmiFailure::kGpuLost &&
+      !ReadRowsBesideLostGpus(scan.nvidia_smi_out, gpus) &&
+      !QueryGpusOneByOne(gpus)) {
+    return false;
+  }
   std::vector<Holder> current;
   for (const TrackedHolder& t : view_.holders) current.push_back(t.holder);
-  *gpus = query.gpus;
-  ClassifyGpus(current, job_.host->expected_gpus, threshold_, gpus);
+  // Without an inventory count, the /dev/nvidiaN files say how many GPUs the
+  // driver knows: a GPU that fell off the bus still has its device file.
+  int expected = job_.host->expected_gpus > 0 ? job_.host->expected_gpus : device_gpus_;
+  NumberTheLostGpu(expected, gpus);
+  ClassifyGpus(current, expected, threshold_, gpus);
   if (holders && !FindGhostsUnderDaemons(gpus)) return false;
   view_.gpus = *gpus;
+  return true;
+}
+
+bool Runner::ReadRowsBesideLostGpus(const std::string& out,
+                                    std::vector<GpuReading>* gpus) {
+  std::string rows;
+  size_t start = 0;
+  while (start < out.size()) {
+    size_t end = out.find('\n', start);
+    if (end == std::string::npos) end = out.size();
+    std::string line = out.substr(start, end - start);
+    LostGpu lost;
+    if (!ParseLostGpuLine(line, &lost)) rows += line + "\n";
+    start = end + 1;
+  }
+  GpuQueryResult healthy;
+  if (!ParseGpuQuery(rows, "", 0, GpuQueryFields(), &healthy).ok() ||
+      healthy.gpus.empty()) {
+    return false;
+  }
+  for (const GpuReading& gpu : healthy.gpus) gpus->push_back(gpu);
+  return true;
+}
+
+bool Runner::QueryGpusOneByOne(std::vector<GpuReading>* gpus) {
+  int count = job_.host->expected_gpus > 0 ? job_.host->expected_gpus : device_gpus_;
+  std::vector<int> indexes;
+  for (int i = 0; i < count; ++i) indexes.push_back(i);
+  if (indexes.empty()) return true;
+  CommandResult result;
+  milliseconds timeout = job_.command_timeout + nvidia_smi_timeout_;
+  if (!Exec(PerGpuQueryScript(indexes, nvidia_smi_timeout_), timeout, &result)) {
+    return false;
+  }
+  std::vector<PerGpuQuery> queries;
+  Status status = ParsePerGpuQueryOutput(result.out, &queries);
+  if (!status.ok()) return Fail(status.kind(), status.message());
+  for (const PerGpuQuery& q : queries) {
+    GpuQueryResult one;
+    if (!ParseGpuQuery(q.out, "", q.exit_code, GpuQueryFields(), &one).ok()) continue;
+    for (const GpuReading& gpu : one.gpus) {
+      if (gpu.state != GpuState::kLost) gpus->push_back(gpu);
+    }
+  }
   return true;
 }
 

@@ -175,6 +175,44 @@ Status ParseScanOutput(const std::string& out, ScanOutput* scan) {
   return Status::Ok();
 }
 
+std::string PerGpuQueryScript(const std::vector<int>& indexes,
+                              std::chrono::milliseconds timeout) {
+  std::string s;
+  for (int index : indexes) {
+    std::string i = std::to_string(index);
+    s += "o=$(timeout -k 1 " + Seconds(timeout) + " " + GpuQueryCommandForGpu(index) +
+         " 2>/dev/null </dev/null); r=$?\n";
+    s += "echo \"@@gpu " + i + " $r\"\n";
+    s += "[ -z \"$o\" ] || printf '%s\\n' \"$o\"\n";
+  }
+  s += "echo @@end\n";
+  return s;
+}
+
+Status ParsePerGpuQueryOutput(const std::string& out,
+                              std::vector<PerGpuQuery>* queries) {
+  std::vector<PerGpuQuery> parsed;
+  for (const std::string& line : Lines(out)) {
+    if (line == "@@end") {
+      *queries = std::move(parsed);
+      return Status::Ok();
+    }
+    if (line.rfind("@@gpu ", 0) == 0) {
+      std::string index, code;
+      Split(line.substr(6), &index, &code);
+      PerGpuQuery query;
+      if (!ParseInt(index, &query.index) || !ParseInt(code, &query.exit_code)) {
+        return Bad("per-GPU query", line);
+      }
+      parsed.push_back(query);
+      continue;
+    }
+    if (parsed.empty()) return Bad("per-GPU query", line);
+    parsed.back().out += line + "\n";
+  }
+  return Truncated("per-GPU query");
+}
+
 std::string StopUnitsScript(const std::vector<std::string>& units,
                             std::chrono::milliseconds timeout) {
   std::string s;

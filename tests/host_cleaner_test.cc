@@ -44,6 +44,7 @@ struct FakeHost {
   std::map<int, int64_t> ghost_mib;
   std::vector<std::string> shm;
   int nvidia_smi_exit = 0;
+  int lost_gpu = -1;  // nvidia-smi prints the lost line for it and exits 15
   bool sudo_refuses = false;
 };
 
@@ -130,9 +131,14 @@ class FakeTransport : public Transport {
       }
     }
     out << "@@nvsmi-err\n@@nvsmi-out\n";
-    if (host_.nvidia_smi_exit == 0) {
+    if (host_.nvidia_smi_exit == 0 || host_.lost_gpu >= 0) {
+      if (host_.lost_gpu >= 0) {
+        out << "Unable to determine the device handle for GPU 0000:CB:00.0: GPU "
+               "is lost. Reboot the system to recover this GPU\n";
+      }
       out << "index, uuid, name, pci.bus_id, memory.used [MiB], memory.total [MiB]\n";
       for (int i = 0; i < host_.gpus; ++i) {
+        if (i == host_.lost_gpu) continue;
         int64_t used = host_.ghost_mib.count(i) ? host_.ghost_mib[i] : 0;
         for (const FakeProc& p : host_.procs) {
           for (int g : p.gpus) used += (p.alive && g == i) ? p.mib : 0;
@@ -405,6 +411,19 @@ TEST(HostCleanerTest, InspectPlaybookOnlyLooks) {
   EXPECT_EQ(o.log, "scan");
   EXPECT_EQ(o.report.status, HostStatus::kDirty);
   EXPECT_EQ(CountFate(o.report, HolderFate::kObserved), 8);
+}
+
+TEST(HostCleanerTest, LostGpuIsNamedOthersStillVerified) {
+  FakeHost host;
+  host.lost_gpu = 6;
+  host.nvidia_smi_exit = 15;
+  Outcome o = Clean(host, DefaultPlaybook());
+  EXPECT_EQ(o.report.status, HostStatus::kDirty) << o.report.error_message;
+  ASSERT_EQ(o.report.gpus_after.size(), 8u);
+  for (const GpuReading& gpu : o.report.gpus_after) {
+    EXPECT_EQ(gpu.state, gpu.index == 6 ? GpuState::kLost : GpuState::kClean) << gpu.index;
+  }
+  EXPECT_NE(o.report.nvidia_smi_error.find("GPU is lost"), std::string::npos);
 }
 
 TEST(HostCleanerTest, Failures) {

@@ -44,6 +44,20 @@ struct ScanOutput {
 /// missing or the final "@@end" is absent (truncated output).
 Status ParseScanOutput(const std::string& out, ScanOutput* scan);
 
+/// The per-GPU fallback when the whole-host query failed on a lost GPU:
+/// nvidia-smi -i N for each index, each bounded by "timeout". Prints
+/// "@@gpu N RC" and then that query's stdout, for each N, then "@@end".
+std::string PerGpuQueryScript(const std::vector<int>& indexes,
+                              std::chrono::milliseconds timeout);
+
+struct PerGpuQuery {
+  int index = -1;
+  int exit_code = -1;
+  std::string out;
+};
+Status ParsePerGpuQueryOutput(const std::string& out,
+                              std::vector<PerGpuQuery>* queries);
+
 // ---------------------------------------------------------------- units
 
 /// Stops each unit with "systemctl stop", each bounded by "timeout". Prints

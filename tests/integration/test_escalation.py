@@ -193,7 +193,9 @@ class EscalationTest(unittest.TestCase):
     def test_lost_gpu_is_named(self):
         r = self.report["gpu13"]
         self.assertEqual(r["status"], "dirty")
-        self.assertIn("lost", {g["state"] for g in r["gpus_after"]})
+        states = {g["index"]: g["state"] for g in r["gpus_after"]}
+        self.assertEqual(states.pop(6), "lost")
+        self.assertEqual(set(states.values()), {"clean"}, r["gpus_after"])
 
     def test_no_sudo_is_not_clean(self):
         r = self.report["gpu14"]
