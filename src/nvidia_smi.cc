@@ -42,6 +42,10 @@ bool LooksLikeBusId(const std::string& id) {
 // "strict" (exit 0) accepts only lines that start with the message, so text
 // in a CSV cell cannot pass for a failure of the tool.
 NvidiaSmiFailure FailureOfLine(const std::string& line, bool strict) {
+  // Every message starts with N, F or U: CSV rows are ruled out cheaply.
+  if (strict && (line.empty() || std::string("NnFfUu").find(line[0]) == std::string::npos)) {
+    return NvidiaSmiFailure::kNone;
+  }
   std::string lower = Lower(line);
   auto has = [&](const char* text) {
     size_t at = lower.find(text);
@@ -96,8 +100,9 @@ const char* NvidiaSmiFailureName(NvidiaSmiFailure failure) {
 
 bool ParseLostGpuLine(const std::string& line, LostGpu* lost) {
   std::string text = nvsmi::Trim(line);
-  std::string lower = Lower(text);
-  if (lower.compare(0, sizeof(kLostPrefix) - 1, kLostPrefix) != 0) return false;
+  if (text.size() < sizeof(kLostPrefix) || (text[0] != 'U' && text[0] != 'u')) return false;
+  std::string lower = Lower(text.substr(0, sizeof(kLostPrefix) - 1));
+  if (lower != kLostPrefix) return false;
   size_t at = sizeof(kLostPrefix) - 1;
   while (at < text.size() && text[at] == ' ') ++at;
   size_t end = at;
