@@ -123,7 +123,9 @@ Status SshTransport::Connect() {
   ssh_options_set(session, SSH_OPTIONS_HOST, options_.address.c_str());
   bool process_config = options_.use_ssh_config;
   ssh_options_set(session, SSH_OPTIONS_PROCESS_CONFIG, &process_config);
-  if (options_.use_ssh_config && ssh_options_parse_config(session, nullptr) < 0) {
+  const char* config_file =
+      options_.ssh_config_file.empty() ? nullptr : options_.ssh_config_file.c_str();
+  if (options_.use_ssh_config && ssh_options_parse_config(session, config_file) < 0) {
     return Status::Error(ErrorKind::kInvalidInput,
                          "ssh config: " + std::string(ssh_get_error(session)));
   }
@@ -146,12 +148,30 @@ Status SshTransport::Connect() {
   ssh_callbacks_init(&state->callbacks);
   ssh_set_callbacks(session, &state->callbacks);
 
-  const bool dial = !options_.use_ssh_config;
+  // The host and port after the config (HostName, Port) and our options.
+  target_host_ = options_.address;
+  target_port_ = options_.port;
+  bool dial = true;
+  if (options_.use_ssh_config) {
+    char* value = nullptr;
+    if (ssh_options_get(session, SSH_OPTIONS_HOST, &value) == SSH_OK) {
+      target_host_ = value;
+      ssh_string_free_char(value);
+    }
+    unsigned int port = 0;
+    if (ssh_options_get_port(session, &port) == SSH_OK) target_port_ = static_cast<int>(port);
+    // A ProxyCommand (or a ProxyJump, which libssh 0.10 turns into one) makes
+    // its own connection: libssh must connect, unbounded resolution and all.
+    if (ssh_options_get(session, SSH_OPTIONS_PROXYCOMMAND, &value) == SSH_OK) {
+      dial = value == nullptr || *value == '\0' || std::string(value) == "none";
+      ssh_string_free_char(value);
+    }
+  }
   if (dial) {
-    Status dialed = DialTcp(options_.address, options_.port, deadline, &state->fd);
+    Status dialed = DialTcp(target_host_, target_port_, deadline, &state->fd);
     if (!dialed.ok()) {
       return Status::Error(dialed.kind(),
-                           options_.name.empty() || options_.name == options_.address
+                           options_.name.empty() || options_.name == target_host_
                                ? dialed.message()
                                : options_.name + ": " + dialed.message());
     }
@@ -190,9 +210,9 @@ Status SshTransport::VerifyHostKey() {
   fingerprint_ = KeyFingerprint(key);
   if (options_.host_key_policy == HostKeyPolicy::kOff) return Status::Ok();
 
-  const std::string name = KnownHostsName(options_.address, options_.port);
+  const std::string name = KnownHostsName(target_host_, target_port_);
   const std::string who =
-      (options_.name.empty() ? options_.address : options_.name) + " (" + name + ")";
+      (options_.name.empty() ? target_host_ : options_.name) + " (" + name + ")";
   const std::string& path = options_.known_hosts;
   switch (ssh_session_is_known_server(session)) {
     case SSH_KNOWN_HOSTS_OK:

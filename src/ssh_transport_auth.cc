@@ -138,6 +138,14 @@ Status SshTransport::Authenticate() {
     if (outcome == KeyOutcome::kAccepted) return Status::Ok();
     if (outcome == KeyOutcome::kSessionError && !ssh_is_connected(session)) return lost();
   }
+  if (options_.use_ssh_config) {
+    // The config's IdentityFile entries live in the session's own list;
+    // publickey_auto tries them (and the agent), passphrases refused.
+    rc = ssh_userauth_publickey_auto(session, nullptr, nullptr);
+    if (rc == SSH_AUTH_SUCCESS) return Status::Ok();
+    if (rc == SSH_AUTH_ERROR && !ssh_is_connected(session)) return lost();
+    notes.push_back("ssh config identities: none accepted");
+  }
   if (notes.empty()) notes.push_back("no usable key (no identity, no agent, no ~/.ssh/id_*)");
   std::string detail;
   for (const std::string& note : notes) detail += (detail.empty() ? "" : "; ") + note;

@@ -252,6 +252,29 @@ TEST_F(SshTransportTest, HostKeyPolicies) {
   EXPECT_TRUE(status.ok()) << status.ToString();
 }
 
+TEST_F(SshTransportTest, SshConfigSuppliesHostNamePortUserAndKey) {
+  SshTransportOptions options = Good();
+  options.address = "gpu-alias";
+  options.port = 22;  // the inventory default leaves the port to the config
+  options.user = "";
+  options.identity_files.clear();
+  options.use_ssh_config = true;
+  options.ssh_config_file = server_->WriteKnownHosts(
+      "ssh_config", "Host gpu-alias\n  HostName 127.0.0.1\n  Port " +
+                        std::to_string(server_->port()) + "\n  User root\n  IdentityFile " +
+                        server_->client_key() + "\n");
+  SshTransport transport(options);
+  Status status = transport.Connect();
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(transport.Run("echo via-config", milliseconds(20000)).out, "via-config\n");
+
+  // Without the config the alias does not resolve, and that is a dns error.
+  options.use_ssh_config = false;
+  options.connect_timeout = milliseconds(2000);
+  SshTransport plain(options);
+  EXPECT_EQ(plain.Connect().kind(), ErrorKind::kDns);
+}
+
 TEST_F(SshTransportTest, DescribeNamesUserAddressAndPort) {
   SshTransport transport(Good());
   EXPECT_EQ(transport.Describe(), "root@127.0.0.1:" + std::to_string(server_->port()));

@@ -32,10 +32,15 @@ struct SshTransportOptions {
   std::string known_hosts;          // "" means ~/.ssh/known_hosts
   HostKeyPolicy host_key_policy = HostKeyPolicy::kStrict;
   std::chrono::milliseconds connect_timeout{10000};
-  /// Read OpenSSH config (User, Port, IdentityFile, ProxyJump, ProxyCommand).
-  /// Then libssh connects by itself: name resolution is not bounded by the
-  /// connect timeout and a silent listener reads as kex, not banner_timeout.
+  /// Read OpenSSH config (HostName, User, Port, IdentityFile, ProxyJump,
+  /// ProxyCommand) before the explicit values, which win. Through a
+  /// ProxyCommand or ProxyJump libssh connects by itself: name resolution is
+  /// then not bounded by the connect timeout, and a silent listener reads as
+  /// connect_timeout rather than banner_timeout.
   bool use_ssh_config = false;
+  /// The config file for use_ssh_config; "" means ~/.ssh/config (from the
+  /// passwd entry, not $HOME) and the system-wide ssh_config.
+  std::string ssh_config_file;
   size_t output_cap = 4 << 20;      // bytes kept of each stream per command
   /// Extra time the controller waits past a command's timeout for the remote
   /// "timeout -k" to end it before giving up on the channel.
@@ -85,6 +90,8 @@ class SshTransport : public Transport {
   SshTransportOptions options_;
   std::unique_ptr<Session> session_;
   std::string fingerprint_;
+  std::string target_host_;  // after ssh config: what known_hosts is keyed by
+  int target_port_ = 22;
 };
 
 /// The options for reaching "host" under the command line "options": the
