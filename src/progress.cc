@@ -1,5 +1,8 @@
 #include "fleetreap/progress.h"
 
+#include <spdlog/details/log_msg.h>
+#include <spdlog/sinks/base_sink.h>
+
 #include <algorithm>
 
 #include "fleetreap/host_outcome.h"
@@ -10,6 +13,22 @@ namespace fleetreap {
 namespace {
 
 const char* kClearLine = "\r\033[K";
+
+class ProgressLogSink : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  explicit ProgressLogSink(Progress* progress) : progress_(progress) {}
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& message) override {
+    spdlog::memory_buf_t formatted;
+    formatter_->format(message, formatted);
+    progress_->PrintAbove(std::string(formatted.data(), formatted.size()));
+  }
+  void flush_() override {}
+
+ private:
+  Progress* progress_;
+};
 
 }  // namespace
 
@@ -116,6 +135,18 @@ void Progress::InterruptedLocked() {
                in_flight);
   if (style_.live && running_) DrawLocked();
   std::fflush(out_);
+}
+
+void Progress::PrintAbove(const std::string& text) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (style_.live) ClearLocked();
+  std::fputs(text.c_str(), out_);
+  if (style_.live && running_) DrawLocked();
+  std::fflush(out_);
+}
+
+std::shared_ptr<spdlog::sinks::sink> MakeProgressLogSink(Progress* progress) {
+  return std::make_shared<ProgressLogSink>(progress);
 }
 
 void Progress::Tick() {

@@ -1,6 +1,7 @@
 #include "fleetreap/progress.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/logger.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -124,6 +125,20 @@ TEST_F(ProgressTest, StopFlagIsNoticedAtTheNextEvent) {
   EXPECT_EQ(Output(),
             "interrupted: starting no new hosts, waiting for 1 in flight\n"
             "[1/3] gpu01 clean: 8/8 GPUs 0 MiB (1.2 s)\n");
+}
+
+TEST_F(ProgressTest, LogLinesGoAboveTheLiveLine) {
+  Progress progress(out_, ProgressStyle{true}, FakeClock());
+  spdlog::logger logger("test", MakeProgressLogSink(&progress));
+  logger.set_pattern("fleetreap: %l: %v");
+  progress.RunStarted(2);
+  logger.warn("gpu07: retrying");
+  EXPECT_EQ(Output(),
+            "\r\033[K0/2 done, 0 in flight, 2 pending | 0 clean, 0 dirty, 0 unreachable, "
+            "0 failed | 0.0 s"
+            "\r\033[Kfleetreap: warning: gpu07: retrying\n"
+            "\r\033[K0/2 done, 0 in flight, 2 pending | 0 clean, 0 dirty, 0 unreachable, "
+            "0 failed | 0.0 s");
 }
 
 TEST_F(ProgressTest, CountsStayRightUnderConcurrentCalls) {

@@ -11,12 +11,19 @@
 #include <condition_variable>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 
 #include "fleetreap/fleet_observer.h"
 #include "fleetreap/options.h"
+
+namespace spdlog {
+namespace sinks {
+class sink;
+}  // namespace sinks
+}  // namespace spdlog
 
 namespace fleetreap {
 
@@ -67,6 +74,11 @@ class Progress : public FleetObserver {
   /// Ctrl-C reaches the screen.
   void WatchStopFlag(const std::atomic<bool>* stop);
 
+  /// Prints "text" (whole lines, '\n'-terminated) above the live line: the
+  /// line is cleared, the text printed, the line redrawn. Off a terminal it
+  /// just prints "text". For log messages (see MakeProgressLogSink).
+  void PrintAbove(const std::string& text);
+
   /// Redraws the live line with the current elapsed time. No-op off a
   /// terminal or outside a run.
   void Tick();
@@ -106,5 +118,11 @@ class Progress : public FleetObserver {
   bool stop_ = false;
   std::thread ticker_;
 };
+
+/// A spdlog sink that prints every message through progress->PrintAbove, so
+/// logs on stderr never land in the middle of the live line. "progress" must
+/// outlive every logger the sink is attached to (detach it before destroying
+/// the Progress).
+std::shared_ptr<spdlog::sinks::sink> MakeProgressLogSink(Progress* progress);
 
 }  // namespace fleetreap
