@@ -5,6 +5,7 @@
 
 #include "fleetreap/escalation.h"
 #include "fleetreap/gpu_state.h"
+#include "fleetreap/host_view.h"
 #include "fleetreap/nvidia_smi.h"
 #include "fleetreap/proc_scan.h"
 #include "fleetreap/protect.h"
@@ -17,25 +18,6 @@ namespace {
 using std::chrono::duration_cast;
 using std::chrono::milliseconds;
 using TimePoint = std::chrono::steady_clock::time_point;
-
-// nvidia-smi names a lost GPU by bus id only. When exactly one index below
-// "expected" has no reading and exactly one lost reading has no index, they
-// are the same GPU.
-void NumberTheLostGpu(int expected, std::vector<GpuReading>* gpus) {
-  GpuReading* lost = nullptr;
-  int unnumbered = 0;
-  std::vector<bool> seen(expected > 0 ? expected : 0, false);
-  for (GpuReading& gpu : *gpus) {
-    if (gpu.index < 0 && gpu.state == GpuState::kLost) {
-      lost = &gpu;
-      ++unnumbered;
-    } else if (gpu.index >= 0 && gpu.index < expected) {
-      seen[gpu.index] = true;
-    }
-  }
-  if (unnumbered != 1 || std::count(seen.begin(), seen.end(), false) != 1) return;
-  lost->index = static_cast<int>(std::find(seen.begin(), seen.end(), false) - seen.begin());
-}
 
 class RealClock : public CleanerClock {
  public:
@@ -83,10 +65,6 @@ class Runner {
   // After a whole-host query failed on a lost GPU: asks each GPU alone and
   // adds the readings of those that answer.
   bool QueryGpusOneByOne(std::vector<GpuReading>* gpus);
-  // The rows nvidia-smi printed next to its lost-GPU lines (it exits non-zero
-  // then); false when there are none. The header still proves the columns.
-  bool ReadRowsBesideLostGpus(const std::string& out, std::vector<GpuReading>* gpus);
-  void Merge(const std::vector<Holder>& scanned);
   bool Signal(const Action& action);
   bool StopUnits(const Action& action);
   bool CleanShm(bool dry_run);
@@ -189,7 +167,7 @@ bool Runner::Scan(const std::vector<std::string>& units,
     for (const std::string& device : info.devices) {
       device_gpus_ = std::max(device_gpus_, GpuIndexOfDevice(device) + 1);
     }
-    Merge(scanned);
+    MergeHolderScan(scanned, protect_, history_.waves, &view_.holders);
   }
 
   GpuQueryResult query;
@@ -226,27 +204,6 @@ bool Runner::Scan(const std::vector<std::string>& units,
   return true;
 }
 
-bool Runner::ReadRowsBesideLostGpus(const std::string& out,
-                                    std::vector<GpuReading>* gpus) {
-  std::string rows;
-  size_t start = 0;
-  while (start < out.size()) {
-    size_t end = out.find('\n', start);
-    if (end == std::string::npos) end = out.size();
-    std::string line = out.substr(start, end - start);
-    LostGpu lost;
-    if (!ParseLostGpuLine(line, &lost)) rows += line + "\n";
-    start = end + 1;
-  }
-  GpuQueryResult healthy;
-  if (!ParseGpuQuery(rows, "", 0, GpuQueryFields(), &healthy).ok() ||
-      healthy.gpus.empty()) {
-    return false;
-  }
-  for (const GpuReading& gpu : healthy.gpus) gpus->push_back(gpu);
-  return true;
-}
-
 bool Runner::QueryGpusOneByOne(std::vector<GpuReading>* gpus) {
   int count = job_.host->expected_gpus > 0 ? job_.host->expected_gpus : device_gpus_;
   std::vector<int> indexes;
@@ -274,16 +231,7 @@ bool Runner::QueryGpusOneByOne(std::vector<GpuReading>* gpus) {
 // DCGM hold every GPU at 0 MiB) is a ghost when no process has memory on it:
 // asks --query-compute-apps, only when such a GPU exists.
 bool Runner::FindGhostsUnderDaemons(std::vector<GpuReading>* gpus) {
-  std::vector<GpuReading*> suspects;
-  for (GpuReading& gpu : *gpus) {
-    if (gpu.state != GpuState::kBusy || gpu.index < 0) continue;
-    bool unprotected = false;
-    for (const TrackedHolder& t : view_.holders) {
-      bool holds = std::count(t.holder.gpus.begin(), t.holder.gpus.end(), gpu.index) > 0;
-      if (t.present && holds && t.holder.fate != HolderFate::kProtected) unprotected = true;
-    }
-    if (!unprotected) suspects.push_back(&gpu);
-  }
+  std::vector<int> suspects = GpusHeldOnlyByProtected(view_.holders, *gpus);
   if (suspects.empty()) return true;
   CommandResult result;
   std::string script = "timeout -k 1 " + std::to_string(nvidia_smi_timeout_.count() / 1000) +
@@ -292,54 +240,8 @@ bool Runner::FindGhostsUnderDaemons(std::vector<GpuReading>* gpus) {
   std::vector<ComputeApp> apps;
   Status status = ParseComputeApps(result.out, result.err, result.exit_code,
                                    ComputeAppsFields(), &apps, nullptr);
-  if (!status.ok()) return true;  // keep "busy": the safe reading
-  for (GpuReading* gpu : suspects) {
-    bool used = false;
-    for (const ComputeApp& app : apps) {
-      used = used || (!gpu->uuid.empty() && app.gpu_uuid == gpu->uuid) ||
-             (!gpu->bus_id.empty() &&
-              NormalizeBusId(app.gpu_bus_id) == NormalizeBusId(gpu->bus_id));
-    }
-    if (used) continue;
-    gpu->state = GpuState::kGhost;
-    gpu->detail = std::to_string(gpu->used_mib.value_or(0)) +
-                  " MiB used by no process (protected daemons hold the device): "
-                  "needs a GPU reset or a reboot";
-  }
+  if (status.ok()) MarkGhostsWithoutApps(suspects, apps, gpus);  // else: "busy", the safe reading
   return true;
-}
-
-void Runner::Merge(const std::vector<Holder>& scanned) {
-  for (TrackedHolder& t : view_.holders) t.present = false;
-  for (const Holder& h : scanned) {
-    auto it = std::find_if(view_.holders.begin(), view_.holders.end(),
-                           [&](const TrackedHolder& t) {
-                             return t.holder.pid == h.pid &&
-                                    t.holder.start_time == h.start_time;
-                           });
-    if (it != view_.holders.end()) {
-      HolderFate fate = it->holder.fate;
-      std::string by = it->holder.protected_by;
-      int round = it->holder.round;
-      it->holder = h;
-      it->holder.fate = fate == HolderFate::kGone ? HolderFate::kObserved : fate;
-      it->holder.protected_by = by;
-      it->holder.round = round;
-      it->present = true;
-      continue;
-    }
-    TrackedHolder t;
-    t.holder = h;
-    t.holder.round = history_.waves + 1;
-    t.holder.protected_by = protect_.Reason(h);
-    t.holder.fate = t.holder.protected_by.empty() ? HolderFate::kObserved
-                                                  : HolderFate::kProtected;
-    view_.holders.push_back(t);
-  }
-  for (TrackedHolder& t : view_.holders) {
-    if (t.present || t.holder.fate == HolderFate::kProtected) continue;
-    t.holder.fate = FateAfterExit(t);
-  }
 }
 
 bool Runner::Signal(const Action& action) {

@@ -1,0 +1,49 @@
+// HostView folding: the pure steps that turn what a scan printed into the
+// escalation's view of a host (escalation.h's HostView and TrackedHolder):
+// merging a holder scan into the tracked holders, reading the GPUs nvidia-smi
+// still reports next to a lost one, numbering that lost GPU, and telling
+// ghost memory under protected daemons from memory a process uses. No I/O,
+// no clock; thread-safe. host_cleaner.cc does the I/O around them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fleetreap/escalation.h"
+#include "fleetreap/nvidia_smi.h"
+#include "fleetreap/protect.h"
+#include "fleetreap/report.h"
+
+namespace fleetreap {
+
+/// Folds one holder scan into "holders". A holder seen again (same PID and
+/// start time) keeps its fate, protection and round and is present; a new one
+/// gets round "waves" + 1 and is kProtected (with the reason) when "protect"
+/// says so; one no longer seen is absent, with FateAfterExit as its fate
+/// unless it is protected.
+void MergeHolderScan(const std::vector<Holder>& scanned, const ProtectList& protect,
+                     int waves, std::vector<TrackedHolder>* holders);
+
+/// nvidia-smi exits non-zero when a GPU is lost, yet still prints the other
+/// GPUs' rows. Appends those rows (read with the lost-GPU lines taken out;
+/// the header still proves the columns) to "gpus". Returns false when there
+/// are none.
+bool ReadRowsBesideLostGpus(const std::string& out, std::vector<GpuReading>* gpus);
+
+/// nvidia-smi names a lost GPU by bus id only. When exactly one index below
+/// "expected" has no reading and exactly one lost reading has no index, they
+/// are the same GPU: gives the lost reading that index.
+void NumberTheLostGpu(int expected, std::vector<GpuReading>* gpus);
+
+/// Indexes of kBusy GPUs that no present unprotected holder holds: memory
+/// that only protected daemons (which hold every GPU at 0 MiB) sit on.
+std::vector<int> GpusHeldOnlyByProtected(const std::vector<TrackedHolder>& holders,
+                                         const std::vector<GpuReading>& gpus);
+
+/// Marks each GPU of "suspects" that no compute app uses (matched by UUID or
+/// bus id) as kGhost, with a detail saying it needs a reset.
+void MarkGhostsWithoutApps(const std::vector<int>& suspects,
+                           const std::vector<ComputeApp>& apps,
+                           std::vector<GpuReading>* gpus);
+
+}  // namespace fleetreap

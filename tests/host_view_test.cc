@@ -1,0 +1,120 @@
+#include "fleetreap/host_view.h"
+
+#include <gtest/gtest.h>
+
+namespace fleetreap {
+namespace {
+
+Holder Proc(int pid, uint64_t start, const std::string& exe, std::vector<int> gpus) {
+  Holder h;
+  h.pid = pid;
+  h.ppid = 1;
+  h.start_time = start;
+  h.exe = exe;
+  h.comm = exe.substr(exe.rfind('/') + 1).substr(0, 15);
+  h.gpus = std::move(gpus);
+  return h;
+}
+
+GpuReading Gpu(int index, GpuState state, const std::string& uuid = "") {
+  GpuReading g;
+  g.index = index;
+  g.uuid = uuid;
+  g.used_mib = 4096;
+  g.state = state;
+  return g;
+}
+
+TEST(HostViewTest, MergeHolderScan) {
+  ProtectList protect = ProtectList::Default();
+  std::vector<TrackedHolder> holders;
+  Holder daemon = Proc(10, 100, "/usr/bin/nvidia-persistenced", {0, 1});
+  Holder worker = Proc(20, 200, "/usr/bin/python3", {0});
+  MergeHolderScan({daemon, worker}, protect, 0, &holders);
+  ASSERT_EQ(holders.size(), 2u);
+  EXPECT_EQ(holders[0].holder.fate, HolderFate::kProtected);
+  EXPECT_EQ(holders[0].holder.protected_by, "nvidia-persistenced");
+  EXPECT_EQ(holders[1].holder.fate, HolderFate::kObserved);
+  EXPECT_EQ(holders[1].holder.round, 1);
+
+  // The worker got TERM and left; PID 20 came back as another process; a
+  // straggler appeared in the second wave.
+  holders[1].term_sent = true;
+  Holder reused = Proc(20, 999, "/usr/bin/bash", {1});
+  Holder straggler = Proc(30, 300, "/usr/bin/python3", {5});
+  MergeHolderScan({daemon, reused, straggler}, protect, 1, &holders);
+  ASSERT_EQ(holders.size(), 4u);
+  EXPECT_TRUE(holders[0].present);
+  EXPECT_EQ(holders[0].holder.fate, HolderFate::kProtected);
+  EXPECT_FALSE(holders[1].present);
+  EXPECT_EQ(holders[1].holder.fate, HolderFate::kTerminated);
+  EXPECT_EQ(holders[2].holder.start_time, 999u);
+  EXPECT_EQ(holders[2].holder.round, 2);
+  EXPECT_EQ(holders[3].holder.round, 2);
+
+  // A protected daemon that is gone stays protected in the report.
+  MergeHolderScan({}, protect, 1, &holders);
+  EXPECT_EQ(holders[0].holder.fate, HolderFate::kProtected);
+  EXPECT_EQ(holders[3].holder.fate, HolderFate::kGone);
+}
+
+TEST(HostViewTest, NumberTheLostGpu) {
+  struct Row {
+    std::vector<int> indexes;  // readings with an index
+    int lost;                  // unnumbered lost readings
+    int expected;
+    int want;                  // index the (first) lost reading ends with
+  };
+  const Row rows[] = {
+      {{0, 1, 2, 3, 4, 5, 7}, 1, 8, 6},
+      {{0, 1, 2, 3, 4, 5}, 1, 8, -1},   // two absent: cannot tell
+      {{0, 1, 2, 3, 4, 5}, 2, 8, -1},   // two lost: cannot tell
+      {{0, 1, 2, 3, 4, 5, 6, 7}, 1, 8, -1},
+      {{0, 1}, 1, 0, -1},               // no count to go by
+  };
+  for (const Row& row : rows) {
+    std::vector<GpuReading> gpus;
+    for (int i : row.indexes) gpus.push_back(Gpu(i, GpuState::kUnknown));
+    for (int i = 0; i < row.lost; ++i) gpus.push_back(Gpu(-1, GpuState::kLost));
+    NumberTheLostGpu(row.expected, &gpus);
+    EXPECT_EQ(gpus[row.indexes.size()].index, row.want) << row.expected;
+  }
+}
+
+TEST(HostViewTest, ReadRowsBesideLostGpus) {
+  std::vector<GpuReading> gpus;
+  EXPECT_TRUE(ReadRowsBesideLostGpus(
+      "Unable to determine the device handle for GPU 0000:CB:00.0: GPU is lost. "
+      "Reboot the system to recover this GPU\n"
+      "index, uuid, name, pci.bus_id, memory.used [MiB], memory.total [MiB]\n"
+      "0, GPU-a, NVIDIA H200, 00000000:19:00.0, 0, 143771\n"
+      "7, GPU-b, NVIDIA H200, 00000000:DB:00.0, 12, 143771\n",
+      &gpus));
+  ASSERT_EQ(gpus.size(), 2u);
+  EXPECT_EQ(gpus[1].index, 7);
+  EXPECT_EQ(gpus[1].used_mib, 12);
+  EXPECT_FALSE(ReadRowsBesideLostGpus(
+      "Unable to determine the device handle for GPU 0000:CB:00.0: GPU is lost.\n", &gpus));
+}
+
+TEST(HostViewTest, GhostsUnderProtectedDaemons) {
+  TrackedHolder daemon;
+  daemon.holder = Proc(10, 100, "/usr/bin/nvidia-persistenced", {0, 1, 2});
+  daemon.holder.fate = HolderFate::kProtected;
+  TrackedHolder worker;
+  worker.holder = Proc(20, 200, "/usr/bin/python3", {1});
+  std::vector<GpuReading> gpus = {Gpu(0, GpuState::kBusy, "GPU-0"),
+                                  Gpu(1, GpuState::kBusy, "GPU-1"),
+                                  Gpu(2, GpuState::kBusy, "GPU-2")};
+  std::vector<int> suspects = GpusHeldOnlyByProtected({daemon, worker}, gpus);
+  EXPECT_EQ(suspects, (std::vector<int>{0, 2}));
+  ComputeApp app;
+  app.gpu_uuid = "GPU-2";
+  MarkGhostsWithoutApps(suspects, {app}, &gpus);
+  EXPECT_EQ(gpus[0].state, GpuState::kGhost);
+  EXPECT_EQ(gpus[1].state, GpuState::kBusy);
+  EXPECT_EQ(gpus[2].state, GpuState::kBusy);  // a process the scan missed uses it
+}
+
+}  // namespace
+}  // namespace fleetreap
