@@ -5,10 +5,12 @@
 #pragma once
 
 #include <map>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
 #include "fleetreap/host.h"
+#include "fleetreap/inventory.h"
 #include "fleetreap/status.h"
 
 namespace fleetreap {
@@ -25,11 +27,56 @@ struct Variable {
 /// Variables of one scope (a group or a host), by name.
 using Variables = std::map<std::string, Variable>;
 
+/// An inventory as written, before resolution: groups with their own
+/// variables and children, hosts with their own variables and direct groups.
+struct RawGroup {
+  Variables vars;
+  std::vector<std::pair<std::string, std::string>> children;  // name, where
+  std::vector<std::string> parents;
+  std::string where;
+  int depth = -1;
+  std::vector<int> ancestors;  // group ids, itself included, by (depth, name)
+};
+
+struct RawHost {
+  Variables vars;
+  std::vector<int> groups;  // direct groups, by id
+  std::string source;       // "FILE:LINE"
+};
+
+struct RawInventory {
+  std::string path;
+  std::vector<std::string> group_names;  // by id
+  std::vector<RawGroup> groups;          // by id
+  std::unordered_map<std::string, int> group_ids;
+  std::vector<std::string> host_names;   // by id, in order of first appearance
+  std::vector<RawHost> hosts;            // by id
+  std::unordered_map<std::string, size_t> host_ids;
+
+  /// The id of group "name", adding it (first seen at "where") when new; warns
+  /// when the name has characters that --limit patterns cannot select.
+  int GroupId(const std::string& name, const std::string& where,
+              std::vector<std::string>* warnings);
+};
+
+/// Checks the group graph for cycles (kInvalidInput naming the cycle and the
+/// edge that closes it), then resolves every host into "inventory": groups in
+/// Ansible's order (by depth, then name), the host's own variables on top.
+/// Appends a warning where a setting from one group overrides another's and
+/// neither group is inside the other. "raw" is modified (depths, ancestors).
+Status ResolveInventory(RawInventory* raw, Inventory* inventory,
+                        std::vector<std::string>* warnings);
+
 /// Checks a variable fleetreap reads against its type; others pass. "scope"
 /// names the definer for the message, e.g. `host "gpu03"` or `group "rack1"`.
 /// Returns kInvalidInput "WHERE: SCOPE: NAME must be ..., got ..." on error.
 Status CheckVariable(const std::string& scope, const std::string& name,
                      const Variable& value);
+
+/// For an Ansible variable that changes how Ansible connects but that
+/// fleetreap does not honour (ansible_ssh_common_args, passwords, another
+/// become method...), a note saying so; "" for every other variable.
+std::string UnusedVariableNote(const std::string& name, const Variable& value);
 
 /// True for the variables whose conflicting definitions deserve a warning:
 /// connection variables (either spelling) and fleetreap_* settings.

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 
 namespace fleetreap {
 namespace inventory_internal {
@@ -105,7 +106,7 @@ std::string ResolvePath(const std::string& path, const std::string& base_dir) {
   if (path.empty() || path[0] == '/' || path[0] == '~' || base_dir.empty()) {
     return path;
   }
-  return (base_dir == "/" ? "" : base_dir) + "/" + path;
+  return (std::filesystem::path(base_dir) / path).lexically_normal().string();
 }
 
 }  // namespace
@@ -158,6 +159,29 @@ Status CheckVariable(const std::string& scope, const std::string& name,
       return fail(name + " must be a list of names, got " + Got(value));
   }
   return Status::Ok();
+}
+
+std::string UnusedVariableNote(const std::string& name, const Variable& value) {
+  if (name == "ansible_connection") {
+    if (value.text == "ssh" || value.text == "smart" || value.text == "paramiko") return "";
+    return "ansible_connection \"" + value.text +
+           "\" is not used: fleetreap always connects over SSH";
+  }
+  if (name == "ansible_ssh_common_args" || name == "ansible_ssh_extra_args" ||
+      name == "ansible_ssh_args") {
+    return name + " is not used: fleetreap passes no OpenSSH options (a ProxyJump "
+                  "belongs in ~/.ssh/config, read with --ssh-config)";
+  }
+  if (name == "ansible_password" || name == "ansible_ssh_pass" ||
+      name == "ansible_ssh_password" || name == "ansible_become_password" ||
+      name == "ansible_become_pass") {
+    return name + " is not used: fleetreap logs in with keys and the SSH agent only";
+  }
+  if (name == "ansible_become_user" || name == "ansible_become_method") {
+    if (value.text == "root" || value.text == "sudo") return "";
+    return name + " \"" + value.text + "\" is not used: fleetreap becomes root with sudo -n";
+  }
+  return "";
 }
 
 bool IsSettingVariable(const std::string& name) {

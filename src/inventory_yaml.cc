@@ -1,7 +1,7 @@
 // The YAML inventory loader: the only code that knows yaml-cpp. It walks the
-// document into raw groups and hosts, checks the group graph for cycles, then
-// resolves each host's variables in Ansible's order. yaml-cpp exceptions are
-// caught here and become Status values.
+// document into a RawInventory (groups and hosts as written) and hands it to
+// ResolveInventory. yaml-cpp exceptions are caught here and become Status
+// values.
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -30,6 +30,9 @@ YamlShape ProbeYaml(const std::string& text) {
 
 namespace {
 
+using inventory_internal::RawGroup;
+using inventory_internal::RawHost;
+using inventory_internal::RawInventory;
 using inventory_internal::Variable;
 using inventory_internal::Variables;
 
@@ -44,28 +47,15 @@ const char* KindName(const YAML::Node& node) {
   }
 }
 
-struct RawGroup {
-  Variables vars;
-  std::vector<std::pair<std::string, std::string>> children;  // name, where
-  std::vector<std::string> parents;
-  std::string where;
-  int depth = -1;
-  std::vector<int> ancestors;  // group ids, itself included, by (depth, name)
-};
-
-struct RawHost {
-  Variables vars;
-  std::vector<int> groups;  // direct groups, by id
-  std::string source;       // "FILE:LINE"
-};
-
 class YamlLoader {
  public:
   YamlLoader(const std::string& path, std::vector<std::string>* warnings)
-      : path_(path), warnings_(warnings) {}
+      : path_(path), warnings_(warnings) {
+    raw_.path = path;
+  }
 
   Status Load(const YAML::Node& root);
-  Status Build(Inventory* inventory);
+  RawInventory* raw() { return &raw_; }
 
  private:
   std::string Where(const YAML::Node& node) const {
@@ -76,40 +66,24 @@ class YamlLoader {
   Status Error(const YAML::Node& at, const std::string& problem) const {
     return Status::Error(ErrorKind::kInvalidInput, Where(at) + ": " + problem);
   }
-  int GroupId(const std::string& name, const std::string& where);
+  int GroupId(const std::string& name, const std::string& where) {
+    return raw_.GroupId(name, where, warnings_);
+  }
   Status LoadGroup(int id, const YAML::Node& body, int nesting);
   Status LoadHosts(int group, const YAML::Node& hosts);
   Status LoadVars(const std::string& scope, const YAML::Node& node, Variables* vars);
-  Status CheckCycles();
-  void ComputeDepth(int id);
-  void Merge(const Variables& from, int group, const std::string& host,
-             std::map<std::string, const Variable*>* into,
-             std::map<std::string, int>* setter);
 
   std::string path_;
   std::vector<std::string>* warnings_;
-  std::vector<std::string> group_names_;
-  std::vector<RawGroup> groups_;
-  std::unordered_map<std::string, int> group_ids_;
-  std::vector<std::string> host_names_;
-  std::vector<RawHost> hosts_;
-  std::unordered_map<std::string, size_t> host_ids_;
-  std::set<std::tuple<std::string, int, int>> warned_;
+  RawInventory raw_;
+  std::vector<std::string>& group_names_ = raw_.group_names;
+  std::vector<RawGroup>& groups_ = raw_.groups;
+  std::unordered_map<std::string, int>& group_ids_ = raw_.group_ids;
+  std::vector<std::string>& host_names_ = raw_.host_names;
+  std::vector<RawHost>& hosts_ = raw_.hosts;
+  std::unordered_map<std::string, size_t>& host_ids_ = raw_.host_ids;
+  std::set<std::string> noted_;  // unused Ansible variables already warned about
 };
-
-int YamlLoader::GroupId(const std::string& name, const std::string& where) {
-  auto [it, inserted] = group_ids_.try_emplace(name, static_cast<int>(groups_.size()));
-  if (inserted) {
-    group_names_.push_back(name);
-    groups_.emplace_back();
-    groups_.back().where = where;
-    if (name.find_first_of(",:!&*?[]~@ \t") != std::string::npos) {
-      warnings_->push_back(where + ": group \"" + name +
-                           "\" has characters that --limit cannot select");
-    }
-  }
-  return it->second;
-}
 
 Status YamlLoader::Load(const YAML::Node& root) {
   const int all = GroupId("all", path_);
@@ -132,7 +106,7 @@ Status YamlLoader::Load(const YAML::Node& root) {
     Status s = LoadGroup(id, value, 0);
     if (!s.ok()) return s;
   }
-  return CheckCycles();
+  return Status::Ok();
 }
 
 Status YamlLoader::LoadGroup(int id, const YAML::Node& body, int nesting) {
@@ -215,6 +189,10 @@ Status YamlLoader::LoadVars(const std::string& scope, const YAML::Node& node,
     }
     Status s = inventory_internal::CheckVariable(scope, kv.first.Scalar(), var);
     if (!s.ok()) return s;
+    std::string note = inventory_internal::UnusedVariableNote(kv.first.Scalar(), var);
+    if (!note.empty() && noted_.insert(kv.first.Scalar()).second) {
+      warnings_->push_back(var.where + ": " + note);
+    }
     (*vars)[kv.first.Scalar()] = std::move(var);
   }
   return Status::Ok();
@@ -284,157 +262,6 @@ Status YamlLoader::LoadHosts(int group, const YAML::Node& node) {
   return Status::Ok();
 }
 
-Status YamlLoader::CheckCycles() {
-  enum { kWhite, kGray, kBlack };
-  std::vector<int> color(groups_.size(), kWhite);
-  std::vector<int> stack;
-  std::function<Status(int)> visit = [&](int id) -> Status {
-    color[id] = kGray;
-    stack.push_back(id);
-    for (const auto& [child_name, where] : groups_[id].children) {
-      int child = group_ids_.at(child_name);
-      if (color[child] == kGray) {
-        std::string cycle;
-        auto from = std::find(stack.begin(), stack.end(), child);
-        for (auto it = from; it != stack.end(); ++it) cycle += group_names_[*it] + " -> ";
-        return Status::Error(ErrorKind::kInvalidInput,
-                             where + ": group \"" + child_name +
-                                 "\" contains itself: " + cycle + child_name);
-      }
-      if (color[child] == kWhite) {
-        Status s = visit(child);
-        if (!s.ok()) return s;
-      }
-    }
-    stack.pop_back();
-    color[id] = kBlack;
-    return Status::Ok();
-  };
-  for (size_t id = 0; id < groups_.size(); ++id) {
-    if (color[id] == kWhite) {
-      Status s = visit(static_cast<int>(id));
-      if (!s.ok()) return s;
-    }
-  }
-  for (size_t id = 0; id < groups_.size(); ++id) {
-    for (const auto& child : groups_[id].children) {
-      groups_[group_ids_.at(child.first)].parents.push_back(group_names_[id]);
-    }
-  }
-  return Status::Ok();
-}
-
-// Ansible's depth: the longest path from "all". Ancestors are sorted the way
-// Ansible combines group variables: by depth, then by name.
-void YamlLoader::ComputeDepth(int id) {
-  RawGroup& g = groups_[id];
-  if (g.depth >= 0) return;
-  g.depth = 0;
-  std::set<int> ancestors = {id};
-  for (const std::string& parent : g.parents) {
-    int p = group_ids_.at(parent);
-    ComputeDepth(p);
-    g.depth = std::max(g.depth, groups_[p].depth + 1);
-    ancestors.insert(groups_[p].ancestors.begin(), groups_[p].ancestors.end());
-  }
-  g.ancestors.assign(ancestors.begin(), ancestors.end());
-  std::sort(g.ancestors.begin(), g.ancestors.end(), [this](int a, int b) {
-    return std::tie(groups_[a].depth, group_names_[a]) <
-           std::tie(groups_[b].depth, group_names_[b]);
-  });
-}
-
-// Applies one group's variables over those of groups applied before it. When
-// it overrides a setting from a group that is not its ancestor, Ansible's
-// choice (deeper group, then later name) may surprise: warn once per pair.
-void YamlLoader::Merge(const Variables& from, int group, const std::string& host,
-                       std::map<std::string, const Variable*>* into,
-                       std::map<std::string, int>* setter) {
-  const std::vector<int>& mine = groups_[group].ancestors;
-  for (const auto& [name, value] : from) {
-    auto old = into->find(name);
-    if (old != into->end() && old->second->text != value.text &&
-        inventory_internal::IsSettingVariable(name)) {
-      int other = (*setter)[name];
-      if (std::find(mine.begin(), mine.end(), other) == mine.end() &&
-          warned_.emplace(name, other, group).second) {
-        warnings_->push_back(value.where + ": group \"" + group_names_[group] +
-                             "\" sets " + name + " \"" + value.text +
-                             "\", overriding \"" + old->second->text + "\" from group \"" +
-                             group_names_[other] + "\" at " + old->second->where +
-                             " for hosts in both (first: \"" + host + "\")");
-      }
-    }
-    (*into)[name] = &value;
-    (*setter)[name] = group;
-  }
-}
-
-Status YamlLoader::Build(Inventory* inventory) {
-  if (hosts_.empty()) {
-    return Status::Error(ErrorKind::kInvalidInput, path_ + ": no hosts in the inventory");
-  }
-  const int all = group_ids_.at("all");
-  const int ungrouped = GroupId("ungrouped", path_);
-  if (groups_[ungrouped].parents.empty()) groups_[ungrouped].parents.push_back("all");
-  for (size_t id = 0; id < groups_.size(); ++id) ComputeDepth(static_cast<int>(id));
-  for (const std::string& name : group_names_) inventory->AddGroup(name);
-  const std::string base_dir = inventory_internal::DirectoryOf(path_);
-  // Hosts with the same direct groups share everything but their own
-  // variables: resolve each combination of groups once.
-  struct Resolved {
-    std::vector<int> groups;
-    std::map<std::string, const Variable*> vars;
-    Host host;
-  };
-  std::map<std::vector<int>, Resolved> by_groups;
-  for (size_t h = 0; h < hosts_.size(); ++h) {
-    RawHost& raw = hosts_[h];
-    if (std::all_of(raw.groups.begin(), raw.groups.end(),
-                    [&](int g) { return g == all || g == ungrouped; })) {
-      raw.groups.push_back(ungrouped);
-    }
-    std::vector<int> key = raw.groups;
-    std::sort(key.begin(), key.end());
-    auto [it, inserted] = by_groups.try_emplace(std::move(key));
-    Resolved& resolved = it->second;
-    if (inserted) {
-      for (int g : raw.groups) {
-        resolved.groups.insert(resolved.groups.end(), groups_[g].ancestors.begin(),
-                               groups_[g].ancestors.end());
-      }
-      std::sort(resolved.groups.begin(), resolved.groups.end(), [this](int a, int b) {
-        return std::tie(groups_[a].depth, group_names_[a]) <
-               std::tie(groups_[b].depth, group_names_[b]);
-      });
-      resolved.groups.erase(std::unique(resolved.groups.begin(), resolved.groups.end()),
-                            resolved.groups.end());
-      std::map<std::string, int> setter;
-      for (int g : resolved.groups) {
-        Merge(groups_[g].vars, g, host_names_[h], &resolved.vars, &setter);
-        if (g != all) resolved.host.groups.push_back(group_names_[g]);
-      }
-      std::sort(resolved.host.groups.begin(), resolved.host.groups.end());
-      inventory_internal::ApplyVariables(resolved.vars, base_dir, &resolved.host);
-    }
-    Host host;
-    if (raw.vars.empty()) {
-      host = resolved.host;
-    } else {
-      std::map<std::string, const Variable*> vars = resolved.vars;
-      for (const auto& [name, value] : raw.vars) vars[name] = &value;
-      host.groups = resolved.host.groups;
-      inventory_internal::ApplyVariables(vars, base_dir, &host);
-    }
-    host.name = host_names_[h];
-    if (host.address.empty()) host.address = host.name;
-    host.source = raw.source;
-    size_t index = inventory->AddHost(std::move(host));
-    for (int g : resolved.groups) inventory->AddToGroup(group_names_[g], index);
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 Status ParseYamlInventory(const std::string& text, const std::string& path,
@@ -450,7 +277,7 @@ Status ParseYamlInventory(const std::string& text, const std::string& path,
     YamlLoader loader(path, warnings);
     Status s = loader.Load(root);
     if (!s.ok()) return s;
-    return loader.Build(inventory);
+    return inventory_internal::ResolveInventory(loader.raw(), inventory, warnings);
   } catch (const YAML::Exception& e) {
     std::string where = path;
     if (!e.mark.is_null()) {

@@ -275,6 +275,79 @@ TEST(InventoryTest, WarnsWhereConflictingSettingsMeet) {
                 "(first: \"gpu01\")"}));
 }
 
+TEST(InventoryTest, WarnsOnceAboutAnsibleVariablesItDoesNotHonour) {
+  const char* yaml =
+      "all:\n"
+      "  vars:\n"
+      "    ansible_ssh_common_args: -o ProxyJump=bastion\n"
+      "    ansible_connection: ssh\n"
+      "    ansible_become_user: root\n"
+      "  hosts:\n"
+      "    gpu01: {ansible_ssh_common_args: -o ProxyJump=b2, ansible_password: x}\n"
+      "    gpu02: {ansible_connection: local, ansible_become_method: su}\n";
+  Inventory inventory;
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(ParseYamlInventory(yaml, "inv/lab.yaml", &inventory, &warnings).ok());
+  EXPECT_EQ(warnings,
+            (std::vector<std::string>{
+                "inv/lab.yaml:3:30: ansible_ssh_common_args is not used: fleetreap passes "
+                "no OpenSSH options (a ProxyJump belongs in ~/.ssh/config, read with "
+                "--ssh-config)",
+                "inv/lab.yaml:7:73: ansible_password is not used: fleetreap logs in with "
+                "keys and the SSH agent only",
+                "inv/lab.yaml:8:33: ansible_connection \"local\" is not used: fleetreap "
+                "always connects over SSH",
+                "inv/lab.yaml:8:63: ansible_become_method \"su\" is not used: fleetreap "
+                "becomes root with sudo -n"}));
+}
+
+TEST(InventoryTest, LoadsTheShippedExamples) {
+  const std::string dir = std::string(FLEETREAP_SOURCE_DIR) + "/inventory/";
+  struct Row {
+    const char* file;
+    size_t hosts;
+    const char* host;      // one host to look at closely
+    const char* described;  // Describe() of that host alone; @ is dir, # the source root
+  };
+  const Row rows[] = {
+      {"fleet.yaml", 24, "gpu-b1-08",
+       "gpu-b1-08 10.20.1.108:22 user=svc-rollout key=@keys/rollout_ed25519 become gpus=7 "
+       "playbook=#playbooks/vllm.yaml protect=dcgm-exporter,/opt/monitoring/bin/node-agent "
+       "mib=0 [gpus h200 rack_b1] @fleet.yaml:37\n"},
+      {"fleet.yaml", 24, "gpu-a2-03",
+       "gpu-a2-03 gpu-a2-03:2222 user=svc-rollout key=@keys/rollout_ed25519 become gpus=8 "
+       "playbook=#playbooks/default.yaml protect=dcgm-exporter,/opt/monitoring/bin/node-agent "
+       "[gpus h100 rack_a2] @fleet.yaml:29\n"},
+      {"lab.yaml", 2, "lab-gpu2",
+       "lab-gpu2 192.168.50.12:2222 user=ops gpus=2 [ungrouped] @lab.yaml:9\n"},
+      {"hosts.txt", 16, "lab-gpu2", "lab-gpu2 lab-gpu2:2222 user=ops [ungrouped] @hosts.txt:4\n"},
+  };
+  for (const Row& row : rows) {
+    Inventory inventory;
+    std::vector<std::string> warnings;
+    Status s = LoadInventory(dir + row.file, &inventory, &warnings);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_TRUE(warnings.empty()) << row.file << ": " << warnings[0];
+    EXPECT_EQ(inventory.hosts().size(), row.hosts) << row.file;
+    int index = inventory.HostIndex(row.host);
+    ASSERT_GE(index, 0) << row.host;
+    Inventory one;
+    one.AddHost(inventory.hosts()[index]);
+    std::string expected;
+    for (const char* c = row.described; *c; ++c) {
+      if (*c == '@') {
+        expected += dir;
+      } else if (*c == '#') {
+        expected += std::string(FLEETREAP_SOURCE_DIR) + "/";
+      } else {
+        expected += *c;
+      }
+    }
+    std::string got = Describe(one);
+    EXPECT_EQ(got, expected);
+  }
+}
+
 struct ListRow {
   const char* text;
   const char* hosts;  // Describe(), or the exact error
