@@ -89,6 +89,7 @@ class Runner {
   bool failed_ = false;
   bool nvidia_smi_failed_ = false;  // the latest scan's query failed outright
   int device_gpus_ = 0;             // 1 + the highest /dev/nvidiaN seen
+  std::vector<std::string> refused_;  // "PID (user)" that kill(1) refused
 };
 
 bool Runner::Fail(ErrorKind kind, const std::string& message) {
@@ -270,9 +271,16 @@ bool Runner::Signal(const Action& action) {
     auto in = [&](const std::vector<int>& pids) {
       return std::count(pids.begin(), pids.end(), target.pid) > 0;
     };
-    if (in(out.sent) || in(out.failed)) {
+    if (in(out.failed)) {
+      // kill(1) refused (another user's process without --become): never
+      // retried, never called unkillable; the host fails at the end.
+      it->term_sent = it->kill_sent = true;
+      refused_.push_back(std::to_string(target.pid) + " (" + it->holder.user + ")");
+      continue;
+    }
+    if (in(out.sent)) {
       (kill ? it->kill_sent : it->term_sent) = true;
-      if (in(out.sent)) (kill ? report_.kill_sent : report_.term_sent)++;
+      (kill ? report_.kill_sent : report_.term_sent)++;
     }
     auto left = std::find_if(out.left.begin(), out.left.end(),
                              [&](const std::pair<int, char>& l) {
@@ -436,6 +444,13 @@ void Runner::Finish() {
     return blockers.empty() ? report_.reset_blocked_by : blockers;
   }();
   if (failed_) return;
+  if (!refused_.empty()) {
+    std::string pids;
+    for (const std::string& p : refused_) pids += (pids.empty() ? "" : ", ") + p;
+    Fail(ErrorKind::kCommandFailed,
+         "not permitted to signal " + pids + ": run with --become or as root");
+    return;
+  }
   if (nvidia_smi_failed_) {
     Fail(ErrorKind::kCommandFailed, "nvidia-smi: " + report_.nvidia_smi_error);
     return;

@@ -33,6 +33,7 @@ struct FakeProc {
   Behavior behavior = Behavior::kExitsOnTerm;
   std::string unit;  // main process of this unit
   bool alive = true;
+  bool foreign = false;  // owned by another user: kill(1) is refused
   uint64_t start() const { return 5000 + pid; }
 };
 
@@ -201,6 +202,11 @@ class FakeTransport : public Transport {
       }
       if (p == nullptr) {
         out << "gone " << pid << "\n";
+        continue;
+      }
+      if (p->foreign) {
+        out << "failed " << pid << "\n";
+        left << "left " << pid << " S\n";
         continue;
       }
       out << "sent " << pid << "\n";
@@ -424,6 +430,21 @@ TEST(HostCleanerTest, LostGpuIsNamedOthersStillVerified) {
     EXPECT_EQ(gpu.state, gpu.index == 6 ? GpuState::kLost : GpuState::kClean) << gpu.index;
   }
   EXPECT_NE(o.report.nvidia_smi_error.find("GPU is lost"), std::string::npos);
+}
+
+TEST(HostCleanerTest, RefusedKillFailsTheHostWithoutCallingItUnkillable) {
+  FakeHost host;
+  host.procs.push_back(Worker(300, 0));
+  host.procs.push_back(Worker(301, 1));
+  host.procs[1].foreign = true;
+  Outcome o = Clean(host, DefaultPlaybook());
+  EXPECT_EQ(o.log, "scan term smi scan scan shm smi scan");
+  EXPECT_EQ(o.report.status, HostStatus::kFailed);
+  EXPECT_EQ(o.report.error_kind, ErrorKind::kCommandFailed);
+  EXPECT_EQ(o.report.error_message,
+            "not permitted to signal 301 (root): run with --become or as root");
+  EXPECT_EQ(o.report.term_sent, 1);
+  EXPECT_EQ(CountFate(o.report, HolderFate::kUnkillable), 0);
 }
 
 TEST(HostCleanerTest, Failures) {
