@@ -32,9 +32,10 @@ class SshTestServer {
   SshTestServer(const SshTestServer&) = delete;
   SshTestServer& operator=(const SshTestServer&) = delete;
 
-  /// Creates the keys and starts sshd; false (with "*why") when this machine
-  /// cannot run one (not root, no sshd), so tests can skip.
-  bool Start(std::string* why);
+  /// Creates the keys and starts sshd with "extra_config" lines appended to
+  /// its config; false (with "*why") when this machine cannot run one (not
+  /// root, no sshd), so tests can skip.
+  bool Start(std::string* why, const std::string& extra_config = "");
   void Stop();
 
   int port() const { return port_; }
@@ -121,7 +122,7 @@ inline int UnusedPort() {
 
 inline SshTestServer::~SshTestServer() { Stop(); }
 
-inline bool SshTestServer::Start(std::string* why) {
+inline bool SshTestServer::Start(std::string* why, const std::string& extra_config) {
   if (getuid() != 0 || access("/usr/sbin/sshd", X_OK) != 0 ||
       access("/usr/bin/unshare", X_OK) != 0) {
     *why = "needs root, /usr/sbin/sshd and unshare";
@@ -152,7 +153,8 @@ inline bool SshTestServer::Start(std::string* why) {
          << "PidFile " << dir_ << "/sshd.pid\n"
          << "StrictModes no\nPermitRootLogin prohibit-password\n"
          << "PasswordAuthentication no\nKbdInteractiveAuthentication no\n"
-         << "UsePAM no\nMaxStartups 100\nMaxSessions 100\nLogLevel ERROR\n";
+         << "UsePAM no\nMaxStartups 100\nMaxSessions 100\nLogLevel ERROR\n"
+         << extra_config;
   config.close();
   const std::string script = "mount -t tmpfs tmpfs /run && mkdir -m 755 /run/sshd && exec "
                              "/usr/sbin/sshd -D -f " + dir_ + "/sshd_config -E " + dir_ +

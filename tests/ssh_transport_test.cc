@@ -280,6 +280,27 @@ TEST_F(SshTransportTest, DescribeNamesUserAddressAndPort) {
   EXPECT_EQ(transport.Describe(), "root@127.0.0.1:" + std::to_string(server_->port()));
 }
 
+TEST(SshTransportKexTest, NoCommonKeyExchangeIsKex) {
+  // OpenSSH offers only a post-quantum hybrid that libssh 0.10 lacks.
+  SshTestServer server;
+  std::string why;
+  if (!server.Start(&why, "KexAlgorithms sntrup761x25519-sha512@openssh.com\n")) {
+    GTEST_SKIP() << why;
+  }
+  SshTransportOptions options;
+  options.name = "gpu01";
+  options.address = "127.0.0.1";
+  options.port = server.port();
+  options.identity_files = {server.client_key()};
+  options.use_default_keys = false;
+  options.use_agent = false;
+  options.host_key_policy = HostKeyPolicy::kOff;
+  SshTransport transport(options);
+  Status status = transport.Connect();
+  EXPECT_EQ(status.kind(), ErrorKind::kKex) << status.ToString();
+  EXPECT_NE(status.message().find("gpu01"), std::string::npos) << status.message();
+}
+
 TEST(SshOptionsForTest, InventoryWinsOverCommandLine) {
   Options options;
   options.user = "cli-user";
