@@ -56,18 +56,21 @@ class Runner {
   // sets the report's error and returns false.
   bool Exec(const std::string& script, milliseconds timeout, CommandResult* result);
   bool Fail(ErrorKind kind, const std::string& message);
+  // "prefetched": the scan's output when it already came back as the tail of
+  // another command.
   bool Scan(const std::vector<std::string>& units, std::vector<GpuReading>* gpus,
-            bool holders = true);
+            bool holders = true, const std::string* prefetched = nullptr);
   // nvidia-smi alone, the known holders standing in; a full Scan follows
   // only when a GPU is not clean, to find and classify what holds it.
-  bool QuickScan(std::vector<GpuReading>* gpus);
+  bool QuickScan(std::vector<GpuReading>* gpus, const std::string* prefetched = nullptr);
   bool FindGhostsUnderDaemons(std::vector<GpuReading>* gpus);
   // After a whole-host query failed on a lost GPU: asks each GPU alone and
   // adds the readings of those that answer.
   bool QueryGpusOneByOne(std::vector<GpuReading>* gpus);
   bool Signal(const Action& action);
   bool StopUnits(const Action& action);
-  bool CleanShm(bool dry_run);
+  // With "verify", the verify's nvidia-smi runs in the same round trip.
+  bool CleanShm(bool dry_run, bool verify = false);
   bool ResetGpus(const Action& action);
   void Time(const char* step, TimePoint start) {
     report_.timings.push_back(
@@ -134,8 +137,8 @@ bool Runner::Exec(const std::string& script, milliseconds timeout,
   return true;
 }
 
-bool Runner::QuickScan(std::vector<GpuReading>* gpus) {
-  if (!Scan({}, gpus, /*holders=*/false)) return false;
+bool Runner::QuickScan(std::vector<GpuReading>* gpus, const std::string* prefetched) {
+  if (!Scan({}, gpus, /*holders=*/false, prefetched)) return false;
   for (const GpuReading& gpu : *gpus) {
     if (gpu.state != GpuState::kClean && gpu.state != GpuState::kProtectedOnly) {
       return Scan({}, gpus);
@@ -145,10 +148,13 @@ bool Runner::QuickScan(std::vector<GpuReading>* gpus) {
 }
 
 bool Runner::Scan(const std::vector<std::string>& units,
-                  std::vector<GpuReading>* gpus, bool holders) {
+                  std::vector<GpuReading>* gpus, bool holders,
+                  const std::string* prefetched) {
   CommandResult result;
   milliseconds timeout = job_.command_timeout + nvidia_smi_timeout_;
-  if (!Exec(ScanScript(units, nvidia_smi_timeout_, holders), timeout, &result)) {
+  if (prefetched != nullptr) {
+    result.out = *prefetched;
+  } else if (!Exec(ScanScript(units, nvidia_smi_timeout_, holders), timeout, &result)) {
     return false;
   }
   ScanOutput scan;
@@ -317,19 +323,28 @@ bool Runner::StopUnits(const Action& action) {
   return true;
 }
 
-bool Runner::CleanShm(bool dry_run) {
+bool Runner::CleanShm(bool dry_run, bool verify) {
   TimePoint start = clock_.Now();
   CommandResult result;
-  bool ok = Exec(ShmCleanScript(playbook_.shm_patterns, dry_run),
-                 job_.command_timeout, &result);
-  Time("clean_shm", start);
+  std::string script = ShmCleanScript(playbook_.shm_patterns, dry_run);
+  if (verify) script += ScanScript({}, nvidia_smi_timeout_, /*holders=*/false);
+  bool ok = Exec(script, job_.command_timeout + nvidia_smi_timeout_, &result);
   history_.shm_done = true;
   if (!ok) return false;
   ShmOutput out;
   Status status = ParseShmOutput(result.out, &out);
   if (!status.ok()) return Fail(status.kind(), status.message());
   (dry_run ? report_.shm_would_remove : report_.shm_removed) = out.removed;
-  return true;
+  if (!verify) {
+    Time("clean_shm", start);
+    return true;
+  }
+  size_t end = result.out.find("@@end\n");
+  std::string rest = end == std::string::npos ? "" : result.out.substr(end + 6);
+  history_.verified = true;
+  bool verified = QuickScan(&report_.gpus_after, &rest);
+  Time("clean_shm+verify", start);
+  return verified;
 }
 
 bool Runner::ResetGpus(const Action& action) {
@@ -410,7 +425,7 @@ HostReport Runner::Run() {
         break;
       }
       case ActionKind::kCleanShm:
-        CleanShm(/*dry_run=*/false);
+        CleanShm(/*dry_run=*/false, playbook_.Runs(Step::kVerify) && !history_.verified);
         break;
       case ActionKind::kVerify:
         QuickScan(&report_.gpus_after);

@@ -318,7 +318,8 @@ Status ParseSignalOutput(const std::string& out, SignalOutput* result) {
 std::string ShmCleanScript(const std::vector<std::string>& patterns,
                            bool dry_run) {
   std::string s;
-  s += "cd /dev/shm 2>/dev/null || { echo @@end; exit 0; }\n";
+  s += "(\n";
+  s += "cd /dev/shm 2>/dev/null || exit 0\n";
   s += "nl='\n'\n";
   s += "used=$( { ls -l /proc/[0-9]*/fd/ 2>/dev/null; "
        "cat /proc/[0-9]*/maps 2>/dev/null; } | grep -F ' /dev/shm/')$nl\n";
@@ -341,6 +342,7 @@ std::string ShmCleanScript(const std::vector<std::string>& patterns,
          "printf 'removed %s\\n' \"$n\"; else printf 'failed %s\\n' \"$n\"; fi\n";
   }
   s += "done\n";
+  s += ")\n";
   s += "echo @@end\n";
   return s;
 }

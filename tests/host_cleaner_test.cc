@@ -80,7 +80,7 @@ class FakeTransport : public Transport {
       r.err = "sudo: a password is required\n";
       return r;
     }
-    if (Has(command, "echo @@session")) {
+    if (Has(command, "echo @@session") && !Has(command, "cd /dev/shm")) {
       log_.push_back(Has(command, "fleetreap-holders") ? "scan" : "smi");
       r.out = Scan(command);
     } else if (Has(command, "systemctl stop")) {
@@ -104,6 +104,10 @@ class FakeTransport : public Transport {
       for (const std::string& f : host_.shm) r.out += (dry ? "would " : "removed ") + f + "\n";
       if (!dry) host_.shm.clear();
       r.out += "@@end\n";
+      if (Has(command, "echo @@session")) {
+        log_.back() += "+smi";
+        r.out += Scan(command);
+      }
     } else {
       log_.push_back("?");
       r.exit_code = 2;
@@ -289,7 +293,7 @@ int CountFate(const HostReport& report, HolderFate fate) {
 TEST(HostCleanerTest, CleanHostTakesInspectShmVerify) {
   FakeHost host;
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan shm smi");
+  EXPECT_EQ(o.log, "scan shm+smi");
   EXPECT_EQ(o.report.status, HostStatus::kClean) << o.report.error_message;
   EXPECT_EQ(o.report.gpus_after.size(), 8u);
   EXPECT_EQ(o.slept.count(), 0);
@@ -297,7 +301,7 @@ TEST(HostCleanerTest, CleanHostTakesInspectShmVerify) {
 
 TEST(HostCleanerTest, VllmIncident) {
   Outcome o = Clean(Incident(), Vllm());
-  EXPECT_EQ(o.log, "scan stop term smi shm smi");
+  EXPECT_EQ(o.log, "scan stop term smi shm+smi");
   EXPECT_EQ(o.report.status, HostStatus::kClean) << o.report.error_message;
   EXPECT_EQ(o.report.units_stopped, std::vector<std::string>{"vllm.service"});
   EXPECT_EQ(o.report.term_sent, 8);
@@ -315,7 +319,7 @@ TEST(HostCleanerTest, IgnoredTermGetsKill) {
   host.procs[1].behavior = Behavior::kIgnoresTerm;
   host.procs[3].behavior = Behavior::kIgnoresTerm;
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term kill smi shm smi");
+  EXPECT_EQ(o.log, "scan term kill smi shm+smi");
   EXPECT_EQ(o.report.status, HostStatus::kClean);
   EXPECT_EQ(o.report.term_sent, 4);
   EXPECT_EQ(o.report.kill_sent, 2);
@@ -328,7 +332,7 @@ TEST(HostCleanerTest, UnkillableIsNamedNotRetried) {
   host.procs.push_back(Worker(300, 2));
   host.procs[0].behavior = Behavior::kUnkillable;
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term kill smi scan scan shm smi scan");
+  EXPECT_EQ(o.log, "scan term kill smi scan scan shm+smi scan");
   EXPECT_EQ(o.report.status, HostStatus::kDirty);
   ASSERT_EQ(o.report.holders.size(), 1u);
   EXPECT_EQ(o.report.holders[0].fate, HolderFate::kUnkillable);
@@ -346,7 +350,7 @@ TEST(HostCleanerTest, ProtectedDaemonsAreNeverTargets) {
   fake.comm = "nvidia-persiste";  // a user process wearing the daemon's name
   host.procs = {daemon, fake};
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term smi shm smi");
+  EXPECT_EQ(o.log, "scan term smi shm+smi");
   EXPECT_EQ(o.report.status, HostStatus::kClean);
   EXPECT_EQ(o.report.term_sent, 1);
   EXPECT_EQ(o.report.holders[0].fate, HolderFate::kProtected);
@@ -358,7 +362,7 @@ TEST(HostCleanerTest, GhostMemoryIsNamed) {
   FakeHost host;
   host.ghost_mib[3] = 10151;
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan shm smi scan");
+  EXPECT_EQ(o.log, "scan shm+smi scan");
   EXPECT_EQ(o.report.status, HostStatus::kDirty);
   EXPECT_EQ(o.report.gpus_after[3].state, GpuState::kGhost);
   EXPECT_EQ(o.report.term_sent, 0);
@@ -378,7 +382,7 @@ TEST(HostCleanerTest, GhostUnderDaemonIsNamedAndItsResetBlocked) {
   Playbook reset;
   ASSERT_TRUE(LoadPlaybookFile(FLEETREAP_SOURCE_DIR "/playbooks/reset.yaml", &reset).ok());
   Outcome o = Clean(host, reset);
-  EXPECT_EQ(o.log, "scan apps shm smi scan apps reset smi scan apps");
+  EXPECT_EQ(o.log, "scan apps shm+smi scan apps reset smi scan apps");
   EXPECT_EQ(o.report.status, HostStatus::kDirty);
   EXPECT_EQ(o.report.gpus_after[2].state, GpuState::kGhost);
   EXPECT_EQ(o.report.gpus_after[4].state, GpuState::kGhost);
@@ -392,7 +396,7 @@ TEST(HostCleanerTest, StragglerStartsASecondWave) {
   for (int i = 0; i < 8; ++i) host.procs.push_back(Worker(200 + i, i, 150));
   host.respawns.push_back(Worker(400, 5, 150));
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term smi scan term smi shm smi");
+  EXPECT_EQ(o.log, "scan term smi scan term smi shm+smi");
   EXPECT_EQ(o.report.status, HostStatus::kClean);
   EXPECT_EQ(o.report.rounds, 2);
   EXPECT_EQ(o.report.term_sent, 9);
@@ -438,7 +442,7 @@ TEST(HostCleanerTest, RefusedKillFailsTheHostWithoutCallingItUnkillable) {
   host.procs.push_back(Worker(301, 1));
   host.procs[1].foreign = true;
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term smi scan scan shm smi scan");
+  EXPECT_EQ(o.log, "scan term smi scan scan shm+smi scan");
   EXPECT_EQ(o.report.status, HostStatus::kFailed);
   EXPECT_EQ(o.report.error_kind, ErrorKind::kCommandFailed);
   EXPECT_EQ(o.report.error_message,

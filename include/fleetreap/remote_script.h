@@ -102,7 +102,7 @@ Status ParseSignalOutput(const std::string& out, SignalOutput* result);
 /// "patterns" (globs matched with case, never expanded into commands) and
 /// removes it unless a live process has it open or mapped. With "dry_run"
 /// nothing is removed. Prints "removed NAME", "would NAME", "inuse NAME" or
-/// "failed NAME", then "@@end".
+/// "failed NAME", then "@@end". Runs in a subshell: another script may follow.
 std::string ShmCleanScript(const std::vector<std::string>& patterns,
                            bool dry_run);
 
