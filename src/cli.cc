@@ -187,6 +187,12 @@ CliResult ParseCommandLine(int argc, const char* const* argv) {
     error = "--quiet and -v cannot be used together";
     return result;
   }
+  const int to_stdout = (o.json == "-") + (o.junit == "-") +
+                        (o.summary_md == "-") + (o.failed_hosts == "-");
+  if (to_stdout > 1) {
+    error = "only one of --json, --junit, --summary-md, --failed-hosts can be '-'";
+    return result;
+  }
   if (o.local && !o.hosts_file.empty()) {
     error = "--local and --hosts cannot be used together";
     return result;

@@ -18,15 +18,14 @@
 #include "fleetreap/local_transport.h"
 #include "fleetreap/progress.h"
 #include "fleetreap/report_files.h"
-#include "fleetreap/report_table.h"
 #include "fleetreap/ssh_transport.h"
-#include "fleetreap/terminal.h"
 #include "fleetreap/version.h"
 
 namespace fleetreap {
 namespace {
 
 std::atomic<bool> g_stop_requested{false};
+constexpr char kLogPattern[] = "fleetreap: %^%l%$: %v";
 
 // First Ctrl-C: start no new host, let those in flight finish, write the
 // reports. The handler is reset, so a second Ctrl-C ends the process.
@@ -43,7 +42,7 @@ void InstallInterruptHandler() {
 
 void SetUpLogging(const Options& options) {
   auto logger = spdlog::stderr_color_mt("fleetreap");
-  logger->set_pattern("fleetreap: %^%l%$: %v");
+  logger->set_pattern(kLogPattern);
   spdlog::level::level_enum level = spdlog::level::warn;
   if (options.quiet) level = spdlog::level::err;
   if (options.verbosity == 1) level = spdlog::level::info;
@@ -94,21 +93,17 @@ int Run(const Options& options) {
     }
   }
 
-  // Machine output owns stdout when --json - asks for it; people get stderr.
-  const bool json_on_stdout = options.json == "-";
-  std::FILE* human = json_on_stdout ? stderr : stdout;
-
-  ProgressStyle style;
-  style.live = !options.quiet && IsTerminal(stderr);
-  style.color = ShouldUseColorFor(stderr, options.color);
-  style.dry_run = options.dry_run;
-  style.width = TerminalWidth(stderr);
-  // The tick also notices Ctrl-C off a terminal, to say so in the CI log.
-  style.tick = std::chrono::milliseconds(250);
   std::unique_ptr<Progress> progress;
+  std::shared_ptr<spdlog::logger> plain_logger = spdlog::default_logger();
   if (!options.quiet) {
-    progress = std::make_unique<Progress>(stderr, style);
+    progress = std::make_unique<Progress>(stderr, ProgressStyleFor(options, stderr));
     progress->WatchStopFlag(&g_stop_requested);
+    // While the live line is up, log lines are printed above it.
+    auto logger = std::make_shared<spdlog::logger>(
+        "fleetreap", MakeProgressLogSink(progress.get()));
+    logger->set_pattern(kLogPattern);
+    logger->set_level(plain_logger->level());
+    spdlog::set_default_logger(logger);
   }
 
   FleetSettings settings = FleetSettingsFor(options);
@@ -118,19 +113,9 @@ int Run(const Options& options) {
   InstallInterruptHandler();
   RunReport report = RunFleet(set.plans, settings, MakeTransportFactory(options, log.get()),
                               progress.get(), &g_stop_requested);
+  spdlog::set_default_logger(plain_logger);
   progress.reset();
-
-  TableStyle table_style;
-  table_style.color = ShouldUseColorFor(human, options.color);
-  std::fputs(RenderTable(report, table_style).c_str(), human);
-  std::fflush(human);
-
-  status = WriteReports(report, options);
-  if (!status.ok()) {
-    spdlog::error("{}", status.message());
-    return kExitSoftware;
-  }
-  return ExitCodeFor(report);
+  return FinishRun(report, options);
 }
 
 }  // namespace

@@ -54,6 +54,8 @@ TEST(CliTest, UsageErrorsAreOneLine) {
        "--deadline: invalid duration \"soon\" (use e.g. 10s, 500ms, 2m)"},
       {{"--hosts", "x", "--host-key-policy", "yolo"},
        "--host-key-policy: expected strict, accept-new or off, got \"yolo\""},
+      {{"--hosts", "x", "--json", "-", "--junit", "-"},
+       "only one of --json, --junit, --summary-md, --failed-hosts can be '-'"},
       {{}, "no hosts: give --hosts FILE (or --local for this machine)"},
       {{"--local", "--hosts", "x"}, "--local and --hosts cannot be used together"},
   };
