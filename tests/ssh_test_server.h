@@ -1,6 +1,7 @@
 // SshTestServer: a throw-away OpenSSH server for the transport tests. It runs
-// /usr/sbin/sshd as a child in a private mount namespace (so its privilege
-// separation directory never touches the machine's /run), on 127.0.0.1 and a
+// /usr/sbin/sshd as a child in private mount and PID namespaces (so its
+// privilege separation directory never touches the machine's /run, and
+// stopping it ends every session it started), on 127.0.0.1 and a
 // free port, with its own host key, client keys and authorized_keys in a
 // temporary directory. Stopped by the PID it started. Header-only, since the
 // test binary is built from tests/*_test.cc alone. Not thread-safe.
@@ -161,8 +162,11 @@ inline bool SshTestServer::Start(std::string* why, const std::string& extra_conf
                              "/sshd.log";
   pid_ = fork();
   if (pid_ == 0) {
-    execl("/usr/bin/unshare", "unshare", "--mount", "--propagation", "private", "/bin/sh",
-          "-c", script.c_str(), static_cast<char*>(nullptr));
+    // A PID namespace of its own: ending unshare ends sshd and every session
+    // and command it started, so no test leaves a process behind.
+    execl("/usr/bin/unshare", "unshare", "--mount", "--pid", "--fork", "--kill-child",
+          "--mount-proc", "--propagation", "private", "/bin/sh", "-c", script.c_str(),
+          static_cast<char*>(nullptr));
     _exit(127);
   }
   for (int i = 0; i < 1000 && !Accepts(port_); ++i) {
@@ -181,7 +185,9 @@ inline bool SshTestServer::Start(std::string* why, const std::string& extra_conf
 
 inline void SshTestServer::Stop() {
   if (pid_ > 0) {
-    kill(pid_, SIGTERM);
+    // unshare --fork ignores SIGTERM while it waits; SIGKILL ends it, and
+    // --kill-child then ends the namespace's init and with it everything.
+    kill(pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
     pid_ = -1;
   }
