@@ -107,7 +107,7 @@ class ErrorKindsTest(unittest.TestCase):
             f.write(text)
         cls.code, cls.report, cls.stderr = run_fleetreap(
             cls.inventory, cls.fleet.known_hosts, "--playbook", INSPECT,
-            "--connect-timeout", "2s", "--command-timeout", "3s", "--retries", "1",
+            "--connect-timeout", "4s", "--command-timeout", "20s", "--retries", "1",
             "--forks", "4")
 
     @classmethod
@@ -197,7 +197,8 @@ class HostKeyPolicyTest(unittest.TestCase):
     def run_policy(self, known_hosts, policy, limit="gpu01,gpu02"):
         code, report, stderr = run_fleetreap(
             self.fleet.inventory, known_hosts, "--playbook", INSPECT,
-            "--host-key-policy", policy, "--limit", limit, "--retries", "0")
+            "--host-key-policy", policy, "--limit", limit, "--retries", "0",
+            "--connect-timeout", "30s")
         self.assertIsNotNone(report, stderr)
         return by_name(report)
 
@@ -293,7 +294,10 @@ class LargeFleetTest(unittest.TestCase):
                 known_hosts = os.path.join(workdir, "accepted_known_hosts")
                 code, report, stderr = run_fleetreap(
                     fleet.inventory, known_hosts, "--playbook", INSPECT,
-                    "--host-key-policy", "accept-new", "--forks", "200")
+                    "--host-key-policy", "accept-new", "--forks", "200",
+                    # 200 handshakes at once on a small shared machine can be
+                    # slow; this test is about accounting, not speed.
+                    "--connect-timeout", "60s")
                 self.assertIsNotNone(report, stderr)
                 names = [h["name"] for h in report["hosts"]]
                 self.assertEqual(names, [f"gpu{i:03d}" for i in range(1, 201)])
