@@ -1,5 +1,6 @@
 #include "fleetreap/fleet_runner.h"
 
+#include <signal.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -171,9 +172,18 @@ RunReport RunFleet(const std::vector<FleetPlan>& plans, const FleetSettings& set
   if (observer != nullptr) observer->RunStarted(static_cast<int>(plans.size()));
   size_t workers = std::min<size_t>(plans.size(), static_cast<size_t>(std::max(settings.forks, 1)));
   RaiseDescriptorLimit(static_cast<int>(workers));
+  // Workers run with SIGINT, SIGTERM, SIGHUP and SIGPIPE blocked, so Ctrl-C
+  // is taken by the calling thread (setting stop_requested) and never lands
+  // in a worker's poll(), where libssh would take the EINTR for a dead session.
+  sigset_t blocked;
+  sigset_t previous;
+  sigemptyset(&blocked);
+  for (int signal_number : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) sigaddset(&blocked, signal_number);
+  pthread_sigmask(SIG_BLOCK, &blocked, &previous);
   std::vector<std::thread> threads;
   threads.reserve(workers);
   for (size_t i = 0; i < workers; ++i) threads.emplace_back(Worker, std::ref(run));
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   for (std::thread& thread : threads) thread.join();
 
   for (size_t i = 0; i < plans.size(); ++i) {

@@ -120,6 +120,7 @@ CommandResult SshTransport::Run(const std::string& command, milliseconds timeout
     return finish(CommandEnd::kNotStarted, "cannot poll the session");
   }
   const Clock::time_point deadline = start + timeout + options_.command_grace;
+  int errors = 0;
   while (!state.closed) {
     auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
@@ -130,7 +131,10 @@ CommandResult SshTransport::Run(const std::string& command, milliseconds timeout
                     "no end within " + std::to_string(timeout.count()) + " ms");
     }
     int rc = ssh_event_dopoll(event.get(), static_cast<int>(std::min<long long>(left.count(), 200)));
-    if (rc == SSH_ERROR || !ssh_is_connected(session)) {
+    // A poll() interrupted by a signal also reads as SSH_ERROR; only a
+    // session that is gone, or errors that keep coming, mean a lost connection.
+    errors = rc == SSH_ERROR ? errors + 1 : 0;
+    if (!ssh_is_connected(session) || errors > 3) {
       return finish(CommandEnd::kConnectionLost,
                     std::string("connection lost: ") + ssh_get_error(session));
     }

@@ -80,6 +80,8 @@ using HostCleanerFunction = std::function<HostReport(Transport&, const HostJob&)
 /// job's deadline) and stop further connect retries, but one connect attempt
 /// in progress runs to its own connect timeout. The process's soft
 /// RLIMIT_NOFILE is raised (within the hard limit) to fit the workers.
+/// Workers block SIGINT, SIGTERM, SIGHUP and SIGPIPE: the caller's thread
+/// takes those signals (install the Ctrl-C handler there).
 RunReport RunFleet(const std::vector<FleetPlan>& plans, const FleetSettings& settings,
                    const TransportFactory& make_transport, FleetObserver* observer,
                    const std::atomic<bool>* stop_requested,

@@ -12,6 +12,7 @@ stdlib unittest only; FLEETREAP_BIN names the binary.
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -279,6 +280,45 @@ class ConnectionLostTest(unittest.TestCase):
                 self.assertEqual(lost["attempts"], 1)
                 self.assertEqual(hosts["gpu02"]["status"], "clean")
                 self.assertEqual(proc.returncode & 2, 2)
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+class InterruptTest(unittest.TestCase):
+    """Ctrl-C while a host is in a command: that host finishes normally (the
+    signal never reaches a worker's session), the rest are never started."""
+
+    def test_ctrl_c_lets_the_host_in_flight_finish(self):
+        workdir = tempfile.mkdtemp(prefix="fleetreap-interrupt-")
+        out = os.path.join(workdir, "report.json")
+        try:
+            with Fleet(workdir) as fleet:
+                fleet.up([HostSpec("gpu01", scenario="nvidia_smi_hang"),
+                          HostSpec("gpu02"), HostSpec("gpu03")])
+                proc = subprocess.Popen(
+                    [FLEETREAP, "--hosts", fleet.inventory, "--known-hosts",
+                     fleet.known_hosts, "--playbook", INSPECT, "--json", out, "--quiet",
+                     "--forks", "1"],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                try:
+                    for _ in range(600):
+                        ps = fleet.exec("gpu01", "ps -eo comm= | grep -c '^nvidia-smi$'")
+                        if ps.stdout.strip() not in ("", "0"):
+                            break
+                        time.sleep(0.05)
+                    proc.send_signal(signal.SIGINT)
+                    _, stderr = proc.communicate(timeout=120)
+                finally:
+                    if proc.poll() is None:
+                        proc.kill()
+                        proc.wait()
+                with open(out) as f:
+                    report = json.load(f)
+                self.assertTrue(report["interrupted"])
+                self.assertEqual([h["name"] for h in report["hosts"]], ["gpu01"])
+                self.assertEqual(report["not_started"], ["gpu02", "gpu03"])
+                self.assertNotEqual(report["hosts"][0]["error_kind"], "connection_lost",
+                                    report["hosts"][0]["error_message"])
         finally:
             shutil.rmtree(workdir, ignore_errors=True)
 
