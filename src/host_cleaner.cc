@@ -166,15 +166,14 @@ bool Runner::Scan(const std::vector<std::string>& units,
   protect_.SetSession(scan.shell_pid, {scan.ancestors.begin(), scan.ancestors.end()});
   if (!history_.inspected) view_.active_units = scan.active_units;
 
+  std::vector<Holder> scanned;
+  HolderScanInfo info;
   if (holders) {
-    std::vector<Holder> scanned;
-    HolderScanInfo info;
     status = ParseHolderScan(scan.holder_scan, &scanned, &info);
     if (!status.ok()) return Fail(status.kind(), status.message());
     for (const std::string& device : info.devices) {
       device_gpus_ = std::max(device_gpus_, GpuIndexOfDevice(device) + 1);
     }
-    MergeHolderScan(scanned, protect_, history_.waves, &view_.holders);
   }
 
   GpuQueryResult query;
@@ -198,6 +197,11 @@ bool Runner::Scan(const std::vector<std::string>& units,
       !ReadRowsBesideLostGpus(scan.nvidia_smi_out, gpus) &&
       !QueryGpusOneByOne(gpus)) {
     return false;
+  }
+  if (holders) {
+    // /dev/nvidiaN is the device minor, not always nvidia-smi's index.
+    MapHolderGpusToIndexes(info.minors, *gpus, &scanned);
+    MergeHolderScan(scanned, protect_, history_.waves, &view_.holders);
   }
   std::vector<Holder> current;
   for (const TrackedHolder& t : view_.holders) current.push_back(t.holder);
