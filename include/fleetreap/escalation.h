@@ -9,6 +9,15 @@
 // re-scan settle_if_clean after the last signal, and when the host still
 // looks dirty, again settle after it; holders the re-scan finds start a new
 // wave, up to max_rounds waves; clean /dev/shm; verify; reset ghost GPUs.
+//
+// The settle period and speed: both waits are measured from the last signal,
+// so they overlap the TERM wait (workers that take 1.5 s to exit have used
+// up settle_if_clean, 500 ms by default, before the wait ends). The first
+// re-scan comes then; when it finds every GPU clean and no holder left, the
+// rest of "settle" (2 s) is skipped: a process that opens a GPU later than
+// that is a new job, which no cleanup can tell from a respawn. When it finds
+// a GPU still over the threshold or a holder, the full settle applies before
+// the next re-scan (the GPU 5 straggler case).
 #pragma once
 
 #include <chrono>
