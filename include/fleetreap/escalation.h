@@ -15,9 +15,10 @@
 // up settle_if_clean, 500 ms by default, before the wait ends). The first
 // re-scan comes then; when it finds every GPU clean and no holder left, the
 // rest of "settle" (2 s) is skipped: a process that opens a GPU later than
-// that is a new job, which no cleanup can tell from a respawn. When it finds
-// a GPU still over the threshold or a holder, the full settle applies before
-// the next re-scan (the GPU 5 straggler case).
+// that is a new job, which no cleanup can tell from a respawn. Holders it
+// finds are signalled at once, as a new wave (the GPU 5 straggler); when it
+// finds no holder but a GPU still over the threshold, the full settle
+// applies before one more re-scan.
 #pragma once
 
 #include <chrono>
