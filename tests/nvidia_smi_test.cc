@@ -279,6 +279,8 @@ TEST(NvidiaSmiTest, ParsesEveryComputeAppsSample) {
       "16280 " + uuid0 + wddm + "C:\\Program Files\\Controller Companion\\ControllerCompanion.exe]\n"
       "24804 " + uuid0 + wddm + "C:\\Windows\\ImmersiveControlPanel\\SystemSettings.exe]\n";
   const std::string l40s = uuid0 + "00000000:01:00.0 used=? []\n";
+  const std::string accounted = "15727 " + l40s + "17439 " + l40s + "18679 " + l40s +
+                                "20037 " + l40s + "20038 " + l40s;
   const Row rows[] = {
       {"01-h200-mig-compute-apps-load-3procs.txt", kAppsFields,
        "12249 GPU-00000000-0000-0000-0000-000000000000 00000000:83:00.0 used=2194 [/root/tools/memhog]\n"
@@ -293,7 +295,7 @@ TEST(NvidiaSmiTest, ParsesEveryComputeAppsSample) {
       // Accounted apps read with the same reader; they list exited PIDs and
       // are never a kill list (research notes 3.4).
       {"21-l40s-accounted-apps-includes-exited-pids.txt", "",
-       ("15727 " + l40s + "17439 " + l40s + "18679 " + l40s + "20037 " + l40s + "20038 " + l40s).c_str()},
+       accounted.c_str()},
       {"23-rtx4080-compute-apps-idle-only-c-plus-g-listed.txt", kAppsFields,
        "2165 GPU-00000000-0000-0000-0000-000000000000 00000000:01:00.0 used=25 [/usr/bin/kwin_wayland]\n"},
       {"48-compute-apps-names-with-commas.txt", kOurAppsFields,
