@@ -262,6 +262,28 @@ Status YamlLoader::LoadHosts(int group, const YAML::Node& node) {
   return Status::Ok();
 }
 
+// Inside { } YAML reads "[" as the start of a list, so an unquoted host range
+// there is a syntax error far from obvious: say so when the failing line or
+// the one before it has a "[" after a "{".
+std::string FlowRangeHint(const std::string& text, const YAML::Mark& mark) {
+  if (mark.is_null()) return "";
+  size_t begin = 0;
+  for (int line = 0; line < mark.line - 1 && begin != std::string::npos; ++line) {
+    begin = text.find('\n', begin);
+    if (begin != std::string::npos) ++begin;
+  }
+  for (int i = 0; i < 2 && begin != std::string::npos && begin < text.size(); ++i) {
+    size_t end = text.find('\n', begin);
+    std::string line = text.substr(begin, end == std::string::npos ? end : end - begin);
+    size_t brace = line.find('{');
+    if (brace != std::string::npos && line.find('[', brace) != std::string::npos) {
+      return " (a host range inside { } must be quoted: \"gpu[01:08]\": {})";
+    }
+    begin = end == std::string::npos ? end : end + 1;
+  }
+  return "";
+}
+
 }  // namespace
 
 Status ParseYamlInventory(const std::string& text, const std::string& path,
@@ -283,7 +305,8 @@ Status ParseYamlInventory(const std::string& text, const std::string& path,
     if (!e.mark.is_null()) {
       where += ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1);
     }
-    return Status::Error(ErrorKind::kInvalidInput, where + ": YAML syntax error: " + e.msg);
+    return Status::Error(ErrorKind::kInvalidInput, where + ": YAML syntax error: " + e.msg +
+                                                       FlowRangeHint(text, e.mark));
   }
 }
 

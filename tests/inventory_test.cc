@@ -231,6 +231,9 @@ const Bad kBad[] = {
      "fleetreap_protect, fleetreap_threshold_mib)"},
     {"all:\n  hosts:\n    gpu01:\n  vars: {a: 1\n",
      "inv/lab.yaml:5:1: YAML syntax error: end of map flow not found"},
+    {"all:\n  children:\n    rack1: {hosts: {gpu[01:08]: }}\n",
+     "inv/lab.yaml:3:24: YAML syntax error: end of map flow not found (a host range "
+     "inside { } must be quoted: \"gpu[01:08]\": {})"},
     {"all:\n  children:\n    empty:\n",
      "inv/lab.yaml: no hosts in the inventory"},
     {"- gpu01\n- gpu02\n",
