@@ -57,6 +57,14 @@ const Good kGood[] = {
      "gpu10 gpu10:22 [ungrouped] inv/lab.yaml:3\n"
      "login1 login1:2222 [ungrouped] inv/lab.yaml:4\n"
      "login2 login2:2222 [ungrouped] inv/lab.yaml:4\n"},
+    {"a port after an Ansible range; an IPv6 literal stays whole",
+     "all:\n"
+     "  hosts:\n"
+     "    gpu[01:02]:2222:\n"
+     "    \"fe80::1\":\n",
+     "gpu01 gpu01:2222 [ungrouped] inv/lab.yaml:3\n"
+     "gpu02 gpu02:2222 [ungrouped] inv/lab.yaml:3\n"
+     "fe80::1 fe80::1:22 [ungrouped] inv/lab.yaml:4\n"},
     {"precedence: all < parent < child < host",
      "all:\n"
      "  vars: {ansible_user: a, ansible_port: 1}\n"
@@ -155,7 +163,7 @@ TEST(InventoryTest, LoadsGoodInventories) {
 TEST(InventoryTest, KeepsEveryVariableAndGroupMembership) {
   Inventory inventory;
   std::vector<std::string> warnings;
-  ASSERT_TRUE(ParseYamlInventory(kGood[8].yaml, "inv/lab.yaml", &inventory, &warnings).ok());
+  ASSERT_TRUE(ParseYamlInventory(kGood[9].yaml, "inv/lab.yaml", &inventory, &warnings).ok());
   EXPECT_EQ(inventory.hosts()[0].vars, (std::map<std::string, std::string>{{"x", "1"}, {"y", "2"}}));
   EXPECT_EQ(inventory.group_names(), (std::vector<std::string>{"all", "a", "b", "ungrouped"}));
   EXPECT_EQ(*inventory.GroupMembers("b"), (std::vector<size_t>{0, 1}));
