@@ -1,3 +1,5 @@
+// CleanHost: drives one host's run up the escalation ladder, asking
+// NextAction for each step, and turns what it found into the host's report.
 #include "fleetreap/host_cleaner.h"
 
 #include <algorithm>
@@ -5,95 +7,34 @@
 
 #include "fleetreap/escalation.h"
 #include "fleetreap/gpu_state.h"
-#include "fleetreap/host_view.h"
-#include "fleetreap/nvidia_smi.h"
-#include "fleetreap/proc_scan.h"
-#include "fleetreap/protect.h"
-#include "fleetreap/remote_script.h"
+#include "fleetreap/transport.h"
+#include "host_cleaner_run.h"
 
 namespace fleetreap {
 
 namespace {
 
-using std::chrono::duration_cast;
-using std::chrono::milliseconds;
-using TimePoint = std::chrono::steady_clock::time_point;
-
 class RealClock : public CleanerClock {
  public:
-  TimePoint Now() override { return std::chrono::steady_clock::now(); }
-  void SleepFor(milliseconds duration) override {
+  std::chrono::steady_clock::time_point Now() override {
+    return std::chrono::steady_clock::now();
+  }
+  void SleepFor(std::chrono::milliseconds duration) override {
     std::this_thread::sleep_for(duration);
   }
 };
+
+}  // namespace
+
+namespace host_cleaner_internal {
+
+using std::chrono::duration_cast;
+using std::chrono::milliseconds;
 
 std::string FirstLine(const std::string& text) {
   std::string line = text.substr(0, text.find('\n'));
   return line.size() > 200 ? line.substr(0, 200) : line;
 }
-
-// One host's run: the state that CleanHost threads through the ladder.
-class Runner {
- public:
-  Runner(Transport& transport, const HostJob& job)
-      : transport_(transport),
-        job_(job),
-        playbook_(*job.playbook),
-        clock_(job.clock ? *job.clock : RealCleanerClock()),
-        protect_(ProtectList::Default()) {
-    protect_.AddAll(playbook_.protect);
-    protect_.AddAll(job.host->protect);
-    protect_.AddAll(job.extra_protect);
-    threshold_ = job.host->threshold_mib.value_or(playbook_.threshold_mib);
-    milliseconds half = job.command_timeout / 2;
-    nvidia_smi_timeout_ = std::clamp(half, milliseconds(1000), milliseconds(30000));
-  }
-
-  HostReport Run();
-
- private:
-  // Runs "script" bounded by "timeout" (cut to the deadline). On failure
-  // sets the report's error and returns false.
-  bool Exec(const std::string& script, milliseconds timeout, CommandResult* result);
-  bool Fail(ErrorKind kind, const std::string& message);
-  // "prefetched": the scan's output when it already came back as the tail of
-  // another command.
-  bool Scan(const std::vector<std::string>& units, std::vector<GpuReading>* gpus,
-            bool holders = true, const std::string* prefetched = nullptr);
-  // nvidia-smi alone, the known holders standing in; a full Scan follows
-  // only when a GPU is not clean, to find and classify what holds it.
-  bool QuickScan(std::vector<GpuReading>* gpus, const std::string* prefetched = nullptr);
-  bool FindGhostsUnderDaemons(std::vector<GpuReading>* gpus);
-  // After a whole-host query failed on a lost GPU: asks each GPU alone and
-  // adds the readings of those that answer.
-  bool QueryGpusOneByOne(std::vector<GpuReading>* gpus);
-  bool Signal(const Action& action);
-  bool StopUnits(const Action& action);
-  // With "verify", the verify's nvidia-smi runs in the same round trip.
-  bool CleanShm(bool dry_run, bool verify = false);
-  bool ResetGpus(const Action& action);
-  void Time(const char* step, TimePoint start) {
-    report_.timings.push_back(
-        {step, duration_cast<milliseconds>(clock_.Now() - start)});
-  }
-  void Finish();
-
-  Transport& transport_;
-  const HostJob& job_;
-  const Playbook& playbook_;
-  CleanerClock& clock_;
-  ProtectList protect_;
-  int64_t threshold_ = 0;
-  milliseconds nvidia_smi_timeout_{20000};
-  HostReport report_;
-  HostView view_;
-  History history_;
-  TimePoint last_signal_;
-  bool failed_ = false;
-  bool nvidia_smi_failed_ = false;  // the latest scan's query failed outright
-  int device_gpus_ = 0;             // 1 + the highest /dev/nvidiaN seen
-  std::vector<std::string> refused_;  // "PID (user)" that kill(1) refused
-};
 
 bool Runner::Fail(ErrorKind kind, const std::string& message) {
   if (!failed_) {
@@ -133,241 +74,6 @@ bool Runner::Exec(const std::string& script, milliseconds timeout,
   if (result->exit_code == 124 || result->exit_code == 137) {
     return Fail(ErrorKind::kCommandTimeout,
                 "remote command ran past " + std::to_string(timeout.count()) + "ms");
-  }
-  return true;
-}
-
-bool Runner::QuickScan(std::vector<GpuReading>* gpus, const std::string* prefetched) {
-  if (!Scan({}, gpus, /*holders=*/false, prefetched)) return false;
-  for (const GpuReading& gpu : *gpus) {
-    if (gpu.state != GpuState::kClean && gpu.state != GpuState::kProtectedOnly) {
-      return Scan({}, gpus);
-    }
-  }
-  return !gpus->empty() || Scan({}, gpus);
-}
-
-bool Runner::Scan(const std::vector<std::string>& units,
-                  std::vector<GpuReading>* gpus, bool holders,
-                  const std::string* prefetched) {
-  CommandResult result;
-  milliseconds timeout = job_.command_timeout + nvidia_smi_timeout_;
-  if (prefetched != nullptr) {
-    result.out = *prefetched;
-  } else if (!Exec(ScanScript(units, nvidia_smi_timeout_, holders), timeout, &result)) {
-    return false;
-  }
-  ScanOutput scan;
-  Status status = ParseScanOutput(result.out, &scan);
-  if (!status.ok()) {
-    return Fail(status.kind(), status.message() +
-                                   (result.err.empty() ? "" : ": " + FirstLine(result.err)));
-  }
-  protect_.SetSession(scan.shell_pid, {scan.ancestors.begin(), scan.ancestors.end()});
-  if (!history_.inspected) view_.active_units = scan.active_units;
-
-  std::vector<Holder> scanned;
-  HolderScanInfo info;
-  if (holders) {
-    status = ParseHolderScan(scan.holder_scan, &scanned, &info);
-    if (!status.ok()) return Fail(status.kind(), status.message());
-    for (const std::string& device : info.devices) {
-      device_gpus_ = std::max(device_gpus_, GpuIndexOfDevice(device) + 1);
-    }
-  }
-
-  GpuQueryResult query;
-  if (scan.nvidia_smi_exit == 124 || scan.nvidia_smi_exit == 137) {
-    report_.nvidia_smi_error = "nvidia-smi did not answer within " +
-                               std::to_string(nvidia_smi_timeout_.count() / 1000) + "s";
-    return Fail(ErrorKind::kCommandTimeout, report_.nvidia_smi_error);
-  }
-  status = ParseGpuQuery(scan.nvidia_smi_out, scan.nvidia_smi_err,
-                         scan.nvidia_smi_exit, GpuQueryFields(), &query);
-  if (!query.tool_message.empty()) report_.nvidia_smi_error = query.tool_message;
-  nvidia_smi_failed_ = !status.ok() && query.failure != NvidiaSmiFailure::kGpuLost;
-  if (!status.ok() && status.kind() != ErrorKind::kCommandFailed) {
-    return Fail(status.kind(), status.message());
-  }
-  if (!status.ok() && report_.nvidia_smi_error.empty()) {
-    report_.nvidia_smi_error = status.message();
-  }
-  *gpus = query.gpus;
-  if (!status.ok() && query.failure == NvidiaSmiFailure::kGpuLost &&
-      !ReadRowsBesideLostGpus(scan.nvidia_smi_out, gpus) &&
-      !QueryGpusOneByOne(gpus)) {
-    return false;
-  }
-  if (holders) {
-    // /dev/nvidiaN is the device minor, not always nvidia-smi's index.
-    MapHolderGpusToIndexes(info.minors, *gpus, &scanned);
-    MergeHolderScan(scanned, protect_, history_.waves, &view_.holders);
-  }
-  std::vector<Holder> current;
-  for (const TrackedHolder& t : view_.holders) current.push_back(t.holder);
-  // Without an inventory count, the /dev/nvidiaN files say how many GPUs the
-  // driver knows: a GPU that fell off the bus still has its device file.
-  int expected = job_.host->expected_gpus > 0 ? job_.host->expected_gpus : device_gpus_;
-  NumberTheLostGpu(expected, gpus);
-  ClassifyGpus(current, expected, threshold_, gpus);
-  if (holders && !FindGhostsUnderDaemons(gpus)) return false;
-  view_.gpus = *gpus;
-  return true;
-}
-
-bool Runner::QueryGpusOneByOne(std::vector<GpuReading>* gpus) {
-  int count = job_.host->expected_gpus > 0 ? job_.host->expected_gpus : device_gpus_;
-  std::vector<int> indexes;
-  for (int i = 0; i < count; ++i) indexes.push_back(i);
-  if (indexes.empty()) return true;
-  CommandResult result;
-  milliseconds timeout = job_.command_timeout + nvidia_smi_timeout_;
-  if (!Exec(PerGpuQueryScript(indexes, nvidia_smi_timeout_), timeout, &result)) {
-    return false;
-  }
-  std::vector<PerGpuQuery> queries;
-  Status status = ParsePerGpuQueryOutput(result.out, &queries);
-  if (!status.ok()) return Fail(status.kind(), status.message());
-  for (const PerGpuQuery& q : queries) {
-    GpuQueryResult one;
-    if (!ParseGpuQuery(q.out, "", q.exit_code, GpuQueryFields(), &one).ok()) continue;
-    for (const GpuReading& gpu : one.gpus) {
-      if (gpu.state != GpuState::kLost) gpus->push_back(gpu);
-    }
-  }
-  return true;
-}
-
-// A GPU over the threshold that only protected daemons hold (persistenced,
-// DCGM hold every GPU at 0 MiB) is a ghost when no process has memory on it:
-// asks --query-compute-apps, only when such a GPU exists.
-bool Runner::FindGhostsUnderDaemons(std::vector<GpuReading>* gpus) {
-  std::vector<int> suspects = GpusHeldOnlyByProtected(view_.holders, *gpus);
-  if (suspects.empty()) return true;
-  CommandResult result;
-  std::string script = "timeout -k 1 " + std::to_string(nvidia_smi_timeout_.count() / 1000) +
-                       " " + ComputeAppsCommand() + " </dev/null";
-  if (!Exec(script, job_.command_timeout, &result)) return false;
-  std::vector<ComputeApp> apps;
-  Status status = ParseComputeApps(result.out, result.err, result.exit_code,
-                                   ComputeAppsFields(), &apps, nullptr);
-  if (status.ok()) MarkGhostsWithoutApps(suspects, apps, gpus);  // else: "busy", the safe reading
-  return true;
-}
-
-bool Runner::Signal(const Action& action) {
-  const bool kill = action.kind == ActionKind::kKill;
-  TimePoint start = clock_.Now();
-  CommandResult result;
-  std::string script = SignalScript(kill ? "KILL" : "TERM", action.targets,
-                                    action.wait, playbook_.poll_interval);
-  bool ok = Exec(script, action.wait + job_.command_timeout, &result);
-  Time(kill ? "kill" : "term", start);
-  if (!ok) return false;
-  SignalOutput out;
-  Status status = ParseSignalOutput(result.out, &out);
-  if (!status.ok()) return Fail(status.kind(), status.message());
-  last_signal_ = start;
-  history_.signalled_since_scan = true;
-  history_.rescans_since_signal = 0;
-  for (const Target& target : action.targets) {
-    auto it = std::find_if(view_.holders.begin(), view_.holders.end(),
-                           [&](const TrackedHolder& t) {
-                             return t.holder.pid == target.pid &&
-                                    t.holder.start_time == target.start_time;
-                           });
-    if (it == view_.holders.end()) continue;
-    history_.waves = std::max(history_.waves, it->holder.round);
-    auto in = [&](const std::vector<int>& pids) {
-      return std::count(pids.begin(), pids.end(), target.pid) > 0;
-    };
-    if (in(out.failed)) {
-      // kill(1) refused (another user's process without --become): never
-      // retried, never called unkillable; the host fails at the end.
-      it->term_sent = it->kill_sent = true;
-      refused_.push_back(std::to_string(target.pid) + " (" + it->holder.user + ")");
-      continue;
-    }
-    if (in(out.sent)) {
-      (kill ? it->kill_sent : it->term_sent) = true;
-      (kill ? report_.kill_sent : report_.term_sent)++;
-    }
-    auto left = std::find_if(out.left.begin(), out.left.end(),
-                             [&](const std::pair<int, char>& l) {
-                               return l.first == target.pid;
-                             });
-    if (left != out.left.end()) {
-      it->holder.state = left->second;
-      if (kill) it->holder.fate = HolderFate::kUnkillable;
-    } else {
-      it->present = false;
-      it->holder.fate = FateAfterExit(*it);
-    }
-  }
-  return true;
-}
-
-bool Runner::StopUnits(const Action& action) {
-  TimePoint start = clock_.Now();
-  CommandResult result;
-  milliseconds timeout = (playbook_.unit_stop_timeout + milliseconds(3000)) *
-                             static_cast<int>(action.units.size()) +
-                         job_.command_timeout;
-  bool ok = Exec(StopUnitsScript(action.units, playbook_.unit_stop_timeout),
-                 timeout, &result);
-  Time("stop_units", start);
-  history_.units_done = true;
-  if (!ok) return false;
-  std::vector<UnitStop> stops;
-  Status status = ParseStopUnitsOutput(result.out, action.units, &stops);
-  if (!status.ok()) return Fail(status.kind(), status.message());
-  for (const UnitStop& stop : stops) {
-    if (stop.exit_code == 0) report_.units_stopped.push_back(stop.unit);
-  }
-  return true;
-}
-
-bool Runner::CleanShm(bool dry_run, bool verify) {
-  TimePoint start = clock_.Now();
-  CommandResult result;
-  std::string script = ShmCleanScript(playbook_.shm_patterns, dry_run);
-  if (verify) script += ScanScript({}, nvidia_smi_timeout_, /*holders=*/false);
-  bool ok = Exec(script, job_.command_timeout + nvidia_smi_timeout_, &result);
-  history_.shm_done = true;
-  if (!ok) return false;
-  ShmOutput out;
-  Status status = ParseShmOutput(result.out, &out);
-  if (!status.ok()) return Fail(status.kind(), status.message());
-  (dry_run ? report_.shm_would_remove : report_.shm_removed) = out.removed;
-  if (!verify) {
-    Time("clean_shm", start);
-    return true;
-  }
-  size_t end = result.out.find("@@end\n");
-  std::string rest = end == std::string::npos ? "" : result.out.substr(end + 6);
-  history_.verified = true;
-  bool verified = QuickScan(&report_.gpus_after, &rest);
-  Time("clean_shm+verify", start);
-  return verified;
-}
-
-bool Runner::ResetGpus(const Action& action) {
-  TimePoint start = clock_.Now();
-  CommandResult result;
-  bool ok = Exec(GpuResetScript(action.gpus), job_.command_timeout, &result);
-  Time("reset_gpus", start);
-  history_.reset_done = true;
-  history_.verified = false;
-  if (!ok) return false;
-  std::vector<GpuReset> resets;
-  Status status = ParseGpuResetOutput(result.out, &resets);
-  if (!status.ok()) return Fail(status.kind(), status.message());
-  for (const GpuReset& reset : resets) {
-    if (reset.exit_code == 0) {
-      report_.gpus_reset.push_back(reset.gpu);
-    } else if (report_.reset_blocked_by.empty()) {
-      report_.reset_blocked_by = "GPU " + std::to_string(reset.gpu) + ": " + reset.message;
-    }
   }
   return true;
 }
@@ -479,7 +185,7 @@ void Runner::Finish() {
   report_.error_kind = ErrorKind::kNone;
 }
 
-}  // namespace
+}  // namespace host_cleaner_internal
 
 CleanerClock& RealCleanerClock() {
   static RealClock clock;
@@ -493,7 +199,7 @@ HostReport CleanHost(Transport& transport, const HostJob& job) {
     report.error_message = "CleanHost needs a host and a playbook";
     return report;
   }
-  Runner runner(transport, job);
+  host_cleaner_internal::Runner runner(transport, job);
   return runner.Run();
 }
 

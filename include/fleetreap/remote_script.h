@@ -1,5 +1,6 @@
 // RemoteScript: the POSIX shell scripts fleetreap runs on a host, one per
-// rung of the ladder, and the parsers for what they print. Each script does
+// rung of the ladder; the parsers for what they print are in
+// remote_script_output.h, which this header includes. Each script does
 // its whole rung in one round trip (the TERM wait polls on the host). They
 // need only sh, coreutils, procps, grep and nvidia-smi (psmisc's fuser when
 // present), and copy nothing to the host. Every value that comes from a
@@ -14,7 +15,7 @@
 #include <vector>
 
 #include "fleetreap/escalation.h"
-#include "fleetreap/status.h"
+#include "fleetreap/remote_script_output.h"
 
 namespace fleetreap {
 
@@ -30,33 +31,11 @@ std::string ScanScript(const std::vector<std::string>& units,
                        std::chrono::milliseconds nvidia_smi_timeout,
                        bool holders = true);
 
-struct ScanOutput {
-  int shell_pid = 0;
-  std::vector<int> ancestors;            // parent first, PID 1 excluded
-  std::vector<std::string> active_units;
-  std::string nvidia_smi_out;
-  std::string nvidia_smi_err;
-  int nvidia_smi_exit = -1;              // 124: timed out, 127: not found
-  std::string holder_scan;               // proc_scan.h records
-};
-
-/// Splits a scan's stdout into its sections. kParse when a section is
-/// missing or the final "@@end" is absent (truncated output).
-Status ParseScanOutput(const std::string& out, ScanOutput* scan);
-
 /// The per-GPU fallback when the whole-host query failed on a lost GPU:
 /// nvidia-smi -i N for each index, each bounded by "timeout". Prints
 /// "@@gpu N RC" and then that query's stdout, for each N, then "@@end".
 std::string PerGpuQueryScript(const std::vector<int>& indexes,
                               std::chrono::milliseconds timeout);
-
-struct PerGpuQuery {
-  int index = -1;
-  int exit_code = -1;
-  std::string out;
-};
-Status ParsePerGpuQueryOutput(const std::string& out,
-                              std::vector<PerGpuQuery>* queries);
 
 // ---------------------------------------------------------------- units
 
@@ -64,15 +43,6 @@ Status ParsePerGpuQueryOutput(const std::string& out,
 /// "stop RC I" per unit, I being its index in "units".
 std::string StopUnitsScript(const std::vector<std::string>& units,
                             std::chrono::milliseconds timeout);
-
-struct UnitStop {
-  std::string unit;
-  int exit_code = -1;
-};
-/// Parses StopUnitsScript(units, ...)'s stdout; "units" names the indexes.
-Status ParseStopUnitsOutput(const std::string& out,
-                            const std::vector<std::string>& units,
-                            std::vector<UnitStop>* stops);
 
 // ---------------------------------------------------------------- signals
 
@@ -88,14 +58,6 @@ std::string SignalScript(const std::string& signal,
                          std::chrono::milliseconds wait,
                          std::chrono::milliseconds poll);
 
-struct SignalOutput {
-  std::vector<int> sent;
-  std::vector<int> gone;      // gone before the signal
-  std::vector<int> failed;    // kill(1) refused (EPERM...)
-  std::vector<std::pair<int, char>> left;  // still present, with state
-};
-Status ParseSignalOutput(const std::string& out, SignalOutput* result);
-
 // ---------------------------------------------------------------- /dev/shm
 
 /// Looks at each regular file directly in /dev/shm whose name matches one of
@@ -106,24 +68,10 @@ Status ParseSignalOutput(const std::string& out, SignalOutput* result);
 std::string ShmCleanScript(const std::vector<std::string>& patterns,
                            bool dry_run);
 
-struct ShmOutput {
-  std::vector<std::string> removed;   // or would be, in a dry run
-  std::vector<std::string> in_use;
-  std::vector<std::string> failed;
-};
-Status ParseShmOutput(const std::string& out, ShmOutput* result);
-
 // ---------------------------------------------------------------- reset
 
 /// Runs "nvidia-smi --gpu-reset -i N" for each GPU in turn. Prints
 /// "reset N RC" followed by the tool's output lines prefixed with "| ".
 std::string GpuResetScript(const std::vector<int>& gpus);
-
-struct GpuReset {
-  int gpu = -1;
-  int exit_code = -1;
-  std::string message;  // the tool's output, lines joined with "; "
-};
-Status ParseGpuResetOutput(const std::string& out, std::vector<GpuReset>* resets);
 
 }  // namespace fleetreap

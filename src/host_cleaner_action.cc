@@ -1,0 +1,133 @@
+// The host_cleaner runner's actions, the steps that change a host: stopping
+// units, signalling holders, cleaning /dev/shm and resetting GPUs.
+#include <algorithm>
+
+#include "fleetreap/escalation.h"
+#include "fleetreap/host_view.h"
+#include "fleetreap/remote_script.h"
+#include "host_cleaner_run.h"
+
+namespace fleetreap {
+namespace host_cleaner_internal {
+
+using std::chrono::milliseconds;
+
+bool Runner::Signal(const Action& action) {
+  const bool kill = action.kind == ActionKind::kKill;
+  TimePoint start = clock_.Now();
+  CommandResult result;
+  std::string script = SignalScript(kill ? "KILL" : "TERM", action.targets,
+                                    action.wait, playbook_.poll_interval);
+  bool ok = Exec(script, action.wait + job_.command_timeout, &result);
+  Time(kill ? "kill" : "term", start);
+  if (!ok) return false;
+  SignalOutput out;
+  Status status = ParseSignalOutput(result.out, &out);
+  if (!status.ok()) return Fail(status.kind(), status.message());
+  last_signal_ = start;
+  history_.signalled_since_scan = true;
+  history_.rescans_since_signal = 0;
+  for (const Target& target : action.targets) {
+    auto it = std::find_if(view_.holders.begin(), view_.holders.end(),
+                           [&](const TrackedHolder& t) {
+                             return t.holder.pid == target.pid &&
+                                    t.holder.start_time == target.start_time;
+                           });
+    if (it == view_.holders.end()) continue;
+    history_.waves = std::max(history_.waves, it->holder.round);
+    auto in = [&](const std::vector<int>& pids) {
+      return std::count(pids.begin(), pids.end(), target.pid) > 0;
+    };
+    if (in(out.failed)) {
+      // kill(1) refused (another user's process without --become): never
+      // retried, never called unkillable; the host fails at the end.
+      it->term_sent = it->kill_sent = true;
+      refused_.push_back(std::to_string(target.pid) + " (" + it->holder.user + ")");
+      continue;
+    }
+    if (in(out.sent)) {
+      (kill ? it->kill_sent : it->term_sent) = true;
+      (kill ? report_.kill_sent : report_.term_sent)++;
+    }
+    auto left = std::find_if(out.left.begin(), out.left.end(),
+                             [&](const std::pair<int, char>& l) {
+                               return l.first == target.pid;
+                             });
+    if (left != out.left.end()) {
+      it->holder.state = left->second;
+      if (kill) it->holder.fate = HolderFate::kUnkillable;
+    } else {
+      it->present = false;
+      it->holder.fate = FateAfterExit(*it);
+    }
+  }
+  return true;
+}
+
+bool Runner::StopUnits(const Action& action) {
+  TimePoint start = clock_.Now();
+  CommandResult result;
+  milliseconds timeout = (playbook_.unit_stop_timeout + milliseconds(3000)) *
+                             static_cast<int>(action.units.size()) +
+                         job_.command_timeout;
+  bool ok = Exec(StopUnitsScript(action.units, playbook_.unit_stop_timeout),
+                 timeout, &result);
+  Time("stop_units", start);
+  history_.units_done = true;
+  if (!ok) return false;
+  std::vector<UnitStop> stops;
+  Status status = ParseStopUnitsOutput(result.out, action.units, &stops);
+  if (!status.ok()) return Fail(status.kind(), status.message());
+  for (const UnitStop& stop : stops) {
+    if (stop.exit_code == 0) report_.units_stopped.push_back(stop.unit);
+  }
+  return true;
+}
+
+bool Runner::CleanShm(bool dry_run, bool verify) {
+  TimePoint start = clock_.Now();
+  CommandResult result;
+  std::string script = ShmCleanScript(playbook_.shm_patterns, dry_run);
+  if (verify) script += ScanScript({}, nvidia_smi_timeout_, /*holders=*/false);
+  bool ok = Exec(script, job_.command_timeout + nvidia_smi_timeout_, &result);
+  history_.shm_done = true;
+  if (!ok) return false;
+  ShmOutput out;
+  Status status = ParseShmOutput(result.out, &out);
+  if (!status.ok()) return Fail(status.kind(), status.message());
+  (dry_run ? report_.shm_would_remove : report_.shm_removed) = out.removed;
+  if (!verify) {
+    Time("clean_shm", start);
+    return true;
+  }
+  size_t end = result.out.find("@@end\n");
+  std::string rest = end == std::string::npos ? "" : result.out.substr(end + 6);
+  history_.verified = true;
+  bool verified = QuickScan(&report_.gpus_after, &rest);
+  Time("clean_shm+verify", start);
+  return verified;
+}
+
+bool Runner::ResetGpus(const Action& action) {
+  TimePoint start = clock_.Now();
+  CommandResult result;
+  bool ok = Exec(GpuResetScript(action.gpus), job_.command_timeout, &result);
+  Time("reset_gpus", start);
+  history_.reset_done = true;
+  history_.verified = false;
+  if (!ok) return false;
+  std::vector<GpuReset> resets;
+  Status status = ParseGpuResetOutput(result.out, &resets);
+  if (!status.ok()) return Fail(status.kind(), status.message());
+  for (const GpuReset& reset : resets) {
+    if (reset.exit_code == 0) {
+      report_.gpus_reset.push_back(reset.gpu);
+    } else if (report_.reset_blocked_by.empty()) {
+      report_.reset_blocked_by = "GPU " + std::to_string(reset.gpu) + ": " + reset.message;
+    }
+  }
+  return true;
+}
+
+}  // namespace host_cleaner_internal
+}  // namespace fleetreap

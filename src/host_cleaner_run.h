@@ -1,0 +1,94 @@
+// The run of one host behind CleanHost (private to the host_cleaner*.cc
+// files): the state the runner threads through the ladder, the door through
+// which every step reaches the host (Exec), and the steps themselves.
+// host_cleaner.cc drives the ladder, host_cleaner_scan.cc reads the host and
+// host_cleaner_action.cc runs the actions that change it.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fleetreap/escalation.h"
+#include "fleetreap/host_cleaner.h"
+#include "fleetreap/protect.h"
+
+namespace fleetreap {
+namespace host_cleaner_internal {
+
+using TimePoint = std::chrono::steady_clock::time_point;
+
+/// The first line of "text", at most 200 characters, for error messages.
+std::string FirstLine(const std::string& text);
+
+/// One host's run: the state that CleanHost threads through the ladder.
+/// Holds references to "transport" and "job", which must outlive it. Used
+/// once, by one thread.
+class Runner {
+ public:
+  Runner(Transport& transport, const HostJob& job)
+      : transport_(transport),
+        job_(job),
+        playbook_(*job.playbook),
+        clock_(job.clock ? *job.clock : RealCleanerClock()),
+        protect_(ProtectList::Default()) {
+    protect_.AddAll(playbook_.protect);
+    protect_.AddAll(job.host->protect);
+    protect_.AddAll(job.extra_protect);
+    threshold_ = job.host->threshold_mib.value_or(playbook_.threshold_mib);
+    std::chrono::milliseconds half = job.command_timeout / 2;
+    nvidia_smi_timeout_ = std::clamp(half, std::chrono::milliseconds(1000),
+                                     std::chrono::milliseconds(30000));
+  }
+
+  HostReport Run();
+
+ private:
+  // Runs "script" bounded by "timeout" (cut to the deadline). On failure
+  // sets the report's error and returns false.
+  bool Exec(const std::string& script, std::chrono::milliseconds timeout,
+            CommandResult* result);
+  bool Fail(ErrorKind kind, const std::string& message);
+  // "prefetched": the scan's output when it already came back as the tail of
+  // another command.
+  bool Scan(const std::vector<std::string>& units, std::vector<GpuReading>* gpus,
+            bool holders = true, const std::string* prefetched = nullptr);
+  // nvidia-smi alone, the known holders standing in; a full Scan follows
+  // only when a GPU is not clean, to find and classify what holds it.
+  bool QuickScan(std::vector<GpuReading>* gpus, const std::string* prefetched = nullptr);
+  bool FindGhostsUnderDaemons(std::vector<GpuReading>* gpus);
+  // After a whole-host query failed on a lost GPU: asks each GPU alone and
+  // adds the readings of those that answer.
+  bool QueryGpusOneByOne(std::vector<GpuReading>* gpus);
+  bool Signal(const Action& action);
+  bool StopUnits(const Action& action);
+  // With "verify", the verify's nvidia-smi runs in the same round trip.
+  bool CleanShm(bool dry_run, bool verify = false);
+  bool ResetGpus(const Action& action);
+  void Time(const char* step, TimePoint start) {
+    report_.timings.push_back(
+        {step, std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - start)});
+  }
+  void Finish();
+
+  Transport& transport_;
+  const HostJob& job_;
+  const Playbook& playbook_;
+  CleanerClock& clock_;
+  ProtectList protect_;
+  int64_t threshold_ = 0;
+  std::chrono::milliseconds nvidia_smi_timeout_{20000};
+  HostReport report_;
+  HostView view_;
+  History history_;
+  TimePoint last_signal_;
+  bool failed_ = false;
+  bool nvidia_smi_failed_ = false;  // the latest scan's query failed outright
+  int device_gpus_ = 0;             // 1 + the highest /dev/nvidiaN seen
+  std::vector<std::string> refused_;  // "PID (user)" that kill(1) refused
+};
+
+}  // namespace host_cleaner_internal
+}  // namespace fleetreap
