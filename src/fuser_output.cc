@@ -4,19 +4,18 @@
 #include <cctype>
 #include <sstream>
 
+#include "fleetreap/text.h"
+
 namespace fleetreap {
 namespace {
 
 constexpr size_t kMaxQuoted = 40;
+
+std::string Quote(const std::string& value) {
+  return QuoteForMessage(value, kMaxQuoted);
+}
 constexpr char kMissingPrefix[] = "Specified filename ";
 constexpr char kMissingSuffix[] = " does not exist.";
-
-std::string Trim(const std::string& text) {
-  const char* blanks = " \t\r\n";
-  size_t begin = text.find_first_not_of(blanks);
-  if (begin == std::string::npos) return "";
-  return text.substr(begin, text.find_last_not_of(blanks) - begin + 1);
-}
 
 std::vector<std::string> Lines(const std::string& text) {
   std::vector<std::string> lines;
@@ -37,16 +36,6 @@ std::vector<std::string> Tokens(const std::string& text) {
   return tokens;
 }
 
-std::string Quoted(const std::string& value) {
-  std::string quoted = "\"";
-  for (size_t i = 0; i < value.size() && i < kMaxQuoted; ++i) {
-    unsigned char c = static_cast<unsigned char>(value[i]);
-    quoted += (c < 0x20 || c == 0x7f) ? '?' : static_cast<char>(c);
-  }
-  if (value.size() > kMaxQuoted) quoted += "...";
-  return quoted + "\"";
-}
-
 bool IsAccessLetters(const std::string& text) {
   return std::all_of(text.begin(), text.end(), [](char c) {
     return std::string("cefFrmM.").find(c) != std::string::npos;
@@ -62,7 +51,7 @@ Status ParseToken(const std::string& token, const std::string& file,
   }
   std::string access = token.substr(digits);
   if (digits == 0 || digits > 9 || !IsAccessLetters(access) || std::stol(token) <= 0) {
-    return Status::Error(ErrorKind::kParse, "fuser output: expected a PID, got " + Quoted(token));
+    return Status::Error(ErrorKind::kParse, "fuser output: expected a PID, got " + Quote(token));
   }
   entries->push_back({std::stoi(token.substr(0, digits)), access, file});
   return Status::Ok();

@@ -99,7 +99,7 @@ const char* NvidiaSmiFailureName(NvidiaSmiFailure failure) {
 }
 
 bool ParseLostGpuLine(const std::string& line, LostGpu* lost) {
-  std::string text = nvsmi::Trim(line);
+  std::string text = Trim(line);
   if (text.size() < sizeof(kLostPrefix) || (text[0] != 'U' && text[0] != 'u')) return false;
   std::string lower = Lower(text.substr(0, sizeof(kLostPrefix) - 1));
   if (lower != kLostPrefix) return false;
@@ -166,7 +166,7 @@ NvidiaSmiFailure ClassifyNvidiaSmiFailure(const std::string& out,
 }
 
 std::string NormalizeBusId(const std::string& bus_id) {
-  std::string id = nvsmi::Trim(bus_id);
+  std::string id = Trim(bus_id);
   for (char& c : id) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   if (!LooksLikeBusId(id)) return id;
   size_t colon = id.find(':');

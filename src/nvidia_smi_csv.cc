@@ -12,6 +12,10 @@ namespace {
 
 constexpr size_t kMaxQuoted = 60;
 
+std::string Quote(const std::string& value) {
+  return QuoteForMessage(value, kMaxQuoted);
+}
+
 // nvidia-smi --help-query-gpu / --help-query-compute-apps: the names a query
 // accepts and the one its header prints for them.
 const std::map<std::string, std::string>& Aliases(Query query) {
@@ -55,16 +59,6 @@ std::vector<std::string> SplitRaw(const std::string& line) {
   return parts;
 }
 
-std::string Quoted(const std::string& value) {
-  std::string quoted = "\"";
-  for (size_t i = 0; i < value.size() && i < kMaxQuoted; ++i) {
-    unsigned char c = static_cast<unsigned char>(value[i]);
-    quoted += (c < 0x20 || c == 0x7f) ? '?' : static_cast<char>(c);
-  }
-  if (value.size() > kMaxQuoted) quoted += "...";
-  return quoted + "\"";
-}
-
 bool AllDigits(const std::string& text, size_t max_digits) {
   if (text.empty() || text.size() > max_digits) return false;
   return std::all_of(text.begin(), text.end(),
@@ -86,7 +80,7 @@ Status MapHeader(Query query, const std::vector<std::string>& fields,
     std::string want = CanonicalField(query, fields[i]);
     auto at = std::find(header.begin(), header.end(), want);
     if (at == header.end()) {
-      return LineError(line.number, "header has no column " + Quoted(want));
+      return LineError(line.number, "header has no column " + Quote(want));
     }
     (*column_of)[i] = static_cast<size_t>(at - header.begin());
   }
@@ -94,14 +88,6 @@ Status MapHeader(Query query, const std::vector<std::string>& fields,
 }
 
 }  // namespace
-
-std::string Trim(const std::string& text) {
-  const char* blanks = " \t\r\n";
-  size_t begin = text.find_first_not_of(blanks);
-  if (begin == std::string::npos) return "";
-  size_t end = text.find_last_not_of(blanks);
-  return text.substr(begin, end - begin + 1);
-}
 
 std::vector<Line> SplitLines(const std::string& text) {
   std::vector<Line> lines;
@@ -192,7 +178,7 @@ Status ParseMib(const Row& row, const std::string& field,
     number = Trim(number.substr(0, number.size() - 3));
   }
   if (!AllDigits(number, 15)) {
-    return LineError(row.line, field + ": expected a number of MiB, got " + Quoted(value));
+    return LineError(row.line, field + ": expected a number of MiB, got " + Quote(value));
   }
   *mib = std::stoll(number);
   return Status::Ok();
@@ -203,7 +189,7 @@ Status ParseCount(const Row& row, const std::string& field,
   count->reset();
   if (IsUnknownValue(value)) return Status::Ok();
   if (!AllDigits(value, 9)) {
-    return LineError(row.line, field + ": expected an integer, got " + Quoted(value));
+    return LineError(row.line, field + ": expected an integer, got " + Quote(value));
   }
   *count = std::stoi(value);
   return Status::Ok();

@@ -11,6 +11,7 @@
 
 #include "fleetreap/nvidia_smi.h"
 #include "fleetreap/status.h"
+#include "fleetreap/text.h"
 
 namespace fleetreap {
 namespace nvsmi {
@@ -26,7 +27,6 @@ struct Line {
 std::vector<Line> SplitLines(const std::string& text);
 
 /// Removes spaces, tabs, CR and LF from both ends.
-std::string Trim(const std::string& text);
 
 /// Which --query-* option the fields belong to: the aliases differ ("name"
 /// is the GPU name for --query-gpu and the process name for compute apps).

@@ -1,0 +1,18 @@
+// Text: the two small string helpers the parsers share: trimming and quoting
+// a piece of a host's output inside an error message. Pure; thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace fleetreap {
+
+/// "text" without leading and trailing spaces, tabs, CRs and LFs.
+std::string Trim(const std::string& text);
+
+/// "value" in double quotes for an error message: control characters become
+/// '?', and past "max_chars" it is cut and "..." added, so a host's garbage
+/// can never flood or break a one-line message.
+std::string QuoteForMessage(const std::string& value, size_t max_chars);
+
+}  // namespace fleetreap

@@ -1,0 +1,23 @@
+#include "fleetreap/text.h"
+
+namespace fleetreap {
+
+std::string Trim(const std::string& text) {
+  const char* blanks = " \t\r\n";
+  size_t begin = text.find_first_not_of(blanks);
+  if (begin == std::string::npos) return "";
+  size_t end = text.find_last_not_of(blanks);
+  return text.substr(begin, end - begin + 1);
+}
+
+std::string QuoteForMessage(const std::string& value, size_t max_chars) {
+  std::string quoted = "\"";
+  for (size_t i = 0; i < value.size() && i < max_chars; ++i) {
+    unsigned char c = static_cast<unsigned char>(value[i]);
+    quoted += (c < 0x20 || c == 0x7f) ? '?' : static_cast<char>(c);
+  }
+  if (value.size() > max_chars) quoted += "...";
+  return quoted + "\"";
+}
+
+}  // namespace fleetreap
