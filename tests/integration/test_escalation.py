@@ -11,14 +11,13 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "sim"))
 
 import ground_truth  # noqa: E402
-from simfleet import Fleet, HostSpec  # noqa: E402
+from simfleet import Fleet, HostSpec, scratch_dir  # noqa: E402
 
 SOURCE = os.environ.get("FLEETREAP_SOURCE_DIR", os.path.join(HERE, "..", ".."))
 BIN = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE, "build", "fleetreap"))
@@ -66,7 +65,7 @@ def live_processes(fleet):
 class EscalationTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="esctest-")
+        cls.tmp = scratch_dir(prefix="esctest-")
         cls.fleet = Fleet(os.path.join(cls.tmp, "fleet"))
         cls.fleet.up([HostSpec(name, scenario=s) for name, s in SCENARIOS.items()])
         cls.before = cls.fleet.ground_truth()

@@ -9,13 +9,12 @@ Needs root and the built sim tools (FLEETREAP_SIM_BIN_DIR, FLEETREAP_BIN).
 import json
 import os
 import sys
-import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "sim"))
 
-from simfleet import Fleet, HostSpec  # noqa: E402
+from simfleet import Fleet, HostSpec, scratch_dir  # noqa: E402
 
 SOURCE = os.environ.get("FLEETREAP_SOURCE_DIR", os.path.join(HERE, "..", ".."))
 BIN = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE, "build", "fleetreap"))
@@ -24,7 +23,7 @@ BIN = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE, "build", "fleetreap")
 class LocalTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="localtest-")
+        cls.tmp = scratch_dir(prefix="localtest-")
         cls.fleet = Fleet(os.path.join(cls.tmp, "fleet"))
         cls.fleet.up([HostSpec("node01", scenario="vllm_incident"),
                       HostSpec("node02", scenario="protected_daemons")])

@@ -13,7 +13,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import unittest
 import xml.etree.ElementTree as ET
 
@@ -24,7 +23,7 @@ SOURCE_DIR = os.environ.get("FLEETREAP_SOURCE_DIR", os.path.dirname(os.path.dirn
 sys.path.insert(0, os.path.join(SOURCE_DIR, "tests", "sim"))
 
 from scenarios import wait_until  # noqa: E402
-from simfleet import Fleet, HostSpec  # noqa: E402
+from simfleet import Fleet, HostSpec, scratch_dir  # noqa: E402
 
 FLEETREAP = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE_DIR, "build", "fleetreap"))
 
@@ -45,7 +44,7 @@ ANSI = re.compile(r"\x1b\[")
 class ReportsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="reports-")
+        cls.tmp = scratch_dir(prefix="reports-")
         cls.fleet = Fleet(os.path.join(cls.tmp, "fleet"))
         cls.fleet.up(SPECS)
         cls.out = os.path.join(cls.tmp, "out")
@@ -194,7 +193,7 @@ class InterruptTest(unittest.TestCase):
     is still written and names the hosts never started."""
 
     def test_ctrl_c_still_writes_every_report(self):
-        tmp = tempfile.mkdtemp(prefix="reports-int-")
+        tmp = scratch_dir(prefix="reports-int-")
         fleet = Fleet(os.path.join(tmp, "fleet"))
         try:
             fleet.up([HostSpec("gpu01", scenario="clean"),

@@ -7,13 +7,12 @@ nothing behind. Needs root and the built sim tools (FLEETREAP_SIM_BIN_DIR).
 import os
 import subprocess
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sim"))
 
 from scenarios import wait_until  # noqa: E402
-from simfleet import Fleet, HostSpec  # noqa: E402
+from simfleet import Fleet, HostSpec, scratch_dir  # noqa: E402
 
 SPECS = [
     HostSpec("gpu01", scenario="clean"),
@@ -36,7 +35,7 @@ SPECS = [
 class SimFleetTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="simtest-")
+        cls.tmp = scratch_dir(prefix="simtest-")
         cls.workdir = os.path.join(cls.tmp, "fleet")
         cls.fleet = Fleet(cls.workdir)
         cls.fleet.up(SPECS)
@@ -185,7 +184,7 @@ class SimFleetTest(unittest.TestCase):
 
 class TearDownTest(unittest.TestCase):
     def test_two_fleets_at_once_do_not_collide(self):
-        tmp = tempfile.mkdtemp(prefix="simtwo-")
+        tmp = scratch_dir(prefix="simtwo-")
         with Fleet(os.path.join(tmp, "a")) as a, Fleet(os.path.join(tmp, "b")) as b:
             a.up([HostSpec("gpu01", scenario="clean")])
             b.up([HostSpec("gpu01", scenario="orphans")])
@@ -195,7 +194,7 @@ class TearDownTest(unittest.TestCase):
         os.rmdir(tmp)
 
     def test_down_leaves_nothing(self):
-        tmp = tempfile.mkdtemp(prefix="simdown-")
+        tmp = scratch_dir(prefix="simdown-")
         workdir = os.path.join(tmp, "fleet")
         fleet = Fleet(workdir)
         fleet.up([HostSpec("a1", scenario="vllm_incident"), HostSpec("a2", scenario="no_banner")])
@@ -213,7 +212,7 @@ class TearDownTest(unittest.TestCase):
         os.rmdir(tmp)
 
     def test_cleanup_after_a_crashed_run(self):
-        tmp = tempfile.mkdtemp(prefix="simcrash-")
+        tmp = scratch_dir(prefix="simcrash-")
         workdir = os.path.join(tmp, "fleet")
         # A child process brings a persistent fleet up and dies without down().
         code = ("import sys; sys.path.insert(0, %r); from simfleet import Fleet, HostSpec; "

@@ -19,7 +19,7 @@ import tempfile
 import time
 import unittest
 
-from simfleet import Fleet, HostSpec
+from simfleet import Fleet, HostSpec, scratch_dir
 
 FLEETREAP = os.environ.get("FLEETREAP_BIN", "fleetreap")
 SOURCE_DIR = os.environ.get("FLEETREAP_SOURCE_DIR",
@@ -79,7 +79,7 @@ class ErrorKindsTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.workdir = tempfile.mkdtemp(prefix="fleetreap-transport-")
+        cls.workdir = scratch_dir(prefix="fleetreap-transport-")
         cls.fleet = Fleet(cls.workdir)
         cls.fleet.up([
             HostSpec("ok01", scenario="clean"),
@@ -176,7 +176,7 @@ class HostKeyPolicyTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.workdir = tempfile.mkdtemp(prefix="fleetreap-hostkeys-")
+        cls.workdir = scratch_dir(prefix="fleetreap-hostkeys-")
         cls.fleet = Fleet(cls.workdir)
         cls.fleet.up([HostSpec("gpu01"), HostSpec("gpu02"),
                       HostSpec("gpu03", scenario="host_key_changed")])
@@ -244,7 +244,7 @@ class ConnectionLostTest(unittest.TestCase):
     (the escalation had begun), and the other host finishes all the same."""
 
     def test_sshd_dying_mid_command(self):
-        workdir = tempfile.mkdtemp(prefix="fleetreap-lost-")
+        workdir = scratch_dir(prefix="fleetreap-lost-")
         out = os.path.join(workdir, "report.json")
         try:
             with Fleet(workdir) as fleet:
@@ -289,7 +289,7 @@ class InterruptTest(unittest.TestCase):
     signal never reaches a worker's session), the rest are never started."""
 
     def test_ctrl_c_lets_the_host_in_flight_finish(self):
-        workdir = tempfile.mkdtemp(prefix="fleetreap-interrupt-")
+        workdir = scratch_dir(prefix="fleetreap-interrupt-")
         out = os.path.join(workdir, "report.json")
         try:
             with Fleet(workdir) as fleet:
@@ -327,7 +327,7 @@ class LargeFleetTest(unittest.TestCase):
     """200 hosts, 200 sessions at once, all appending to one known_hosts."""
 
     def test_200_hosts_all_accounted_for(self):
-        workdir = tempfile.mkdtemp(prefix="fleetreap-large-")
+        workdir = scratch_dir(prefix="fleetreap-large-")
         try:
             with Fleet(workdir) as fleet:
                 fleet.up([HostSpec(f"gpu{i:03d}") for i in range(1, 201)], timeout=240)

@@ -36,17 +36,27 @@ Python process that started them (PR_SET_PDEATHSIG), so a crashed test leaves
 nothing running; scripts/fleet uses persistent=True.
 """
 
+import atexit
 import concurrent.futures
 import json
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass
 
 import ground_truth
 import host_setup
 from address_pool import REGISTRY, claim_net, release_nets  # noqa: F401
+
+
+def scratch_dir(prefix):
+    """A new directory under /tmp for one test, removed when the process
+    exits (after its fleets are down), so test runs leave no files behind."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, path, True)
+    return path
 from reaper import (die_with_parent, end_hosts, end_recorded, listening,  # noqa: F401
                     start_time, wait_gone)
 
