@@ -7,10 +7,15 @@
 
 #include <libssh/libssh.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <mutex>
+#include <unordered_map>
 
 namespace fleetreap {
 namespace {
@@ -37,6 +42,75 @@ std::string Fingerprint(ssh_key key) {
   ssh_string_free_char(text);
   ssh_clean_pubkey_hash(&hash);
   return fingerprint;
+}
+
+// One known_hosts file, split for KnownHostsSlice. Immutable once built.
+struct KnownHostsIndex {
+  struct stat info {};                // what the file was when read
+  std::vector<std::string> lines;     // entry lines, newline-terminated
+  std::vector<size_t> any_host;       // hashed, pattern and marker lines
+  std::unordered_map<std::string, std::vector<size_t>> by_name;  // lowercase
+};
+
+std::mutex g_index_mutex;
+std::map<std::string, std::shared_ptr<const KnownHostsIndex>> g_indexes;
+
+std::string Lowercase(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+bool SameFile(const struct stat& a, const struct stat& b) {
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino && a.st_size == b.st_size &&
+         a.st_mtim.tv_sec == b.st_mtim.tv_sec && a.st_mtim.tv_nsec == b.st_mtim.tv_nsec &&
+         a.st_ctim.tv_sec == b.st_ctim.tv_sec && a.st_ctim.tv_nsec == b.st_ctim.tv_nsec;
+}
+
+// Reads and splits "path"; null when it cannot be read.
+std::shared_ptr<const KnownHostsIndex> BuildIndex(const std::string& path) {
+  auto index = std::make_shared<KnownHostsIndex>();
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  std::string text;
+  bool ok = fstat(fd, &index->info) == 0 && S_ISREG(index->info.st_mode);
+  char buffer[16384];
+  while (ok) {
+    ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) ok = false;
+    if (n <= 0) break;
+    text.append(buffer, static_cast<size_t>(n));
+  }
+  close(fd);
+  if (!ok) return nullptr;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    start = end + 1;
+    size_t first = line.find_first_not_of(" \t\r\v\f");
+    if (first == std::string::npos || line[first] == '#') continue;
+    size_t last = line.find_first_of(" \t", first);
+    std::string hosts =
+        line.substr(first, last == std::string::npos ? std::string::npos : last - first);
+    size_t number = index->lines.size();
+    index->lines.push_back(line + "\n");
+    // A tab before the first space, a pattern, a hash or a marker: libssh decides.
+    if (last != line.find(' ', first) || hosts.find_first_of("*?!|@") != std::string::npos) {
+      index->any_host.push_back(number);
+      continue;
+    }
+    size_t from = 0;
+    while (from <= hosts.size()) {
+      size_t comma = hosts.find(',', from);
+      if (comma == std::string::npos) comma = hosts.size();
+      std::vector<size_t>& numbers = index->by_name[Lowercase(hosts.substr(from, comma - from))];
+      if (numbers.empty() || numbers.back() != number) numbers.push_back(number);
+      from = comma + 1;
+    }
+  }
+  return index;
 }
 
 // Closes a descriptor (and so drops its flock) on every path out.
@@ -77,6 +151,33 @@ Status FindKnownHostsLines(const std::string& path, const std::string& host_name
     ssh_knownhosts_entry_free(entry);
   }
   return Status::Ok();
+}
+
+bool KnownHostsSlice(const std::string& path, const std::string& host_name,
+                     std::string* text) {
+  struct stat info {};
+  if (stat(path.c_str(), &info) != 0) return false;
+  std::shared_ptr<const KnownHostsIndex> index;
+  {
+    std::lock_guard<std::mutex> lock(g_index_mutex);
+    auto found = g_indexes.find(path);
+    if (found != g_indexes.end() && SameFile(found->second->info, info)) index = found->second;
+  }
+  if (index == nullptr) {
+    index = BuildIndex(path);
+    if (index == nullptr) return false;
+    std::lock_guard<std::mutex> lock(g_index_mutex);
+    g_indexes[path] = index;
+  }
+  std::vector<size_t> numbers = index->any_host;
+  auto named = index->by_name.find(Lowercase(host_name));
+  if (named != index->by_name.end()) {
+    numbers.insert(numbers.end(), named->second.begin(), named->second.end());
+    std::sort(numbers.begin(), numbers.end());
+  }
+  text->clear();
+  for (size_t number : numbers) *text += index->lines[number];
+  return true;
 }
 
 std::string KeyFingerprint(const std::string& key) {

@@ -1,7 +1,10 @@
 #include "fleetreap/ssh_transport.h"
 
 #include <pwd.h>
+#include <sys/mman.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <utility>
 
@@ -139,7 +142,6 @@ Status SshTransport::Connect() {
   if (!options_.user.empty()) {
     ssh_options_set(session, SSH_OPTIONS_USER, options_.user.c_str());
   }
-  ssh_options_set(session, SSH_OPTIONS_KNOWNHOSTS, options_.known_hosts.c_str());
   ssh_options_set(session, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, "/dev/null");
   int one = 1;
   ssh_options_set(session, SSH_OPTIONS_NODELAY, &one);
@@ -167,6 +169,8 @@ Status SshTransport::Connect() {
       ssh_string_free_char(value);
     }
   }
+  const std::string known_hosts = KnownHostsFileForLibssh(state.get());
+  ssh_options_set(session, SSH_OPTIONS_KNOWNHOSTS, known_hosts.c_str());
   if (dial) {
     Status dialed = DialTcp(target_host_, target_port_, deadline, &state->fd);
     if (!dialed.ok()) {
@@ -192,6 +196,26 @@ Status SshTransport::Connect() {
   // Later blocking calls (opening a channel) wait at most this long.
   SetTimeout(session, options_.connect_timeout);
   return Status::Ok();
+}
+
+std::string SshTransport::KnownHostsFileForLibssh(Session* state) const {
+  std::string slice;
+  if (!KnownHostsSlice(options_.known_hosts, KnownHostsName(target_host_, target_port_),
+                       &slice)) {
+    return options_.known_hosts;
+  }
+  int fd = memfd_create("known_hosts", MFD_CLOEXEC);
+  if (fd < 0) return options_.known_hosts;
+  state->known_hosts_fd = fd;
+  size_t done = 0;
+  while (done < slice.size()) {
+    ssize_t n = write(fd, slice.data() + done, slice.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return options_.known_hosts;
+    done += static_cast<size_t>(n);
+  }
+  std::string path = "/proc/self/fd/" + std::to_string(fd);
+  return access(path.c_str(), R_OK) == 0 ? path : options_.known_hosts;
 }
 
 Status SshTransport::VerifyHostKey() {

@@ -15,6 +15,9 @@ struct SshTransport::Session {
   ssh_session session = nullptr;
   int fd = -1;  // our socket; libssh 0.10 does not close one given by SSH_OPTIONS_FD
   ssh_callbacks_struct callbacks{};  // must outlive the session
+  // A memfd holding the lines of known_hosts that concern this host, which
+  // libssh reads through /proc/self/fd; -1 when libssh reads the file itself.
+  int known_hosts_fd = -1;
 
   Session() = default;
   Session(const Session&) = delete;
@@ -25,6 +28,7 @@ struct SshTransport::Session {
       ssh_free(session);
     }
     if (fd >= 0) close(fd);
+    if (known_hosts_fd >= 0) close(known_hosts_fd);
   }
 };
 

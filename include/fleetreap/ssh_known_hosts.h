@@ -30,6 +30,18 @@ struct KnownHostsLine {
 Status FindKnownHostsLines(const std::string& path, const std::string& host_name,
                            std::vector<KnownHostsLine>* lines);
 
+/// The lines of known_hosts "path" that libssh could match for "host_name"
+/// (from KnownHostsName), in file order, each ending in a newline: entries
+/// that name it (case aside), and every hashed, pattern or marker line, which
+/// only libssh can judge. Comments, blank lines and entries that name only
+/// other hosts are left out, so that libssh, which reads its known_hosts file
+/// twice per connection, reads a few lines instead of the whole fleet's. The
+/// file is read once per process and again only when it changes (size, mtime
+/// or inode). Returns false, leaving "*text" alone, when the file cannot be
+/// read (missing included): the caller then gives libssh the file itself.
+bool KnownHostsSlice(const std::string& path, const std::string& host_name,
+                     std::string* text);
+
 /// "SHA256:..." for a public key written as "type base64"; "" if malformed.
 std::string KeyFingerprint(const std::string& key);
 

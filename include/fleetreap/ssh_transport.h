@@ -84,6 +84,9 @@ class SshTransport : public Transport {
  private:
   struct Session;  // the libssh handles; defined in ssh_transport.cc
 
+  // The known_hosts path to give libssh: a memfd (under /proc/self/fd, owned
+  // by "state") with only the lines that concern the target, or the file.
+  std::string KnownHostsFileForLibssh(Session* state) const;
   Status VerifyHostKey();
   Status Authenticate();
 
