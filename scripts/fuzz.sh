@@ -13,7 +13,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-60}
 build=${FLEETREAP_FUZZ_BUILD:-$root/build-fuzz}
 jobs=${FLEETREAP_FUZZ_JOBS:-2}
-targets="gpu_query compute_apps fuser_output holder_scan"
+targets="gpu_query compute_apps fuser_output holder_scan inventory playbook"
 
 cmake -S "$root" -B "$build" -G Ninja -DFLEETREAP_FUZZ=ON -DFLEETREAP_TESTS=OFF \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
@@ -25,7 +25,10 @@ cmake --build "$build" -j "$jobs" --target "$@"
 # exit 0); fuser captures carry stderr and exit status after NUL bytes.
 seeds=$build/fuzz-seeds
 rm -rf "$seeds"
-mkdir -p "$seeds/gpu_query" "$seeds/fuser_output" "$seeds/holder_scan"
+mkdir -p "$seeds/gpu_query" "$seeds/fuser_output" "$seeds/holder_scan" "$seeds/inventory" \
+  "$seeds/playbook"
+cp "$root"/inventory/*.yaml "$root"/inventory/*.txt "$seeds/inventory/"
+cp "$root"/playbooks/*.yaml "$seeds/playbook/"
 cp "$root"/tests/testdata/nvsmi/*.txt "$seeds/gpu_query/"
 for out in "$root"/tests/testdata/fuser/*.out; do
   base=${out%.out}
@@ -43,12 +46,16 @@ for t in $targets; do
     compute_apps) seed=$seeds/gpu_query;;
     *) seed=$seeds/$t;;
   esac
+  # A pattern may expand to kMaxExpandedHosts names: legitimately slow
+  # under ASan, so the inventory target gets a longer per-input timeout.
+  timeout=10
+  [ "$t" = inventory ] && timeout=60
   log=$build/fuzz-$t.log
   start=$(date +%s)
   rc=0
   (cd "$build" && "./tests/fuzz/fuzz_$t" "$corpus" "$seed" \
       -dict="$root/tests/fuzz/nvidia_smi.dict" -max_total_time="$seconds" \
-      -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1) \
+      -timeout="$timeout" -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1) \
       > "$log" 2>&1 || rc=$?
   elapsed=$(( $(date +%s) - start ))
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")

@@ -78,7 +78,6 @@ class YamlLoader {
   RawInventory raw_;
   std::vector<std::string>& group_names_ = raw_.group_names;
   std::vector<RawGroup>& groups_ = raw_.groups;
-  std::unordered_map<std::string, int>& group_ids_ = raw_.group_ids;
   std::vector<std::string>& host_names_ = raw_.host_names;
   std::vector<RawHost>& hosts_ = raw_.hosts;
   std::unordered_map<std::string, size_t>& host_ids_ = raw_.host_ids;

@@ -16,8 +16,10 @@
 namespace fleetreap {
 
 /// The most names one pattern may expand to; larger patterns are an error
-/// rather than an allocation that takes the machine down.
-inline constexpr size_t kMaxExpandedHosts = 1000000;
+/// rather than an allocation that takes the machine down. A fleet is
+/// thousands of hosts; 100,000 leaves room and keeps a typo such as
+/// gpu[1:999999] an error, not seconds of work.
+inline constexpr size_t kMaxExpandedHosts = 100000;
 
 /// True when "pattern" contains a bracket, i.e. may denote more than one name.
 bool HasHostRange(const std::string& pattern);
