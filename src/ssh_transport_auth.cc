@@ -110,33 +110,46 @@ Status SshTransport::Authenticate() {
   if (rc == SSH_AUTH_ERROR) return lost();
 
   // Order: the keys the inventory or --identity named, ssh-agent, then the
-  // default keys. An empty entry stands for the agent.
-  std::vector<std::string> keys = options_.identity_files;
-  const size_t named = keys.size();
+  // default keys. An empty entry stands for the agent. The agent and the
+  // default keys are looked up only when the keys before them failed: a
+  // fleet whose inventory names a good key asks nothing else per host.
+  std::vector<std::string> notes;
+  auto try_agent = [&] {
+    rc = ssh_userauth_agent(session, nullptr);
+    if (rc == SSH_AUTH_SUCCESS) return KeyOutcome::kAccepted;
+    if (rc == SSH_AUTH_ERROR && !ssh_is_connected(session)) return KeyOutcome::kSessionError;
+    notes.push_back("ssh-agent: no key accepted");
+    return KeyOutcome::kRejected;
+  };
+  auto try_key = [&](const std::string& path, bool named) {
+    if (path.empty()) return try_agent();
+    KeyOutcome outcome = TryKeyFile(session, path, named, &notes);
+    if (outcome == KeyOutcome::kSessionError && ssh_is_connected(session)) {
+      return KeyOutcome::kRejected;
+    }
+    return outcome;
+  };
+  for (const std::string& path : options_.identity_files) {
+    KeyOutcome outcome = try_key(path, /*named=*/true);
+    if (outcome == KeyOutcome::kAccepted) return Status::Ok();
+    if (outcome == KeyOutcome::kSessionError) return lost();
+  }
   const char* agent_socket = getenv("SSH_AUTH_SOCK");
   if (options_.use_agent && agent_socket != nullptr && *agent_socket != '\0') {
-    keys.push_back("");
+    KeyOutcome outcome = try_agent();
+    if (outcome == KeyOutcome::kAccepted) return Status::Ok();
+    if (outcome == KeyOutcome::kSessionError) return lost();
   }
   if (options_.use_default_keys) {
     const passwd* entry = getpwuid(getuid());
     const std::string home = entry != nullptr ? entry->pw_dir : "";
     for (const char* name : {"id_ed25519", "id_ecdsa", "id_rsa"}) {
       std::string path = home + "/.ssh/" + name;
-      if (access(path.c_str(), R_OK) == 0) keys.push_back(path);
+      if (access(path.c_str(), R_OK) != 0) continue;
+      KeyOutcome outcome = try_key(path, /*named=*/false);
+      if (outcome == KeyOutcome::kAccepted) return Status::Ok();
+      if (outcome == KeyOutcome::kSessionError) return lost();
     }
-  }
-  std::vector<std::string> notes;
-  for (size_t i = 0; i < keys.size(); ++i) {
-    if (keys[i].empty()) {
-      rc = ssh_userauth_agent(session, nullptr);
-      if (rc == SSH_AUTH_SUCCESS) return Status::Ok();
-      if (rc == SSH_AUTH_ERROR && !ssh_is_connected(session)) return lost();
-      notes.push_back("ssh-agent: no key accepted");
-      continue;
-    }
-    KeyOutcome outcome = TryKeyFile(session, keys[i], i < named, &notes);
-    if (outcome == KeyOutcome::kAccepted) return Status::Ok();
-    if (outcome == KeyOutcome::kSessionError && !ssh_is_connected(session)) return lost();
   }
   if (options_.use_ssh_config) {
     // The config's IdentityFile entries live in the session's own list;
