@@ -23,13 +23,12 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "sim"))
 
-from simfleet import Fleet, HostSpec  # noqa: E402
+from simfleet import Fleet, HostSpec, scratch_dir  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -109,7 +108,7 @@ def main():
     print(f"fleetreap: {binary}")
     print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
     for count in [int(x) for x in args.hosts.split(",")]:
-        workdir = tempfile.mkdtemp(prefix=f"fleetreap-bench{count}-")
+        workdir = scratch_dir(prefix=f"fleetreap-bench{count}-")
         with Fleet(workdir) as fleet:
             fleet.up([HostSpec(f"gpu{i:03d}") for i in range(1, count + 1)], timeout=300)
             print(f"\n{count} hosts up in {fleet.timings['up_s']:.1f} s")
