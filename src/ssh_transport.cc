@@ -54,6 +54,16 @@ Status ClassifyConnectError(const std::string& error, const std::string& where,
   if (Contains(error, "disconnected") || Contains(error, "reset") ||
       Contains(error, "Broken pipe") || Contains(error, "Socket error") ||
       Contains(error, "closed")) {
+    // Our own socket saw the banner, so the server hung up in the middle of
+    // key exchange: that is sshd refusing the negotiation (no algorithm in
+    // common). Which of the two libssh notices first (the server's offer or
+    // the closed socket) is a race; both are the same failure.
+    if (dialed) {
+      return Status::Error(ErrorKind::kKex,
+                           where + ": key exchange failed: the server closed the "
+                                   "connection during key exchange (no algorithm in "
+                                   "common?): " + error);
+    }
     return Status::Error(ErrorKind::kConnectionLost, where + ": " + error);
   }
   return Status::Error(ErrorKind::kKex, where + ": key exchange failed: " + error);
