@@ -218,13 +218,19 @@ class HostSetup:
     def tarpit(self):
         """A listener that accepts but never sends the SSH banner."""
         self.fleet.kill_sshd(self.name)
-        self.fleet.exec(self.name, f"/usr/local/bin/tarpit {self.host.address} 22 "
-                                   "</dev/null >/dev/null 2>&1 &")
+        started = self.fleet.exec(self.name, f"/usr/local/bin/tarpit {self.host.address} 22 "
+                                             "</dev/null >/dev/null 2>&1 & echo $!")
+        pid = started.stdout.strip()
         self.host.listener = "tarpit"
-        for _ in range(200):
-            if self.fleet.exec(self.name, "fuser -n tcp 22 >/dev/null 2>&1").returncode == 0:
-                break
+        # Ready only when the tarpit itself holds port 22 (not a dying sshd).
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            holders = self.fleet.exec(self.name, "fuser -n tcp 22 2>/dev/null").stdout.split()
+            if pid in holders:
+                return
             time.sleep(0.01)
+        from simfleet import SimError   # simfleet imports this module
+        raise SimError(f"{self.name}: tarpit (pid {pid}) is not listening on port 22")
 
     def refuse_key(self):
         """The fleet's client key is not authorized for any user."""

@@ -320,7 +320,12 @@ class Fleet:
 
     def kill_sshd(self, name):
         """Ends the host's sshd listener now (the host stays up)."""
-        self.exec(name, "kill -KILL $(cat /run/fakegpu/sshd.pid) 2>/dev/null")
+        # Returns once the listener is closed: the kernel closes a killed
+        # process's sockets before it turns zombie.
+        self.exec(name, "p=$(cat /run/fakegpu/sshd.pid); kill -KILL $p 2>/dev/null; "
+                        "for i in $(seq 500); do "
+                        "  s=$(cut -d')' -f2 /proc/$p/stat 2>/dev/null | cut -d' ' -f2); "
+                        "  [ -z \"$s\" ] || [ \"$s\" = Z ] && break; sleep 0.01; done")
         self.hosts[name].listener = "none"
 
     # ---- tear-down ------------------------------------------------------

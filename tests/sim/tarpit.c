@@ -5,6 +5,7 @@
  * Holds every accepted connection open until the peer closes it.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
@@ -27,8 +28,19 @@ int main(int argc, char **argv) {
   memset(&addr, 0, sizeof addr);
   addr.sin_family = AF_INET;
   addr.sin_port = htons((unsigned short)atoi(argv[2]));
-  if (inet_pton(AF_INET, argv[1], &addr.sin_addr) != 1 ||
-      bind(listener, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(listener, 128) != 0) {
+  if (inet_pton(AF_INET, argv[1], &addr.sin_addr) != 1) {
+    fprintf(stderr, "tarpit: bad address %s\n", argv[1]);
+    return 2;
+  }
+  /* The sshd this replaces may still be closing its listener: retry a
+   * while (10 s) rather than fail on EADDRINUSE. */
+  int bound = -1;
+  for (int tries = 0; tries < 1000; tries++) {
+    bound = bind(listener, (struct sockaddr *)&addr, sizeof addr);
+    if (bound == 0 || errno != EADDRINUSE) break;
+    usleep(10000);
+  }
+  if (bound != 0 || listen(listener, 128) != 0) {
     perror("tarpit");
     return 1;
   }
