@@ -64,10 +64,10 @@ class LoggedTransport : public Transport {
     if (file_ != nullptr) std::fclose(file_);
   }
 
-  Status Connect() override {
+  Status Connect(std::chrono::steady_clock::time_point not_after) override {
     auto start = clock_();
     Write(start, "connect " + inner_->Describe() + "\n");
-    Status status = inner_->Connect();
+    Status status = inner_->Connect(not_after);
     auto end = clock_();
     auto took = std::chrono::duration_cast<std::chrono::milliseconds>(end - start);
     Write(end, (status.ok() ? std::string("connected") : "connect failed: " + status.ToString()) +

@@ -40,7 +40,7 @@ Status ConnectWithRetries(Run& run, const Host& host, Transport& transport,
   Status status;
   for (int attempt = 1;; ++attempt) {
     *attempts = attempt;
-    status = transport.Connect();
+    status = transport.Connect(host_deadline);
     if (status.ok() || !IsTransient(status.kind()) || attempt > settings.retries) {
       return status;
     }
@@ -89,6 +89,12 @@ HostReport RunHost(Run& run, const FleetPlan& plan) {
                                                       : HostStatus::kFailed;
       report.error_kind = connected.kind();
       report.error_message = connected.message();
+      if (Clock::now() >= host_deadline) {
+        report.error_message += settings.host_timeout.count() > 0 &&
+                                        host_deadline < run.deadline
+                                    ? " (ended by --host-timeout)"
+                                    : " (ended by --deadline)";
+      }
     }
     transport->Close();
   }

@@ -65,7 +65,7 @@ std::string SignalName(int signal_number) {
 
 LocalTransport::LocalTransport(size_t output_cap) : output_cap_(output_cap) {}
 
-Status LocalTransport::Connect() { return Status::Ok(); }
+Status LocalTransport::Connect(std::chrono::steady_clock::time_point) { return Status::Ok(); }
 
 CommandResult LocalTransport::Run(const std::string& command,
                                   milliseconds timeout) {

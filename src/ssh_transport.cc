@@ -118,10 +118,13 @@ std::string SshTransport::Describe() const {
          std::to_string(options_.port);
 }
 
-Status SshTransport::Connect() {
+Status SshTransport::Connect(Clock::time_point not_after) {
   Close();
   fingerprint_.clear();
-  const Clock::time_point deadline = Clock::now() + options_.connect_timeout;
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point deadline =
+      not_after - start < options_.connect_timeout ? not_after : start + options_.connect_timeout;
+  const milliseconds budget = std::chrono::duration_cast<milliseconds>(deadline - start);
   const std::string where = options_.name.empty() || options_.name == options_.address
                                 ? options_.address
                                 : options_.name + " (" + options_.address + ")";
@@ -193,8 +196,7 @@ Status SshTransport::Connect() {
   }
   SetTimeout(session, std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
   if (ssh_connect(session) != SSH_OK) {
-    return ClassifyConnectError(ssh_get_error(session), where, dial,
-                                options_.connect_timeout);
+    return ClassifyConnectError(ssh_get_error(session), where, dial, budget);
   }
   session_ = std::move(state);
   Status status = VerifyHostKey();

@@ -20,7 +20,7 @@ class ScriptedTransport : public Transport {
  public:
   ScriptedTransport(Status connect, std::vector<CommandResult> results)
       : connect_(std::move(connect)), results_(std::move(results)) {}
-  Status Connect() override { return connect_; }
+  Status Connect(std::chrono::steady_clock::time_point) override { return connect_; }
   CommandResult Run(const std::string&, std::chrono::milliseconds) override {
     return next_ < results_.size() ? results_[next_++] : CommandResult{};
   }
@@ -83,7 +83,7 @@ TEST_F(CommandLogTest, LogsConnectCommandsEndingsAndOutput) {
                    Status::Ok(), std::vector<CommandResult>{
                                      Exited(0, "0, 0 MiB\n1, 12 MiB\n", "", 200),
                                      killed, timed_out}));
-  ASSERT_TRUE(transport->Connect().ok());
+  ASSERT_TRUE(transport->Connect(kNoDeadline).ok());
   transport->Run("nvidia-smi --query-gpu=index,memory.used --format=csv,noheader",
                  std::chrono::milliseconds(60000));
   transport->Run("kill -KILL 4242\necho done", std::chrono::milliseconds(5000));
@@ -122,7 +122,7 @@ TEST_F(CommandLogTest, FailedConnectAndRetriesAppend) {
         "gpu14", std::make_unique<ScriptedTransport>(
                      Status::Error(ErrorKind::kConnectTimeout, "Timeout connecting"),
                      std::vector<CommandResult>{}));
-    EXPECT_EQ(transport->Connect().kind(), ErrorKind::kConnectTimeout);
+    EXPECT_EQ(transport->Connect(kNoDeadline).kind(), ErrorKind::kConnectTimeout);
   }
   EXPECT_EQ(ReadFile(root_ + "/gpu14.log"),
             "2026-11-30T03:04:05.000Z connect root@127.0.1.3:22\n"

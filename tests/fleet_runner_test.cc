@@ -17,8 +17,12 @@ using std::chrono::milliseconds;
 // commands).
 class ScriptedTransport : public Transport {
  public:
-  explicit ScriptedTransport(std::vector<Status> script) : script_(std::move(script)) {}
-  Status Connect() override {
+  // "seen", when given, receives the deadline of each Connect call.
+  explicit ScriptedTransport(std::vector<Status> script,
+                             std::chrono::steady_clock::time_point* seen = nullptr)
+      : script_(std::move(script)), seen_(seen) {}
+  Status Connect(std::chrono::steady_clock::time_point not_after) override {
+    if (seen_ != nullptr) *seen_ = not_after;
     Status status = script_[std::min(calls_, script_.size() - 1)];
     ++calls_;
     return status;
@@ -30,6 +34,7 @@ class ScriptedTransport : public Transport {
  private:
   std::vector<Status> script_;
   size_t calls_ = 0;
+  std::chrono::steady_clock::time_point* seen_;
 };
 
 // Counts observer calls; thread-safe like every observer must be.
@@ -145,6 +150,30 @@ TEST(FleetRunnerTest, ConnectOutcomesAndRetries) {
     EXPECT_EQ(observer.count("finished"), 1);
     EXPECT_EQ(observer.count("run_finished"), 1);
     EXPECT_EQ(observer.total(), 1);
+  }
+}
+
+TEST(FleetRunnerTest, ConnectEndsByTheHostDeadline) {
+  // Without --host-timeout or --deadline only the connect timeout bounds it;
+  // with one, Connect must end by it even when the connect timeout is longer.
+  for (milliseconds host_timeout : {milliseconds(0), milliseconds(1500)}) {
+    SCOPED_TRACE(host_timeout.count());
+    FleetSettings settings = FastSettings();
+    settings.host_timeout = host_timeout;
+    std::chrono::steady_clock::time_point seen{};
+    const auto before = std::chrono::steady_clock::now();
+    RunFleet(
+        Plans(1), settings,
+        [&](const Host&) {
+          return std::make_unique<ScriptedTransport>(std::vector<Status>{Status::Ok()}, &seen);
+        },
+        nullptr, nullptr, CleanReport);
+    if (host_timeout.count() == 0) {
+      EXPECT_EQ(seen, kNoDeadline);
+    } else {
+      EXPECT_GE(seen, before + host_timeout);
+      EXPECT_LE(seen, std::chrono::steady_clock::now() + host_timeout);
+    }
   }
 }
 

@@ -66,7 +66,7 @@ class FakeClock : public CleanerClock {
 class FakeTransport : public Transport {
  public:
   FakeTransport(FakeHost host, FakeClock* clock) : host_(std::move(host)), clock_(clock) {}
-  Status Connect() override { return Status::Ok(); }
+  Status Connect(std::chrono::steady_clock::time_point) override { return Status::Ok(); }
   void Close() override {}
   std::string Describe() const override { return "fake"; }
 

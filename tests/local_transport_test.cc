@@ -28,7 +28,7 @@ TEST(LocalTransportTest, EndsAndStreams) {
       {"cat", CommandEnd::kExited, 0, "", "", ""},  // stdin is /dev/null
   };
   LocalTransport transport;
-  ASSERT_TRUE(transport.Connect().ok());
+  ASSERT_TRUE(transport.Connect(kNoDeadline).ok());
   for (const RunCase& c : kCases) {
     SCOPED_TRACE(c.command);
     CommandResult r = transport.Run(c.command, milliseconds(20000));

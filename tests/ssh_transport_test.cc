@@ -75,7 +75,7 @@ TEST_F(SshTransportTest, RunsCommandsOnOneConnection) {
        CommandEnd::kExited, 124, "", "", ""},
   };
   SshTransport transport(Good());
-  Status status = transport.Connect();
+  Status status = transport.Connect(kNoDeadline);
   ASSERT_TRUE(status.ok()) << status.ToString();
   EXPECT_EQ(transport.host_key_fingerprint().rfind("SHA256:", 0), 0u);
   for (const RunCase& c : kCases) {
@@ -93,7 +93,7 @@ TEST_F(SshTransportTest, DrainsBothLargeStreamsAndCaps) {
   SshTransportOptions options = Good();
   options.output_cap = 3 << 20;
   SshTransport transport(options);
-  ASSERT_TRUE(transport.Connect().ok());
+  ASSERT_TRUE(transport.Connect(kNoDeadline).ok());
   // 8 MiB on each stream at once: reading one stream only would stall.
   CommandResult r = transport.Run(
       "head -c 8388608 /dev/zero >&2 & head -c 8388608 /dev/zero; wait; echo end >&2",
@@ -110,7 +110,7 @@ TEST_F(SshTransportTest, UnboundedHangEndsAsTimedOut) {
   SshTransportOptions options = Good();
   options.command_grace = milliseconds(100);
   SshTransport transport(options);
-  ASSERT_TRUE(transport.Connect().ok());
+  ASSERT_TRUE(transport.Connect(kNoDeadline).ok());
   CommandResult r = transport.Run("echo started; sleep 30", milliseconds(1000));
   EXPECT_EQ(r.end, CommandEnd::kTimedOut);
   // The connection is still good for the next commands, and what the
@@ -124,7 +124,7 @@ TEST_F(SshTransportTest, UnboundedHangEndsAsTimedOut) {
 
 TEST_F(SshTransportTest, SessionDyingUnderTheCommandIsConnectionLost) {
   SshTransport transport(Good());
-  ASSERT_TRUE(transport.Connect().ok());
+  ASSERT_TRUE(transport.Connect(kNoDeadline).ok());
   // $PPID is the sshd process serving this session.
   CommandResult r = transport.Run("kill -KILL $PPID; sleep 5", milliseconds(20000));
   EXPECT_EQ(r.end, CommandEnd::kConnectionLost) << CommandEndName(r.end);
@@ -203,7 +203,7 @@ TEST_F(SshTransportTest, ConnectFailuresAreClassified) {
     SshTransportOptions options = Good();
     c.adjust(&options, server_);
     SshTransport transport(options);
-    Status status = transport.Connect();
+    Status status = transport.Connect(kNoDeadline);
     EXPECT_EQ(status.kind(), c.kind) << status.ToString();
     for (const std::string& part : c.message_parts) {
       EXPECT_NE(status.message().find(part), std::string::npos)
@@ -212,13 +212,27 @@ TEST_F(SshTransportTest, ConnectFailuresAreClassified) {
   }
 }
 
+TEST_F(SshTransportTest, AnEarlierHostDeadlineEndsTheConnect) {
+  // A silent listener and a 60 s connect timeout, but the host's deadline
+  // (--host-timeout, --deadline) is 300 ms away: the attempt ends then.
+  static SilentListener silent;
+  SshTransportOptions options = Good();
+  options.port = silent.port();
+  options.connect_timeout = milliseconds(60000);
+  SshTransport transport(options);
+  const auto start = std::chrono::steady_clock::now();
+  Status status = transport.Connect(start + milliseconds(300));
+  EXPECT_EQ(status.kind(), ErrorKind::kBannerTimeout) << status.ToString();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+}
+
 TEST_F(SshTransportTest, HostKeyPolicies) {
   // Hashed entries are recognised.
   SshTransportOptions hashed = Good();
   ASSERT_TRUE(Shell("ssh-keygen -q -H -f " + hashed.known_hosts + " >/dev/null 2>&1"));
   {
     SshTransport transport(hashed);
-    Status status = transport.Connect();
+    Status status = transport.Connect(kNoDeadline);
     EXPECT_TRUE(status.ok()) << status.ToString();
   }
   // accept-new records an unknown key once; strict then accepts it.
@@ -227,13 +241,13 @@ TEST_F(SshTransportTest, HostKeyPolicies) {
   accept.host_key_policy = HostKeyPolicy::kAcceptNew;
   for (int i = 0; i < 2; ++i) {
     SshTransport transport(accept);
-    Status status = transport.Connect();
+    Status status = transport.Connect(kNoDeadline);
     EXPECT_TRUE(status.ok()) << status.ToString();
   }
   accept.host_key_policy = HostKeyPolicy::kStrict;
   {
     SshTransport transport(accept);
-    Status status = transport.Connect();
+    Status status = transport.Connect(kNoDeadline);
     EXPECT_TRUE(status.ok()) << status.ToString();
   }
   std::ifstream in(accept.known_hosts);
@@ -248,7 +262,7 @@ TEST_F(SshTransportTest, HostKeyPolicies) {
       "[127.0.0.1]:" + std::to_string(server_->port()) + " " + server_->other_host_key() + "\n");
   off.host_key_policy = HostKeyPolicy::kOff;
   SshTransport transport(off);
-  Status status = transport.Connect();
+  Status status = transport.Connect(kNoDeadline);
   EXPECT_TRUE(status.ok()) << status.ToString();
 }
 
@@ -264,7 +278,7 @@ TEST_F(SshTransportTest, SshConfigSuppliesHostNamePortUserAndKey) {
                         std::to_string(server_->port()) + "\n  User root\n  IdentityFile " +
                         server_->client_key() + "\n");
   SshTransport transport(options);
-  Status status = transport.Connect();
+  Status status = transport.Connect(kNoDeadline);
   ASSERT_TRUE(status.ok()) << status.ToString();
   EXPECT_EQ(transport.Run("echo via-config", milliseconds(20000)).out, "via-config\n");
 
@@ -272,7 +286,7 @@ TEST_F(SshTransportTest, SshConfigSuppliesHostNamePortUserAndKey) {
   options.use_ssh_config = false;
   options.connect_timeout = milliseconds(2000);
   SshTransport plain(options);
-  EXPECT_EQ(plain.Connect().kind(), ErrorKind::kDns);
+  EXPECT_EQ(plain.Connect(kNoDeadline).kind(), ErrorKind::kDns);
 }
 
 TEST_F(SshTransportTest, DescribeNamesUserAddressAndPort) {
@@ -296,7 +310,7 @@ TEST(SshTransportKexTest, NoCommonKeyExchangeIsKex) {
   options.use_agent = false;
   options.host_key_policy = HostKeyPolicy::kOff;
   SshTransport transport(options);
-  Status status = transport.Connect();
+  Status status = transport.Connect(kNoDeadline);
   EXPECT_EQ(status.kind(), ErrorKind::kKex) << status.ToString();
   EXPECT_NE(status.message().find("gpu01"), std::string::npos) << status.message();
 }

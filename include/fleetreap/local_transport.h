@@ -22,7 +22,7 @@ class LocalTransport : public Transport {
   explicit LocalTransport(size_t output_cap = kDefaultOutputCap);
 
   /// Nothing to open: always Ok.
-  Status Connect() override;
+  Status Connect(std::chrono::steady_clock::time_point not_after) override;
 
   /// Runs "command" with /bin/sh -c as given (callers bound the command with
   /// BoundedCommand as they do for a remote host). After "timeout" the process

@@ -60,8 +60,9 @@ class SshTransport : public Transport {
   /// changed under any policy but off, naming the host, the offered SHA256
   /// fingerprint and the known_hosts file:line), kAuth (including an
   /// encrypted identity with no agent), kConnectionLost. A second call after
-  /// a failure starts from scratch.
-  Status Connect() override;
+  /// a failure starts from scratch. An earlier "not_after" shortens the
+  /// whole attempt, and the timeout messages name the shorter bound.
+  Status Connect(std::chrono::steady_clock::time_point not_after) override;
 
   /// Opens a channel and execs "command" as given (callers bound it on the
   /// remote side with BoundedCommand). Stdout and stderr are drained together

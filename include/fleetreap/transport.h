@@ -22,6 +22,10 @@ enum class CommandEnd {
 
 const char* CommandEndName(CommandEnd end);
 
+/// For Transport::Connect: no host or run deadline, only the connect timeout.
+inline constexpr std::chrono::steady_clock::time_point kNoDeadline =
+    std::chrono::steady_clock::time_point::max();
+
 struct CommandResult {
   CommandEnd end = CommandEnd::kNotStarted;
   int exit_code = -1;       // valid when end == kExited
@@ -42,8 +46,10 @@ class Transport {
 
   /// Opens the connection (TCP, banner, key exchange, host key, auth). Errors
   /// carry the classified kind (dns, refused, connect_timeout, ...). Calling it
-  /// again after a failure retries from scratch.
-  virtual Status Connect() = 0;
+  /// again after a failure retries from scratch. The attempt ends by
+  /// "not_after" (a host or run deadline) even when the connect timeout
+  /// would allow longer; time_point::max() means no such limit.
+  virtual Status Connect(std::chrono::steady_clock::time_point not_after) = 0;
 
   /// Runs "command" with /bin/sh semantics. The command is bounded on both
   /// sides: the remote side by wrapping it (timeout -k), this side by a
