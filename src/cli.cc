@@ -57,6 +57,8 @@ po::options_description Describe(Options* o, RawFlags* raw) {
        "strict | accept-new | off (default strict)")
       ("ssh-config", po::bool_switch(&o->ssh_config),
        "read ~/.ssh/config (User, Port, IdentityFile, ProxyJump, ProxyCommand)")
+      ("ssh-config-file", po::value(&o->ssh_config_file)->value_name("FILE"),
+       "read this OpenSSH config instead (implies --ssh-config)")
       ("become,b", po::bool_switch(&o->become),
        "run host commands under sudo -n");
 
@@ -127,7 +129,16 @@ CliResult ParseCommandLine(int argc, const char* const* argv) {
 
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    po::parsed_options parsed = po::command_line_parser(args).options(desc).run();
+    // Without this, Program_options would drop a stray word silently
+    // ("--ssh-config my_config" would ignore my_config).
+    for (const std::string& word : po::collect_unrecognized(parsed.options,
+                                                            po::include_positional)) {
+      result.action = CliAction::kUsageError;
+      result.error = "unexpected argument '" + word + "' (every value belongs to a flag)";
+      return result;
+    }
+    po::store(parsed, vm);
     po::notify(vm);
   } catch (const po::error& e) {
     result.action = CliAction::kUsageError;

@@ -33,18 +33,10 @@ std::string HomeDirectory() {
   return home != nullptr ? home : "/";
 }
 
-// Sorts what ssh_connect() said into our kinds. "dialed" is true when our own
-// socket already saw the banner, so resolution and TCP cannot be the cause.
+// Sorts what ssh_connect() said into our kinds. Our socket (or proxy) has
+// already seen the banner, so resolution and TCP cannot be the cause.
 Status ClassifyConnectError(const std::string& error, const std::string& where,
-                            bool dialed, milliseconds timeout) {
-  if (!dialed) {
-    if (Contains(error, "resolve") || Contains(error, "getaddrinfo")) {
-      return Status::Error(ErrorKind::kDns, where + ": " + error);
-    }
-    if (Contains(error, "refused")) {
-      return Status::Error(ErrorKind::kRefused, where + ": " + error);
-    }
-  }
+                            milliseconds timeout) {
   if (Contains(error, "Timeout") || Contains(error, "timeout")) {
     return Status::Error(
         ErrorKind::kConnectTimeout,
@@ -58,13 +50,10 @@ Status ClassifyConnectError(const std::string& error, const std::string& where,
     // key exchange: that is sshd refusing the negotiation (no algorithm in
     // common). Which of the two libssh notices first (the server's offer or
     // the closed socket) is a race; both are the same failure.
-    if (dialed) {
-      return Status::Error(ErrorKind::kKex,
-                           where + ": key exchange failed: the server closed the "
-                                   "connection during key exchange (no algorithm in "
-                                   "common?): " + error);
-    }
-    return Status::Error(ErrorKind::kConnectionLost, where + ": " + error);
+    return Status::Error(ErrorKind::kKex,
+                         where + ": key exchange failed: the server closed the "
+                                 "connection during key exchange (no algorithm in "
+                                 "common?): " + error);
   }
   return Status::Error(ErrorKind::kKex, where + ": key exchange failed: " + error);
 }
@@ -92,7 +81,8 @@ SshTransportOptions SshOptionsFor(const Host& host, const Options& options) {
   ssh.known_hosts = options.known_hosts;
   ssh.host_key_policy = options.host_key_policy;
   ssh.connect_timeout = options.connect_timeout;
-  ssh.use_ssh_config = options.ssh_config;
+  ssh.use_ssh_config = options.ssh_config || !options.ssh_config_file.empty();
+  ssh.ssh_config_file = options.ssh_config_file;
   return ssh;
 }
 
@@ -166,7 +156,7 @@ Status SshTransport::Connect(Clock::time_point not_after) {
   // The host and port after the config (HostName, Port) and our options.
   target_host_ = options_.address;
   target_port_ = options_.port;
-  bool dial = true;
+  std::string proxy;  // a ProxyCommand, or the one libssh made of a ProxyJump
   if (options_.use_ssh_config) {
     char* value = nullptr;
     if (ssh_options_get(session, SSH_OPTIONS_HOST, &value) == SSH_OK) {
@@ -175,28 +165,29 @@ Status SshTransport::Connect(Clock::time_point not_after) {
     }
     unsigned int port = 0;
     if (ssh_options_get_port(session, &port) == SSH_OK) target_port_ = static_cast<int>(port);
-    // A ProxyCommand (or a ProxyJump, which libssh 0.10 turns into one) makes
-    // its own connection: libssh must connect, unbounded resolution and all.
     if (ssh_options_get(session, SSH_OPTIONS_PROXYCOMMAND, &value) == SSH_OK) {
-      dial = value == nullptr || *value == '\0' || std::string(value) == "none";
+      if (value != nullptr && std::string(value) != "none") proxy = value;
       ssh_string_free_char(value);
     }
   }
   const std::string known_hosts = KnownHostsFileForLibssh(state.get());
   ssh_options_set(session, SSH_OPTIONS_KNOWNHOSTS, known_hosts.c_str());
-  if (dial) {
-    Status dialed = DialTcp(target_host_, target_port_, deadline, &state->fd);
-    if (!dialed.ok()) {
-      return Status::Error(dialed.kind(),
-                           options_.name.empty() || options_.name == target_host_
-                               ? dialed.message()
-                               : options_.name + ": " + dialed.message());
-    }
-    ssh_options_set(session, SSH_OPTIONS_FD, &state->fd);
+  // Either way libssh gets a socket that has already carried the banner, so
+  // every wait up to here was bounded by our deadline.
+  Status dialed = proxy.empty() ? DialTcp(target_host_, target_port_, deadline, &state->fd)
+                                : StartProxy(proxy, state.get(), deadline, where);
+  if (!dialed.ok()) {
+    return Status::Error(dialed.kind(),
+                         options_.name.empty() || !proxy.empty() ||
+                                 options_.name == target_host_
+                             ? dialed.message()
+                             : options_.name + ": " + dialed.message());
   }
+  int fd = proxy.empty() ? state->fd : state->proxy.fd();
+  ssh_options_set(session, SSH_OPTIONS_FD, &fd);
   SetTimeout(session, std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
   if (ssh_connect(session) != SSH_OK) {
-    return ClassifyConnectError(ssh_get_error(session), where, dial, budget);
+    return ClassifyConnectError(ssh_get_error(session), where, budget);
   }
   session_ = std::move(state);
   Status status = VerifyHostKey();
@@ -208,6 +199,27 @@ Status SshTransport::Connect(Clock::time_point not_after) {
   // Later blocking calls (opening a channel) wait at most this long.
   SetTimeout(session, options_.connect_timeout);
   return Status::Ok();
+}
+
+Status SshTransport::StartProxy(const std::string& proxy, Session* state,
+                                Clock::time_point deadline, const std::string& where) {
+  ProxyTokens tokens;
+  tokens.host = target_host_;
+  tokens.original_host = options_.address;
+  tokens.port = target_port_;
+  char* user = nullptr;
+  if (ssh_options_get(state->session, SSH_OPTIONS_USER, &user) == SSH_OK) {
+    tokens.user = user;
+    ssh_string_free_char(user);
+  }
+  const passwd* entry = getpwuid(getuid());
+  tokens.local_user = entry != nullptr && entry->pw_name != nullptr ? entry->pw_name : "";
+  std::string command;
+  Status status = ExpandProxyCommand(proxy, tokens, &command);
+  if (!status.ok()) return Status::Error(status.kind(), where + ": " + status.message());
+  status = state->proxy.Start(command);
+  if (!status.ok()) return status;
+  return state->proxy.AwaitBanner(deadline, where);
 }
 
 std::string SshTransport::KnownHostsFileForLibssh(Session* state) const {

@@ -7,6 +7,7 @@
 #include <libssh/callbacks.h>
 #include <libssh/libssh.h>
 
+#include "fleetreap/proxy_command.h"
 #include "fleetreap/ssh_transport.h"
 
 namespace fleetreap {
@@ -18,6 +19,7 @@ struct SshTransport::Session {
   // A memfd holding the lines of known_hosts that concern this host, which
   // libssh reads through /proc/self/fd; -1 when libssh reads the file itself.
   int known_hosts_fd = -1;
+  ProxyCommand proxy;  // when the ssh config names one; owns its own socket
 
   Session() = default;
   Session(const Session&) = delete;

@@ -46,6 +46,8 @@ TEST(CliTest, UsageErrorsAreOneLine) {
   };
   const Row rows[] = {
       {{"--bogus"}, "unrecognised option '--bogus'"},
+      {{"--hosts", "x", "--ssh-config", "my_config"},
+       "unexpected argument 'my_config' (every value belongs to a flag)"},
       {{"--hosts"}, "the required argument for option '--hosts' is missing"},
       {{"--hosts", "x", "--forks", "many"},
        "the argument ('many') for option '--forks' is invalid"},
@@ -77,7 +79,7 @@ TEST(CliTest, HelpAndVersion) {
   for (const char* flag : {"--hosts", "--limit", "--list-hosts", "--local", "--forks",
                            "--connect-timeout", "--command-timeout", "--host-timeout",
                            "--deadline", "--retries", "--identity", "--known-hosts",
-                           "--host-key-policy", "--ssh-config", "--become",
+                           "--host-key-policy", "--ssh-config", "--ssh-config-file", "--become",
                            "--playbook", "--dry-run", "--json", "--junit",
                            "--summary-md", "--log-dir", "--failed-hosts", "--quiet"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;

@@ -28,7 +28,8 @@ struct Options {
   std::string identity;          // --identity
   std::string known_hosts;       // --known-hosts, default ~/.ssh/known_hosts
   HostKeyPolicy host_key_policy = HostKeyPolicy::kStrict;
-  bool ssh_config = false;       // --ssh-config
+  bool ssh_config = false;       // --ssh-config (or --ssh-config-file)
+  std::string ssh_config_file;   // --ssh-config-file, "" = ~/.ssh/config
   bool become = false;           // --become
 
   // escalation

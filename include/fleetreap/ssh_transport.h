@@ -33,10 +33,11 @@ struct SshTransportOptions {
   HostKeyPolicy host_key_policy = HostKeyPolicy::kStrict;
   std::chrono::milliseconds connect_timeout{10000};
   /// Read OpenSSH config (HostName, User, Port, IdentityFile, ProxyJump,
-  /// ProxyCommand) before the explicit values, which win. Through a
-  /// ProxyCommand or ProxyJump libssh connects by itself: name resolution is
-  /// then not bounded by the connect timeout, and a silent listener reads as
-  /// connect_timeout rather than banner_timeout.
+  /// ProxyCommand) before the explicit values, which win. A ProxyCommand
+  /// (and the "ssh -W" one libssh 0.10 makes of a ProxyJump) is run by
+  /// fleetreap (proxy_command.h), bounded by the connect timeout like a direct
+  /// connection; a proxy that says nothing reads as connect_timeout, since
+  /// the TCP connect happens beyond it.
   bool use_ssh_config = false;
   /// The config file for use_ssh_config; "" means ~/.ssh/config (from the
   /// passwd entry, not $HOME) and the system-wide ssh_config.
@@ -88,6 +89,10 @@ class SshTransport : public Transport {
   // The known_hosts path to give libssh: a memfd (under /proc/self/fd, owned
   // by "state") with only the lines that concern the target, or the file.
   std::string KnownHostsFileForLibssh(Session* state) const;
+  // Runs the config's ProxyCommand (ours, not libssh's, so it is bounded)
+  // and waits for the banner through it.
+  Status StartProxy(const std::string& proxy, Session* state,
+                    std::chrono::steady_clock::time_point deadline, const std::string& where);
   Status VerifyHostKey();
   Status Authenticate();
 
