@@ -168,6 +168,8 @@ Status SshTransport::Connect(Clock::time_point not_after) {
     if (ssh_options_get(session, SSH_OPTIONS_PROXYCOMMAND, &value) == SSH_OK) {
       if (value != nullptr && std::string(value) != "none") proxy = value;
       ssh_string_free_char(value);
+      // Ours to run: libssh must neither run nor expand it (it knows no %n).
+      if (!proxy.empty()) ssh_options_set(session, SSH_OPTIONS_PROXYCOMMAND, "none");
     }
   }
   const std::string known_hosts = KnownHostsFileForLibssh(state.get());
