@@ -9,6 +9,8 @@ namespace fleetreap {
 
 namespace {
 
+constexpr std::chrono::milliseconds kRespawnPoll{500};
+
 bool Signalable(const Playbook& playbook, const TrackedHolder& t) {
   return t.present && t.holder.fate != HolderFate::kProtected &&
          t.holder.fate != HolderFate::kUnkillable &&
@@ -104,6 +106,15 @@ Action NextAction(const Playbook& playbook, const HostView& view,
       action.wait = playbook.settle;
       return action;
     }
+    // A restarted worker that has not opened its GPU yet: look again soon.
+    const std::chrono::milliseconds next =
+        playbook.settle_if_clean +
+        kRespawnPoll * history.rescans_since_signal;
+    if (!view.newcomers.empty() && !HostLooksDirty(view) && next <= playbook.respawn_wait) {
+      action.kind = ActionKind::kRescan;
+      action.wait = next;
+      return action;
+    }
   }
   if (playbook.Runs(Step::kCleanShm) && !history.shm_done &&
       !playbook.shm_patterns.empty()) {
@@ -183,6 +194,40 @@ std::string RespawningParent(const std::vector<TrackedHolder>& holders) {
     return parent;
   }
   return "";
+}
+
+std::vector<int> WatchedParents(const std::vector<TrackedHolder>& holders) {
+  std::set<int> own;
+  for (const TrackedHolder& t : holders) own.insert(t.holder.pid);
+  std::set<int> parents;
+  for (const TrackedHolder& t : holders) {
+    if (t.signalled_at > 0 && t.holder.ppid > 1 && own.count(t.holder.ppid) == 0) {
+      parents.insert(t.holder.ppid);
+    }
+  }
+  return {parents.begin(), parents.end()};
+}
+
+std::vector<ChildProcess> FindNewcomers(const std::vector<ChildProcess>& children,
+                                        const std::vector<TrackedHolder>& holders) {
+  std::map<int, uint64_t> first_signal;  // parent -> earliest signal to a child
+  std::set<int> tracked;
+  for (const TrackedHolder& t : holders) {
+    tracked.insert(t.holder.pid);
+    if (t.signalled_at == 0 || t.holder.ppid <= 1) continue;
+    auto it = first_signal.find(t.holder.ppid);
+    if (it == first_signal.end() || t.signalled_at < it->second) {
+      first_signal[t.holder.ppid] = t.signalled_at;
+    }
+  }
+  std::vector<ChildProcess> newcomers;
+  for (const ChildProcess& child : children) {
+    auto it = first_signal.find(child.parent);
+    if (it == first_signal.end() || child.start_time < it->second) continue;
+    if (tracked.count(child.pid) > 0) continue;
+    newcomers.push_back(child);
+  }
+  return newcomers;
 }
 
 std::vector<int> ResettableGpus(const HostView& view) {

@@ -123,8 +123,9 @@ HostReport Runner::Run() {
         }
         TimePoint scan_start = clock_.Now();
         // The quick re-scan trusts nvidia-smi when every GPU reads clean; the
-        // settle re-scan always looks at the device files again.
-        if (history_.rescans_since_signal == 0) {
+        // settle re-scan always looks at the device files again, and so does
+        // every re-scan when a signalled holder's parent may restart it.
+        if (history_.rescans_since_signal == 0 && WatchedParents(view_.holders).empty()) {
           QuickScan(&report_.gpus_after);
         } else {
           Scan({}, &report_.gpus_after);
@@ -164,6 +165,18 @@ void Runner::Finish() {
   }
   report_.rounds = history_.waves;
   report_.respawning_parent = RespawningParent(view_.holders);
+  if (!view_.newcomers.empty()) {
+    // A restarted worker that still has not opened a GPU: not ready.
+    const ChildProcess& first = view_.newcomers.front();
+    if (report_.respawning_parent.empty()) {
+      report_.respawning_parent = std::to_string(first.parent);
+    }
+    if (!failed_) {
+      report_.error_message = "pid " + std::to_string(first.pid) + " (" + first.comm +
+                              "), started by " + std::to_string(first.parent) +
+                              " after its GPU holder was signalled, holds no GPU yet";
+    }
+  }
   if (playbook_.Runs(Step::kResetGhosts)) report_.reset_blocked_by = [&] {
     std::string blockers = ResetBlockers(view_);
     return blockers.empty() ? report_.reset_blocked_by : blockers;
@@ -180,7 +193,7 @@ void Runner::Finish() {
     Fail(ErrorKind::kCommandFailed, "nvidia-smi: " + report_.nvidia_smi_error);
     return;
   }
-  bool clean = HostGpusClean(report_.gpus_after);
+  bool clean = HostGpusClean(report_.gpus_after) && view_.newcomers.empty();
   report_.status = clean ? HostStatus::kClean : HostStatus::kDirty;
   report_.error_kind = ErrorKind::kNone;
 }

@@ -46,6 +46,7 @@ bool Runner::Signal(const Action& action) {
       continue;
     }
     if (in(out.sent)) {
+      if (it->signalled_at == 0) it->signalled_at = out.now;
       (kill ? it->kill_sent : it->term_sent) = true;
       (kill ? report_.kill_sent : report_.term_sent)++;
     }

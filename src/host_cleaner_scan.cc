@@ -32,7 +32,9 @@ bool Runner::Scan(const std::vector<std::string>& units,
   milliseconds timeout = job_.command_timeout + nvidia_smi_timeout_;
   if (prefetched != nullptr) {
     result.out = *prefetched;
-  } else if (!Exec(ScanScript(units, nvidia_smi_timeout_, holders), timeout, &result)) {
+  } else if (!Exec(ScanScript(units, nvidia_smi_timeout_, holders,
+                               holders ? WatchedParents(view_.holders) : std::vector<int>{}),
+                    timeout, &result)) {
     return false;
   }
   ScanOutput scan;
@@ -80,6 +82,7 @@ bool Runner::Scan(const std::vector<std::string>& units,
     // /dev/nvidiaN is the device minor, not always nvidia-smi's index.
     MapHolderGpusToIndexes(info.minors, *gpus, &scanned);
     MergeHolderScan(scanned, protect_, history_.waves, &view_.holders);
+    view_.newcomers = FindNewcomers(scan.children, view_.holders);
   }
   std::vector<Holder> current;
   for (const TrackedHolder& t : view_.holders) current.push_back(t.holder);

@@ -159,6 +159,8 @@ void ApplyKey(const Reader& reader, const YAML::Node& key,
     p->settle = reader.Duration(key, value);
   } else if (name == "settle_if_clean") {
     p->settle_if_clean = reader.Duration(key, value);
+  } else if (name == "respawn_wait") {
+    p->respawn_wait = reader.Duration(key, value);
   } else if (name == "max_rounds") {
     p->max_rounds = static_cast<int>(reader.Integer(key, value, 1, 20));
   } else if (name == "shm_patterns") {

@@ -44,7 +44,7 @@ constexpr const char kAliveFunction[] =
 
 std::string ScanScript(const std::vector<std::string>& units,
                        std::chrono::milliseconds nvidia_smi_timeout,
-                       bool holders) {
+                       bool holders, const std::vector<int>& watch) {
   std::string s;
   s += "echo @@session\n";
   s += "a=$$; p=$$; i=0\n";
@@ -70,6 +70,18 @@ std::string ScanScript(const std::vector<std::string>& units,
   s += "echo \"@@nvsmi-rc $r\"\n";
   s += "echo @@holders\n";
   if (holders) s += "(\n" + HolderScanScript() + "\n)\n";
+  s += "echo @@children\n";
+  if (!watch.empty()) {
+    std::string list;
+    for (int pid : watch) list += (list.empty() ? "" : " ") + std::to_string(pid);
+    s += "for p in " + list + "; do\n";
+    s += "  for c in $(cat /proc/$p/task/*/children 2>/dev/null); do\n";
+    s += "    IFS= read -r st </proc/$c/stat 2>/dev/null || continue\n";
+    s += "    n=${st#*(}; n=${n%)*}; st=${st##*) }\n";
+    s += "    set -- $st; echo \"$p $c ${20} $n\"\n";
+    s += "  done\n";
+    s += "done\n";
+  }
   s += "echo @@end\n";
   return s;
 }
@@ -115,6 +127,9 @@ std::string SignalScript(const std::string& signal,
     list += std::to_string(t.pid) + ":" + std::to_string(t.start_time);
   }
   std::string s = kAliveFunction;
+  // This shell's start time: the moment of the signals, in the host's clock
+  // ticks since boot, the unit of every process start time.
+  s += "IFS= read -r st </proc/$$/stat; st=${st##*) }; set -- $st; echo \"now ${20}\"\n";
   s += "targets='" + list + "'\n";
   s += "for t in $targets; do\n";
   s += "  pid=${t%%:*}; start=${t#*:}\n";

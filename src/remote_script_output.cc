@@ -1,6 +1,9 @@
 // The parsers of remote_script_output.h: what the scripts print, as data.
 #include "fleetreap/remote_script_output.h"
 
+#include <climits>
+#include <cstdint>
+
 #include <sstream>
 #include <utility>
 
@@ -20,13 +23,24 @@ std::vector<std::string> Lines(const std::string& text) {
 }
 
 bool ParseInt(const std::string& text, int* out) {
-  if (text.empty() || text.size() > 10) return false;
+  if (text.empty() || text.size() > 11) return false;
   size_t start = text[0] == '-' ? 1 : 0;
   if (start == text.size()) return false;
   for (size_t i = start; i < text.size(); ++i) {
     if (text[i] < '0' || text[i] > '9') return false;
   }
-  *out = std::stoi(text);
+  long long value = std::stoll(text);  // at most 11 characters: no overflow
+  if (value < INT_MIN || value > INT_MAX) return false;
+  *out = static_cast<int>(value);
+  return true;
+}
+
+bool ParseTicks(const std::string& text, uint64_t* out) {
+  if (text.empty() || text.size() > 19) return false;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+  }
+  *out = std::stoull(text);
   return true;
 }
 
@@ -101,6 +115,18 @@ Status ParseScanOutput(const std::string& out, ScanOutput* scan) {
       parsed.nvidia_smi_out += line + "\n";
     } else if (section == "holders") {
       parsed.holder_scan += line + "\n";
+    } else if (section == "children") {
+      // "PARENT PID START COMM", COMM last since it may hold spaces.
+      ChildProcess child;
+      std::string parent, rest, pid, start;
+      Split(line, &parent, &rest);
+      Split(rest, &pid, &rest);
+      Split(rest, &start, &child.comm);
+      if (!ParseInt(parent, &child.parent) || !ParseInt(pid, &child.pid) ||
+          !ParseTicks(start, &child.start_time) || child.comm.empty()) {
+        return Bad("scan", line);
+      }
+      parsed.children.push_back(child);
     }
   }
   if (!ended) return Truncated("scan");
@@ -171,6 +197,10 @@ Status ParseSignalOutput(const std::string& out, SignalOutput* result) {
     }
     std::string verb, rest, pid_text, state;
     Split(line, &verb, &rest);
+    if (verb == "now") {
+      if (!ParseTicks(rest, &parsed.now)) return Bad("signal", line);
+      continue;
+    }
     Split(rest, &pid_text, &state);
     int pid = 0;
     if (!ParseInt(pid_text, &pid)) return Bad("signal", line);

@@ -129,6 +129,63 @@ TEST(EscalationTest, DefaultLadder) {
   }
 }
 
+TEST(EscalationTest, NewcomersKeepTheHostUnderWatch) {
+  // The supervisor (ppid 500) restarted its killed worker: the new child
+  // holds no GPU yet, every GPU reads clean.
+  const Playbook& p = DefaultPlaybook();
+  TrackedHolder killed = H(10, HolderFate::kKilled, 1, true, true, false);
+  killed.signalled_at = 5000;
+  ChildProcess child{500, 811, 5100, "python3"};
+  HostView view{{killed}, {G(0, GpuState::kClean)}, {}, {child}};
+  struct {
+    int rescans;
+    ActionKind kind;
+    int wait_ms;
+  } const rows[] = {
+      {1, ActionKind::kRescan, 1000},   // settle_if_clean + 500 ms
+      {2, ActionKind::kRescan, 1500},
+      {59, ActionKind::kRescan, 30000},  // up to respawn_wait
+      {60, ActionKind::kCleanShm, 0},    // then move on: the host ends dirty
+  };
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.rescans);
+    Action action = NextAction(p, view, Hist(true, true, 1, false, row.rescans, false, false));
+    EXPECT_EQ(ActionKindName(action.kind), std::string(ActionKindName(row.kind)));
+    EXPECT_EQ(action.wait.count(), row.wait_ms);
+  }
+  // Once it opens a GPU it is a holder of the next wave: TERM it.
+  HostView opened{{killed, H(811, HolderFate::kObserved, 2)}, {G(0, GpuState::kBusy)}, {}, {}};
+  Action action = NextAction(p, opened, Hist(true, true, 1, false, 3, false, false));
+  EXPECT_EQ(action.kind, ActionKind::kTerm);
+  EXPECT_EQ(Pids(action.targets), std::vector<int>{811});
+}
+
+TEST(EscalationTest, WatchedParentsAndNewcomers) {
+  TrackedHolder a = H(10, HolderFate::kKilled, 1, true, true, false);
+  a.signalled_at = 5000;                   // parent 500
+  TrackedHolder orphan = H(11, HolderFate::kKilled, 1, true, true, false);
+  orphan.holder.ppid = 1;                  // init adopts orphans: never watched
+  orphan.signalled_at = 5000;
+  TrackedHolder never = H(12);             // not signalled: its parent is not watched
+  never.holder.ppid = 600;
+  TrackedHolder child_of_holder = H(13, HolderFate::kKilled, 1, true, true, false);
+  child_of_holder.holder.ppid = 10;        // a holder's own parent is a holder
+  child_of_holder.signalled_at = 5000;
+  const std::vector<TrackedHolder> holders = {a, orphan, never, child_of_holder};
+  EXPECT_EQ(WatchedParents(holders), std::vector<int>{500});
+
+  const std::vector<ChildProcess> children = {
+      {500, 20, 4000, "tokenizer"},   // started before the signal: a sibling
+      {500, 21, 5000, "python3"},     // started at the signal tick: counts
+      {500, 22, 7000, "python3"},
+      {500, 12, 7000, "worker"},      // a tracked holder, not a newcomer
+      {600, 30, 9000, "other"},       // parent not watched
+  };
+  std::vector<int> pids;
+  for (const ChildProcess& c : FindNewcomers(children, holders)) pids.push_back(c.pid);
+  EXPECT_EQ(pids, (std::vector<int>{21, 22}));
+}
+
 TEST(EscalationTest, PlaybookVariants) {
   Playbook inspect;
   ASSERT_TRUE(ParsePlaybook("steps: [inspect]\n", "i", &inspect).ok());

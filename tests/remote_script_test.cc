@@ -141,6 +141,27 @@ TEST(RemoteScriptTest, SignalNeverHitsAReusedPid) {
   EXPECT_TRUE(result.left.empty());
 }
 
+TEST(RemoteScriptTest, ScanListsChildrenOfWatchedParentsAfterTheSignalTime) {
+  // The scan's shell is itself a child of the shell the runner starts; the
+  // signal script's "now" is its own start time. Watching the runner's
+  // shell (our child) lists the scan's shell with a start time at or after
+  // that of an earlier signal script.
+  ScriptRunner runner;
+  SignalOutput sig;
+  ASSERT_TRUE(ParseSignalOutput(runner.Run(SignalScript("TERM", {}, milliseconds(0),
+                                                        milliseconds(100))),
+                                &sig).ok());
+  EXPECT_GT(sig.now, 0u);
+  std::string script = ScanScript({}, milliseconds(2000), true, {static_cast<int>(getpid())});
+  std::string out = runner.Run(script);
+  ScanOutput scan;
+  ASSERT_TRUE(ParseScanOutput(out, &scan).ok()) << out;
+  ASSERT_EQ(scan.children.size(), 1u) << out;  // the popen'd shell
+  EXPECT_EQ(scan.children[0].parent, static_cast<int>(getpid()));
+  EXPECT_GE(scan.children[0].start_time, sig.now);
+  EXPECT_EQ(scan.children[0].comm, "sh");
+}
+
 TEST(RemoteScriptTest, ShmCleanRemovesOnlyUnusedMatches) {
   // Not run against /dev/shm: the script is parsed only; the integration
   // tests run it inside simulated hosts.
@@ -162,6 +183,11 @@ TEST(RemoteScriptTest, Parsers) {
   EXPECT_EQ(ParseSignalOutput("sent 10\n", &sig).message(),
             "signal: output is truncated (no @@end line)");
   EXPECT_EQ(ParseSignalOutput("boom\n@@end\n", &sig).kind(), ErrorKind::kParse);
+  ASSERT_TRUE(ParseSignalOutput("now 123456789\nsent 10\n@@end\n", &sig).ok());
+  EXPECT_EQ(sig.now, 123456789u);
+  EXPECT_EQ(ParseSignalOutput("now x1\n@@end\n", &sig).message(),
+            "signal: unexpected line \"now x1\"");
+  EXPECT_EQ(ParseSignalOutput("sent 99999999999\n@@end\n", &sig).kind(), ErrorKind::kParse);
 
   ShmOutput shm;
   ASSERT_TRUE(ParseShmOutput("removed nccl-AbC123\ninuse psm_1\n@@end\n", &shm).ok());
@@ -193,6 +219,18 @@ TEST(RemoteScriptTest, Parsers) {
   EXPECT_EQ(scan.nvidia_smi_err, "");
   EXPECT_EQ(scan.nvidia_smi_out, "0, 0\n");
   EXPECT_EQ(scan.holder_scan, "end\n");
+  EXPECT_TRUE(scan.children.empty());
+
+  ASSERT_TRUE(ParseScanOutput("@@session\n12\n@@nvsmi-rc 0\n@@children\n"
+                              "425 811 3456 python3 -u w.py\n@@end\n", &scan).ok());
+  ASSERT_EQ(scan.children.size(), 1u);
+  EXPECT_EQ(scan.children[0].parent, 425);
+  EXPECT_EQ(scan.children[0].pid, 811);
+  EXPECT_EQ(scan.children[0].start_time, 3456u);
+  EXPECT_EQ(scan.children[0].comm, "python3 -u w.py");
+  EXPECT_EQ(ParseScanOutput("@@session\n12\n@@nvsmi-rc 0\n@@children\n425 811\n@@end\n",
+                            &scan).message(),
+            "scan: unexpected line \"425 811\"");
 }
 
 }  // namespace

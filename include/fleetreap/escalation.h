@@ -19,6 +19,15 @@
 // finds are signalled at once, as a new wave (the GPU 5 straggler); when it
 // finds no holder but a GPU still over the threshold, the full settle
 // applies before one more re-scan.
+//
+// Respawns: a supervisor may start a new worker the moment the old one dies,
+// and that worker may take seconds (5 s for PyTorch on an H200) before it
+// opens a GPU, long past any settle. So after a wave the re-scans also list
+// the children of the signalled holders' parents; one started after the
+// signals that holds no GPU yet is a newcomer, and while one is there the
+// host is re-scanned every 500 ms, up to respawn_wait after the last signal.
+// A newcomer that opens a GPU is a new wave's holder; one still waiting at
+// the end leaves the host dirty.
 #pragma once
 
 #include <chrono>
@@ -27,6 +36,7 @@
 #include <vector>
 
 #include "fleetreap/playbook.h"
+#include "fleetreap/remote_script_output.h"
 #include "fleetreap/report.h"
 
 namespace fleetreap {
@@ -39,13 +49,19 @@ struct TrackedHolder {
   bool present = true;    // seen in the latest scan or wait
   bool term_sent = false;
   bool kill_sent = false;
+  uint64_t signalled_at = 0;  // host clock ticks at its first signal; 0: never
 };
+
 
 /// What the host looks like now.
 struct HostView {
   std::vector<TrackedHolder> holders;
   std::vector<GpuReading> gpus;           // latest readings, classified
   std::vector<std::string> active_units;  // playbook units found active
+  /// Children that a parent of a signalled holder started after the signal
+  /// and that hold no GPU (yet): a restarted worker still importing PyTorch,
+  /// or a job queue's next job. From the latest full scan.
+  std::vector<ChildProcess> newcomers = {};
 };
 
 /// What was already done on the host.
@@ -118,6 +134,15 @@ bool HostLooksDirty(const HostView& view);
 /// one, as "1234" or "1234 (comm)" when the parent is itself a known holder;
 /// "" when there is none.
 std::string RespawningParent(const std::vector<TrackedHolder>& holders);
+
+/// The parents to watch for respawns: the PPIDs of signalled holders, other
+/// than 0, 1 and any tracked holder, ascending and unique.
+std::vector<int> WatchedParents(const std::vector<TrackedHolder>& holders);
+
+/// The children of watched parents that started at or after the first
+/// signal to a holder of that parent and that are not tracked holders.
+std::vector<ChildProcess> FindNewcomers(const std::vector<ChildProcess>& children,
+                                        const std::vector<TrackedHolder>& holders);
 
 /// GPU indexes that are ghosts (kGhost) and that no present holder holds
 /// (protected daemons included): the ones a reset may be tried on.

@@ -54,6 +54,11 @@ struct Playbook {
   /// Time after the last signal before the first re-scan. When that re-scan
   /// finds every GPU clean and no holder, the rest of "settle" is skipped.
   std::chrono::milliseconds settle_if_clean{500};
+  /// How long to keep re-scanning (every 500 ms) while a parent of a
+  /// signalled holder has started new children that hold no GPU yet: a
+  /// restarted worker needs seconds to open its GPU (5 s for PyTorch on an
+  /// H200). Past it the host is dirty, the parent named.
+  std::chrono::milliseconds respawn_wait{30000};
   /// Signal waves at most, the first one included.
   int max_rounds = 3;
 

@@ -26,10 +26,12 @@ namespace fleetreap {
 /// globs; none listed when empty), nvidia-smi's GPU query bounded by
 /// "nvidia_smi_timeout" (its stdout, stderr and exit status kept apart), and
 /// the holder scan of proc_scan.h (left out when "holders" is false: the
-/// section is then empty), in sections marked by lines "@@name".
+/// section is then empty), and the children of the "watch" PIDs (parents
+/// of signalled holders) as "PARENT PID START COMM", in sections marked by
+/// lines "@@name".
 std::string ScanScript(const std::vector<std::string>& units,
                        std::chrono::milliseconds nvidia_smi_timeout,
-                       bool holders = true);
+                       bool holders = true, const std::vector<int>& watch = {});
 
 /// The per-GPU fallback when the whole-host query failed on a lost GPU:
 /// nvidia-smi -i N for each index, each bounded by "timeout". Prints
@@ -50,7 +52,8 @@ std::string StopUnitsScript(const std::vector<std::string>& units,
 /// start time still matches, read right before the kill; then polls every
 /// "poll" on the host until every target is gone or "wait" has passed, and
 /// returns as soon as the last one is gone. A zombie still counts as
-/// present. Prints "sent PID", "gone PID" (never signalled: already gone or
+/// present. Prints "now TICKS" (the host's clock when it signalled, in the
+/// unit of /proc start times), "sent PID", "gone PID" (never signalled: already gone or
 /// reused), "failed PID" (kill refused), then "left PID STATE" for each
 /// target still present at the end, then "@@end".
 std::string SignalScript(const std::string& signal,

@@ -5,6 +5,7 @@
 // message names the script, and quotes the line. Pure functions; thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,14 @@ namespace fleetreap {
 
 // ---------------------------------------------------------------- scan
 
+/// A child of a watched parent (escalation.h's respawn watch).
+struct ChildProcess {
+  int parent = 0;
+  int pid = 0;
+  uint64_t start_time = 0;  // clock ticks since boot
+  std::string comm;
+};
+
 struct ScanOutput {
   int shell_pid = 0;
   std::vector<int> ancestors;            // parent first, PID 1 excluded
@@ -23,6 +32,7 @@ struct ScanOutput {
   std::string nvidia_smi_err;
   int nvidia_smi_exit = -1;              // 124: timed out, 127: not found
   std::string holder_scan;               // proc_scan.h records
+  std::vector<ChildProcess> children;    // of the watched parents
 };
 
 /// Splits ScanScript's stdout into its sections. kParse when a section is
@@ -53,6 +63,7 @@ Status ParseStopUnitsOutput(const std::string& out,
 // ---------------------------------------------------------------- signals
 
 struct SignalOutput {
+  uint64_t now = 0;           // the host's clock at the signals, in ticks
   std::vector<int> sent;
   std::vector<int> gone;      // gone before the signal
   std::vector<int> failed;    // kill(1) refused (EPERM...)

@@ -38,10 +38,11 @@ SCENARIOS = {
     "gpu13": "gpu_lost",
     "gpu14": "no_sudo",
     "gpu15": "sudo_user",
+    "gpu16": "straggler_slow_init",
 }
 # Hosts whose GPUs fleetreap can and must leave clean.
 CLEANABLE = {"gpu01", "gpu02", "gpu03", "gpu04", "gpu05", "gpu06", "gpu07", "gpu08",
-             "gpu09", "gpu15"}
+             "gpu09", "gpu15", "gpu16"}
 
 
 def run_fleetreap(fleet, *extra, playbook="vllm.yaml"):
@@ -129,7 +130,7 @@ class EscalationTest(unittest.TestCase):
             # Stopping vllm.service ends its API server: that is in the plan.
             if SCENARIOS[name] in ("vllm_incident", "vllm_running_cgroup", "sudo_user"):
                 vanished = {v for v in vanished if "gpuload" not in v[1] and "python" not in v[1]}
-            if SCENARIOS[name] == "straggler_gpu5":
+            if SCENARIOS[name] in ("straggler_gpu5", "straggler_slow_init"):
                 # The supervisor exits once its one respawned worker is gone.
                 vanished = {v for v in vanished if "gpuload" not in v[1]}
             self.assertEqual(vanished, set(), name)
@@ -158,6 +159,22 @@ class EscalationTest(unittest.TestCase):
         self.assertIn(5, late[0]["gpus"])
         self.assertTrue(r.get("respawning_parent"), r)
         self.assertEqual(self.after["gpu07"]["gpus"][5]["memory_used_mib"], 0)
+
+    def test_a_restarted_worker_that_opens_its_gpu_late_is_caught(self):
+        # The supervisor restarts the worker at once; the new one opens GPU 5
+        # only 5 s later (as PyTorch does on an H200), long past the settle.
+        r = self.report["gpu16"]
+        self.assertEqual(r["status"], "clean", r)
+        late = [h for h in r["holders"] if h["round"] == 2]
+        self.assertEqual(len(late), 1, r["holders"])
+        self.assertEqual(late[0]["gpus"], [5])
+        self.assertEqual(late[0]["fate"], "terminated")
+        supervisor = [p["pid"] for p in self.before["gpu16"]["processes"]
+                      if p["name"] == "supervisor.py"] if "processes" in self.before["gpu16"] else []
+        self.assertTrue(r["respawning_parent"], r)
+        if supervisor:
+            self.assertTrue(r["respawning_parent"].startswith(str(supervisor[0])), r)
+        self.assertEqual(self.after["gpu16"]["gpus"][5]["memory_used_mib"], 0)
 
     def test_shm_leftovers_removed_and_others_kept(self):
         r = self.report["gpu09"]

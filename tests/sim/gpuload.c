@@ -17,8 +17,10 @@
  *                      real name to get a real exe, argv[0] and comm.
  * Behaviour:
  *   --on-term exit|ignore|delay:MS   what workers do on SIGTERM
- *   --respawn-once [--respawn-delay MS]  parent restarts each worker once
- *                      after it dies of a signal
+ *   --respawn-once [--respawn-delay MS] [--respawn-init MS]  parent restarts
+ *                      each worker once after it dies of a signal; the new
+ *                      worker runs at once but opens its GPU only after the
+ *                      init time (PyTorch's import and CUDA init: 5 s on H200)
  *   --detach           parent exits once workers are up (workers orphaned)
  *   --daemonize        the launching process returns once everything is up
  *   --pidfile FILE     "parent PID" then "gpu PID" lines, PIDs as seen here
@@ -103,6 +105,8 @@ static int run_worker(void) {
   char path[64];
   const char *title = env_or("FAKEGPU_TITLE_NOW", "gpuload-worker");
   set_comm(title);
+  long init_ms = atol(env_or("FAKEGPU_INIT_MS_NOW", "0"));
+  if (init_ms > 0) sleep_ms(init_ms);
   open_device("/dev/nvidiactl");
   open_device("/dev/nvidia-uvm");
   snprintf(path, sizeof path, "/dev/nvidia%s", env_or("FAKEGPU_GPU", "0"));
@@ -208,6 +212,7 @@ static int run_parent(int launcher_fd) {
         if (respawn && !respawned[i] && WIFSIGNALED(status)) {
           respawned[i] = 1;
           sleep_ms(respawn_delay);
+          setenv("FAKEGPU_INIT_MS_NOW", env_or("FAKEGPU_RESPAWN_INIT_MS", "0"), 1);
           pids[i] = start_worker(gpus[i]);
           write_pidfile(gpus, pids, n);
         }
@@ -222,6 +227,7 @@ static int apply_flags(int argc, char **argv) {
       {"--gpus", "FAKEGPU_GPUS"},       {"--mib", "FAKEGPU_MIB"},
       {"--title", "FAKEGPU_TITLE"},     {"--on-term", "FAKEGPU_ON_TERM"},
       {"--pidfile", "FAKEGPU_PIDFILE"}, {"--respawn-delay", "FAKEGPU_RESPAWN_DELAY_MS"},
+      {"--respawn-init", "FAKEGPU_RESPAWN_INIT_MS"},
   };
   static const char *const switches[][2] = {
       {"--respawn-once", "FAKEGPU_RESPAWN"}, {"--detach", "FAKEGPU_DETACH"},

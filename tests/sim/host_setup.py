@@ -102,7 +102,8 @@ class HostSetup:
     # ---- processes ------------------------------------------------------
 
     def workload(self, gpus="all", mib=96844, title="gpuload-worker-%d", on_term="exit",
-                 respawn_once=False, respawn_delay_ms=300, detach=False, unit=None,
+                 respawn_once=False, respawn_delay_ms=300, respawn_init_ms=0, detach=False,
+                 unit=None,
                  argv=("python3", "-m", "vllm.entrypoints.openai.api_server"), comm=None,
                  user=None, exe=None, hold_all=False):
         """Starts a gpuload parent with one worker per GPU in 'gpus' ("all",
@@ -115,7 +116,8 @@ class HostSetup:
                "FAKEGPU_MIB": str(mib), "FAKEGPU_TITLE": title,
                "FAKEGPU_ON_TERM": on_term, "FAKEGPU_PIDFILE": pidfile,
                "FAKEGPU_DAEMONIZE": "1", "FAKEGPU_NO_FLAGS": "1",
-               "FAKEGPU_RESPAWN_DELAY_MS": str(respawn_delay_ms)}
+               "FAKEGPU_RESPAWN_DELAY_MS": str(respawn_delay_ms),
+               "FAKEGPU_RESPAWN_INIT_MS": str(respawn_init_ms)}
         if respawn_once:
             env["FAKEGPU_RESPAWN"] = "1"
         if detach:

@@ -87,6 +87,17 @@ def straggler_gpu5(h):
 
 
 @scenario
+def straggler_slow_init(h):
+    """The GPU 5 story as a real H200 showed it: a supervisor starts a new
+    worker the moment the first is killed, and the new one needs 5 s
+    (PyTorch's import and CUDA init) before it opens the GPU, well after any
+    settle period. Only watching the supervisor's new children catches it."""
+    h.workload(gpus="5", mib=70000, title="python3", respawn_once=True,
+               respawn_delay_ms=0, respawn_init_ms=5000, comm="supervisor.py",
+               argv=("python3", "supervisor.py"))
+
+
+@scenario
 def protected_daemons(h):
     """Every device held by nvidia-persistenced, nv-hostengine, dcgm-exporter
     and nv-fabricmanager, plus one real worker; only the worker may go."""
