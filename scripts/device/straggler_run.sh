@@ -64,7 +64,7 @@ nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv
 cleanup() {
   for f in "$work"/worker*.pid; do [ -f "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null; done
   kill -KILL "$supervisor" 2>/dev/null
-  wait 2>/dev/null
+  wait "$supervisor" 2>/dev/null   # not a bare wait: that would wait for tee
 }
 
 echo "== fleetreap --local --dry-run"
