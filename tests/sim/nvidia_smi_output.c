@@ -55,7 +55,7 @@ static void gpu_value(const char *h, const struct gpu *g, char *out, size_t n) {
   static const int temps[8] = {34, 36, 33, 35, 37, 34, 36, 35};
   long reserved = 616;
   if (!strcmp(h, "timestamp")) snprintf(out, n, "%s", timestamp);
-  else if (!strcmp(h, "driver_version")) snprintf(out, n, "550.127.05");
+  else if (!strcmp(h, "driver_version")) snprintf(out, n, "580.159.04");
   else if (!strcmp(h, "count")) snprintf(out, n, "%d", gpu_count);
   else if (!strcmp(h, "name")) snprintf(out, n, "%s", model);
   else if (!strcmp(h, "serial")) snprintf(out, n, "%s", g->serial);
@@ -199,21 +199,23 @@ int nvsmi_reset(int only) {
   return 0;
 }
 
-/* The default table (no query flags), in the layout of driver 550. No
- * byte-exact capture of it was available; fleetreap never parses it. */
+/* The default table (no query flags), byte for byte in the layout of driver
+ * 580.159.04 (tests/testdata/device-h200/table-*.txt, captured on an H200).
+ * fleetreap never parses it; people read it. */
 int nvsmi_table(void) {
-  char line[128], left[64], right[64];
+  char left[64], right[64];
   const char *bar = "+-----------------------------------------+------------------------+"
                     "----------------------+";
   const char *wide = "+------------------------------------------------------------------"
                      "-----------------------+";
   time_t now = time(NULL);
-  printf("%s", ctime(&now));
+  char stamp[64];
+  strftime(stamp, sizeof stamp, "%a %b %e %H:%M:%S %Y", localtime(&now));
+  printf("%s       \n", stamp);
   printf("%s\n", wide);
-  printf("| NVIDIA-SMI 550.127.05             Driver Version: 550.127.05     "
-         "CUDA Version: 12.4     |\n");
-  printf("|-----------------------------------------+------------------------+"
-         "----------------------+\n");
+  printf("| NVIDIA-SMI 580.159.04             Driver Version: 580.159.04     "
+         "CUDA Version: 13.0     |\n");
+  printf("%s\n", bar);
   printf("| GPU  Name                 Persistence-M | Bus-Id          Disp.A | "
          "Volatile Uncorr. ECC |\n");
   printf("| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | "
@@ -224,12 +226,11 @@ int nvsmi_table(void) {
          "======================|\n");
   for (int k = 0; k < gpu_count; k++) {
     const struct gpu *g = &gpus[k];
-    snprintf(left, sizeof left, "%4d  %.24s", k, model);
-    printf("|%-38sOn |   %s Off |%21s |\n", left, g->bus_id, "0");
+    printf("|%4d  %-31.31sOn  |   %s Off |%21s |\n", k, model, g->bus_id, "0");
     snprintf(left, sizeof left, " N/A   %2dC    P0", 34 + k % 4 + (g->used ? 20 : 0));
-    snprintf(right, sizeof right, "%4dW /  700W", g->used ? 512 : 85);
-    snprintf(line, sizeof line, "%s%*s", left, (int)(40 - strlen(left)), right);
-    printf("|%s | %7ldMiB / %6ldMiB |%7d%%      Default |\n", line, g->used, g->total,
+    snprintf(right, sizeof right, "%3dW /  700W ", g->used ? 512 : 83);
+    printf("|%s%*s%s|%8ldMiB / %6ldMiB |%7d%%      Default |\n", left,
+           (int)(41 - strlen(left) - strlen(right)), "", right, g->used, g->total,
            g->used ? 97 : 0);
     printf("|                                         |                        |%21s |\n",
            "Disabled");
@@ -237,7 +238,7 @@ int nvsmi_table(void) {
   }
   printf("\n%s\n", wide);
   printf("| Processes:%78s|\n", "");
-  printf("|  GPU   GI   CI        PID   Type   Process name                              "
+  printf("|  GPU   GI   CI              PID   Type   Process name                        "
          "GPU Memory |\n");
   printf("|        ID   ID                                                               "
          "Usage      |\n");
@@ -246,9 +247,11 @@ int nvsmi_table(void) {
   int rows = 0;
   for (int k = 0; k < gpu_count; k++)
     for (int p = 0; p < proc_count; p++) {
+      char mem[32];
       if (!(procs[p].gpus & (1ULL << k)) || procs[p].mib <= 0) continue;
-      printf("|  %3d   N/A  N/A  %9d      C   %-38.38s %9ldMiB |\n", k, procs[p].pid,
-             procs[p].name, procs[p].mib);
+      snprintf(mem, sizeof mem, "%ldMiB", procs[p].mib);
+      printf("|%5d   N/A  N/A  %14d      C   %-36.36s %9s |\n", k, procs[p].pid,
+             procs[p].name, mem);
       rows++;
     }
   if (!rows) printf("|  No running processes found%61s|\n", "");

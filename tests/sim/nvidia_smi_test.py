@@ -129,11 +129,26 @@ class FakeNvidiaSmiTest(unittest.TestCase):
 
 
     def test_default_table(self):
+        # Against the real table of driver 580.159.04 on an H200 (one GPU
+        # there, eight here): the same frame and headers, byte for byte.
+        here = os.path.dirname(os.path.abspath(__file__))
+        with open(os.path.join(here, "..", "testdata", "device-h200", "table-idle.txt")) as f:
+            real = f.read().splitlines()
         r = self.run_smi()
         self.assertEqual(r.returncode, 0)
         lines = r.stdout.splitlines()
-        self.assertIn("|  No running processes found", r.stdout)
+        self.assertRegex(lines[0], r"^\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}       $")
+        self.assertEqual(lines[1:8], real[1:8])              # banner and column heads
+        self.assertEqual(lines[-7:], real[-7:])              # no processes
+        gpu_rows = lines[8:-8]
+        self.assertEqual(len(gpu_rows), 8 * 4)
+        # Numbers are right-aligned in their columns: compare with each
+        # number and the padding before it folded into one "N".
+        shape = re.compile(r" *(?:[0-9A-F]{8}:[0-9A-F]{2}:[0-9A-F]{2}\.0|\d+)")
         self.assertEqual({len(line) for line in lines[1:] if line}, {91})
+        for k in range(8):
+            for got, want in zip(gpu_rows[4 * k:4 * k + 4], real[8:12]):
+                self.assertEqual(shape.sub("N", got), shape.sub("N", want))
 
 
 if __name__ == "__main__":
