@@ -13,7 +13,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-60}
 build=${FLEETREAP_FUZZ_BUILD:-$root/build-fuzz}
 jobs=${FLEETREAP_FUZZ_JOBS:-2}
-targets="gpu_query compute_apps fuser_output holder_scan inventory playbook"
+targets="gpu_query compute_apps fuser_output holder_scan script_output inventory playbook"
 
 cmake -S "$root" -B "$build" -G Ninja -DFLEETREAP_FUZZ=ON -DFLEETREAP_TESTS=OFF \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
@@ -26,7 +26,7 @@ cmake --build "$build" -j "$jobs" --target "$@"
 seeds=$build/fuzz-seeds
 rm -rf "$seeds"
 mkdir -p "$seeds/gpu_query" "$seeds/fuser_output" "$seeds/holder_scan" "$seeds/inventory" \
-  "$seeds/playbook"
+  "$seeds/playbook" "$seeds/script_output"
 cp "$root"/inventory/*.yaml "$root"/inventory/*.txt "$seeds/inventory/"
 cp "$root"/playbooks/*.yaml "$seeds/playbook/"
 cp "$root"/tests/testdata/nvsmi/*.txt "$seeds/gpu_query/"
@@ -36,6 +36,7 @@ for out in "$root"/tests/testdata/fuser/*.out; do
     > "$seeds/fuser_output/$(basename "$base")"
 done
 cp "$root"/tests/fuzz/seeds/holder_scan/* "$seeds/holder_scan/"
+cp "$root"/tests/fuzz/seeds/script_output/* "$seeds/script_output/"
 
 status=0
 summary=""

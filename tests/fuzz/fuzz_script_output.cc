@@ -1,0 +1,30 @@
+// Fuzzes the parsers of what fleetreap's own remote scripts print
+// (remote_script_output.h): a host may print anything at all.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "fleetreap/remote_script_output.h"
+#include "fuzz_input.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace fleetreap;  // NOLINT: entry point outside the namespace
+  std::string text(reinterpret_cast<const char*>(data), size);
+  ScanOutput scan;
+  if (ParseScanOutput(text, &scan).ok()) {
+    for (const ChildProcess& child : scan.children) FuzzCheck(!child.comm.empty());
+  }
+  std::vector<PerGpuQuery> queries;
+  ParsePerGpuQueryOutput(text, &queries);
+  std::vector<UnitStop> stops;
+  ParseStopUnitsOutput(text, {"a.service", "b.service"}, &stops);
+  SignalOutput signal;
+  if (ParseSignalOutput(text, &signal).ok()) {
+    for (const auto& left : signal.left) FuzzCheck(left.second != '\0');
+  }
+  ShmOutput shm;
+  ParseShmOutput(text, &shm);
+  std::vector<GpuReset> resets;
+  ParseGpuResetOutput(text, &resets);
+  return 0;
+}
