@@ -53,6 +53,18 @@ bool HoldsGpu(const Holder& holder, int index) {
 
 }  // namespace
 
+std::string ParentName(int pid, const std::vector<TrackedHolder>& holders,
+                       const std::vector<ChildProcess>& parents) {
+  std::string name = std::to_string(pid);
+  for (const TrackedHolder& p : holders) {
+    if (p.holder.pid == pid) return name + " (" + p.holder.comm + ")";
+  }
+  for (const ChildProcess& p : parents) {
+    if (p.parent == pid) return name + " (" + p.comm + ")";
+  }
+  return name;
+}
+
 const char* ActionKindName(ActionKind kind) {
   switch (kind) {
     case ActionKind::kInspect: return "inspect";
@@ -168,7 +180,8 @@ bool HostLooksDirty(const HostView& view) {
   return false;
 }
 
-std::string RespawningParent(const std::vector<TrackedHolder>& holders) {
+std::string RespawningParent(const std::vector<TrackedHolder>& holders,
+                             const std::vector<ChildProcess>& parents) {
   std::map<int, int> first_signalled_round;  // ppid -> earliest wave
   for (const TrackedHolder& t : holders) {
     if (!(t.term_sent || t.kill_sent)) continue;
@@ -184,14 +197,7 @@ std::string RespawningParent(const std::vector<TrackedHolder>& holders) {
     if (it == first_signalled_round.end() || t.holder.round <= it->second) {
       continue;
     }
-    std::string parent = std::to_string(t.holder.ppid);
-    for (const TrackedHolder& p : holders) {
-      if (p.holder.pid == t.holder.ppid) {
-        parent += " (" + p.holder.comm + ")";
-        break;
-      }
-    }
-    return parent;
+    return ParentName(t.holder.ppid, holders, parents);
   }
   return "";
 }

@@ -164,16 +164,15 @@ void Runner::Finish() {
     report_.units_would_stop = view_.active_units;
   }
   report_.rounds = history_.waves;
-  report_.respawning_parent = RespawningParent(view_.holders);
+  report_.respawning_parent = RespawningParent(view_.holders, view_.parents);
   if (!view_.newcomers.empty()) {
     // A restarted worker that still has not opened a GPU: not ready.
     const ChildProcess& first = view_.newcomers.front();
-    if (report_.respawning_parent.empty()) {
-      report_.respawning_parent = std::to_string(first.parent);
-    }
+    const std::string parent = ParentName(first.parent, view_.holders, view_.parents);
+    if (report_.respawning_parent.empty()) report_.respawning_parent = parent;
     if (!failed_) {
       report_.error_message = "pid " + std::to_string(first.pid) + " (" + first.comm +
-                              "), started by " + std::to_string(first.parent) +
+                              "), started by " + parent +
                               " after its GPU holder was signalled, holds no GPU yet";
     }
   }

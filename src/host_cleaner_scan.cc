@@ -83,6 +83,7 @@ bool Runner::Scan(const std::vector<std::string>& units,
     MapHolderGpusToIndexes(info.minors, *gpus, &scanned);
     MergeHolderScan(scanned, protect_, history_.waves, &view_.holders);
     view_.newcomers = FindNewcomers(scan.children, view_.holders);
+    if (!scan.parents.empty()) view_.parents = scan.parents;
   }
   std::vector<Holder> current;
   for (const TrackedHolder& t : view_.holders) current.push_back(t.holder);

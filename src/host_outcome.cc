@@ -129,6 +129,9 @@ std::string ActionsTaken(const HostReport& host) {
                            "/dev/shm entry", "/dev/shm entries") + " removed");
   }
   if (!host.gpus_reset.empty()) parts.push_back(GpuList(host.gpus_reset) + " reset");
+  if (!host.respawning_parent.empty() && host.status == HostStatus::kClean) {
+    parts.push_back("restarted by " + OneLine(host.respawning_parent));
+  }
   return Join(parts, ", ");
 }
 

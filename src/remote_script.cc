@@ -75,6 +75,8 @@ std::string ScanScript(const std::vector<std::string>& units,
     std::string list;
     for (int pid : watch) list += (list.empty() ? "" : " ") + std::to_string(pid);
     s += "for p in " + list + "; do\n";
+    s += "  IFS= read -r st </proc/$p/stat 2>/dev/null || continue\n";
+    s += "  n=${st#*(}; echo \"$p 0 0 ${n%)*}\"\n";  // the parent itself
     s += "  for c in $(cat /proc/$p/task/*/children 2>/dev/null); do\n";
     s += "    IFS= read -r st </proc/$c/stat 2>/dev/null || continue\n";
     s += "    n=${st#*(}; n=${n%)*}; st=${st##*) }\n";

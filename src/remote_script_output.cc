@@ -123,10 +123,10 @@ Status ParseScanOutput(const std::string& out, ScanOutput* scan) {
       Split(rest, &pid, &rest);
       Split(rest, &start, &child.comm);
       if (!ParseInt(parent, &child.parent) || !ParseInt(pid, &child.pid) ||
-          !ParseTicks(start, &child.start_time) || child.comm.empty()) {
+          !ParseTicks(start, &child.start_time) || child.comm.empty() || child.pid < 0) {
         return Bad("scan", line);
       }
-      parsed.children.push_back(child);
+      (child.pid == 0 ? parsed.parents : parsed.children).push_back(child);
     }
   }
   if (!ended) return Truncated("scan");

@@ -184,6 +184,13 @@ TEST(EscalationTest, WatchedParentsAndNewcomers) {
   std::vector<int> pids;
   for (const ChildProcess& c : FindNewcomers(children, holders)) pids.push_back(c.pid);
   EXPECT_EQ(pids, (std::vector<int>{21, 22}));
+
+  // The restarted worker opened a GPU: its parent is named, by comm when a
+  // scan listed it.
+  TrackedHolder again = H(22, HolderFate::kKilled, 2, true, true, false);
+  EXPECT_EQ(RespawningParent({a, again}), "500");
+  EXPECT_EQ(RespawningParent({a, again}, {{500, 0, 0, "supervisor.py"}}),
+            "500 (supervisor.py)");
 }
 
 TEST(EscalationTest, PlaybookVariants) {

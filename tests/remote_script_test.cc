@@ -160,6 +160,9 @@ TEST(RemoteScriptTest, ScanListsChildrenOfWatchedParentsAfterTheSignalTime) {
   EXPECT_EQ(scan.children[0].parent, static_cast<int>(getpid()));
   EXPECT_GE(scan.children[0].start_time, sig.now);
   EXPECT_EQ(scan.children[0].comm, "sh");
+  ASSERT_EQ(scan.parents.size(), 1u);  // and the watched parent, by name
+  EXPECT_EQ(scan.parents[0].parent, static_cast<int>(getpid()));
+  EXPECT_EQ(scan.parents[0].comm, "fleetreap_tests");
 }
 
 TEST(RemoteScriptTest, ShmCleanRemovesOnlyUnusedMatches) {
@@ -222,7 +225,10 @@ TEST(RemoteScriptTest, Parsers) {
   EXPECT_TRUE(scan.children.empty());
 
   ASSERT_TRUE(ParseScanOutput("@@session\n12\n@@nvsmi-rc 0\n@@children\n"
-                              "425 811 3456 python3 -u w.py\n@@end\n", &scan).ok());
+                              "425 0 0 supervisor.py\n425 811 3456 python3 -u w.py\n@@end\n",
+                              &scan).ok());
+  ASSERT_EQ(scan.parents.size(), 1u);
+  EXPECT_EQ(scan.parents[0].comm, "supervisor.py");
   ASSERT_EQ(scan.children.size(), 1u);
   EXPECT_EQ(scan.children[0].parent, 425);
   EXPECT_EQ(scan.children[0].pid, 811);

@@ -62,6 +62,7 @@ struct HostView {
   /// and that hold no GPU (yet): a restarted worker still importing PyTorch,
   /// or a job queue's next job. From the latest full scan.
   std::vector<ChildProcess> newcomers = {};
+  std::vector<ChildProcess> parents = {};  // watched parents seen: pid, comm
 };
 
 /// What was already done on the host.
@@ -131,9 +132,16 @@ bool HostLooksDirty(const HostView& view);
 
 /// The parent that keeps starting holders: the PPID (other than 0 and 1)
 /// shared by a holder of a later wave and a signalled holder of an earlier
-/// one, as "1234" or "1234 (comm)" when the parent is itself a known holder;
-/// "" when there is none.
-std::string RespawningParent(const std::vector<TrackedHolder>& holders);
+/// one, as "1234 (comm)" when its comm is known (from a tracked holder or
+/// "parents", the watched parents a scan listed), else "1234"; "" when there
+/// is none.
+std::string RespawningParent(const std::vector<TrackedHolder>& holders,
+                             const std::vector<ChildProcess>& parents = {});
+
+/// "1234 (comm)" for process "pid" when a tracked holder or a listed parent
+/// gives its comm, else "1234".
+std::string ParentName(int pid, const std::vector<TrackedHolder>& holders,
+                       const std::vector<ChildProcess>& parents);
 
 /// The parents to watch for respawns: the PPIDs of signalled holders, other
 /// than 0, 1 and any tracked holder, ascending and unique.

@@ -27,8 +27,8 @@ namespace fleetreap {
 /// "nvidia_smi_timeout" (its stdout, stderr and exit status kept apart), and
 /// the holder scan of proc_scan.h (left out when "holders" is false: the
 /// section is then empty), and the children of the "watch" PIDs (parents
-/// of signalled holders) as "PARENT PID START COMM", in sections marked by
-/// lines "@@name".
+/// of signalled holders) as "PARENT PID START COMM", each parent first as
+/// "PARENT 0 0 COMM", in sections marked by lines "@@name".
 std::string ScanScript(const std::vector<std::string>& units,
                        std::chrono::milliseconds nvidia_smi_timeout,
                        bool holders = true, const std::vector<int>& watch = {});

@@ -33,6 +33,7 @@ struct ScanOutput {
   int nvidia_smi_exit = -1;              // 124: timed out, 127: not found
   std::string holder_scan;               // proc_scan.h records
   std::vector<ChildProcess> children;    // of the watched parents
+  std::vector<ChildProcess> parents;     // the watched parents (pid 0, comm)
 };
 
 /// Splits ScanScript's stdout into its sections. kParse when a section is
