@@ -220,5 +220,40 @@ class EscalationTest(unittest.TestCase):
         self.assertEqual(self.exit & 3, 3)  # dirty hosts and failed hosts
 
 
+class RespawnWaitTest(unittest.TestCase):
+    """A restarted worker that has not opened its GPU when respawn_wait ends:
+    the host is not ready, and the report says who is starting what."""
+
+    def test_a_restart_still_pending_leaves_the_host_dirty(self):
+        tmp = scratch_dir(prefix="respawnwait-")
+        fleet = Fleet(os.path.join(tmp, "fleet"))
+        try:
+            fleet.up([HostSpec("gpu01", scenario="straggler_slow_init")])
+            playbook = os.path.join(tmp, "short_watch.yaml")
+            with open(os.path.join(SOURCE, "playbooks", "default.yaml")) as f:
+                text = f.read().replace("respawn_wait: 30s", "respawn_wait: 2s")
+            self.assertIn("respawn_wait: 2s", text)
+            with open(playbook, "w") as f:
+                f.write(text)
+            argv = [BIN, "--hosts", fleet.inventory, "--known-hosts", fleet.known_hosts,
+                    "--playbook", playbook, "--json", "-", "--quiet", "--color", "never"]
+            proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+            self.assertEqual(proc.returncode, 1, proc.stderr)
+            host = json.loads(proc.stdout)["hosts"][0]
+            self.assertEqual(host["status"], "dirty")
+            self.assertRegex(host["respawning_parent"], r"^\d+ \(supervisor\.py\)$")
+            self.assertRegex(host["error_message"],
+                             r"^pid \d+ \(python3\), started by \d+ \(supervisor\.py\) "
+                             r"after its GPU holder was signalled, holds no GPU yet$")
+            self.assertTrue(all(g["state"] == "clean" for g in host["gpus_after"]))
+            # The verdict was right: a few seconds later the restart holds GPU 5.
+            import scenarios
+            self.assertTrue(scenarios.wait_until(
+                lambda: fleet.ground_truth()["gpu01"]["gpus"][5]["memory_used_mib"] > 0,
+                timeout=15, interval=0.5))
+        finally:
+            fleet.down()
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
