@@ -88,10 +88,13 @@ def straggler_gpu5(h):
 
 @scenario
 def straggler_slow_init(h):
-    """The GPU 5 story as a real H200 showed it: a supervisor starts a new
-    worker the moment the first is killed, and the new one needs 5 s
-    (PyTorch's import and CUDA init) before it opens the GPU, well after any
-    settle period. Only watching the supervisor's new children catches it."""
+    """The GPU 5 story as a real H200 showed it: seven orphaned workers, and
+    on GPU 5 a worker whose supervisor starts a new one the moment the first
+    is killed; the new one needs 5 s (PyTorch's import and CUDA init) before
+    it opens the GPU, well after any settle period. Only watching the
+    supervisor's new children catches it."""
+    h.workload(gpus="0-4,6-7", mib=70000, title="VLLM::Worker_TP%d", detach=True,
+               argv=VLLM_ARGV)
     h.workload(gpus="5", mib=70000, title="python3", respawn_once=True,
                respawn_delay_ms=0, respawn_init_ms=5000, comm="supervisor.py",
                argv=("python3", "supervisor.py"))
@@ -214,7 +217,7 @@ DEMO = [
     ("gpu02", "vllm_incident"),
     ("gpu03", "ignore_term"),
     ("gpu04", "slow_exit"),
-    ("gpu05", "straggler_gpu5"),
+    ("gpu05", "straggler_slow_init"),
     ("gpu06", "protected_daemons"),
     ("gpu07", "shm_leftovers"),
     ("gpu08", "ghost_memory"),
