@@ -1,7 +1,6 @@
 #include "fleetreap/proxy_command.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -14,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "fleetreap/tcp_dialer.h"
 #include "fleetreap/text.h"
 
 namespace fleetreap {
@@ -37,21 +37,12 @@ bool SafeForShell(const std::string& value) {
   return true;
 }
 
-bool Contains(const std::string& text, const char* part) {
-  return text.find(part) != std::string::npos;
-}
-
 // Has "pid" ended? Leaves it unreaped: while it is a zombie its PID (the
 // process group's ID) cannot be reused, so signalling the group stays safe.
 bool Ended(pid_t pid) {
   siginfo_t info{};
   return waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
          info.si_pid == pid;
-}
-
-int MillisLeft(Clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
-  return left <= 0 ? 0 : left > 60000 ? 60000 : static_cast<int>(left);
 }
 
 }  // namespace
@@ -146,19 +137,15 @@ Status ProxyCommand::Start(const std::string& command) {
 }
 
 Status ProxyCommand::AwaitBanner(Clock::time_point deadline, const std::string& where) {
-  pollfd pfd{fd_, POLLIN, 0};
-  int ready;
-  do {
-    ready = poll(&pfd, 1, MillisLeft(deadline));
-  } while ((ready < 0 && errno == EINTR) || (ready == 0 && MillisLeft(deadline) > 0));
-  if (ready == 0) {
+  int error = 0;
+  const FirstByte first = AwaitFirstByte(fd_, deadline, &error);
+  if (first == FirstByte::kArrived) return Status::Ok();
+  if (first == FirstByte::kTimedOut) {
     std::string said = StderrTail();
     return Status::Error(ErrorKind::kConnectTimeout,
                          where + ": no SSH banner through the ProxyCommand in time" +
                              (said.empty() ? "" : " (proxy said: " + said + ")"));
   }
-  char byte;
-  if (recv(fd_, &byte, 1, MSG_PEEK) == 1) return Status::Ok();
   // The proxy closed its end: wait for it briefly so its stderr is complete.
   for (int i = 0; i < 50 && !Ended(pid_); ++i) {
     std::this_thread::sleep_for(milliseconds(10));

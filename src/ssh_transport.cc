@@ -10,6 +10,7 @@
 
 #include "fleetreap/ssh_known_hosts.h"
 #include "fleetreap/tcp_dialer.h"
+#include "fleetreap/text.h"
 #include "ssh_transport_session.h"
 
 namespace fleetreap {
@@ -20,10 +21,6 @@ using std::chrono::milliseconds;
 
 // Never ask anyone for anything: libssh calls this for passphrases.
 int RefusePrompt(const char*, char*, size_t, int, int, void*) { return -1; }
-
-bool Contains(const std::string& text, const char* part) {
-  return text.find(part) != std::string::npos;
-}
 
 std::string HomeDirectory() {
   // libssh takes ~ from the passwd entry, not $HOME; do the same.

@@ -131,24 +131,37 @@ int ConnectOne(const addrinfo& info, const std::string& where,
 }
 
 Status AwaitBanner(int fd, const std::string& where, Clock::time_point deadline) {
+  int error = 0;
+  switch (AwaitFirstByte(fd, deadline, &error)) {
+    case FirstByte::kArrived:
+      return Status::Ok();
+    case FirstByte::kTimedOut:
+      return Status::Error(ErrorKind::kBannerTimeout,
+                           "connected to " + where + " but no SSH banner came in time");
+    case FirstByte::kClosed:
+      break;
+  }
+  return Status::Error(ErrorKind::kConnectionLost,
+                       where + " closed the connection before its SSH banner" +
+                           (error != 0 ? std::string(": ") + std::strerror(error) : ""));
+}
+
+}  // namespace
+
+FirstByte AwaitFirstByte(int fd, Clock::time_point deadline, int* error) {
+  *error = 0;
   pollfd pfd{fd, POLLIN, 0};
   int ready;
   do {
     ready = poll(&pfd, 1, MillisLeft(deadline));
-  } while (ready < 0 && errno == EINTR);
-  if (ready == 0) {
-    return Status::Error(ErrorKind::kBannerTimeout,
-                         "connected to " + where + " but no SSH banner came in time");
-  }
+  } while ((ready < 0 && errno == EINTR) || (ready == 0 && MillisLeft(deadline) > 0));
+  if (ready == 0) return FirstByte::kTimedOut;
   char byte;
   ssize_t n = recv(fd, &byte, 1, MSG_PEEK);
-  if (n == 1) return Status::Ok();
-  return Status::Error(ErrorKind::kConnectionLost,
-                       where + " closed the connection before its SSH banner" +
-                           (n < 0 ? std::string(": ") + std::strerror(errno) : ""));
+  if (n == 1) return FirstByte::kArrived;
+  if (n < 0) *error = errno;
+  return FirstByte::kClosed;
 }
-
-}  // namespace
 
 Status DialTcp(const std::string& address, int port, Clock::time_point deadline,
                int* fd) {

@@ -24,4 +24,14 @@ namespace fleetreap {
 Status DialTcp(const std::string& address, int port,
                std::chrono::steady_clock::time_point deadline, int* fd);
 
+/// How a wait for a peer's first byte ended.
+enum class FirstByte { kArrived, kTimedOut, kClosed };
+
+/// Waits until "fd" has a byte to read (left unread: an SSH server's banner)
+/// or "deadline" passes. kClosed when the peer closed first; "*error" is then
+/// the errno of the read, or 0 for an orderly close. Used for direct
+/// connections and for ProxyCommand sockets alike.
+FirstByte AwaitFirstByte(int fd, std::chrono::steady_clock::time_point deadline,
+                         int* error);
+
 }  // namespace fleetreap

@@ -1,5 +1,6 @@
-// Text: the two small string helpers the parsers share: trimming and quoting
-// a piece of a host's output inside an error message. Pure; thread-safe.
+// Text: the small string helpers the parsers and classifiers share: trimming,
+// searching, and quoting a piece of a host's output inside an error message.
+// Pure; thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +10,11 @@ namespace fleetreap {
 
 /// "text" without leading and trailing spaces, tabs, CRs and LFs.
 std::string Trim(const std::string& text);
+
+/// True when "part" occurs in "text".
+inline bool Contains(const std::string& text, const char* part) {
+  return text.find(part) != std::string::npos;
+}
 
 /// "value" in double quotes for an error message: control characters become
 /// '?', and past "max_chars" it is cut and "..." added, so a host's garbage
