@@ -25,6 +25,25 @@
  *   --daemonize        the launching process returns once everything is up
  *   --pidfile FILE     "parent PID" then "gpu PID" lines, PIDs as seen here
  *   FAKEGPU_COMM=NAME  the parent's comm (its argv is set by whoever execs it)
+ *
+ * Worker shape (set per workload by host_setup.py):
+ *   FAKEGPU_VISIBLE=0-7   devices a worker opens besides nvidiactl/nvidia-uvm
+ *                      (a tensor-parallel engine with CUDA_VISIBLE_DEVICES=0-7
+ *                      opens every peer for P2P); unset: only its own GPU.
+ *   FAKEGPU_MEM_GPUS   set by gpuload in each worker's environment to the
+ *                      worker's own GPU: the fake nvidia-smi charges
+ *                      FAKEGPU_MIB there only, not on the peers it holds.
+ *   FAKEGPU_TITLE_PAD=nul|space|none  how the worker's title is set:
+ *                      nul (py-setproctitle on Linux): the worker is exec'd
+ *                      with the parent's argv (as a forked Python child) and
+ *                      then writes the title over that argv area, padding the
+ *                      rest with NULs, so /proc/PID/cmdline is the title then
+ *                      NULs up to the original argv length; space: the same
+ *                      padded with spaces (last byte kept NUL); none (old
+ *                      shape): exec'd with argv = [title].
+ *   FAKEGPU_WORKER_ARGV_HEX, FAKEGPU_WORKER_COMM_HEX  exact bytes (hex) of a
+ *                      worker's argv (NUL-separated) and comm, for hostile
+ *                      names; they override the title and its padding.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -45,6 +64,8 @@ static volatile sig_atomic_t got_chld;
 
 static void on_term(int sig) { (void)sig; got_term = 1; }
 static void on_chld(int sig) { (void)sig; got_chld = 1; }
+
+static char **saved_argv; /* main's argv: a forked child's argv area */
 
 static const char *env_or(const char *name, const char *fallback) {
   const char *v = getenv(name);
@@ -100,17 +121,62 @@ static void serve_until_term(void) {
   }
 }
 
-/* A worker: re-executed image holding nvidiactl, nvidia-uvm and one GPU. */
-static int run_worker(void) {
-  char path[64];
+/* Decodes hex text into buf (at most size - 1 bytes, NUL-terminated);
+ * returns the byte count, or -1 on bad hex. */
+static int unhex(const char *hex, char *buf, size_t size) {
+  size_t n = 0;
+  for (; hex[0] && hex[1] && n + 1 < size; hex += 2) {
+    unsigned v;
+    if (sscanf(hex, "%2x", &v) != 1) return -1;
+    buf[n++] = (char)v;
+  }
+  buf[n] = '\0';
+  return (int)n;
+}
+
+/* Writes 'title' over the argv area (argv[0] .. the NUL of the last
+ * argument), padded with 'pad', as setproctitle does; the area's last byte
+ * stays NUL so the kernel shows exactly this area as /proc/PID/cmdline. */
+static void clobber_argv(int argc, char **argv, const char *title, char pad) {
+  char *start = argv[0], *end = argv[argc - 1] + strlen(argv[argc - 1]);
+  size_t area = (size_t)(end - start); /* bytes before the final NUL */
+  size_t n = strlen(title);
+  if (n > area) n = area;
+  memcpy(start, title, n);
+  memset(start + n, pad, area - n);
+  if (pad) start[n] = '\0'; /* title, NUL, then spaces */
+  *end = '\0';
+}
+
+/* A worker: re-executed image holding nvidiactl, nvidia-uvm, its own GPU
+ * and, with FAKEGPU_VISIBLE, every peer GPU (charged only on its own). */
+static int run_worker(int argc, char **argv) {
+  char path[64], comm[64];
   const char *title = env_or("FAKEGPU_TITLE_NOW", "gpuload-worker");
-  set_comm(title);
+  const char *pad = env_or("FAKEGPU_TITLE_PAD", "none");
+  if (getenv("FAKEGPU_WORKER_COMM_HEX") &&
+      unhex(getenv("FAKEGPU_WORKER_COMM_HEX"), comm, sizeof comm) >= 0) {
+    set_comm(comm);
+  } else {
+    set_comm(title);
+  }
+  if (!getenv("FAKEGPU_WORKER_ARGV_HEX") && argc > 0 && strcmp(pad, "none") != 0)
+    clobber_argv(argc, argv, title, strcmp(pad, "space") == 0 ? ' ' : '\0');
   long init_ms = atol(env_or("FAKEGPU_INIT_MS_NOW", "0"));
   if (init_ms > 0) sleep_ms(init_ms);
   open_device("/dev/nvidiactl");
   open_device("/dev/nvidia-uvm");
   snprintf(path, sizeof path, "/dev/nvidia%s", env_or("FAKEGPU_GPU", "0"));
   open_device(path);
+  if (getenv("FAKEGPU_VISIBLE")) {
+    int peers[MAX_GPUS], own = atoi(env_or("FAKEGPU_GPU", "0"));
+    int n = parse_gpus(getenv("FAKEGPU_VISIBLE"), peers);
+    for (int i = 0; i < n; i++) {
+      if (peers[i] == own) continue;
+      snprintf(path, sizeof path, "/dev/nvidia%d", peers[i]);
+      if (access(path, F_OK) == 0) open_device(path);
+    }
+  }
   const char *ready_fd = getenv("FAKEGPU_READY_FD");
   if (ready_fd) {
     int fd = atoi(ready_fd);
@@ -120,6 +186,29 @@ static int run_worker(void) {
   }
   serve_until_term();
   return 0;
+}
+
+/* The argv a worker is exec'd with: exact bytes (FAKEGPU_WORKER_ARGV_HEX),
+ * the parent's argv (to be clobbered by the title), or just the title. */
+static char **worker_argv(char *title) {
+  static char buf[8192];
+  static char *args[256];
+  const char *hex = getenv("FAKEGPU_WORKER_ARGV_HEX");
+  if (hex) {
+    int n = unhex(hex, buf, sizeof buf - 1), count = 0;
+    if (n >= 0) {
+      buf[n] = '\0';
+      for (int i = 0; i < n && count < 255; i += (int)strlen(buf + i) + 1) args[count++] = buf + i;
+      if (n == 0) args[count++] = buf;
+      args[count] = NULL;
+      return args;
+    }
+  }
+  if (strcmp(env_or("FAKEGPU_TITLE_PAD", "none"), "none") != 0 && saved_argv && saved_argv[0])
+    return saved_argv;
+  args[0] = title;
+  args[1] = NULL;
+  return args;
 }
 
 /* Starts the worker for "gpu"; returns its PID once it holds its devices. */
@@ -137,11 +226,11 @@ static pid_t start_worker(int gpu) {
     snprintf(fdstr, sizeof fdstr, "%d", ready[1]);
     setenv("FAKEGPU_ROLE", "worker", 1);
     setenv("FAKEGPU_GPU", num, 1);
+    setenv("FAKEGPU_MEM_GPUS", num, 1);
     setenv("FAKEGPU_TITLE_NOW", title, 1);
     setenv("FAKEGPU_READY_FD", fdstr, 1);
     unsetenv("FAKEGPU_PIDFILE");
-    char *argv[] = {title, NULL};
-    execv("/proc/self/exe", argv);
+    execv("/proc/self/exe", worker_argv(title));
     _exit(127);
   }
   close(ready[1]);
@@ -257,7 +346,8 @@ static int apply_flags(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   const char *role = getenv("FAKEGPU_ROLE");
-  if (role && strcmp(role, "worker") == 0) return run_worker();
+  saved_argv = argv;
+  if (role && strcmp(role, "worker") == 0) return run_worker(argc, argv);
   if (!getenv("FAKEGPU_NO_FLAGS") && apply_flags(argc, argv) != 0) return 2;
   if (!getenv("FAKEGPU_DAEMONIZE")) return run_parent(-1);
 

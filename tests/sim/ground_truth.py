@@ -7,15 +7,24 @@ collect(fleet) returns {host name: {
   "address": "127.0.N.X", "scenario": str,
   "listener": "sshd"|"tarpit"|"none"  (what listens now: an sshd killed mid-run
       reads "none"),
-  "gpu_processes": [{"pid", "name", "comm", "exe", "user_uid", "gpus", "mib"}],
+  "gpu_processes": [{"pid", "name", "comm", "exe", "user_uid", "gpus",
+      "charged_gpus", "mib"}],
       non-protected processes holding any /dev/nvidia* (PIDs as seen inside),
+      or charged memory by the driver with no device held (state/charged);
+      "gpus" are the devices held (a realistic worker holds every peer),
+      "charged_gpus" where it is charged "mib" (its own, FAKEGPU_MEM_GPUS),
   "protected": [{"pid", "name", "original"}], protected holders alive now,
   "protected_missing": [name], protected daemons started by the scenario that
       are no longer alive with their original PID,
   "gpus": [{"index", "memory_used_mib", "ghost_mib"}], memory.used as the fake
-      nvidia-smi computes it (sum of FAKEGPU_MIB of holders + leaked),
+      nvidia-smi computes it (FAKEGPU_MIB of holders charged there + charged
+      lines of live PIDs + leaked),
+  "bystanders": number of live processes started by the host's bystanders
+      helper (none of them may go),
   "shm_remaining": [name], "shm_must_keep": [name], "shm_must_remove": [name],
   "nvidia_smi_mode": str,
+  "recovery_actions": {gpu: action}, GPUs whose gpu_recovery_action is not
+      "None" (state/recovery/K),
   "ghost_gpus": [index], GPUs with driver-leaked memory (only a reset helps),
   "clean": bool  (no non-protected holder, every GPU at 0 MiB except ghost
       memory, every must_remove file gone, every must_keep file present, every
@@ -62,10 +71,12 @@ def _process(pid):
             if target[11:].isdigit():
                 gpus.add(int(target[11:]))
     environ = _read(f"/proc/{pid}/environ", "rb") or b""
-    mib = 0
+    mib, mem_gpus = 0, None
     for item in environ.split(b"\0"):
         if item.startswith(b"FAKEGPU_MIB="):
             mib = int(item[12:] or 0)
+        elif item.startswith(b"FAKEGPU_MEM_GPUS="):
+            mem_gpus = _gpu_set(item[17:].decode())
     cmdline = (_read(f"/proc/{pid}/cmdline", "rb") or b"").split(b"\0")
     try:
         exe = os.readlink(f"/proc/{pid}/exe")
@@ -73,8 +84,30 @@ def _process(pid):
         exe = ""
     return {"pid": int(fields["NSpid"].split()[-1]), "name": cmdline[0].decode(errors="replace"),
             "comm": fields["Name"].strip(), "exe": exe,
-            "user_uid": int(fields["Uid"].split()[0]), "gpus": sorted(gpus), "mib": mib,
-            "holds_device": holds_device}
+            "user_uid": int(fields["Uid"].split()[0]), "gpus": sorted(gpus),
+            "charged_gpus": sorted(gpus if mem_gpus is None else gpus & mem_gpus), "mib": mib,
+            "holds_device": holds_device,
+            "bystander": exe.endswith("/bystanders")}
+
+
+def _gpu_set(spec):
+    """{0, 3} for "0,3"; {0..7} for "0-7" (FAKEGPU_MEM_GPUS)."""
+    gpus = set()
+    for part in spec.split(","):
+        a, _, b = part.partition("-")
+        if a.strip().isdigit():
+            gpus.update(range(int(a), int(b if b.strip().isdigit() else a) + 1))
+    return gpus
+
+
+def _charged(host):
+    """{inner pid: [(gpu, mib)]} from state/charged ("PID GPU MIB" lines)."""
+    charged = {}
+    for line in (_read(os.path.join(host.state, "charged")) or "").splitlines():
+        words = line.split()
+        if len(words) == 3 and all(w.isdigit() for w in words):
+            charged.setdefault(int(words[0]), []).append((int(words[1]), int(words[2])))
+    return charged
 
 
 def processes_by_host(fleet):
@@ -110,6 +143,20 @@ def collect(fleet):
     truth = {}
     for name, procs in processes_by_host(fleet).items():
         host = fleet.hosts[name]
+        charged = _charged(host)
+        by_pid = {p["pid"]: p for p in procs}
+        extra = {k: 0 for k in range(host.spec.gpus)}  # charged lines of live PIDs
+        for pid, lines in charged.items():
+            p = by_pid.get(pid)
+            if p is None:
+                continue
+            for gpu, mib in lines:
+                if gpu in extra:
+                    extra[gpu] += mib
+            if not p["holds_device"]:
+                p["charged_gpus"] = sorted({g for g, _ in lines})
+                p["mib"] = max(m for _, m in lines)
+                p["holds_device"] = "charged"
         holders = [p for p in procs if p["holds_device"]]
         gpu_processes = [p for p in holders if not _is_protected(p)]
         protected = [{"pid": p["pid"], "name": os.path.basename(p["exe"]),
@@ -120,19 +167,26 @@ def collect(fleet):
         gpus = []
         for k in range(host.spec.gpus):
             ghost = int((_read(os.path.join(host.state, "leaked", str(k))) or "0").strip())
-            used = ghost + sum(p["mib"] for p in holders if k in p["gpus"])
+            used = ghost + extra[k] + sum(p["mib"] for p in holders
+                                          if p["holds_device"] is True and k in p["charged_gpus"])
             gpus.append({"index": k, "memory_used_mib": used, "ghost_mib": ghost})
         try:
             shm = sorted(os.listdir(os.path.join(host.dir, "shm")))
         except OSError:
             shm = []
         mode = (_read(os.path.join(host.state, "mode")) or "normal").strip()
+        recovery = {}
+        for k in range(host.spec.gpus):
+            action = _read(os.path.join(host.state, "recovery", str(k)))
+            if action and action.strip() != "None":
+                recovery[k] = action.strip()
         if any(p["exe"] == "/usr/sbin/sshd" for p in procs):
             listener = "sshd"
         else:
             listener = "tarpit" if host.listener == "tarpit" else "none"
         for p in gpu_processes:
             del p["holds_device"]
+            del p["bystander"]
         clean = (not gpu_processes and not missing
                  and all(g["memory_used_mib"] == g["ghost_mib"] for g in gpus)
                  and not set(host.shm_remove) & set(shm)
@@ -143,5 +197,7 @@ def collect(fleet):
                        "shm_remaining": shm, "shm_must_keep": sorted(host.shm_keep),
                        "shm_must_remove": sorted(host.shm_remove),
                        "nvidia_smi_mode": mode, "clean": clean,
+                       "bystanders": sum(1 for p in procs if p.get("bystander")),
+                       "recovery_actions": recovery,
                        "ghost_gpus": [g["index"] for g in gpus if g["ghost_mib"]]}
     return truth

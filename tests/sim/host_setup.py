@@ -89,6 +89,10 @@ def prepare_host_dir(host, fleet):
         os.link(os.path.join(fleet.workdir, "daemons", name), f"{d}/usrbin/{name}")
 
 
+def _bytes(value):
+    return value if isinstance(value, bytes) else str(value).encode()
+
+
 class HostSetup:
     """What a scenario function receives: verbs that stage one host."""
 
@@ -101,13 +105,30 @@ class HostSetup:
 
     # ---- processes ------------------------------------------------------
 
+    @property
+    def realistic(self):
+        """Whether this host has the realistic shape (see simfleet.host_shape)."""
+        return self.host.shape == "realistic"
+
     def workload(self, gpus="all", mib=96844, title="gpuload-worker-%d", on_term="exit",
                  respawn_once=False, respawn_delay_ms=300, respawn_init_ms=0, detach=False,
                  unit=None,
                  argv=("python3", "-m", "vllm.entrypoints.openai.api_server"), comm=None,
-                 user=None, exe=None, hold_all=False):
+                 user=None, exe=None, hold_all=False, visible=None, worker_argv=None,
+                 worker_comm=None, title_pad=None, wrap=None):
         """Starts a gpuload parent with one worker per GPU in 'gpus' ("all",
-        "0-7", "5"); returns {"parent": pid, gpu: worker pid, ...}."""
+        "0-7", "5"); returns {"parent": pid, gpu: worker pid, ...}.
+
+        Realistic shape (the default): every worker also opens the devices of
+        'visible' (default: every GPU of the host, as a tensor-parallel engine
+        with CUDA_VISIBLE_DEVICES=0-7 does for peer access) but is charged
+        'mib' on its own GPU only (FAKEGPU_MEM_GPUS); its title is written
+        over a forked Python child's argv area, NUL-padded ('title_pad':
+        "nul", "space" or "none"). Simple shape: own GPU, argv = [title].
+        worker_argv (a sequence of bytes/str, no NULs) and worker_comm (bytes/
+        str, 15 bytes kept) give every worker exactly those bytes instead of
+        the title. 'wrap' is a shell prefix the launch runs under (e.g.
+        "unshare --mount ... sh -c '...' sh" for a container)."""
         if gpus == "all":
             gpus = f"0-{self.gpus - 1}"
         self._seq += 1
@@ -132,10 +153,23 @@ class HostSetup:
             env["FAKEGPU_HOLD_ALL"] = "1"
             if not mib:
                 del env["FAKEGPU_MIB"]
+        if visible is None and self.realistic and not hold_all:
+            visible = f"0-{self.gpus - 1}"
+        if visible:
+            env["FAKEGPU_VISIBLE"] = str(visible)
+        if title_pad is None:
+            title_pad = "nul" if self.realistic else "none"
+        env["FAKEGPU_TITLE_PAD"] = title_pad
+        if worker_argv is not None:
+            env["FAKEGPU_WORKER_ARGV_HEX"] = b"\0".join(_bytes(a) for a in worker_argv).hex()
+        if worker_comm is not None:
+            env["FAKEGPU_WORKER_COMM_HEX"] = _bytes(worker_comm)[:15].hex()
         assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
         program = exe or "/usr/local/bin/gpuload"
         command = (f"exec env {assignments} /bin/bash -c 'exec -a \"$0\" {program} \"$@\"' "
                    + " ".join(shlex.quote(a) for a in argv))
+        if wrap:
+            command = f"{wrap} {shlex.quote(command)}"
         result = self.fleet.exec(self.name, command, user=user)
         if result.returncode != 0:
             raise RuntimeError(f"{self.name}: workload failed: {result.stderr}")
@@ -182,6 +216,56 @@ class HostSetup:
                 f.write(f"Description={name}\nMainPID={pids['parent']}\n"
                         "KillMode=control-group\nTimeoutStopSec=5\n")
         return pids["parent"]
+
+    def bystanders(self, count, first=0):
+        """Starts 'count' unrelated sleeping processes (sshd sessions,
+        containerd, cron, python3 -m http.server, kworker-like names...; see
+        bystanders.c), each in its own session, children of the host's init.
+        They hold no device; fleetreap must leave them alone."""
+        if count <= 0:
+            return
+        result = self.fleet.exec(self.name, f"/usr/local/bin/bystanders {int(count)} {int(first)}",
+                                 timeout=120)
+        if result.returncode != 0:
+            raise RuntimeError(f"{self.name}: bystanders failed: {result.stderr}")
+
+    def sleeper(self, argv=("python3", "infer.py"), comm="python3", user=None):
+        """A plain sleeping process holding no device (a gpuload parent with no
+        workers and FAKEGPU_MIB=0); returns its PID."""
+        return self.workload(gpus="", mib=0, argv=argv, comm=comm, user=user,
+                             visible="")["parent"]
+
+    def charge(self, pid, gpu, mib):
+        """The driver charges 'mib' on 'gpu' to 'pid' (inner PID), which needs
+        no open device: a line "PID GPU MIB" in state/charged, read by the
+        fake nvidia-smi (compute-apps, memory.used) while PID is alive."""
+        with open(os.path.join(self.host.state, "charged"), "a") as f:
+            f.write(f"{int(pid)} {int(gpu)} {int(mib)}\n")
+
+    def recovery_action(self, gpu, action="Reset"):
+        """nvidia-smi reports gpu_recovery_action 'action' for 'gpu' (state/
+        recovery/K); every other GPU reads "None"."""
+        os.makedirs(os.path.join(self.host.state, "recovery"), exist_ok=True)
+        _write(os.path.join(self.host.state, "recovery", str(gpu)), action + "\n")
+
+    def container_job(self, gpu=3, mib=40960, title="python3", argv=("python3", "train.py"),
+                      name="job"):
+        """A job in its own mount namespace, as a container runtime starts it:
+        a private tmpfs /dev holding null/zero/urandom and its OWN plain files
+        nvidiaK, nvidiactl and nvidia-uvm (other inodes than the host's, so
+        fuser on the host's /dev/nvidiaK does not see it; readlink of its fds
+        still reads "/dev/nvidiaK"). Same PID namespace as the host. Returns
+        the workload's PIDs."""
+        setup = ("mount -t tmpfs -o mode=755,size=64k ctrdev /dev && "
+                 "mknod -m 666 /dev/null c 1 3 && mknod -m 666 /dev/zero c 1 5 && "
+                 "mknod -m 666 /dev/urandom c 1 9 && mkdir /dev/shm && "
+                 f": > /dev/nvidia{int(gpu)} && : > /dev/nvidiactl && : > /dev/nvidia-uvm && "
+                 f"chmod 666 /dev/nvidia* && hostname {shlex.quote(name)} && exec sh -c \"$1\"")
+        wrap = f"unshare --mount --uts --propagation private sh -c {shlex.quote(setup)} sh"
+        pids = self.workload(gpus=str(gpu), mib=mib, title=title, argv=argv, detach=True,
+                             visible=str(gpu), wrap=wrap)
+        self.host.containers.append(pids[gpu])
+        return pids
 
     def set_sudo(self, allowed):
         """Gives gpuops passwordless sudo on this host, or takes it away."""

@@ -3,17 +3,27 @@
  * (setuid root, as the real tool sees every process through the driver).
  *
  * GPU state is computed from real process state on the simulated host:
- *   - a process uses GPU k while it holds an open descriptor on /dev/nvidiak;
- *     it is charged FAKEGPU_MIB (from its environment) on that GPU and is a
- *     compute app when FAKEGPU_MIB > 0 (daemons holding 0 MiB are not listed,
- *     like NVML-only clients on real hosts);
+ *   - a process uses GPU k while it holds an open descriptor on /dev/nvidiak
+ *     (found by readlink of /proc/PID/fd/N, so a container's own
+ *     "/dev/nvidia3", another inode, counts too); it is charged FAKEGPU_MIB
+ *     (from its environment) on that GPU, or, when its environment has
+ *     FAKEGPU_MEM_GPUS ("5", "0,3", "0-7"), only on the held GPUs named
+ *     there (a tensor-parallel worker holds every peer, uses its own); it is
+ *     a compute app on each GPU where it is charged > 0 (daemons holding
+ *     0 MiB are not listed, like NVML-only clients on real hosts);
+ *   - /run/fakegpu/charged, lines "PID GPU MIB": memory the driver charges to
+ *     a live PID that holds no device descriptor (it mapped memory and
+ *     closed its fds); listed in compute-apps, counted in memory.used;
+ *   - /run/fakegpu/recovery/K: gpu_recovery_action of GPU K ("None" without);
  *   - memory the "driver" leaked (no process) is read from
  *     /run/fakegpu/leaked/K and kept until --gpu-reset -i K.
  * Per-host settings live in /run/fakegpu: gpus (count), model, total_mib,
  * seed (for UUIDs and serials), mode: normal | missing (driver not loaded,
  * exit 9) | hang (blocks forever) | lost:K (GPU K fell off the bus: its error
  * line, then the other GPUs' rows, exit 15) | lost-only:K (the error line
- * alone, exit 15). Which of the two real drivers print is not settled.
+ * alone, exit 15) | unknown-error:K (every command prints only "Unable to
+ * determine the device handle for GPU <bus id of K>: Unknown Error", exit
+ * 15; sample 06). Which of the two real drivers print is not settled.
  *
  * Supported: --query-gpu=, --query-compute-apps=, --format=csv[,noheader]
  * [,nounits], -i/--id, -L, -r/--gpu-reset [-i N], and the default table. Texts and exit codes follow
@@ -92,6 +102,8 @@ static void load_gpus(void) {
     char val[64];
     if (read_state(buf, val, sizeof val) > 0) g->leaked = atol(val);
     g->used = g->leaked;
+    snprintf(buf, sizeof buf, "recovery/%d", i);
+    if (read_state(buf, g->recovery, sizeof g->recovery) <= 0) strcpy(g->recovery, "None");
   }
 }
 
@@ -103,17 +115,53 @@ static int device_gpu(const char *target) {
   return atoi(target + 11);
 }
 
-static long env_mib(int pid) {
-  char path[64], buf[65536];
+/* Parses "0-7" / "0,3" into a bitmask of GPUs. */
+static unsigned long long gpu_mask(const char *spec) {
+  unsigned long long mask = 0;
+  while (*spec) {
+    char *end;
+    long a = strtol(spec, &end, 10), b = a;
+    if (end == spec) break;
+    if (*end == '-') b = strtol(end + 1, &end, 10);
+    for (long k = a; k <= b && k < MAX_GPUS; k++)
+      if (k >= 0) mask |= 1ULL << k;
+    spec = *end == ',' ? end + 1 : end;
+    if (*end != ',') break;
+  }
+  return mask;
+}
+
+/* FAKEGPU_MIB and FAKEGPU_MEM_GPUS (all GPUs when unset) of 'pid'. */
+static long env_mib(int pid, unsigned long long *mem_gpus) {
+  char path[64];
+  static char buf[65536];
+  long mib = 0;
+  *mem_gpus = ~0ULL;
   snprintf(path, sizeof path, "/proc/%d/environ", pid);
   FILE *f = fopen(path, "r");
   if (!f) return 0;
   size_t n = fread(buf, 1, sizeof buf - 1, f);
   fclose(f);
   buf[n] = '\0';
-  for (size_t i = 0; i < n; i += strlen(buf + i) + 1)
-    if (strncmp(buf + i, "FAKEGPU_MIB=", 12) == 0) return atol(buf + i + 12);
-  return 0;
+  for (size_t i = 0; i < n; i += strlen(buf + i) + 1) {
+    if (strncmp(buf + i, "FAKEGPU_MIB=", 12) == 0) mib = atol(buf + i + 12);
+    if (strncmp(buf + i, "FAKEGPU_MEM_GPUS=", 17) == 0) *mem_gpus = gpu_mask(buf + i + 17);
+  }
+  return mib;
+}
+
+int nvsmi_charged(const struct proc *p, int k) {
+  return p->mib > 0 && (p->charged & (1ULL << k));
+}
+
+int nvsmi_holds(const struct proc *p, int k) {
+  return ((p->gpus | p->charged) & (1ULL << k)) != 0;
+}
+
+static void read_name(struct proc *p) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/cmdline", p->pid);
+  if (read_file(path, p->name, sizeof p->name) <= 0) strcpy(p->name, "[Unknown Error]");
 }
 
 /* Scans /proc for holders of /dev/nvidiaK and charges their memory. */
@@ -141,15 +189,36 @@ static void scan_processes(void) {
     closedir(fds);
     if (!held) continue;
     struct proc *p = &procs[proc_count++];
+    unsigned long long mem_gpus;
     p->pid = pid;
     p->gpus = held;
-    p->mib = env_mib(pid);
-    snprintf(path, sizeof path, "/proc/%d/cmdline", pid);
-    if (read_file(path, p->name, sizeof p->name) <= 0) strcpy(p->name, "[Unknown Error]");
-    for (int k = 0; k < gpu_count; k++)
-      if (held & (1ULL << k)) gpus[k].used += p->mib;
+    p->mib = env_mib(pid, &mem_gpus);
+    p->charged = held & mem_gpus;
+    read_name(p);
   }
   if (proc) closedir(proc);
+  /* Memory charged to live processes that hold no descriptor. */
+  char path[600], line[256];
+  snprintf(path, sizeof path, "%s/charged", state_dir);
+  FILE *f = fopen(path, "r");
+  while (f && fgets(line, sizeof line, f) && proc_count < MAX_PROCS) {
+    int pid, k;
+    long mib;
+    char alive[64];
+    if (sscanf(line, "%d %d %ld", &pid, &k, &mib) != 3 || k < 0 || k >= gpu_count) continue;
+    snprintf(alive, sizeof alive, "/proc/%d/stat", pid);
+    if (access(alive, F_OK) != 0) continue; /* the driver frees a dead PID's memory */
+    struct proc *p = &procs[proc_count++];
+    p->pid = pid;
+    p->gpus = 0;
+    p->mib = mib;
+    p->charged = 1ULL << k;
+    read_name(p);
+  }
+  if (f) fclose(f);
+  for (int i = 0; i < proc_count; i++)
+    for (int k = 0; k < gpu_count; k++)
+      if (nvsmi_charged(&procs[i], k)) gpus[k].used += procs[i].mib;
 }
 
 static void make_timestamp(void) {
@@ -226,6 +295,13 @@ int main(int argc, char **argv) {
     for (;;) pause();
   }
   if (!strncmp(mode, "lost:", 5)) lost_gpu = atoi(mode + 5);
+  if (!strncmp(mode, "unknown-error:", 14)) {
+    int k = atoi(mode + 14);
+    load_gpus();
+    printf("Unable to determine the device handle for GPU %s: Unknown Error\n",
+           k >= 0 && k < gpu_count ? gpus[k].bus_id + 4 : "0000:B1:00.0");
+    return 15;
+  }
   if (!strncmp(mode, "lost-only:", 10)) {
     lost_gpu = atoi(mode + 10);
     load_gpus();

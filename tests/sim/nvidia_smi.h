@@ -14,13 +14,15 @@
 struct gpu {
   int index;
   long total, used, leaked;
+  char recovery[32]; /* gpu_recovery_action: "None" unless state/recovery/K */
   char uuid[48], bus_id[24], serial[16];
 };
 
 struct proc {
   int pid;
   long mib;
-  unsigned long long gpus; /* bitmask of /dev/nvidiaK held */
+  unsigned long long gpus;    /* bitmask of /dev/nvidiaK held */
+  unsigned long long charged; /* bitmask of GPUs where mib is charged */
   char name[256];
 };
 
@@ -32,6 +34,11 @@ extern char timestamp[32];
 extern struct proc procs[MAX_PROCS];
 extern int proc_count;
 extern int lost_gpu; /* -1, or the GPU that "fell off the bus" */
+
+/* Whether process p is charged on / holds GPU k (0-MiB holders are not
+ * compute apps, like NVML-only clients). */
+int nvsmi_charged(const struct proc *p, int k);
+int nvsmi_holds(const struct proc *p, int k);
 
 /* --query-gpu= (apps == 0) or --query-compute-apps= (apps == 1); "only" is
  * -i's GPU or -1. Prints CSV; returns the exit code (2: unknown field). */

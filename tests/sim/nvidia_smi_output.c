@@ -38,6 +38,7 @@ static const struct field gpu_fields[] = {
     {{"utilization.memory"}, "utilization.memory", "%"},
     {{"temperature.gpu"}, "temperature.gpu", NULL},
     {{"power.draw"}, "power.draw", "W"},
+    {{"gpu_recovery_action"}, "gpu_recovery_action", NULL},
 };
 
 static const struct field app_fields[] = {
@@ -74,6 +75,7 @@ static void gpu_value(const char *h, const struct gpu *g, char *out, size_t n) {
   else if (!strcmp(h, "utilization.memory")) snprintf(out, n, "%d", g->used ? 41 : 0);
   else if (!strcmp(h, "temperature.gpu")) snprintf(out, n, "%d", temps[g->index % 8] + (g->used ? 20 : 0));
   else if (!strcmp(h, "power.draw")) snprintf(out, n, "%.2f", g->used ? 512.37 : 85.12);
+  else if (!strcmp(h, "gpu_recovery_action")) snprintf(out, n, "%s", g->recovery);
 }
 
 static void app_value(const char *h, const struct gpu *g, const struct proc *p, char *out,
@@ -149,7 +151,7 @@ int nvsmi_query(const char *q, int apps, int header, int units, int only) {
       continue;
     }
     for (int p = 0; p < proc_count; p++) {
-      if (!(procs[p].gpus & (1ULL << k)) || procs[p].mib <= 0) continue;
+      if (!nvsmi_charged(&procs[p], k)) continue;
       for (int i = 0; i < n; i++) {
         app_value(f[i]->header, &gpus[k], &procs[p], value, sizeof value);
         print_cell(i, f[i], value, units);
@@ -163,7 +165,7 @@ int nvsmi_query(const char *q, int apps, int header, int units, int only) {
 static int holders_of(int k) {
   int n = 0;
   for (int p = 0; p < proc_count; p++)
-    if (procs[p].gpus & (1ULL << k)) n++;
+    if (nvsmi_holds(&procs[p], k)) n++;
   return n;
 }
 
@@ -248,7 +250,7 @@ int nvsmi_table(void) {
   for (int k = 0; k < gpu_count; k++)
     for (int p = 0; p < proc_count; p++) {
       char mem[32];
-      if (!(procs[p].gpus & (1ULL << k)) || procs[p].mib <= 0) continue;
+      if (!nvsmi_charged(&procs[p], k)) continue;
       snprintf(mem, sizeof mem, "%ldMiB", procs[p].mib);
       printf("|%5d   N/A  N/A  %14d      C   %-36.36s %9s |\n", k, procs[p].pid,
              procs[p].name, mem);

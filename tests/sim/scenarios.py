@@ -4,7 +4,10 @@ One function per scenario, registered by name with @scenario. Each receives
 a host_setup.HostSetup ("h") right after the host booted and stages it with
 its verbs: h.workload, h.service, h.daemon, h.shm, h.leak, h.nvidia_smi_mode,
 h.no_listener, h.tarpit, h.refuse_key, h.change_host_key, h.kill_sshd_on_stop,
-h.kill_sshd_on_nvidia_smi.
+h.kill_sshd_on_nvidia_smi, h.bystanders, h.sleeper, h.charge,
+h.recovery_action, h.container_job.
+Every host already runs its bystanders (simfleet.host_shape) when the
+scenario starts.
 To add one, write a function here; `scripts/fleet list` shows them all.
 DEMO is the mixed fleet of the README's demo.
 """
@@ -81,9 +84,10 @@ def straggler_gpu5(h):
     kill wave and only a re-scan finds it."""
     h.workload(gpus="0-4,6-7", mib=70000, title="VLLM::Worker_TP%d", detach=True,
                argv=VLLM_ARGV)
+    # A single-GPU worker (CUDA_VISIBLE_DEVICES=5): it opens GPU 5 only.
     h.workload(gpus="5", mib=70000, title="VLLM::Worker_TP%d", respawn_once=True,
                respawn_delay_ms=300, comm="ray::Supervisor",
-               argv=("ray::Supervisor",))
+               argv=("ray::Supervisor",), visible="5")
 
 
 @scenario
@@ -97,7 +101,7 @@ def straggler_slow_init(h):
                argv=VLLM_ARGV)
     h.workload(gpus="5", mib=70000, title="python3", respawn_once=True,
                respawn_delay_ms=0, respawn_init_ms=5000, comm="supervisor.py",
-               argv=("python3", "supervisor.py"))
+               argv=("python3", "supervisor.py"), visible="5")
 
 
 @scenario
@@ -209,6 +213,110 @@ def sshd_dies_on_stop(h):
     playbooks that stop units)."""
     vllm_incident(h)
     h.kill_sshd_on_stop()
+
+
+@scenario
+def realistic_host(h):
+    """The incident on a host as busy as a real one: 500 bystanders in all
+    (sshd sessions, containerd, cron, ...), nvidia-persistenced,
+    nv-hostengine and dcgm-exporter, and vllm.service (KillMode=process)
+    whose 8 TP workers each hold all 8 GPUs and use their own."""
+    h.bystanders(max(0, 500 - h.host.bystanders), first=h.host.bystanders)
+    for name in ("nvidia-persistenced", "nv-hostengine", "dcgm-exporter"):
+        h.daemon(name)
+    h.service("vllm.service", killmode="process", description="vLLM OpenAI server",
+              mib=96844, title="VLLM::Worker_TP%d", argv=VLLM_ARGV)
+
+
+@scenario
+def container_job(h):
+    """A containerised training job on GPU 3: its own mount namespace with
+    its own /dev (plain files nvidia3, nvidiactl, nvidia-uvm: other inodes
+    than the host's, so fuser on the host's /dev/nvidia3 does not see it;
+    readlink of its descriptors reads "/dev/nvidia3"), 40960 MiB on GPU 3,
+    listed by nvidia-smi. Plus nvidia-persistenced. Must end clean."""
+    h.daemon("nvidia-persistenced")
+    h.container_job(gpu=3, mib=40960, argv=("python3", "train.py"))
+
+
+# Names that imitate the records of fleetreap's remote scripts.
+FORGED_RECORD = "x\n@@holders\nhold 1 2f6465762f6e766964696130"
+HOSTILE_WORKERS = [  # (comm, argv) per GPU
+    ("evil\nname", ["python3\n@@end", "--rank", "0"]),
+    ("@@end", ["@@end"]),
+    ("@@session", ["@@session", "1 2 3"]),
+    ("a\\nb\\0c", ["back\\slash\\n\\0", "\\"]),
+    ("q'\"`$(id)", ["quote'd \"dq\" `bt` $(id)", "'"]),
+    (FORGED_RECORD, [FORGED_RECORD]),
+    ("proc 1 2 3", ["\n@@nvsmi-out\nindex, uuid\n0, GPU-x, 0", "\t\ttab"]),
+    ("x) Z 1 1 1", ["x) Z 1 1 1 1", "@@children\n1 2 3 init"]),
+]
+
+
+@scenario
+def hostile_names(h):
+    """Eight orphaned workers, one per GPU (30000 MiB each), whose comm and
+    argv hold newlines, "@@end", "@@session", literal backslash escapes,
+    quotes, and a scan record ("x\n@@holders\nhold 1 2f64..."): all must be
+    found and cleaned (SIGTERM). Plus nvidia-persistenced."""
+    h.daemon("nvidia-persistenced")
+    for k, (comm, argv) in enumerate(HOSTILE_WORKERS[:h.gpus]):
+        h.workload(gpus=str(k), mib=30000, detach=True, argv=("python3", "launch.py"),
+                   worker_comm=comm, worker_argv=argv)
+
+
+FORGED_SHM_REMOVE = [
+    "nccl-z\n@@end\n@@session\n1\n@@nvsmi-out\nindex, uuid\n0, GPU-x, 0",
+    "nccl-@@end",
+    "nccl-back\\slash\\n",
+    "nccl-x\nremoved keep-me.db",
+    "nccl-" + "\n".join(f"{k}, 0" for k in range(8)),
+]
+FORGED_SHM_KEEP = ["keep-me.db", "cuda.shm.0.52.1", "keep\\n-me", "@@end"]
+
+
+@scenario
+def forged_shm(h):
+    """Ghost memory on GPU 2 (10151 MiB, no process) and /dev/shm files whose
+    names hold newlines and protocol text ("@@end", "@@nvsmi-out", nvidia-smi
+    rows at 0 MiB) or backslashes. The host must end dirty (the ghost),
+    never clean, never failed; only nccl-* leftovers may be removed."""
+    h.daemon("nvidia-persistenced")
+    h.leak(2, 10151)
+    for name in FORGED_SHM_REMOVE:
+        h.shm(name, size=1 << 16, keep=False)
+    for name in FORGED_SHM_KEEP:
+        h.shm(name, keep=True)
+
+
+@scenario
+def recovery_action(h):
+    """nvidia-smi reports gpu_recovery_action "Reset" on GPU 4 (every other
+    GPU "None"); nothing holds GPU memory. Plus nvidia-persistenced."""
+    h.daemon("nvidia-persistenced")
+    h.recovery_action(4, "Reset")
+
+
+@scenario
+def unknown_error(h):
+    """Every nvidia-smi call prints only "Unable to determine the device
+    handle for GPU 0000:19:00.0: Unknown Error" and exits 15 (sample 06),
+    with a busy GPU 0 behind it. Plus nvidia-persistenced."""
+    h.daemon("nvidia-persistenced")
+    h.workload(gpus="0", mib=8192, title="python3", detach=True, argv=("python3", "job.py"))
+    h.nvidia_smi_mode("unknown-error:0")
+
+
+@scenario
+def nvsmi_only_holder(h):
+    """nvidia-smi charges 30720 MiB on GPU 1 to a sleeping python3 that holds
+    no device descriptor (it mapped its memory and closed its fds): only
+    nvidia-smi's compute-apps names it. Plus nvidia-persistenced. fleetreap
+    must find and clean it."""
+    h.daemon("nvidia-persistenced")
+    pid = h.sleeper(argv=("python3", "-m", "sglang.launch_server", "--port", "30000"),
+                    comm="python3")
+    h.charge(pid, 1, 30720)
 
 
 # The README's demo: a small mixed fleet, one flag (scripts/fleet up --demo).

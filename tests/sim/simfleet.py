@@ -24,10 +24,23 @@ API (stdlib only):
         truth = fleet.ground_truth()    # {host: {...}}, see ground_truth.py
     Fleet.cleanup(workdir)              # ends whatever a crashed run left
 
-HostSpec(name, scenario="clean", gpus=8, sudo=True, user="root"):
+HostSpec(name, scenario="clean", gpus=8, sudo=True, user="root",
+         bystanders=None, shape=None):
   sudo: whether gpuops has passwordless sudo on that host;
-  user: the inventory's ansible_user ("root", or "gpuops" with become).
+  user: the inventory's ansible_user ("root", or "gpuops" with become);
+  shape: "realistic" (default, or $FLEETREAP_SIM_SHAPE) or "simple" (the
+      old shape: workers hold only their own GPU, argv = [title], no
+      bystanders), see host_shape();
+  bystanders: unrelated sleeping processes on the host (default
+      $FLEETREAP_SIM_BYSTANDERS, else 100 in the realistic shape, 0 in the
+      simple one). up() refuses a fleet whose processes would not fit in
+      the machine's free PIDs (pid_max is global: 32768 here).
 Scenarios are functions in scenarios.py, registered by name.
+
+Process-count probe: fleet.pid_counter(name) is the last PID allocated in
+the host's PID namespace (/proc/sys/kernel/ns_last_pid, read by a process
+inside it), less what the probes themselves used, so that
+after - before = processes (and threads) created in the host in between.
 
 Hosts of a fleet run under "unshare --kill-child": ending the unshare process
 (the only PID recorded in workdir/fleet.json) ends the whole host. With
@@ -45,6 +58,7 @@ import subprocess
 import tempfile
 import time
 from dataclasses import dataclass
+from typing import Optional
 
 import ground_truth
 import host_setup
@@ -73,6 +87,25 @@ class HostSpec:
     gpus: int = 8
     sudo: bool = True
     user: str = "root"
+    bystanders: Optional[int] = None
+    shape: Optional[str] = None
+
+
+DEFAULT_BYSTANDERS = 100
+SHAPES = ("realistic", "simple")
+
+
+def host_shape(spec):
+    """(shape, bystanders) of a host: the spec's, else the environment's
+    (FLEETREAP_SIM_SHAPE, FLEETREAP_SIM_BYSTANDERS), else realistic, 100."""
+    shape = spec.shape or os.environ.get("FLEETREAP_SIM_SHAPE") or "realistic"
+    if shape not in SHAPES:
+        raise SimError(f"unknown shape {shape!r}; known: {', '.join(SHAPES)}")
+    count = spec.bystanders
+    if count is None:
+        env = os.environ.get("FLEETREAP_SIM_BYSTANDERS")
+        count = int(env) if env else (DEFAULT_BYSTANDERS if shape == "realistic" else 0)
+    return shape, max(0, int(count))
 
 
 class SimError(Exception):
@@ -110,6 +143,8 @@ class Host:
         self.shm_remove = []
         self.host_key_override = None
         self.popen = None
+        self.shape, self.bystanders = host_shape(spec)
+        self.containers = []          # inner PIDs of container_job workers
 
     @property
     def state(self):
@@ -120,7 +155,7 @@ class Host:
                 "unshare_pid": self.unshare_pid, "unshare_start": self.unshare_start,
                 "init_pid": self.init_pid, "init_start": self.init_start, "listener": self.listener,
                 "protected": self.protected, "shm_keep": self.shm_keep,
-                "shm_remove": self.shm_remove}
+                "shm_remove": self.shm_remove, "containers": self.containers}
 
     @classmethod
     def from_record(cls, r):
@@ -129,6 +164,7 @@ class Host:
                     "shm_keep", "shm_remove"):
             setattr(h, key, r[key])
         h.protected = {int(k): v for k, v in r["protected"].items()}
+        h.containers = r.get("containers", [])
         return h
 
 
@@ -142,6 +178,8 @@ class Fleet:
         self.known_hosts = os.path.join(self.workdir, "known_hosts")
         self.key = os.path.join(self.workdir, "keys", "id_ed25519")
         self.timings = {}
+        self.probe_cost = None        # PIDs one pid_counter read uses (measured)
+        self._pid_reads = {}
 
     def __enter__(self):
         return self
@@ -161,6 +199,7 @@ class Fleet:
             raise SimError("duplicate host names")
         for s in specs:
             scenarios.get(s.scenario)  # fail early on unknown names
+        _check_pid_budget(specs)
         t0 = time.monotonic()
         os.makedirs(self.workdir, exist_ok=True)
         first_net = claim_net(self.workdir, (len(specs) + 249) // 250, Fleet.cleanup)
@@ -182,7 +221,8 @@ class Fleet:
             self._wait_ready(timeout)
             self.timings["boot_s"] = time.monotonic() - t0
             with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
-                staged = [pool.submit(scenarios.get(h.spec.scenario), host_setup.HostSetup(self, h))
+                staged = [pool.submit(_stage, scenarios.get(h.spec.scenario),
+                                      host_setup.HostSetup(self, h))
                           for h in self.hosts.values()]
                 for future in staged:
                     future.result()
@@ -198,7 +238,7 @@ class Fleet:
     def _install_tools(self):
         bindir = os.path.join(self.workdir, "bin")
         os.makedirs(bindir, exist_ok=True)
-        for tool in ("gpuload", "nvidia-smi", "tarpit"):
+        for tool in ("gpuload", "nvidia-smi", "tarpit", "bystanders"):
             shutil.copy(os.path.join(self.bin_dir, tool), os.path.join(bindir, tool))
         shutil.copy(os.path.join(SIM_DIR, "systemctl"), os.path.join(bindir, "systemctl"))
         os.chmod(os.path.join(bindir, "nvidia-smi"), 0o4755)   # sees every process
@@ -318,6 +358,33 @@ class Fleet:
     def ground_truth(self):
         return ground_truth.collect(self)
 
+    def _read_ns_last_pid(self, name):
+        host = self.hosts[name]
+        r = subprocess.run(["nsenter", "-t", str(host.init_pid), "-p", "--",
+                            "cat", "/proc/sys/kernel/ns_last_pid"],
+                           capture_output=True, text=True, timeout=30, check=True)
+        self._pid_reads[name] = self._pid_reads.get(name, 0) + 1
+        return int(r.stdout)
+
+    def pid_counter(self, name):
+        """The host's PID-namespace counter: /proc/sys/kernel/ns_last_pid as
+        read by a 'cat' that nsenter forks into the namespace (the file
+        answers for the reader's PID namespace, whatever /proc is mounted).
+        Every read costs the probe's own PIDs (1: the cat); the result
+        subtracts all reads made on this host so far, so that
+        pid_counter(h) after - pid_counter(h) before = PIDs (processes and
+        threads) allocated in the host by whatever ran in between. The cost
+        is measured on the first call (the smallest difference of three pairs
+        of back-to-back reads) and kept in self.probe_cost."""
+        if self.probe_cost is None:
+            costs = []
+            for _ in range(3):
+                first = self._read_ns_last_pid(name)
+                costs.append(self._read_ns_last_pid(name) - first)
+            self.probe_cost = min(costs)
+        raw = self._read_ns_last_pid(name)
+        return raw - self.probe_cost * self._pid_reads[name]
+
     def kill_sshd(self, name):
         """Ends the host's sshd listener now (the host stays up)."""
         # Returns once the listener is closed: the kernel closes a killed
@@ -369,6 +436,29 @@ class Fleet:
                 h = Host.from_record(r)
                 fleet.hosts[h.name] = h
         return fleet
+
+
+def _stage(scenario_fn, setup):
+    """Bystanders first (a host's system processes are older than its jobs,
+    and have lower PIDs), then the scenario."""
+    setup.bystanders(setup.host.bystanders)
+    scenario_fn(setup)
+
+
+def _check_pid_budget(specs):
+    """Refuses a fleet that would take most of the machine's free PIDs:
+    every process of every host also takes a PID in the machine's namespace,
+    and pid_max (32768 by default) is shared with everyone on the machine."""
+    with open("/proc/sys/kernel/pid_max") as f:
+        pid_max = int(f.read())
+    used = sum(len(os.listdir(f"/proc/{p}/task")) for p in os.listdir("/proc")
+               if p.isdigit() and os.path.isdir(f"/proc/{p}/task"))
+    need = sum(host_shape(s)[1] + 40 for s in specs)   # 40: init, sshd, workers, daemons
+    spare = 4096
+    if need > pid_max - used - spare:
+        raise SimError(f"{len(specs)} hosts need about {need} PIDs; the machine has "
+                       f"{pid_max - used} free of pid_max {pid_max} (and keeps {spare} "
+                       "spare): set FLEETREAP_SIM_BYSTANDERS lower")
 
 
 def _remove_created(workdir):
