@@ -12,7 +12,6 @@
 namespace fleetreap {
 namespace {
 
-constexpr size_t kMaxMessage = 2000;
 constexpr char kLostPrefix[] = "unable to determine the device handle for gpu";
 
 std::string Lower(const std::string& text) {
@@ -124,17 +123,10 @@ NvidiaSmiFailure ClassifyNvidiaSmiFailure(const std::string& out,
                                           int exit_code, std::string* message) {
   const bool strict = exit_code == 0;
   NvidiaSmiFailure failure = NvidiaSmiFailure::kNone;
-  // Lines that name a cause, and the rest; each kept once, up to a size.
-  struct Words {
-    std::vector<std::string> lines;
-    std::set<std::string> seen;
-    size_t size = 0;
-    void Add(const std::string& line) {
-      if (size > kMaxMessage || !seen.insert(line).second) return;
-      size += line.size() + 2;
-      lines.push_back(line);
-    }
-  } named, other;
+  // The tool's lines, each kept once: those that name a cause, the rest of
+  // stderr (never part of an answer), the rest of stdout.
+  std::vector<std::string> named, err_other, out_other;
+  std::set<std::string> seen;
   for (const std::string* stream : {&err, &out}) {
     for (const nvsmi::Line& line : nvsmi::SplitLines(*stream)) {
       NvidiaSmiFailure of_line = FailureOfLine(line.text, strict);
@@ -143,26 +135,87 @@ NvidiaSmiFailure ClassifyNvidiaSmiFailure(const std::string& out,
           (failure == NvidiaSmiFailure::kNone || failure == NvidiaSmiFailure::kGpuLost)) {
         failure = of_line;
       }
-      (of_line != NvidiaSmiFailure::kNone ? named : other).Add(line.text);
+      if (!seen.insert(line.text).second) continue;
+      (of_line != NvidiaSmiFailure::kNone ? named
+       : stream == &err                   ? err_other
+                                          : out_other).push_back(line.text);
     }
   }
   if (!strict && failure == NvidiaSmiFailure::kNone) {
     failure = FailureOfExitCode(exit_code);
   }
   if (message != nullptr) {
+    std::vector<std::string> words = named;
+    words.insert(words.end(), err_other.begin(), err_other.end());
+    // stdout is the answer unless the run failed and nothing named the cause.
+    if (!strict && named.empty()) words.insert(words.end(), out_other.begin(), out_other.end());
     message->clear();
-    // The lines that name the cause; when none does, all the tool printed.
-    for (const std::string& word : named.lines.empty() && !strict ? other.lines : named.lines) {
-      if (message->size() > kMaxMessage) break;
+    size_t kept = 0;
+    for (; kept < words.size(); ++kept) {
+      std::string quoted = QuoteToolLine(words[kept]);
+      if (kept > 0 && message->size() + quoted.size() + 2 > kMaxToolMessage) break;
       if (!message->empty()) *message += "; ";
-      *message += word;
+      *message += quoted;
     }
-    if (message->size() > kMaxMessage) message->resize(kMaxMessage);
+    if (kept < words.size()) {
+      size_t left = words.size() - kept;
+      *message += "; (" + std::to_string(left) + (left == 1 ? " more line)" : " more lines)");
+    }
     if (failure != NvidiaSmiFailure::kNone && message->empty()) {
       *message = "nvidia-smi exited with status " + std::to_string(exit_code);
     }
   }
   return failure;
+}
+
+std::string EscapeToolLine(const std::string& line) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < line.size() && i < kMaxToolLine; ++i) {
+    unsigned char c = static_cast<unsigned char>(line[i]);
+    switch (c) {
+      case '\\': out += "\\\\"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      case '\n': out += "\\n"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          out += "\\x";
+          out += kHex[c >> 4];
+          out += kHex[c & 0xf];
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  if (line.size() > kMaxToolLine) out += "...";
+  return out;
+}
+
+std::string QuoteToolLine(const std::string& line) {
+  std::string quoted = "\"";
+  for (char c : EscapeToolLine(line)) {
+    if (c == '"') quoted += '\\';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+bool IsUnknownFieldError(const std::string& out, const std::string& err,
+                         int exit_code, const std::string& field) {
+  if (exit_code == 0 || field.empty()) return false;
+  const std::string refusal = "Field \"" + field + "\" is not a valid field to query.";
+  for (const std::string* stream : {&out, &err}) {
+    for (const nvsmi::Line& line : nvsmi::SplitLines(*stream)) {
+      if (line.text == refusal) return true;
+    }
+  }
+  return false;
+}
+
+bool StopsTheLadder(const GpuQueryResult& result, int exit_code) {
+  return exit_code == 15 || exit_code == 9 || result.failure == NvidiaSmiFailure::kGpuLost ||
+         result.failure == NvidiaSmiFailure::kDriverNotLoaded;
 }
 
 std::string NormalizeBusId(const std::string& bus_id) {
@@ -175,7 +228,15 @@ std::string NormalizeBusId(const std::string& bus_id) {
 
 const std::vector<std::string>& GpuQueryFields() {
   static const std::vector<std::string> kFields = {
-      "index", "uuid", "name", "pci.bus_id", "memory.used", "memory.total"};
+      "index",       "uuid",         "name",
+      "pci.bus_id",  "memory.used",  "memory.total",
+      "gpu_recovery_action"};
+  return kFields;
+}
+
+const std::vector<std::string>& GpuQueryFieldsWithoutRecovery() {
+  static const std::vector<std::string> kFields(GpuQueryFields().begin(),
+                                                GpuQueryFields().end() - 1);
   return kFields;
 }
 
@@ -194,9 +255,15 @@ std::string GpuQueryCommand() {
   return "nvidia-smi --query-gpu=" + Join(GpuQueryFields()) + " --format=csv,nounits";
 }
 
-std::string GpuQueryCommandForGpu(int index) {
+std::string GpuQueryCommandWithoutRecovery() {
+  return "nvidia-smi --query-gpu=" + Join(GpuQueryFieldsWithoutRecovery()) +
+         " --format=csv,nounits";
+}
+
+std::string GpuQueryCommandForGpu(int index, bool with_recovery) {
   return "nvidia-smi -i " + std::to_string(index) + " --query-gpu=" +
-         Join(GpuQueryFields()) + " --format=csv,nounits";
+         Join(with_recovery ? GpuQueryFields() : GpuQueryFieldsWithoutRecovery()) +
+         " --format=csv,nounits";
 }
 
 const std::vector<std::string>& ComputeAppsFields() {

@@ -16,6 +16,8 @@ std::string Quote(const std::string& value) {
   return QuoteForMessage(value, kMaxQuoted);
 }
 
+constexpr size_t kAbsent = static_cast<size_t>(-1);
+
 // nvidia-smi --help-query-gpu / --help-query-compute-apps: the names a query
 // accepts and the one its header prints for them.
 const std::map<std::string, std::string>& Aliases(Query query) {
@@ -65,25 +67,34 @@ bool AllDigits(const std::string& text, size_t max_digits) {
                      [](char c) { return c >= '0' && c <= '9'; });
 }
 
-// Maps each requested field to its header column.
+// Maps each requested field to its header column; an optional field the
+// header lacks maps to kAbsent.
 Status MapHeader(Query query, const std::vector<std::string>& fields,
                  const Line& line, const std::vector<std::string>& parts,
-                 std::vector<size_t>* column_of) {
-  if (parts.size() != fields.size()) {
+                 std::vector<size_t>* column_of, size_t* columns) {
+  auto count_error = [&] {
     return LineError(line.number, "header has " + std::to_string(parts.size()) +
-                                      " columns, expected " +
-                                      std::to_string(fields.size()));
-  }
+                                      " columns, expected " + std::to_string(fields.size()));
+  };
   std::vector<std::string> header;
   for (const std::string& part : parts) header.push_back(CanonicalField(query, part));
+  size_t found = 0;
   for (size_t i = 0; i < fields.size(); ++i) {
     std::string want = CanonicalField(query, fields[i]);
     auto at = std::find(header.begin(), header.end(), want);
+    if (at == header.end() && IsOptionalField(query, want)) {
+      (*column_of)[i] = kAbsent;
+      continue;
+    }
     if (at == header.end()) {
+      if (parts.size() != fields.size()) return count_error();
       return LineError(line.number, "header has no column " + Quote(want));
     }
     (*column_of)[i] = static_cast<size_t>(at - header.begin());
+    ++found;
   }
+  if (parts.size() != found) return count_error();
+  *columns = found;
   return Status::Ok();
 }
 
@@ -129,6 +140,7 @@ Status ReadTable(const std::string& out, Query query,
   }
   std::vector<size_t> column_of(fields.size());
   for (size_t i = 0; i < fields.size(); ++i) column_of[i] = i;
+  size_t columns = fields.size();
   const int free_text = FreeTextField(query, fields);
   bool first = true;
   for (const Line& line : SplitLines(out)) {
@@ -139,29 +151,36 @@ Status ReadTable(const std::string& out, Query query,
       first = false;
       std::string head = CanonicalField(query, parts[0]);
       if (FieldIndex(query, fields, head) >= 0 && !AllDigits(head, 20)) {
-        Status mapped = MapHeader(query, fields, line, parts, &column_of);
+        Status mapped = MapHeader(query, fields, line, parts, &column_of, &columns);
         if (!mapped.ok()) return mapped;
         table->has_header = true;
         continue;
       }
     }
-    if (parts.size() > fields.size() && free_text >= 0) {
+    if (parts.size() > columns && free_text >= 0 &&
+        column_of[static_cast<size_t>(free_text)] != kAbsent) {
       size_t at = column_of[static_cast<size_t>(free_text)];
-      size_t extra = parts.size() - fields.size();
+      size_t extra = parts.size() - columns;
       for (size_t k = 1; k <= extra; ++k) parts[at] += "," + parts[at + k];
       parts.erase(parts.begin() + static_cast<long>(at) + 1,
                   parts.begin() + static_cast<long>(at + extra) + 1);
     }
-    if (parts.size() != fields.size()) {
-      return LineError(line.number, "expected " + std::to_string(fields.size()) +
+    if (parts.size() != columns) {
+      return LineError(line.number, "expected " + std::to_string(columns) +
                                         " fields, got " + std::to_string(parts.size()));
     }
     Row row;
     row.line = line.number;
-    for (size_t i = 0; i < fields.size(); ++i) row.values.push_back(Trim(parts[column_of[i]]));
+    for (size_t i = 0; i < fields.size(); ++i) {
+      row.values.push_back(column_of[i] == kAbsent ? "" : Trim(parts[column_of[i]]));
+    }
     table->rows.push_back(std::move(row));
   }
   return Status::Ok();
+}
+
+bool IsOptionalField(Query query, const std::string& canonical) {
+  return query == Query::kGpu && canonical == "gpu_recovery_action";
 }
 
 bool IsUnknownValue(const std::string& value) {

@@ -26,8 +26,6 @@ struct Line {
 /// Splits "text" on '\n', strips '\r' and blanks, drops empty lines.
 std::vector<Line> SplitLines(const std::string& text);
 
-/// Removes spaces, tabs, CR and LF from both ends.
-
 /// Which --query-* option the fields belong to: the aliases differ ("name"
 /// is the GPU name for --query-gpu and the process name for compute apps).
 enum class Query { kGpu, kComputeApps };
@@ -47,11 +45,17 @@ struct Table {
   std::vector<Row> rows;
 };
 
+/// True for a requested field an answer may lack (its header then has no
+/// such column): gpu_recovery_action, which older drivers do not know.
+bool IsOptionalField(Query query, const std::string& canonical);
+
 /// Reads CSV "out" for the requested "fields". Lost-GPU lines are skipped
 /// (CheckRun collects them). With kComputeApps, "No running processes found" lines
 /// are skipped. Rows with more separators than columns are repaired by
 /// widening the free-text column (process_name, else name, else gpu_name);
-/// other mismatches are kParse errors naming the line.
+/// other mismatches are kParse errors naming the line. An optional field
+/// missing from the header reads as "" in every row; without a header,
+/// every field must be there.
 Status ReadTable(const std::string& out, Query query,
                  const std::vector<std::string>& fields, Table* table);
 

@@ -23,12 +23,12 @@ void AddLost(const std::vector<LostGpu>& lost, std::vector<GpuReading>* gpus) {
     size_t at = row != by_bus_id.end() ? row->second : gpus->size();
     if (at == gpus->size()) {
       gpus->emplace_back();
-      gpus->back().bus_id = bus_id;
+      gpus->back().bus_id = gpu.bus_id;  // as the tool printed it
     }
     GpuReading& reading = (*gpus)[at];
     reading.state = GpuState::kLost;
     reading.used_mib.reset();
-    reading.detail = gpu.message;
+    reading.detail = EscapeToolLine(gpu.message);
   }
 }
 
@@ -64,6 +64,7 @@ Status ReadRow(const nvsmi::Row& row, const std::vector<std::string>& fields, Se
   gpu->uuid = Text(row, column("uuid"));
   gpu->name = Text(row, column("name"));
   gpu->bus_id = Text(row, column("pci.bus_id"));
+  gpu->recovery_action = EscapeToolLine(Text(row, column("gpu_recovery_action")));
   if (index < 0 && !gpu->uuid.empty() && !seen->uuids.insert(gpu->uuid).second) {
     return nvsmi::LineError(row.line, "duplicate GPU uuid " + gpu->uuid);
   }

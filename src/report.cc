@@ -11,6 +11,7 @@ const char* GpuStateName(GpuState state) {
     case GpuState::kLost: return "lost";
     case GpuState::kMissing: return "missing";
     case GpuState::kUnknown: return "unknown";
+    case GpuState::kRecovery: return "needs_recovery";
   }
   return "unknown";
 }

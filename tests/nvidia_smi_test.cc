@@ -71,20 +71,29 @@ const char kSample02Fields[] =
 const char kTitanFields[] = "index,uuid,name,temperature.gpu,utilization.gpu,memory.used,memory.total";
 const char kAppsFields[] =
     "timestamp,gpu_name,gpu_bus_id,gpu_serial,gpu_uuid,pid,process_name,used_gpu_memory";
-const char kOurFields[] = "index,uuid,name,pci.bus_id,memory.used,memory.total";
+const char kOurFields[] =
+    "index,uuid,name,pci.bus_id,memory.used,memory.total,gpu_recovery_action";
+const char kOurOldFields[] = "index,uuid,name,pci.bus_id,memory.used,memory.total";
 const char kOurAppsFields[] = "gpu_uuid,gpu_bus_id,pid,used_gpu_memory,process_name";
 
 TEST(NvidiaSmiTest, CommandsAreTheDocumentedOnes) {
   EXPECT_EQ(GpuQueryCommand(),
+            "nvidia-smi --query-gpu=index,uuid,name,pci.bus_id,memory.used,memory.total,"
+            "gpu_recovery_action --format=csv,nounits");
+  EXPECT_EQ(GpuQueryCommandWithoutRecovery(),
             "nvidia-smi --query-gpu=index,uuid,name,pci.bus_id,memory.used,memory.total"
             " --format=csv,nounits");
   EXPECT_EQ(GpuQueryCommandForGpu(5),
+            "nvidia-smi -i 5 --query-gpu=index,uuid,name,pci.bus_id,memory.used,"
+            "memory.total,gpu_recovery_action --format=csv,nounits");
+  EXPECT_EQ(GpuQueryCommandForGpu(5, false),
             "nvidia-smi -i 5 --query-gpu=index,uuid,name,pci.bus_id,memory.used,"
             "memory.total --format=csv,nounits");
   EXPECT_EQ(ComputeAppsCommand(),
             "nvidia-smi --query-compute-apps=gpu_uuid,gpu_bus_id,pid,used_gpu_memory,"
             "process_name --format=csv,nounits");
   EXPECT_EQ(GpuQueryFields(), Split(kOurFields));
+  EXPECT_EQ(GpuQueryFieldsWithoutRecovery(), Split(kOurOldFields));
   EXPECT_EQ(ComputeAppsFields(), Split(kOurAppsFields));
 }
 
@@ -144,7 +153,7 @@ TEST(NvidiaSmiTest, ParsesEveryQueryGpuSample) {
        "7 GPU-11111111-0000-0000-0000-000000000007 00000000:DB:00.0 used=0 total=143771 unknown\n"
        "-1  00000000:5D:00.0 used=? total=? lost (Unable to determine the device handle for GPU "
        "00000000:5D:00.0: GPU is lost. Reboot the system to recover this GPU)\n"},
-      {"47-fleetreap-query-noheader-units-out-of-order.txt", kOurFields,
+      {"47-fleetreap-query-noheader-units-out-of-order.txt", kOurOldFields,
        "0 GPU-22222222-0000-0000-0000-000000000000 00000000:18:00.0 used=0 total=143771 unknown\n"
        "1 GPU-22222222-0000-0000-0000-000000000001 00000000:2A:00.0 used=? total=143771 unknown"
        " (memory.used is [N/A])\n"
@@ -171,7 +180,7 @@ TEST(NvidiaSmiTest, LostGpuAmongGoodRowsKeepsTheToolMessage) {
     Status status = ParseGpuQuery(mixed, "", exit_code, GpuQueryFields(), &result);
     ASSERT_TRUE(status.ok()) << exit_code << ": " << status.ToString();
     EXPECT_EQ(result.failure, NvidiaSmiFailure::kGpuLost);
-    EXPECT_EQ(result.tool_message, lost_line);
+    EXPECT_EQ(result.tool_message, "\"" + lost_line + "\"");
     ASSERT_EQ(result.gpus.size(), 8u);
     EXPECT_EQ(result.gpus[0].name, "NVIDIA H200");
     EXPECT_EQ(result.gpus[7].state, GpuState::kLost);
@@ -190,19 +199,19 @@ TEST(NvidiaSmiTest, LostGpuAmongGoodRowsKeepsTheToolMessage) {
   // A lost GPU's bus id that matches a row marks that row.
   ASSERT_TRUE(ParseGpuQuery("0, GPU-a, H200, 00000000:18:00.0, 5, 10\n"
                             "Unable to determine the device handle for GPU 0000:18:00.0: x\n",
-                            "", 15, GpuQueryFields(), &result).ok());
+                            "", 15, GpuQueryFieldsWithoutRecovery(), &result).ok());
   EXPECT_EQ(Render(result.gpus),
             "0 GPU-a 00000000:18:00.0 used=? total=10 lost (Unable to determine the device "
             "handle for GPU 0000:18:00.0: x)\n");
   // Lost lines beside unreadable text: nothing is read but the lost GPU.
   Status status = ParseGpuQuery("garbage\n" + lost_line + "\n", "", 15, GpuQueryFields(), &result);
-  EXPECT_EQ(status.ToString(), "command_failed: nvidia-smi failed (gpu_lost): " + lost_line);
+  EXPECT_EQ(status.ToString(), "command_failed: nvidia-smi failed (gpu_lost): \"" + lost_line + "\"");
   EXPECT_EQ(Render(result.gpus), "-1  00000000:5D:00.0 used=? total=? lost (" + lost_line + ")\n");
   // A host-wide cause outranks the lost lines: nothing is read.
   status = ParseGpuQuery(mixed, "Failed to initialize NVML: Unknown Error\n", 255,
                          GpuQueryFields(), &result);
   EXPECT_EQ(status.ToString(), "command_failed: nvidia-smi failed (nvml_unknown_error): "
-                               "Failed to initialize NVML: Unknown Error; " + lost_line);
+                               "\"Failed to initialize NVML: Unknown Error\"; \"" + lost_line + "\"");
   EXPECT_EQ(Render(result.gpus), "-1  00000000:5D:00.0 used=? total=? lost (" + lost_line + ")\n");
 }
 
@@ -226,7 +235,7 @@ TEST(NvidiaSmiTest, EveryShapeOfTheSameAnswerParsesTheSame) {
   };
   for (const char* out : outputs) {
     GpuQueryResult result;
-    ASSERT_TRUE(ParseGpuQuery(out, "", 0, GpuQueryFields(), &result).ok()) << out;
+    ASSERT_TRUE(ParseGpuQuery(out, "", 0, GpuQueryFieldsWithoutRecovery(), &result).ok()) << out;
     EXPECT_EQ(Render(result.gpus), expected) << out;
   }
 }
@@ -252,7 +261,7 @@ TEST(NvidiaSmiTest, UnknownValuesAreNeverZero) {
   for (const char* value : values) {
     GpuQueryResult result;
     std::string out = std::string("0, GPU-a, H200, 00000000:18:00.0, ") + value + ", " + value;
-    ASSERT_TRUE(ParseGpuQuery(out, "", 0, GpuQueryFields(), &result).ok()) << value;
+    ASSERT_TRUE(ParseGpuQuery(out, "", 0, GpuQueryFieldsWithoutRecovery(), &result).ok()) << value;
     ASSERT_EQ(result.gpus.size(), 1u);
     EXPECT_FALSE(result.gpus[0].used_mib.has_value()) << value;
     EXPECT_FALSE(result.gpus[0].total_mib.has_value()) << value;
@@ -337,39 +346,41 @@ TEST(NvidiaSmiTest, FailedRunsCarryTheToolMessage) {
       {"", driver, 0, NvidiaSmiFailure::kDriverNotLoaded, "", ""},
       {ReadSample("17-error-nvml-version-mismatch-oneline.txt"), "", 18,
        NvidiaSmiFailure::kVersionMismatch,
-       "command_failed: nvidia-smi failed (version_mismatch): Failed to initialize NVML: "
-       "Driver/library version mismatch", ""},
+       "command_failed: nvidia-smi failed (version_mismatch): \"Failed to initialize NVML: "
+       "Driver/library version mismatch\"", ""},
       {ReadSample("28-error-nvml-unknown-error.txt"), "", 255, NvidiaSmiFailure::kNvmlUnknownError,
-       "command_failed: nvidia-smi failed (nvml_unknown_error): Failed to initialize NVML: Unknown Error", ""},
+       "command_failed: nvidia-smi failed (nvml_unknown_error): \"Failed to initialize NVML: "
+       "Unknown Error\"", ""},
       {"", ReadSample("30-error-nvml-insufficient-permissions.txt"), 4,
        NvidiaSmiFailure::kInsufficientPermissions,
-       "command_failed: nvidia-smi failed (insufficient_permissions): Failed to initialize NVML: "
-       "Insufficient Permissions", ""},
+       "command_failed: nvidia-smi failed (insufficient_permissions): \"Failed to initialize NVML: "
+       "Insufficient Permissions\"", ""},
       {ReadSample("45-no-devices-trailing-spaces.txt"), "", 6, NvidiaSmiFailure::kNoDevices,
-       "command_failed: nvidia-smi failed (no_devices): No devices were found", ""},
+       "command_failed: nvidia-smi failed (no_devices): \"No devices were found\"", ""},
       {ReadSample("45-no-devices-trailing-spaces.txt"), "", 0, NvidiaSmiFailure::kNoDevices,
-       "command_failed: nvidia-smi failed (no_devices): No devices were found", ""},
+       "command_failed: nvidia-smi failed (no_devices): \"No devices were found\"", ""},
       {ReadSample("06-error-device-handle-unknown-error.txt"), "", 255, NvidiaSmiFailure::kGpuLost,
-       "command_failed: nvidia-smi failed (gpu_lost): Unable to determine the device handle for "
-       "GPU 0000:0B:00.0: Unknown Error",
-       "-1  00000000:0B:00.0 used=? total=? lost (Unable to determine the device handle for "
+       "command_failed: nvidia-smi failed (gpu_lost): \"Unable to determine the device handle for "
+       "GPU 0000:0B:00.0: Unknown Error\"",
+       "-1  0000:0B:00.0 used=? total=? lost (Unable to determine the device handle for "
        "GPU 0000:0B:00.0: Unknown Error)\n"},
       {"", lost_08, 15, NvidiaSmiFailure::kGpuLost,
-       "command_failed: nvidia-smi failed (gpu_lost): Unable to determine the device handle for "
-       "GPU 0000:02:00.0: GPU is lost. Reboot the system to recover this GPU",
-       "-1  00000000:02:00.0 used=? total=? lost (Unable to determine the device handle for "
+       "command_failed: nvidia-smi failed (gpu_lost): \"Unable to determine the device handle for "
+       "GPU 0000:02:00.0: GPU is lost. Reboot the system to recover this GPU\"",
+       "-1  0000:02:00.0 used=? total=? lost (Unable to determine the device handle for "
        "GPU 0000:02:00.0: GPU is lost. Reboot the system to recover this GPU)\n"},
       {ReadSample("46-error-lost-spellings.txt"), "", 15, NvidiaSmiFailure::kGpuLost,
-       "command_failed: nvidia-smi failed (gpu_lost): Unable to determine the device handle for "
-       "GPU0000:3B:00.0: Unknown Error; Unable to determine the device handle for gpu "
-       "0000:86:00.0: GPU is lost. Reboot the system to recover this GPU",
-       "-1  00000000:3B:00.0 used=? total=? lost (Unable to determine the device handle for "
+       "command_failed: nvidia-smi failed (gpu_lost): \"Unable to determine the device handle for "
+       "GPU0000:3B:00.0: Unknown Error\"; \"Unable to determine the device handle for gpu "
+       "0000:86:00.0: GPU is lost. Reboot the system to recover this GPU\"",
+       "-1  0000:3B:00.0 used=? total=? lost (Unable to determine the device handle for "
        "GPU0000:3B:00.0: Unknown Error)\n"
-       "-1  00000000:86:00.0 used=? total=? lost (Unable to determine the device handle for gpu "
+       "-1  0000:86:00.0 used=? total=? lost (Unable to determine the device handle for gpu "
        "0000:86:00.0: GPU is lost. Reboot the system to recover this GPU)\n"},
       // Good-looking CSV after a failing exit is not read.
       {"0, GPU-a, H200, 00000000:18:00.0, 0, 81920\n", "", 3, NvidiaSmiFailure::kOther,
-       "command_failed: nvidia-smi failed (other): 0, GPU-a, H200, 00000000:18:00.0, 0, 81920", ""},
+       "command_failed: nvidia-smi failed (other): \"0, GPU-a, H200, 00000000:18:00.0, 0, 81920\"",
+       ""},
       {"", "", 2, NvidiaSmiFailure::kOther,
        "command_failed: nvidia-smi failed (other): nvidia-smi exited with status 2", ""},
       {"", "", 9, NvidiaSmiFailure::kDriverNotLoaded,
@@ -379,7 +390,7 @@ TEST(NvidiaSmiTest, FailedRunsCarryTheToolMessage) {
     GpuQueryResult result;
     Status status = ParseGpuQuery(row.out, row.err, row.exit_code, GpuQueryFields(), &result);
     std::string expected = *row.status ? row.status
-        : "command_failed: nvidia-smi failed (driver_not_loaded): " + driver_text;
+        : "command_failed: nvidia-smi failed (driver_not_loaded): \"" + driver_text + "\"";
     EXPECT_EQ(status.ToString(), expected) << row.out << row.err;
     EXPECT_EQ(result.failure, row.failure) << row.out << row.err;
     EXPECT_EQ(status.message(), std::string("nvidia-smi failed (") +
@@ -417,8 +428,12 @@ TEST(NvidiaSmiTest, ClassifiesResetAndOtherOutputs) {
   }
   std::string message;
   ClassifyNvidiaSmiFailure(ReadSample("25-reset-in-use-older-wording.txt"), "", 255, &message);
-  EXPECT_EQ(message.substr(0, 64),
-            "GPU 00000000:C1:00.0 is currently in use by another process.; 1 ");
+  EXPECT_EQ(message,
+            "\"GPU 00000000:C1:00.0 is currently in use by another process.\"; \"1 device is "
+            "currently being used by one or more other processes (e.g., Fabric Manager, CUDA "
+            "application, graphics application such as an X server, or a monitoring application "
+            "such as another instance of nvidia-smi). Please first kill all processes using this "
+            "device and all compute applications running in the system.\"");
 }
 
 TEST(NvidiaSmiTest, LostGpuLinesInEverySpelling) {
@@ -507,8 +522,8 @@ TEST(NvidiaSmiTest, RejectsMalformedComputeAppsWithExactErrors) {
       {"GPU-a, 00000000:18:00.0, 12\n", "parse: nvidia-smi output line 1: expected 5 fields, got 3"},
       {"GPU-a, 00000000:18:00.0, 12, 5, python\n"
        "Unable to determine the device handle for GPU 0000:0B:00.0: Unknown Error\n",
-       "command_failed: nvidia-smi failed (gpu_lost): Unable to determine the device handle for "
-       "GPU 0000:0B:00.0: Unknown Error"},
+       "command_failed: nvidia-smi failed (gpu_lost): \"Unable to determine the device handle for "
+       "GPU 0000:0B:00.0: Unknown Error\""},
   };
   for (const Row& row : rows) {
     std::vector<ComputeApp> apps;
@@ -516,6 +531,194 @@ TEST(NvidiaSmiTest, RejectsMalformedComputeAppsWithExactErrors) {
     EXPECT_EQ(status.ToString(), row.error) << row.out;
     EXPECT_TRUE(apps.empty()) << row.out;
   }
+}
+
+// gpu_recovery_action: real 580 answers with the column, the six-column
+// answer of an older driver (or the retry) read with the same fields, and
+// the values the driver prints when it asks for an action.
+TEST(NvidiaSmiTest, ReadsTheRecoveryActionWhenTheAnswerHasIt) {
+  struct Row {
+    std::string out;
+    const char* expected;  // "INDEX used=U action=A" per GPU
+  };
+  const char kHeader[] =
+      "index, uuid, name, pci.bus_id, memory.used [MiB], memory.total [MiB], gpu_recovery_action\n";
+  const Row rows[] = {
+      {ReadSample("55-h200-query-recovery-action-idle.txt"), "0 used=0 action=None\n"},
+      {ReadSample("56-h200-query-recovery-action-load.txt"), "0 used=4635 action=None\n"},
+      // The six-field answer: no recovery column, no action.
+      {ReadSample("44-fleetreap-query-8x-h200-one-lost.txt"),
+       "0 used=0 action=\n1 used=0 action=\n2 used=0 action=\n4 used=70214 action=\n"
+       "5 used=0 action=\n6 used=0 action=\n7 used=0 action=\n-1 used=? action=\n"},
+      {std::string(kHeader) + "0, GPU-a, H200, 00000000:18:00.0, 1, 143771, Reset\n"
+       "1, GPU-b, H200, 00000000:2A:00.0, 0, 143771, Drain and Reset\n"
+       "2, GPU-c, H200, 00000000:3A:00.0, 0, 143771, [N/A]\n"
+       "3, GPU-d, H200, 00000000:5D:00.0, 0, 143771, N/A\n"
+       "4, GPU-e, H200, 00000000:9A:00.0, 0, 143771, Drain P2P\n",
+       "0 used=1 action=Reset\n1 used=0 action=Drain and Reset\n2 used=0 action=\n"
+       "3 used=0 action=\n4 used=0 action=Drain P2P\n"},
+      // Columns found by name, in any order; hostile text escaped.
+      {"gpu_recovery_action, memory.total [MiB], memory.used [MiB], pci.bus_id, name, uuid, index\n"
+       "Reboot\x1b[31m, 10, 3, 00000000:18:00.0, H200, GPU-a, 0\n",
+       "0 used=3 action=Reboot\\x1b[31m\n"},
+  };
+  for (const Row& row : rows) {
+    GpuQueryResult result;
+    Status status = ParseGpuQuery(row.out, "", 0, GpuQueryFields(), &result);
+    ASSERT_TRUE(status.ok()) << row.out << status.ToString();
+    std::string text;
+    for (const GpuReading& gpu : result.gpus) {
+      text += std::to_string(gpu.index) + " used=" + Mib(gpu.used_mib) +
+              " action=" + gpu.recovery_action + "\n";
+    }
+    EXPECT_EQ(text, row.expected) << row.out;
+  }
+  // Without a header every requested field must be there.
+  GpuQueryResult result;
+  EXPECT_EQ(ParseGpuQuery("0, GPU-a, H200, 00000000:18:00.0, 0, 143771\n", "", 0, GpuQueryFields(),
+                          &result).ToString(),
+            "parse: nvidia-smi output line 1: expected 7 fields, got 6");
+  EXPECT_EQ(ParseGpuQuery("index, uuid, name, pci.bus_id, memory.used [MiB], gpu_recovery_action\n",
+                          "", 0, GpuQueryFields(), &result).ToString(),
+            "parse: nvidia-smi output line 1: header has 6 columns, expected 7");
+}
+
+TEST(NvidiaSmiTest, TellsAnUnknownFieldFromOtherFailures) {
+  struct Row {
+    std::string out;
+    std::string err;
+    int exit_code;
+    const char* field;
+    bool unknown;
+  };
+  const std::string refusal = "Field \"gpu_recovery_action\" is not a valid field to query.\n\n";
+  const Row rows[] = {
+      {refusal, "", 2, "gpu_recovery_action", true},
+      {"", refusal, 2, "gpu_recovery_action", true},
+      {refusal, "", 0, "gpu_recovery_action", false},
+      {refusal, "", 2, "memory.used", false},
+      // The real capture (driver 580), for another field.
+      {ReadSample("57-h200-bad-field-exit2.txt"), "", 2, "gpu_recovery_actions", true},
+      {ReadSample("57-h200-bad-field-exit2.txt"), "", 2, "gpu_recovery_action", false},
+      {"x Field \"gpu_recovery_action\" is not a valid field to query.", "", 2,
+       "gpu_recovery_action", false},
+      {ReadSample("12-error-failed-to-communicate-with-driver.txt"), "", 9, "gpu_recovery_action",
+       false},
+  };
+  for (const Row& row : rows) {
+    EXPECT_EQ(IsUnknownFieldError(row.out, row.err, row.exit_code, row.field), row.unknown)
+        << row.out << row.err << row.exit_code;
+  }
+  // The refusal is a failed run whose message is the tool's line.
+  GpuQueryResult result;
+  Status status = ParseGpuQuery(refusal, "", 2, GpuQueryFields(), &result);
+  EXPECT_EQ(status.ToString(), "command_failed: nvidia-smi failed (other): \"Field "
+                               "\\\"gpu_recovery_action\\\" is not a valid field to query.\"");
+}
+
+TEST(NvidiaSmiTest, StopsTheLadderOnALostGpuOrNoDriver) {
+  struct Row {
+    std::string out;
+    int exit_code;
+    bool stops;
+  };
+  const Row rows[] = {
+      {ReadSample("55-h200-query-recovery-action-idle.txt"), 0, false},
+      {ReadSample("06-error-device-handle-unknown-error.txt"), 15, true},
+      {ReadSample("06-error-device-handle-unknown-error.txt"), 255, true},
+      {ReadSample("44-fleetreap-query-8x-h200-one-lost.txt"), 0, true},
+      {ReadSample("12-error-failed-to-communicate-with-driver.txt"), 9, true},
+      {ReadSample("12-error-failed-to-communicate-with-driver.txt"), 255, true},
+      {"", 9, true},
+      {"", 15, true},
+      {ReadSample("17-error-nvml-version-mismatch-oneline.txt"), 18, false},
+      {ReadSample("45-no-devices-trailing-spaces.txt"), 6, false},
+      {"Field \"gpu_recovery_action\" is not a valid field to query.\n", 2, false},
+  };
+  for (const Row& row : rows) {
+    GpuQueryResult result;
+    ParseGpuQuery(row.out, "", row.exit_code, GpuQueryFields(), &result);
+    EXPECT_EQ(StopsTheLadder(result, row.exit_code), row.stops) << row.out << row.exit_code;
+  }
+}
+
+// The case of issue 11: the lost line is all nvidia-smi printed. The GPU is
+// named by its bus id, as printed, with the tool's words.
+TEST(NvidiaSmiTest, ALostLineAloneIsALostGpuWithTheToolWords) {
+  const std::string line = "Unable to determine the device handle for GPU0000:B1:00.0: Unknown Error";
+  for (const std::string& out : {line + "\n", std::string()}) {
+    GpuQueryResult result;
+    Status status = ParseGpuQuery(out, out.empty() ? line + "\n" : "", 15, GpuQueryFields(),
+                                  &result);
+    EXPECT_EQ(status.ToString(),
+              "command_failed: nvidia-smi failed (gpu_lost): \"" + line + "\"");
+    EXPECT_EQ(result.failure, NvidiaSmiFailure::kGpuLost);
+    EXPECT_EQ(result.tool_message, "\"" + line + "\"");
+    ASSERT_EQ(result.gpus.size(), 1u);
+    EXPECT_EQ(result.gpus[0].index, -1);
+    EXPECT_EQ(result.gpus[0].bus_id, "0000:B1:00.0");
+    EXPECT_EQ(result.gpus[0].state, GpuState::kLost);
+    EXPECT_EQ(result.gpus[0].detail, line);
+    EXPECT_TRUE(StopsTheLadder(result, 15));
+  }
+}
+
+// Every line the tool printed reaches tool_message, escaped and bounded.
+TEST(NvidiaSmiTest, KeepsEveryLineOfTheToolWords) {
+  struct Row {
+    std::string out;
+    std::string err;
+    int exit_code;
+    const char* message;
+  };
+  std::string many;
+  for (int i = 0; i < 40; ++i) many += "WARNING: line " + std::to_string(i) + std::string(60, '.') + "\n";
+  const std::string rows_ok = ReadSample("55-h200-query-recovery-action-idle.txt");
+  const Row rows[] = {
+      // A warning on stderr beside a good answer: kept, the answer read.
+      {rows_ok, "WARNING: infoROM is corrupted at gpu 0000:18:00.0\n", 0,
+       "\"WARNING: infoROM is corrupted at gpu 0000:18:00.0\""},
+      {rows_ok, "", 0, ""},
+      // Control characters and quotes escaped, nothing dropped.
+      {"", "Failed to initialize NVML: Unknown Error\x1b[2J\n\tsecond \"line\"\\\x01\n", 255,
+       "\"Failed to initialize NVML: Unknown Error\\x1b[2J\"; \"second \\\"line\\\"\\\\\\x01\""},
+      // A lost GPU and the lines around it on stderr.
+      {"", "Unable to determine the device handle for GPU 0000:0B:00.0: Unknown Error\n"
+           "Some other text\n", 15,
+       "\"Unable to determine the device handle for GPU 0000:0B:00.0: Unknown Error\"; "
+       "\"Some other text\""},
+  };
+  for (const Row& row : rows) {
+    GpuQueryResult result;
+    ParseGpuQuery(row.out, row.err, row.exit_code, GpuQueryFields(), &result);
+    EXPECT_EQ(result.tool_message, row.message) << row.err;
+  }
+  GpuQueryResult result;
+  ParseGpuQuery("", many, 3, GpuQueryFields(), &result);
+  EXPECT_LE(result.tool_message.size(), kMaxToolMessage + 20);
+  EXPECT_EQ(result.tool_message.substr(0, 20), "\"WARNING: line 0....");
+  EXPECT_EQ(result.tool_message.substr(result.tool_message.size() - 15), "(15 more lines)");
+}
+
+TEST(NvidiaSmiTest, EscapesAndCapsTheToolWords) {
+  struct Row {
+    std::string line;
+    std::string escaped;
+  };
+  const Row rows[] = {
+      {"Unable to determine the device handle for GPU0000:B1:00.0: Unknown Error",
+       "Unable to determine the device handle for GPU0000:B1:00.0: Unknown Error"},
+      {"a\tb\rc\nd", "a\\tb\\rc\\nd"},
+      {"\x1b[31mred\x1b[0m\x7f\x01", "\\x1b[31mred\\x1b[0m\\x7f\\x01"},
+      {"back\\slash \"quoted\"", "back\\\\slash \"quoted\""},
+      {"caf\xc3\xa9 \xff", "caf\xc3\xa9 \xff"},
+      {std::string(kMaxToolLine, 'x'), std::string(kMaxToolLine, 'x')},
+      {std::string(kMaxToolLine + 1, 'x'), std::string(kMaxToolLine, 'x') + "..."},
+  };
+  for (const Row& row : rows) {
+    EXPECT_EQ(EscapeToolLine(row.line), row.escaped) << row.line;
+  }
+  EXPECT_EQ(QuoteToolLine("say \"hi\"\n"), "\"say \\\"hi\\\"\\n\"");
 }
 
 }  // namespace

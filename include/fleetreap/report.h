@@ -22,6 +22,7 @@ enum class GpuState {
   kLost,           // nvidia-smi cannot reach it
   kMissing,        // expected by the inventory but absent
   kUnknown,        // the value could not be read
+  kRecovery,       // the driver asks for a recovery action (gpu_recovery_action)
 };
 const char* GpuStateName(GpuState state);
 
@@ -34,6 +35,11 @@ struct GpuReading {
   std::optional<int64_t> total_mib;
   GpuState state = GpuState::kUnknown;
   std::string detail;                // e.g. the "GPU is lost" message
+  /// nvidia-smi's gpu_recovery_action as printed ("None", "Reset", "Reboot",
+  /// "Drain P2P", "Drain and Reset"; control bytes escaped, capped), "" when
+  /// not queried (older drivers reject the field) or unknown ("[N/A]").
+  /// Anything but "None" or "" keeps the GPU from being clean (gpu_state.h).
+  std::string recovery_action;
 };
 
 /// What happened to a process that held an NVIDIA device file.
