@@ -42,6 +42,9 @@ PROTECTED = {"nvidia-persistenced", "nv-hostengine", "dcgm-exporter", "nv-fabric
 
 def _read(path, mode="r"):
     try:
+        if mode == "r":  # comm (in status) and names may hold any byte
+            with open(path, "rb") as f:
+                return f.read().decode("utf-8", errors="replace")
         with open(path, mode) as f:
             return f.read()
     except OSError:
