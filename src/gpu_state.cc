@@ -1,6 +1,7 @@
 #include "fleetreap/gpu_state.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <string>
 
@@ -32,9 +33,14 @@ void Classify(const std::vector<Holder>& holders, int64_t threshold_mib, GpuRead
   }
   const bool over = gpu->used_mib && *gpu->used_mib > threshold_mib;
   const std::string used = gpu->used_mib ? std::to_string(*gpu->used_mib) + " MiB" : "";
+  const std::string recovery =
+      DriverAsksForRecovery(*gpu) ? "driver asks for recovery: " + gpu->recovery_action : "";
   if (!others.empty()) {
     gpu->state = GpuState::kBusy;
-    gpu->detail = "held by " + Names(others);
+    gpu->detail = "held by " + Names(others) + (recovery.empty() ? "" : "; " + recovery);
+  } else if (!recovery.empty()) {
+    gpu->state = GpuState::kRecovery;
+    gpu->detail = recovery + (used.empty() ? "" : " (" + used + " used)");
   } else if (!gpu->used_mib) {
     gpu->state = GpuState::kUnknown;
     if (gpu->detail.empty()) gpu->detail = "memory.used unknown";
@@ -77,6 +83,20 @@ void MapHolderGpusToIndexes(const std::map<std::string, int>& minor_by_bus_id,
     std::sort(holder.gpus.begin(), holder.gpus.end());
     holder.gpus.erase(std::unique(holder.gpus.begin(), holder.gpus.end()), holder.gpus.end());
   }
+}
+
+std::string GpuLabel(const GpuReading& gpu) {
+  if (gpu.index >= 0) return "GPU " + std::to_string(gpu.index);
+  return "GPU " + (gpu.bus_id.empty() ? std::string("?") : gpu.bus_id);
+}
+
+bool DriverAsksForRecovery(const GpuReading& gpu) {
+  const std::string& action = gpu.recovery_action;
+  if (action.empty() || action == "N/A") return false;
+  if (action.front() == '[' && action.back() == ']') return false;  // [N/A], [Unknown Error]
+  std::string lower;
+  for (char c : action) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower != "none";
 }
 
 bool HolderStillPresent(const Holder& holder) {

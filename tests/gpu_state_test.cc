@@ -14,6 +14,12 @@ GpuReading Reading(int index, std::optional<int64_t> used) {
   return gpu;
 }
 
+GpuReading Recovery(int index, std::optional<int64_t> used, const std::string& action) {
+  GpuReading gpu = Reading(index, used);
+  gpu.recovery_action = action;
+  return gpu;
+}
+
 GpuReading Lost(int index, const std::string& bus_id) {
   GpuReading gpu;
   gpu.index = index;
@@ -89,6 +95,27 @@ TEST(GpuStateTest, GivesEveryGpuExactlyOneState) {
        "0 lost (GPU is lost)\n1 busy (held by VLLM::Worker_TP (300))\n", false},
       {"more GPUs than expected", {Reading(0, 0), Reading(1, 0)}, {}, 1, 5, "0 clean\n1 clean\n", true},
       {"no readings, nothing expected", {}, {}, 0, 5, "", false},
+      // gpu_recovery_action: the driver's own verdict outranks the memory.
+      {"recovery None is clean", {Recovery(0, 0, "None"), Recovery(1, 0, "[N/A]"),
+       Recovery(2, 0, "N/A"), Recovery(3, 0, "NONE")}, {}, 4, 5,
+       "0 clean\n1 clean\n2 clean\n3 clean\n", true},
+      {"recovery asked at 0 MiB", {Recovery(0, 0, "Reset"), Recovery(1, 0, "None")}, {}, 2, 5,
+       "0 needs_recovery (driver asks for recovery: Reset (0 MiB used))\n1 clean\n", false},
+      {"every action", {Recovery(0, 0, "Reboot"), Recovery(1, 900, "Drain P2P"),
+       Recovery(2, std::nullopt, "Drain and Reset")}, {persistenced}, 3, 5,
+       "0 needs_recovery (driver asks for recovery: Reboot (0 MiB used))\n"
+       "1 needs_recovery (driver asks for recovery: Drain P2P (900 MiB used))\n"
+       "2 needs_recovery (driver asks for recovery: Drain and Reset)\n", false},
+      {"busy and asking for recovery", {Recovery(1, 70000, "Reset")}, {vllm}, 0, 5,
+       "1 busy (held by VLLM::Worker_TP (300); driver asks for recovery: Reset)\n", false},
+      {"recovery with memory unknown", {Recovery(0, std::nullopt, "Reset")}, {}, 0, 5,
+       "0 needs_recovery (driver asks for recovery: Reset)\n", false},
+      // Issue 11: the lost line alone on an 8-GPU host; the lost GPU stands
+      // in for index 0 (nvidia-smi could not number it), seven are missing.
+      {"lost alone", {Lost(-1, "0000:B1:00.0")}, {}, 3, 0,
+       "1 missing (expected 3 GPUs; nvidia-smi did not report index 1)\n"
+       "2 missing (expected 3 GPUs; nvidia-smi did not report index 2)\n"
+       "-1 lost (GPU is lost)\n", false},
       {"no readings, 2 expected", {}, {}, 2, 5,
        "0 missing (expected 2 GPUs; nvidia-smi did not report index 0)\n"
        "1 missing (expected 2 GPUs; nvidia-smi did not report index 1)\n", false},

@@ -27,10 +27,25 @@ void MapHolderGpusToIndexes(const std::map<std::string, int>& minor_by_bus_id,
                             const std::vector<GpuReading>& gpus,
                             std::vector<Holder>* holders);
 
+/// True when nvidia-smi's gpu_recovery_action names an action: anything but
+/// "None" (any case), "" (not queried), "N/A" and bracketed unknowns
+/// ("[N/A]"). "Reset", "Reboot", "Drain P2P", "Drain and Reset", and any
+/// spelling a later driver adds, are actions.
+bool DriverAsksForRecovery(const GpuReading& gpu);
+
+/// The GPU's name for people: "GPU 3" by its nvidia-smi index, else by the
+/// bus id nvidia-smi printed ("GPU 0000:B1:00.0", a lost GPU it could not
+/// number), else "GPU ?". Every report names GPUs this way.
+std::string GpuLabel(const GpuReading& gpu);
+
 /// Sets state and detail of every reading in "gpus", in this order:
 ///  - kLost: already kLost (from ParseGpuQuery); left as is.
-///  - kBusy: a present, non-protected holder holds /dev/nvidiaINDEX; or the
-///    GPU is over "threshold_mib" and held only by protected daemons (detail
+///  - kBusy: a present, non-protected holder holds /dev/nvidiaINDEX (with
+///    "; driver asks for recovery: Reset" added when it does).
+///  - kRecovery: the driver asks for a recovery action, whatever the memory:
+///    "driver asks for recovery: Reset (0 MiB used)". Freeing memory cannot
+///    make such a GPU fit for work; only the action can.
+///  - kBusy: over "threshold_mib" and held only by protected daemons (detail
 ///    says so: the memory is in use, yet fleetreap may not free it).
 ///  - kUnknown: memory.used could not be read.
 ///  - kGhost: memory.used > threshold_mib and no present holder.
@@ -45,7 +60,7 @@ void ClassifyGpus(const std::vector<Holder>& holders, int expected_gpus,
                   int64_t threshold_mib, std::vector<GpuReading>* gpus);
 
 /// True only when "gpus" is non-empty and every reading is kClean or
-/// kProtectedOnly. Call after ClassifyGpus, which adds the missing GPUs.
+/// kProtectedOnly (a GPU whose driver asks for recovery is neither). Call after ClassifyGpus, which adds the missing GPUs.
 bool HostGpusClean(const std::vector<GpuReading>& gpus);
 
 }  // namespace fleetreap
