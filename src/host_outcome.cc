@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "fleetreap/gpu_state.h"
+
 namespace fleetreap {
 namespace {
 
@@ -90,16 +92,24 @@ std::vector<std::string> Problems(const HostReport& host) {
   const StateProblem kStateProblems[] = {
       {GpuState::kBusy, "busy"},       {GpuState::kGhost, "ghost memory"},
       {GpuState::kLost, "lost"},       {GpuState::kMissing, "missing"},
-      {GpuState::kUnknown, "unknown"},
+      {GpuState::kUnknown, "unknown"}, {GpuState::kRecovery, "needs recovery"},
   };
   for (const StateProblem& problem : kStateProblems) {
-    std::vector<int> indexes;
+    std::vector<std::string> names;
+    std::vector<std::string> actions;  // kRecovery: what the driver asks for
     for (const GpuReading& gpu : FinalGpus(host)) {
-      if (gpu.state == problem.state) indexes.push_back(gpu.index);
+      if (gpu.state != problem.state) continue;
+      // A GPU nvidia-smi could not number is named by its bus id.
+      names.push_back(gpu.index >= 0 ? std::to_string(gpu.index) : GpuLabel(gpu).substr(4));
+      if (std::find(actions.begin(), actions.end(), gpu.recovery_action) == actions.end()) {
+        actions.push_back(gpu.recovery_action);
+      }
     }
-    if (!indexes.empty()) {
-      problems.push_back(GpuList(indexes) + " " + problem.text);
-    }
+    if (names.empty()) continue;
+    std::string text = (names.size() == 1 ? "GPU " : "GPUs ") + Join(names, ",") + " " +
+                       problem.text;
+    if (problem.state == GpuState::kRecovery) text += " (" + OneLine(Join(actions, ", ")) + ")";
+    problems.push_back(text);
   }
   int unkillable = CountFate(host, HolderFate::kUnkillable);
   if (unkillable > 0) problems.push_back(std::to_string(unkillable) + " unkillable");

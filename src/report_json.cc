@@ -30,6 +30,7 @@ Json GpuJson(const GpuReading& gpu) {
   out["memory_total_mib"] = OptionalMib(gpu.total_mib);
   out["state"] = GpuStateName(gpu.state);
   out["detail"] = OptionalText(gpu.detail);
+  out["recovery_action"] = OptionalText(gpu.recovery_action);
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "fleetreap/gpu_state.h"
 #include "fleetreap/host_outcome.h"
 #include "fleetreap/report_json.h"
 
@@ -46,7 +47,7 @@ std::string FailureDetails(const HostReport& host) {
     if (gpu.state == GpuState::kClean || gpu.state == GpuState::kProtectedOnly) {
       continue;
     }
-    text += "GPU " + std::to_string(gpu.index) + " " + GpuStateName(gpu.state) +
+    text += GpuLabel(gpu) + " " + GpuStateName(gpu.state) +
             " " + MibText(gpu.used_mib) + "/" + MibText(gpu.total_mib) + " MiB";
     if (!gpu.detail.empty()) text += " (" + gpu.detail + ")";
     text += "\n";

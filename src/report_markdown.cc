@@ -82,9 +82,10 @@ std::string RenderMarkdown(const RunReport& report) {
   for (const HostReport& host : report.hosts) {
     HostOutcome outcome = OutcomeOf(host, report.dry_run);
     if (!NeedsAttention(outcome.kind)) continue;
+    std::string details = MarkdownEscape(outcome.detail);
+    for (const std::string& line : GpuAttentionLines(host)) details += "<br>" + MarkdownEscape(line);
     attention += "| `" + host.name + "` | " + MarkdownEscape(host.address) + " | " +
-                 OutcomeKindLabel(outcome.kind) + " | " +
-                 MarkdownEscape(outcome.detail) + " | " +
+                 OutcomeKindLabel(outcome.kind) + " | " + details + " | " +
                  MarkdownEscape(ErrorText(host)) + " |\n";
   }
   if (!attention.empty()) {

@@ -4,8 +4,10 @@
 #include <cstdio>
 #include <vector>
 
+#include "fleetreap/gpu_state.h"
 #include "fleetreap/host_outcome.h"
 #include "fleetreap/host_pattern.h"
+#include "fleetreap/nvidia_smi.h"
 
 namespace fleetreap {
 
@@ -31,7 +33,41 @@ std::string Paint(const std::string& text, const char* color, bool enabled) {
   return color + text + kReset;
 }
 
+// A GPU's detail on one terminal line: control bytes escaped ("\x1b"), so a
+// hostile message can neither break the table nor drive the terminal;
+// backslashes are left alone (the parsers already escaped theirs).
+std::string OneLineDetail(const std::string& detail) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < detail.size() && i < kMaxToolLine; ++i) {
+    unsigned char c = static_cast<unsigned char>(detail[i]);
+    if (c < 0x20 || c == 0x7f) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (detail.size() > kMaxToolLine) out += "...";
+  return out;
+}
+
 }  // namespace
+
+std::vector<std::string> GpuAttentionLines(const HostReport& host) {
+  const std::vector<GpuReading>& gpus = host.gpus_after.empty() ? host.gpus_before
+                                                                : host.gpus_after;
+  std::vector<std::string> lines;
+  for (const GpuReading& gpu : gpus) {
+    if (gpu.state != GpuState::kLost && gpu.state != GpuState::kRecovery) continue;
+    std::string line = GpuLabel(gpu) +
+                       (gpu.state == GpuState::kLost ? " lost" : " needs recovery");
+    if (!gpu.detail.empty()) line += ": " + OneLineDetail(gpu.detail);
+    lines.push_back(line);
+  }
+  return lines;
+}
 
 std::string FormatSeconds(std::chrono::milliseconds duration) {
   char buffer[32];
@@ -108,6 +144,16 @@ std::string RenderTable(const RunReport& report, const TableStyle& style) {
     out += Paint(label, OutcomeColor(rows[i].kind), style.color);
     out += std::string(label_width - label.size() + 2, ' ');
     out += rows[i].detail + "\n";
+    for (const HostReport& host : report.hosts) {
+      if (std::find(rows[i].names.begin(), rows[i].names.end(), host.name) ==
+          rows[i].names.end()) {
+        continue;
+      }
+      for (const std::string& line : GpuAttentionLines(host)) {
+        out += "    " + (rows[i].names.size() > 1 ? host.name + ": " : std::string()) + line +
+               "\n";
+      }
+    }
   }
   return out + RenderVerdict(report, style) + "\n";
 }

@@ -155,6 +155,34 @@ inline RunReport MixedFleet() {
   return run;
 }
 
+/// Issue 11: a GPU nvidia-smi could not number is named by its bus id, with
+/// the tool's words; a GPU whose driver asks for recovery names the action.
+/// Two hosts with the same story share a row; their GPU lines name the host.
+inline RunReport DriverSignalsFleet() {
+  RunReport run = MixedFleet();
+  run.hosts.resize(1);
+  HostReport lost = run.hosts[0];
+  lost.name = "gpu20";
+  lost.status = HostStatus::kDirty;
+  lost.gpus_after.resize(2);
+  GpuReading gone;
+  gone.bus_id = "0000:B1:00.0";
+  gone.state = GpuState::kLost;
+  gone.detail = "Unable to determine the device handle for GPU0000:B1:00.0: Unknown Error\x1b[2J";
+  lost.gpus_after.push_back(gone);
+  lost.nvidia_smi_error = "\"" + gone.detail + "\"";
+  HostReport reset = run.hosts[0];
+  reset.status = HostStatus::kDirty;
+  reset.gpus_after[3].state = GpuState::kRecovery;
+  reset.gpus_after[3].recovery_action = "Reset";
+  reset.gpus_after[3].detail = "driver asks for recovery: Reset (0 MiB used)";
+  reset.name = "gpu21";
+  HostReport reset2 = reset;
+  reset2.name = "gpu22";
+  run.hosts = {lost, reset, reset2};
+  return run;
+}
+
 /// A dry run: holders that would be signalled, units and /dev/shm entries
 /// that would go, a ghost that no signal fixes, and an unreachable host.
 inline RunReport DryRunFleet() {

@@ -63,6 +63,21 @@ TEST(ReportJsonTest, UnknownMemoryIsNullAndBadUtf8DoesNotThrow) {
   EXPECT_EQ(doc["hosts"][0]["holders"][0]["cmdline"], "bad \xEF\xBF\xBD\xEF\xBF\xBD bytes");
 }
 
+TEST(ReportJsonTest, LostGpuKeepsIndexMinusOneAndBusIdRecoveryActionShown) {
+  nlohmann::json doc = nlohmann::json::parse(RenderJson(testing_fixture::DriverSignalsFleet()));
+  const nlohmann::json& lost = doc["hosts"][0]["gpus_after"][2];
+  EXPECT_EQ(lost["index"], -1);
+  EXPECT_EQ(lost["bus_id"], "0000:B1:00.0");
+  EXPECT_EQ(lost["state"], "lost");
+  EXPECT_EQ(lost["detail"],
+            "Unable to determine the device handle for GPU0000:B1:00.0: Unknown Error\x1b[2J");
+  EXPECT_TRUE(lost["recovery_action"].is_null());
+  const nlohmann::json& reset = doc["hosts"][1]["gpus_after"][3];
+  EXPECT_EQ(reset["state"], "needs_recovery");
+  EXPECT_EQ(reset["recovery_action"], "Reset");
+  EXPECT_EQ(doc["hosts"][1]["summary"], "GPU 3 needs recovery (Reset)");
+}
+
 TEST(ReportJsonTest, UtcTimestamps) {
   using std::chrono::milliseconds;
   using std::chrono::system_clock;

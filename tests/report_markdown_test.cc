@@ -21,6 +21,20 @@ TEST(ReportMarkdownTest, AllCleanHasNoAttentionSection) {
   EXPECT_EQ(md.rfind("## fleetreap: READY\n", 0), 0u);
 }
 
+TEST(ReportMarkdownTest, NamesGpusByBusIdAndKeepsTheDriversWords) {
+  std::string md = RenderMarkdown(testing_fixture::DriverSignalsFleet());
+  EXPECT_NE(md.find("| `gpu20` | 127.0.1.1 | dirty | GPU 0000:B1:00.0 lost<br>GPU 0000:B1:00.0 lost: "
+                    "Unable to determine the device handle for GPU0000:B1:00.0: Unknown "
+                    "Error\\\\x1b\\[2J | nvidia-smi: \"Unable to determine the device handle for "
+                    "GPU0000:B1:00.0: Unknown Error?\\[2J\" |\n"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| `gpu21` | 127.0.1.1 | dirty | GPU 3 needs recovery (Reset)<br>GPU 3 needs "
+                    "recovery: driver asks for recovery: Reset (0 MiB used) |  |\n"),
+            std::string::npos)
+      << md;
+}
+
 TEST(ReportMarkdownTest, Escape) {
   struct Row {
     const char* in;

@@ -62,6 +62,17 @@ TEST(ReportTableTest, Verdicts) {
   EXPECT_EQ(RenderTable(none, TableStyle{}), std::string(rows[5].verdict) + "\n");
 }
 
+TEST(ReportTableTest, NamesGpusByBusIdAndKeepsTheDriversWords) {
+  EXPECT_EQ(RenderTable(testing_fixture::DriverSignalsFleet(), TableStyle{}),
+            "gpu20       dirty  GPU 0000:B1:00.0 lost\n"
+            "    GPU 0000:B1:00.0 lost: Unable to determine the device handle for "
+            "GPU0000:B1:00.0: Unknown Error\\x1b[2J\n"
+            "gpu[21-22]  dirty  GPU 3 needs recovery (Reset)\n"
+            "    gpu21: GPU 3 needs recovery: driver asks for recovery: Reset (0 MiB used)\n"
+            "    gpu22: GPU 3 needs recovery: driver asks for recovery: Reset (0 MiB used)\n"
+            "NOT READY: 0/3 hosts clean, 3 dirty in 14.3 s (exit 1)\n");
+}
+
 TEST(ReportTableTest, FormatSeconds) {
   EXPECT_EQ(FormatSeconds(std::chrono::milliseconds(0)), "0.0 s");
   EXPECT_EQ(FormatSeconds(std::chrono::milliseconds(1250)), "1.2 s");

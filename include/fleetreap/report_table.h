@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "fleetreap/host_outcome.h"
 #include "fleetreap/report.h"
@@ -19,9 +20,20 @@ struct TableStyle {
 
 /// One row per distinct outcome (see host_outcome.h), names folded with
 /// FoldHostNames, columns aligned, rows ordered clean, cleaned, would clean,
-/// dirty, failed, unreachable, not started, then the verdict line. Every line
-/// ends with '\n'. A run with no hosts renders only the verdict.
+/// dirty, failed, unreachable, not started, then the verdict line. Under a
+/// row, indented, the GpuAttentionLines of its hosts (prefixed "HOST: " when
+/// the row gathers several). Every line ends with '\n'. A run with no hosts
+/// renders only the verdict.
 std::string RenderTable(const RunReport& report, const TableStyle& style);
+
+/// One line per GPU of "host" (its last readings) that no cleaning can fix
+/// and a person must act on, in the words of nvidia-smi or the driver:
+/// "GPU 0000:B1:00.0 lost: Unable to determine the device handle for
+/// GPU0000:B1:00.0: Unknown Error" (a lost GPU nvidia-smi could not number
+/// is named by its bus id, see GpuLabel) and "GPU 3 needs recovery: driver
+/// asks for recovery: Reset (0 MiB used)". Control characters come escaped
+/// ("\x1b"), each line is capped; no '\n'.
+std::vector<std::string> GpuAttentionLines(const HostReport& host);
 
 /// The one-line verdict, without '\n':
 /// "READY: 64/64 hosts clean (3 cleaned) in 12.3 s (exit 0)",
