@@ -453,8 +453,8 @@ def _check_pid_budget(specs):
         pid_max = int(f.read())
     used = sum(len(os.listdir(f"/proc/{p}/task")) for p in os.listdir("/proc")
                if p.isdigit() and os.path.isdir(f"/proc/{p}/task"))
-    need = sum(host_shape(s)[1] + 40 for s in specs)   # 40: init, sshd, workers, daemons
-    spare = 4096
+    need = sum(host_shape(s)[1] + 20 for s in specs)   # 20: init, sshd, workers, daemons
+    spare = 2048
     if need > pid_max - used - spare:
         raise SimError(f"{len(specs)} hosts need about {need} PIDs; the machine has "
                        f"{pid_max - used} free of pid_max {pid_max} (and keeps {spare} "
