@@ -13,19 +13,10 @@
 #include "fleetreap/gpu_state.h"
 #include "fleetreap/nvidia_smi.h"
 #include "fleetreap/proc_scan.h"
+#include "fleetreap/remote_script_output.h"
 
 namespace fleetreap {
 namespace {
-
-std::string Hex(const std::string& text) {
-  std::string hex;
-  const char* digits = "0123456789abcdef";
-  for (unsigned char c : text) {
-    hex += digits[c >> 4];
-    hex += digits[c & 15];
-  }
-  return hex.empty() ? "-" : hex;
-}
 
 std::string GpuQueryOutput() {
   std::string out = "index, uuid, name, pci.bus_id, memory.used [MiB], memory.total [MiB]\n";
@@ -47,23 +38,33 @@ std::string ComputeAppsOutput() {
   return out;
 }
 
+std::string Nul(const std::string& text) { return text + '\0'; }
+
+// A realistic 8-GPU host's scan: 8 TP workers each holding every GPU's
+// device file, nvidiactl and nvidia-uvm (memory on their own GPU only),
+// nvidia-persistenced and nv-hostengine holding all of them too.
 std::string HolderScanOutput() {
-  std::string out = "fleetreap-holders 1 fuser\n";
-  std::vector<std::string> devices = {"/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"};
-  for (int i = 0; i < 8; ++i) devices.push_back("/dev/nvidia" + std::to_string(i));
-  for (const std::string& device : devices) out += "dev " + Hex(device) + "\n";
-  for (int pid = 4000; pid < 4024; ++pid) {
-    out += "hold " + std::to_string(pid) + " " + Hex("/dev/nvidiactl") + "\n";
-    out += "hold " + std::to_string(pid) + " " + Hex("/dev/nvidia" + std::to_string(pid % 8)) + "\n";
+  std::string out = Nul("scan 1") + Nul("session 9000 8999 8998") + Nul("units -") +
+                    Nul("gpu 0:" + GpuQueryOutput()) + Nul("apps -") +
+                    Nul("majors 195 nvidia 238 nvidia-uvm");
+  std::string details;
+  for (int pid = 4000; pid < 4010; ++pid) {
+    int fd = 3;
+    for (int gpu = 0; gpu < 8; ++gpu) {
+      out += Nul("fd " + std::to_string(pid) + " " + std::to_string(fd++) + " 195 " +
+                 std::to_string(gpu));
+    }
+    out += Nul("fd " + std::to_string(pid) + " " + std::to_string(fd++) + " 195 255");
+    out += Nul("fd " + std::to_string(pid) + " " + std::to_string(fd++) + " 238 0");
+    std::string proc = "/proc/" + std::to_string(pid);
+    details += Nul(proc + "/stat:" + std::to_string(pid) +
+                   " (VLLM::Worker_TP) S 1 1 1 0 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 987654 "
+                   "8192 100\n");
+    details += Nul(proc + "/status:Name:\tVLLM::Worker_TP\nUid:\t1000\t1000\t1000\t1000\n");
+    details += Nul(proc + "/cmdline:VLLM::Worker_TP" + std::string(200, ' '));
+    details += Nul("exe " + proc + ":/usr/bin/python3.11");
   }
-  for (int pid = 4000; pid < 4024; ++pid) {
-    std::string stat = std::to_string(pid) + " (VLLM::Worker_TP) S 1 1 1 0 -1 4194560 100 0 0 0 "
-                       "5 3 0 0 20 0 1 0 987654 8192 100\n";
-    out += "proc " + std::to_string(pid) + " " + Hex(stat) + " 1000 " + Hex("svc") + " " +
-           Hex("/usr/bin/python3.11") + " " +
-           Hex(std::string("python3\0-m\0vllm.entrypoints.openai.api_server\0", 48)) + "\n";
-  }
-  return out + "end\n";
+  return out + details + Nul("/etc/passwd:svc:x:1000:1000::/:/bin/sh\n") + Nul("end");
 }
 
 }  // namespace
@@ -80,14 +81,14 @@ int main(int argc, char** argv) {
     GpuQueryResult result;
     std::vector<ComputeApp> processes;
     std::vector<Holder> holders;
-    HolderScanInfo info;
+    ScanOutput parsed;
     if (!ParseGpuQuery(query, "", 0, GpuQueryFields(), &result).ok() ||
         !ParseComputeApps(apps, "", 0, ComputeAppsFields(), &processes, nullptr).ok() ||
-        !ParseHolderScan(scan, &holders, &info).ok()) {
+        !ParseScanOutput(scan, &parsed).ok() || !HoldersFromScan(parsed, &holders).ok()) {
       std::fprintf(stderr, "parse failed\n");
       return 1;
     }
-    MapHolderGpusToIndexes(info.minors, result.gpus, &holders);
+    MapHolderGpusToIndexes(parsed.minors, result.gpus, &holders);
     ClassifyGpus(holders, 8, 5, &result.gpus);
     checksum += result.gpus.size() + processes.size() + holders.size();
   }

@@ -28,7 +28,7 @@ std::vector<Target> TermTargets(const Playbook& playbook, const HostView& view) 
   if (!playbook.Runs(Step::kTerm)) return targets;
   for (const TrackedHolder& t : view.holders) {
     if (Signalable(playbook, t) && !t.term_sent && !t.kill_sent) {
-      targets.push_back({t.holder.pid, t.holder.start_time});
+      targets.push_back({t.holder.pid, t.holder.start_time, !t.holder.devices.empty()});
     }
   }
   return SortedTargets(targets);
@@ -40,7 +40,7 @@ std::vector<Target> KillTargets(const Playbook& playbook, const HostView& view) 
   bool term = playbook.Runs(Step::kTerm);
   for (const TrackedHolder& t : view.holders) {
     if (Signalable(playbook, t) && !t.kill_sent && (t.term_sent || !term)) {
-      targets.push_back({t.holder.pid, t.holder.start_time});
+      targets.push_back({t.holder.pid, t.holder.start_time, !t.holder.devices.empty()});
     }
   }
   return SortedTargets(targets);

@@ -71,6 +71,10 @@ bool Runner::Exec(const std::string& script, milliseconds timeout,
                   "remote command not started: " + result->error);
   }
   if (IsSudoRefusal(*result)) return Fail(ErrorKind::kSudo, FirstLine(result->err));
+  if (result->out_truncated) {
+    return Fail(ErrorKind::kParse, "the host printed more than the output cap (" +
+                                       std::to_string(result->out.size()) + " bytes kept)");
+  }
   if (result->exit_code == 124 || result->exit_code == 137) {
     return Fail(ErrorKind::kCommandTimeout,
                 "remote command ran past " + std::to_string(timeout.count()) + "ms");
@@ -91,6 +95,8 @@ HostReport Runner::Run() {
       }
       break;
     }
+    // No driver, or a GPU fell off the bus: nothing is signalled or removed.
+    if (stop_ladder_ && history_.inspected) break;
     Action action = NextAction(playbook_, view_, history_);
     if (action.kind == ActionKind::kDone) break;
     TimePoint start = clock_.Now();

@@ -89,22 +89,28 @@ bool Runner::CleanShm(bool dry_run, bool verify) {
   TimePoint start = clock_.Now();
   CommandResult result;
   std::string script = ShmCleanScript(playbook_.shm_patterns, dry_run);
-  if (verify) script += ScanScript({}, nvidia_smi_timeout_, /*holders=*/false);
+  if (verify) {
+    ScanRequest quick;
+    quick.nvidia_smi_timeout = nvidia_smi_timeout_;
+    quick.holders = false;
+    script += ScanScript(quick);
+  } else {
+    script += "z end\n";
+  }
   bool ok = Exec(script, job_.command_timeout + nvidia_smi_timeout_, &result);
   history_.shm_done = true;
   if (!ok) return false;
   ShmOutput out;
-  Status status = ParseShmOutput(result.out, &out);
+  ScanOutput scan;
+  Status status = ParseShmOutput(result.out, &out, verify ? &scan : nullptr);
   if (!status.ok()) return Fail(status.kind(), status.message());
   (dry_run ? report_.shm_would_remove : report_.shm_removed) = out.removed;
   if (!verify) {
     Time("clean_shm", start);
     return true;
   }
-  size_t end = result.out.find("@@end\n");
-  std::string rest = end == std::string::npos ? "" : result.out.substr(end + 6);
   history_.verified = true;
-  bool verified = QuickScan(&report_.gpus_after, &rest);
+  bool verified = QuickScan(&report_.gpus_after, &scan);
   Time("clean_shm+verify", start);
   return verified;
 }

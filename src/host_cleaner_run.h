@@ -14,6 +14,7 @@
 #include "fleetreap/escalation.h"
 #include "fleetreap/host_cleaner.h"
 #include "fleetreap/protect.h"
+#include "fleetreap/remote_script_output.h"
 
 namespace fleetreap {
 namespace host_cleaner_internal {
@@ -51,14 +52,12 @@ class Runner {
   bool Exec(const std::string& script, std::chrono::milliseconds timeout,
             CommandResult* result);
   bool Fail(ErrorKind kind, const std::string& message);
-  // "prefetched": the scan's output when it already came back as the tail of
-  // another command.
+  // "prefetched": the scan when it already came back with another step.
   bool Scan(const std::vector<std::string>& units, std::vector<GpuReading>* gpus,
-            bool holders = true, const std::string* prefetched = nullptr);
+            bool holders = true, const ScanOutput* prefetched = nullptr);
   // nvidia-smi alone, the known holders standing in; a full Scan follows
   // only when a GPU is not clean, to find and classify what holds it.
-  bool QuickScan(std::vector<GpuReading>* gpus, const std::string* prefetched = nullptr);
-  bool FindGhostsUnderDaemons(std::vector<GpuReading>* gpus);
+  bool QuickScan(std::vector<GpuReading>* gpus, const ScanOutput* prefetched = nullptr);
   // After a whole-host query failed on a lost GPU: asks each GPU alone and
   // adds the readings of those that answer.
   bool QueryGpusOneByOne(std::vector<GpuReading>* gpus);
@@ -86,6 +85,7 @@ class Runner {
   TimePoint last_signal_;
   bool failed_ = false;
   bool nvidia_smi_failed_ = false;  // the latest scan's query failed outright
+  bool stop_ladder_ = false;        // inspect saw no driver or a lost GPU
   int device_gpus_ = 0;             // 1 + the highest /dev/nvidiaN seen
   std::vector<std::string> refused_;  // "PID (user)" that kill(1) refused
 };

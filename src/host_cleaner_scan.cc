@@ -15,7 +15,7 @@ namespace host_cleaner_internal {
 
 using std::chrono::milliseconds;
 
-bool Runner::QuickScan(std::vector<GpuReading>* gpus, const std::string* prefetched) {
+bool Runner::QuickScan(std::vector<GpuReading>* gpus, const ScanOutput* prefetched) {
   if (!Scan({}, gpus, /*holders=*/false, prefetched)) return false;
   for (const GpuReading& gpu : *gpus) {
     if (gpu.state != GpuState::kClean && gpu.state != GpuState::kProtectedOnly) {
@@ -27,32 +27,40 @@ bool Runner::QuickScan(std::vector<GpuReading>* gpus, const std::string* prefetc
 
 bool Runner::Scan(const std::vector<std::string>& units,
                   std::vector<GpuReading>* gpus, bool holders,
-                  const std::string* prefetched) {
-  CommandResult result;
-  milliseconds timeout = job_.command_timeout + nvidia_smi_timeout_;
-  if (prefetched != nullptr) {
-    result.out = *prefetched;
-  } else if (!Exec(ScanScript(units, nvidia_smi_timeout_, holders,
-                               holders ? WatchedParents(view_.holders) : std::vector<int>{}),
-                    timeout, &result)) {
-    return false;
-  }
+                  const ScanOutput* prefetched) {
   ScanOutput scan;
-  Status status = ParseScanOutput(result.out, &scan);
-  if (!status.ok()) {
-    return Fail(status.kind(), status.message() +
-                                   (result.err.empty() ? "" : ": " + FirstLine(result.err)));
+  if (prefetched != nullptr) {
+    scan = *prefetched;
+  } else {
+    ScanRequest request;
+    request.units = units;
+    request.nvidia_smi_timeout = nvidia_smi_timeout_;
+    request.holders = holders;
+    if (holders) request.watch = WatchedParents(view_.holders);
+    CommandResult result;
+    // Two nvidia-smi calls, each bounded on the host.
+    milliseconds timeout = job_.command_timeout + 2 * nvidia_smi_timeout_;
+    if (!Exec(ScanScript(request), timeout, &result)) return false;
+    Status status = ParseScanOutput(result.out, &scan);
+    if (!status.ok()) {
+      return Fail(status.kind(), status.message() +
+                                     (result.err.empty() ? "" : ": " + FirstLine(result.err)));
+    }
   }
   protect_.SetSession(scan.shell_pid, {scan.ancestors.begin(), scan.ancestors.end()});
   if (!history_.inspected) view_.active_units = scan.active_units;
 
   std::vector<Holder> scanned;
-  HolderScanInfo info;
+  std::vector<ComputeApp> apps;
   if (holders) {
-    status = ParseHolderScan(scan.holder_scan, &scanned, &info);
+    HolderScanInfo info;
+    Status status = HoldersFromScan(scan, &scanned, &info);
     if (!status.ok()) return Fail(status.kind(), status.message());
-    for (const std::string& device : info.devices) {
-      device_gpus_ = std::max(device_gpus_, GpuIndexOfDevice(device) + 1);
+    device_gpus_ = std::max(device_gpus_, info.device_gpus);
+    if (scan.apps_exit == 0) {
+      // A failed apps query (a lost GPU) leaves the fd pass alone to judge.
+      status = ParseComputeApps(scan.apps_out, "", 0, ScanAppsFields(), &apps, nullptr);
+      if (!status.ok()) return Fail(status.kind(), "compute apps: " + status.message());
     }
   }
 
@@ -62,10 +70,16 @@ bool Runner::Scan(const std::vector<std::string>& units,
                                std::to_string(nvidia_smi_timeout_.count() / 1000) + "s";
     return Fail(ErrorKind::kCommandTimeout, report_.nvidia_smi_error);
   }
-  status = ParseGpuQuery(scan.nvidia_smi_out, scan.nvidia_smi_err,
-                         scan.nvidia_smi_exit, GpuQueryFields(), &query);
+  Status status = ParseGpuQuery(scan.nvidia_smi_out, "", scan.nvidia_smi_exit,
+                                GpuQueryFields(), &query);
   if (!query.tool_message.empty()) report_.nvidia_smi_error = query.tool_message;
   nvidia_smi_failed_ = !status.ok() && query.failure != NvidiaSmiFailure::kGpuLost;
+  // No driver (exit 9) or a GPU off the bus (exit 15): nothing is signalled.
+  if (!history_.inspected && (scan.nvidia_smi_exit == 9 || scan.nvidia_smi_exit == 15 ||
+                              query.failure == NvidiaSmiFailure::kGpuLost ||
+                              query.failure == NvidiaSmiFailure::kDriverNotLoaded)) {
+    stop_ladder_ = true;
+  }
   if (!status.ok() && status.kind() != ErrorKind::kCommandFailed) {
     return Fail(status.kind(), status.message());
   }
@@ -80,19 +94,25 @@ bool Runner::Scan(const std::vector<std::string>& units,
   }
   if (holders) {
     // /dev/nvidiaN is the device minor, not always nvidia-smi's index.
-    MapHolderGpusToIndexes(info.minors, *gpus, &scanned);
+    MapHolderGpusToIndexes(scan.minors, *gpus, &scanned);
+    AddComputeApps(scan, apps, *gpus, &scanned);
     MergeHolderScan(scanned, protect_, history_.waves, &view_.holders);
     view_.newcomers = FindNewcomers(scan.children, view_.holders);
     if (!scan.parents.empty()) view_.parents = scan.parents;
   }
   std::vector<Holder> current;
   for (const TrackedHolder& t : view_.holders) current.push_back(t.holder);
-  // Without an inventory count, the /dev/nvidiaN files say how many GPUs the
-  // driver knows: a GPU that fell off the bus still has its device file.
+  // Without an inventory count, the /dev/nvidiaN files held say how many
+  // GPUs the driver knows at least: a GPU that fell off the bus keeps them.
   int expected = job_.host->expected_gpus > 0 ? job_.host->expected_gpus : device_gpus_;
   NumberTheLostGpu(expected, gpus);
   ClassifyGpus(current, expected, threshold_, gpus);
-  if (holders && !FindGhostsUnderDaemons(gpus)) return false;
+  if (holders) {
+    // Over the threshold under protected daemons only, and no process has
+    // memory there: ghost memory (the compute apps came with this scan).
+    std::vector<int> suspects = GpusHeldOnlyByProtected(view_.holders, *gpus);
+    if (!suspects.empty()) MarkGhostsWithoutApps(suspects, apps, gpus);
+  }
   view_.gpus = *gpus;
   return true;
 }
@@ -117,23 +137,6 @@ bool Runner::QueryGpusOneByOne(std::vector<GpuReading>* gpus) {
       if (gpu.state != GpuState::kLost) gpus->push_back(gpu);
     }
   }
-  return true;
-}
-
-// A GPU over the threshold that only protected daemons hold (persistenced,
-// DCGM hold every GPU at 0 MiB) is a ghost when no process has memory on it:
-// asks --query-compute-apps, only when such a GPU exists.
-bool Runner::FindGhostsUnderDaemons(std::vector<GpuReading>* gpus) {
-  std::vector<int> suspects = GpusHeldOnlyByProtected(view_.holders, *gpus);
-  if (suspects.empty()) return true;
-  CommandResult result;
-  std::string script = "timeout -k 1 " + std::to_string(nvidia_smi_timeout_.count() / 1000) +
-                       " " + ComputeAppsCommand() + " </dev/null";
-  if (!Exec(script, job_.command_timeout, &result)) return false;
-  std::vector<ComputeApp> apps;
-  Status status = ParseComputeApps(result.out, result.err, result.exit_code,
-                                   ComputeAppsFields(), &apps, nullptr);
-  if (status.ok()) MarkGhostsWithoutApps(suspects, apps, gpus);  // else: "busy", the safe reading
   return true;
 }
 

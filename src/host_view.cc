@@ -25,7 +25,8 @@ void MergeHolderScan(const std::vector<Holder>& scanned, const ProtectList& prot
     TrackedHolder t;
     t.holder = h;
     t.holder.round = waves + 1;
-    t.holder.protected_by = protect.Reason(h);
+    // A scan may already know (a PID this /proc does not show).
+    t.holder.protected_by = h.protected_by.empty() ? protect.Reason(h) : h.protected_by;
     t.holder.fate = t.holder.protected_by.empty() ? HolderFate::kObserved
                                                   : HolderFate::kProtected;
     holders->push_back(t);

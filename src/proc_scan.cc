@@ -1,74 +1,14 @@
+// Holders from a scan's records (proc_scan.h).
 #include "fleetreap/proc_scan.h"
 
 #include <algorithm>
-#include <map>
 #include <set>
 #include <sstream>
 
-#include "fleetreap/transport.h"
+#include "fleetreap/text.h"
 
 namespace fleetreap {
 namespace {
-
-// The snippet. D is the device directory; every string a process controls
-// leaves through hx (od -tx1), so records stay one line of safe tokens.
-constexpr char kScript[] = R"SH(
-LC_ALL=C; export LC_ALL
-hx() { od -An -v -tx1 | tr -d ' \n'; }
-hs() { v=$(printf '%s' "$1" | hx); printf '%s' "${v:--}"; }
-set --
-for f in "$D"/nvidia[0-9]* "$D"/nvidiactl "$D"/nvidia-uvm* "$D"/nvidia-modeset "$D"/nvidia-caps/*; do
-  [ -e "$f" ] && set -- "$@" "$f"
-done
-m=proc
-[ "$USE_FUSER" = 1 ] && command -v fuser >/dev/null 2>&1 && m=fuser
-echo "fleetreap-holders 1 $m"
-for f in "$@"; do echo "dev $(hs "$f")"; done
-h=
-if [ $# -gt 0 ] && [ $m = fuser ]; then
-  for f in "$@"; do
-    for p in $(fuser "$f" 2>/dev/null); do
-      case $p in ''|*[!0-9]*) continue;; esac
-      h="${h:+$h
-}hold $p $(hs "$f")"
-    done
-  done
-elif [ $# -gt 0 ]; then
-  h=$(ls -lb /proc/[0-9]*/fd/ 2>/dev/null | while IFS= read -r l; do
-    case $l in
-      /proc/*/fd/:) p=${l#/proc/}; p=${p%/fd/:};;
-      l*" -> $D/nvidia"*)
-        t=${l#* -> }
-        case $t in *[\ \\]*) ;; *) echo "hold $p $(hs "$t")";; esac;;
-    esac
-  done)
-fi
-[ -n "$h" ] && printf '%s\n' "$h"
-pids=$(printf '%s\n' "$h" | cut -s -d' ' -f2)
-for p in $(printf '%s\n' $pids | sort -un); do
-  s=$(od -An -v -tx1 "/proc/$p/stat" 2>/dev/null | tr -d ' \n')
-  if [ -z "$s" ]; then echo "gone $p"; continue; fi
-  u=-
-  while read -r k r e x; do
-    if [ "$k" = Uid: ]; then u=$e; break; fi
-  done 2>/dev/null < "/proc/$p/status"
-  n=$(id -nu "$u" 2>/dev/null)
-  c=$(od -An -v -tx1 -N 4096 "/proc/$p/cmdline" 2>/dev/null | tr -d ' \n')
-  echo "proc $p $s $u $(hs "$n") $(hs "$(readlink "/proc/$p/exe" 2>/dev/null)") ${c:--}"
-done
-for g in "$G"/*; do
-  [ -r "$g/information" ] || continue
-  while IFS=: read -r k v; do
-    if [ "$k" = "Device Minor" ]; then echo "minor ${g##*/} $v"; break; fi
-  done 2>/dev/null < "$g/information"
-done
-echo end
-)SH";
-
-Status LineError(int line, const std::string& what) {
-  return Status::Error(ErrorKind::kParse,
-                       "holder scan line " + std::to_string(line) + ": " + what);
-}
 
 bool ParseNumber(const std::string& text, uint64_t max, uint64_t* value) {
   if (text.empty() || text.size() > 20) return false;
@@ -90,22 +30,6 @@ bool ParsePid(const std::string& text, int* pid) {
   return true;
 }
 
-// "-" is the empty string; otherwise pairs of lower-case hex digits.
-bool DecodeHex(const std::string& hex, std::string* text) {
-  text->clear();
-  if (hex == "-") return true;
-  if (hex.empty() || hex.size() % 2 != 0) return false;
-  auto nibble = [](char c) {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-  };
-  for (size_t i = 0; i < hex.size(); i += 2) {
-    int high = nibble(hex[i]), low = nibble(hex[i + 1]);
-    if (high < 0 || low < 0) return false;
-    text->push_back(static_cast<char>(high * 16 + low));
-  }
-  return true;
-}
-
 // Control characters become "replacement"; NULs in a cmdline separate words.
 std::string Neutralise(const std::string& text, char replacement) {
   std::string clean = text;
@@ -122,12 +46,153 @@ std::string CleanCmdline(const std::string& raw) {
   return cmdline;
 }
 
+// The real uid of a /proc/PID/status text ("Uid:\t1000\t1000..."), or "".
+std::string UidOf(const std::string& status) {
+  for (const std::string& line : SplitLines(status)) {
+    if (line.rfind("Uid:", 0) != 0) continue;
+    std::stringstream words(line.substr(4));
+    std::string uid;
+    uint64_t value = 0;
+    if (words >> uid && ParseNumber(uid, UINT32_MAX, &value)) return uid;
+    return "";
+  }
+  return "";
+}
+
+// The user name of "uid" in an /etc/passwd text, else "uid" itself.
+std::string UserOf(const std::string& uid, const std::string& passwd) {
+  if (uid.empty()) return "";
+  for (const std::string& line : SplitLines(passwd)) {
+    size_t a = line.find(':');
+    size_t b = a == std::string::npos ? a : line.find(':', a + 1);
+    size_t c = b == std::string::npos ? b : line.find(':', b + 1);
+    if (c == std::string::npos) continue;
+    if (line.compare(b + 1, c - b - 1, uid) == 0) return Neutralise(line.substr(0, a), '?');
+  }
+  return uid;
+}
+
+// "holder" described from the scan's texts; false when its stat is missing.
+Status Describe(const ScanOutput& scan, int pid, Holder* holder, bool* found) {
+  *found = false;
+  auto text = scan.processes.find(pid);
+  if (text == scan.processes.end() || text->second.stat.empty()) return Status::Ok();
+  Status status = ParseProcStat(text->second.stat, holder);
+  if (!status.ok()) return status;
+  if (holder->pid != pid) {
+    return Status::Error(ErrorKind::kParse, "proc stat of pid " + std::to_string(pid) +
+                                                " names pid " + std::to_string(holder->pid));
+  }
+  holder->user = UserOf(UidOf(text->second.status), scan.passwd);
+  holder->exe = Neutralise(text->second.exe, '?');
+  std::string cmdline;
+  for (const std::string& arg : text->second.argv) {
+    if (cmdline.size() > 4096) break;
+    cmdline += (cmdline.empty() ? "" : " ") + arg;
+  }
+  holder->cmdline = CleanCmdline(cmdline.substr(0, 4096));
+  *found = true;
+  return Status::Ok();
+}
+
 }  // namespace
 
-std::string HolderScanScript(const HolderScanOptions& options) {
-  return "D=" + ShellQuote(options.dev_dir) + "; G=" + ShellQuote(options.driver_dir) +
-         "; USE_FUSER=" +
-         (options.allow_fuser ? "1" : "0") + kScript;
+std::string DeviceName(int major, int minor, const std::map<int, std::string>& majors) {
+  auto named = majors.find(major);
+  std::string name = named == majors.end() ? "" : named->second;
+  std::string m = std::to_string(minor);
+  if (major == 195) {
+    if (minor == 255) return "/dev/nvidiactl";
+    if (minor == 254) return "/dev/nvidia-modeset";
+    return "/dev/nvidia" + m;
+  }
+  if (name == "nvidia-uvm") return minor == 0 ? "/dev/nvidia-uvm" : "/dev/nvidia-uvm-tools";
+  if (name == "nvidia-caps") return "/dev/nvidia-caps/nvidia-cap" + m;
+  if (name == "nvidia-caps-imex-channels") return "/dev/nvidia-caps-imex-channels/channel" + m;
+  if (name == "nvidia-nvswitch") return "/dev/nvidia-nvswitch" + m;
+  if (name == "nvidia-nvlink") return "/dev/nvidia-nvlink";
+  return (name.empty() ? "nvidia" : name) + " " + std::to_string(major) + ":" + m;
+}
+
+Status HoldersFromScan(const ScanOutput& scan, std::vector<Holder>* holders,
+                       HolderScanInfo* info) {
+  holders->clear();
+  HolderScanInfo seen;
+  std::map<int, std::set<std::string>> held;  // pid -> device names
+  std::map<int, std::set<int>> minors;        // pid -> GPU device minors
+  std::set<std::pair<int, int>> by_number;    // (pid, fd) found by number
+  for (const DeviceFd& fd : scan.fds) {
+    if (fd.major >= 0) by_number.insert({fd.pid, fd.fd});
+  }
+  for (const DeviceFd& fd : scan.fds) {
+    std::string name;
+    int gpu = -1;
+    if (fd.major >= 0) {
+      name = DeviceName(fd.major, fd.minor, scan.majors);
+      if (fd.major == 195 && fd.minor < 254) gpu = fd.minor;
+    } else {
+      if (by_number.count({fd.pid, fd.fd})) continue;  // the same fd, by number
+      name = Neutralise(fd.path, '?');
+      gpu = GpuIndexOfDevice(fd.path);
+    }
+    held[fd.pid].insert(name);
+    if (gpu >= 0) {
+      minors[fd.pid].insert(gpu);
+      seen.device_gpus = std::max(seen.device_gpus, gpu + 1);
+    }
+  }
+  std::vector<Holder> found;
+  for (const auto& [pid, names] : held) {
+    Holder h;
+    bool described = false;
+    Status status = Describe(scan, pid, &h, &described);
+    if (!status.ok()) return status;
+    if (!described) {
+      seen.gone.push_back(pid);
+      continue;
+    }
+    h.devices.assign(names.begin(), names.end());
+    h.gpus.assign(minors[pid].begin(), minors[pid].end());
+    found.push_back(std::move(h));
+  }
+  *holders = std::move(found);
+  if (info != nullptr) *info = std::move(seen);
+  return Status::Ok();
+}
+
+void AddComputeApps(const ScanOutput& scan, const std::vector<ComputeApp>& apps,
+                    const std::vector<GpuReading>& gpus, std::vector<Holder>* holders) {
+  for (const ComputeApp& app : apps) {
+    if (!app.pid || *app.pid <= 0) continue;
+    int index = -1;
+    for (const GpuReading& gpu : gpus) {
+      bool same = !app.gpu_uuid.empty() ? gpu.uuid == app.gpu_uuid
+                                        : !app.gpu_bus_id.empty() &&
+                                              NormalizeBusId(gpu.bus_id) ==
+                                                  NormalizeBusId(app.gpu_bus_id);
+      if (same) index = gpu.index;
+    }
+    auto holder = std::find_if(holders->begin(), holders->end(),
+                               [&](const Holder& h) { return h.pid == *app.pid; });
+    if (holder == holders->end()) {
+      Holder h;
+      bool described = false;
+      if (!Describe(scan, *app.pid, &h, &described).ok() || !described) {
+        h = Holder();
+        h.pid = *app.pid;
+        h.protected_by = "not in this host's /proc";
+      }
+      holders->push_back(h);
+      holder = holders->end() - 1;
+    }
+    if (index >= 0 && std::find(holder->gpus.begin(), holder->gpus.end(), index) ==
+                          holder->gpus.end()) {
+      holder->gpus.push_back(index);
+      std::sort(holder->gpus.begin(), holder->gpus.end());
+    }
+  }
+  std::sort(holders->begin(), holders->end(),
+            [](const Holder& a, const Holder& b) { return a.pid < b.pid; });
 }
 
 Status ParseProcStat(const std::string& stat, Holder* holder) {
@@ -172,105 +237,6 @@ int GpuIndexOfDevice(const std::string& path) {
   uint64_t index = 0;
   if (!ParseNumber(base.substr(6), 9999, &index)) return -1;
   return static_cast<int>(index);
-}
-
-Status ParseHolderScan(const std::string& out, std::vector<Holder>* holders,
-                       HolderScanInfo* info) {
-  holders->clear();
-  HolderScanInfo scan;
-  std::map<int, Holder> described;
-  std::map<int, std::set<std::string>> held;  // pid -> device paths
-  std::set<int> gone;
-  bool ended = false;
-  std::stringstream in(out);
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    if (ended) return LineError(number, "text after the end line");
-    std::vector<std::string> words;
-    std::stringstream split(line);
-    for (std::string word; split >> word;) words.push_back(word);
-    if (words.empty()) continue;  // blanks only (found by fuzz_holder_scan)
-    const std::string& kind = words[0];
-    if (number == 1) {
-      if (words.size() != 3 || kind != "fleetreap-holders" || words[1] != "1" ||
-          (words[2] != "fuser" && words[2] != "proc")) {
-        return LineError(number, "expected \"fleetreap-holders 1 fuser|proc\"");
-      }
-      scan.method = words[2];
-      continue;
-    }
-    int pid = 0;
-    if (kind == "end" && words.size() == 1) {
-      ended = true;
-    } else if (kind == "dev" && words.size() == 2) {
-      std::string path;
-      if (!DecodeHex(words[1], &path) || path.empty()) return LineError(number, "bad hex in path");
-      scan.devices.push_back(path);
-    } else if (kind == "hold" && words.size() == 3) {
-      std::string path;
-      if (!ParsePid(words[1], &pid)) return LineError(number, "bad pid");
-      if (!DecodeHex(words[2], &path) || path.empty()) return LineError(number, "bad hex in path");
-      held[pid].insert(path);
-    } else if (kind == "minor" && words.size() == 3) {
-      uint64_t minor = 0;
-      if (words[1].find_first_not_of("0123456789abcdefABCDEF:.") != std::string::npos) {
-        return LineError(number, "bad bus id");
-      }
-      if (!ParseNumber(words[2], 9999, &minor)) return LineError(number, "bad device minor");
-      scan.minors[words[1]] = static_cast<int>(minor);
-    } else if (kind == "gone" && words.size() == 2) {
-      if (!ParsePid(words[1], &pid)) return LineError(number, "bad pid");
-      gone.insert(pid);
-    } else if (kind == "proc" && words.size() == 7) {
-      Holder holder;
-      std::string stat, user, exe, cmdline;
-      if (!ParsePid(words[1], &pid)) return LineError(number, "bad pid");
-      if (!DecodeHex(words[2], &stat)) return LineError(number, "bad hex in stat");
-      if (!DecodeHex(words[4], &user)) return LineError(number, "bad hex in user");
-      if (!DecodeHex(words[5], &exe)) return LineError(number, "bad hex in exe");
-      if (!DecodeHex(words[6], &cmdline)) return LineError(number, "bad hex in cmdline");
-      uint64_t uid = 0;
-      if (words[3] != "-" && !ParseNumber(words[3], UINT32_MAX, &uid)) {
-        return LineError(number, "bad uid");
-      }
-      Status parsed = ParseProcStat(stat, &holder);
-      if (!parsed.ok()) return LineError(number, parsed.message());
-      if (holder.pid != pid) return LineError(number, "stat is for pid " + std::to_string(holder.pid));
-      holder.user = !user.empty() ? Neutralise(user, '?') : words[3] == "-" ? "" : words[3];
-      holder.exe = Neutralise(exe, '?');
-      holder.cmdline = CleanCmdline(cmdline);
-      described[pid] = std::move(holder);
-    } else {
-      bool known = kind == "end" || kind == "dev" || kind == "hold" || kind == "gone" ||
-                   kind == "proc" || kind == "minor";
-      return LineError(number, std::string(known ? "malformed" : "unknown") + " record \"" +
-                                   Neutralise(kind.substr(0, 20), '?') + "\"");
-    }
-  }
-  if (!ended) return Status::Error(ErrorKind::kParse, "holder scan: output is truncated (no end line)");
-  std::vector<Holder> found;
-  for (const auto& [pid, paths] : held) {
-    auto holder = described.find(pid);
-    if (holder == described.end()) {
-      if (gone.count(pid) != 0) continue;
-      return Status::Error(ErrorKind::kParse, "holder scan: pid " + std::to_string(pid) +
-                                                  " holds a device but has no proc record");
-    }
-    Holder h = holder->second;
-    h.devices.assign(paths.begin(), paths.end());
-    for (const std::string& path : h.devices) {
-      int index = GpuIndexOfDevice(path);
-      if (index >= 0) h.gpus.push_back(index);
-    }
-    std::sort(h.gpus.begin(), h.gpus.end());
-    found.push_back(std::move(h));
-  }
-  scan.gone.assign(gone.begin(), gone.end());
-  *holders = std::move(found);
-  if (info != nullptr) *info = std::move(scan);
-  return Status::Ok();
 }
 
 }  // namespace fleetreap

@@ -1,275 +1,366 @@
-// The parsers of remote_script_output.h: what the scripts print, as data.
+// The parsers of remote_script_output.h: each accepts exactly its script's
+// record grammar (remote_script.h) through a RecordReader.
 #include "fleetreap/remote_script_output.h"
 
-#include <climits>
-#include <cstdint>
+#include <set>
 
-#include <sstream>
-#include <utility>
+#include "fleetreap/proc_scan.h"
+#include "fleetreap/report.h"
+#include "fleetreap/text.h"
 
 namespace fleetreap {
-
 namespace {
 
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    lines.push_back(line);
+// Splits "records" of "out" for "step"; the reader then walks them.
+struct Parsed {
+  std::vector<HostRecord> records;
+  Status status;
+  Parsed(const std::string& out, const std::string& step)
+      : status(SplitHostRecords(out, step, &records)) {}
+};
+
+Status TakeHeader(RecordReader& reader, const std::string& word) {
+  const HostRecord* r = nullptr;
+  std::string shape = word + " 1";
+  Status status = reader.Take(word, 2, false, shape.c_str(), &r);
+  if (!status.ok()) return status;
+  if (r->Words()[1] != "1") return reader.Error("unknown " + word + " version " + r->Words()[1]);
+  return Status::Ok();
+}
+
+// "WORD RC:TEXT" or "WORD -".
+Status TakeCommand(RecordReader& reader, const std::string& word, const char* shape,
+                   int* exit_code, std::string* text) {
+  const HostRecord* r = nullptr;
+  if (reader.PeekWord() == word && !reader.AtEnd()) {
+    // Either form; Take checks the one it sees.
   }
-  return lines;
-}
-
-bool ParseInt(const std::string& text, int* out) {
-  if (text.empty() || text.size() > 11) return false;
-  size_t start = text[0] == '-' ? 1 : 0;
-  if (start == text.size()) return false;
-  for (size_t i = start; i < text.size(); ++i) {
-    if (text[i] < '0' || text[i] > '9') return false;
+  Status status = reader.Take(word, 2, true, shape, &r);
+  if (!status.ok()) {
+    Status not_run = reader.Take(word, 2, false, shape, &r);
+    if (!not_run.ok()) return status;
+    if (r->Words()[1] != "-") return reader.Error(std::string("expected \"") + shape + "\"");
+    *exit_code = -1;
+    text->clear();
+    return Status::Ok();
   }
-  long long value = std::stoll(text);  // at most 11 characters: no overflow
-  if (value < INT_MIN || value > INT_MAX) return false;
-  *out = static_cast<int>(value);
-  return true;
-}
-
-bool ParseTicks(const std::string& text, uint64_t* out) {
-  if (text.empty() || text.size() > 19) return false;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
+  if (!ParseTagExit(r->Words()[1], exit_code) || *exit_code < 0) {
+    return reader.Error("bad exit status " + QuoteForMessage(r->Words()[1], 20));
   }
-  *out = std::stoull(text);
-  return true;
+  *text = r->payload;
+  return Status::Ok();
 }
 
-// Splits "verb rest" at the first space.
-void Split(const std::string& line, std::string* verb, std::string* rest) {
-  size_t space = line.find(' ');
-  *verb = line.substr(0, space);
-  *rest = space == std::string::npos ? "" : line.substr(space + 1);
-}
-
-Status Bad(const std::string& what, const std::string& line) {
-  return Status::Error(ErrorKind::kParse, what + ": unexpected line \"" +
-                                              line.substr(0, 80) + "\"");
-}
-
-Status Truncated(const std::string& what) {
-  return Status::Error(ErrorKind::kParse,
-                       what + ": output is truncated (no @@end line)");
-}
-
-std::string TrimSection(std::string text) {
-  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) {
-    text.pop_back();
+std::vector<int> Pids(const std::vector<std::string>& words, size_t from, bool* ok) {
+  std::vector<int> pids;
+  *ok = true;
+  for (size_t i = from; i < words.size(); ++i) {
+    int pid = 0;
+    if (!ParseTagInt(words[i], &pid) || pid <= 0) *ok = false;
+    pids.push_back(pid);
   }
-  if (!text.empty()) text += '\n';
-  return text;
+  return pids;
+}
+
+Status ParseSession(RecordReader& reader, ScanOutput* scan) {
+  const HostRecord* r = nullptr;
+  Status status = reader.Take("session", -1, false, "session PID ANCESTOR...", &r);
+  if (!status.ok()) return status;
+  bool ok = false;
+  std::vector<int> pids = Pids(r->Words(), 1, &ok);
+  if (!ok || pids.empty()) return reader.Error("bad session " + QuoteForMessage(r->tag, 60));
+  scan->shell_pid = pids[0];
+  scan->ancestors.assign(pids.begin() + 1, pids.end());
+  return Status::Ok();
+}
+
+void ReadUnits(const std::string& text, std::vector<std::string>* units) {
+  for (const std::string& line : SplitLines(text)) {
+    std::string trimmed = Trim(line);
+    std::string unit = trimmed.substr(0, trimmed.find_first_of(" \t"));
+    if (!unit.empty()) units->push_back(unit);
+  }
+}
+
+// The fd pass: "majors", then "fd" and "fdp" records, "minor" records, and
+// "kids" records.
+Status ParseHolderPart(RecordReader& reader, ScanOutput* scan) {
+  const HostRecord* r = nullptr;
+  Status status = reader.Take("majors", -1, false, "majors (N NAME)...", &r);
+  if (!status.ok()) return status;
+  std::vector<std::string> words = r->Words();
+  if (words.size() % 2 != 1) return reader.Error("bad majors " + QuoteForMessage(r->tag, 80));
+  for (size_t i = 1; i + 1 < words.size(); i += 2) {
+    int major = 0;
+    if (!ParseTagInt(words[i], &major)) return reader.Error("bad major " + words[i]);
+    scan->majors[major] = words[i + 1];
+  }
+  while (reader.PeekWord() == "fd" || reader.PeekWord() == "fdp") {
+    bool by_path = reader.PeekWord() == "fdp";
+    status = by_path ? reader.Take("fdp", 3, true, "fdp PID FD:PATH", &r)
+                     : reader.Take("fd", 5, false, "fd PID FD MAJOR MINOR", &r);
+    if (!status.ok()) return status;
+    words = r->Words();
+    DeviceFd fd;
+    bool ok = ParseTagInt(words[1], &fd.pid) && fd.pid > 0 && ParseTagInt(words[2], &fd.fd);
+    if (!by_path) ok = ok && ParseTagInt(words[3], &fd.major) && ParseTagInt(words[4], &fd.minor);
+    if (by_path) fd.path = r->payload;
+    if (!ok) return reader.Error("bad fd record " + QuoteForMessage(r->tag, 60));
+    scan->fds.push_back(fd);
+  }
+  while (reader.PeekWord() == "minor") {
+    status = reader.Take("minor", 2, true, "minor N:BUS_ID", &r);
+    if (!status.ok()) return status;
+    int minor = 0;
+    if (!ParseTagInt(r->Words()[1], &minor) || r->payload.empty()) {
+      return reader.Error("bad minor " + QuoteForMessage(r->tag, 40));
+    }
+    scan->minors[r->payload] = minor;
+  }
+  return Status::Ok();
+}
+
+// "/proc/PID/stat:..." and friends, "/etc/passwd:...", "exe PID:TARGET".
+Status ParseDetails(RecordReader& reader, ScanOutput* scan) {
+  const HostRecord* r = nullptr;
+  for (std::string word = reader.PeekWord(); word != "end" && !reader.AtEnd();
+       word = reader.PeekWord()) {
+    if (word == "exe") {
+      Status status = reader.Take("exe", 2, true, "exe /proc/PID:TARGET", &r);
+      if (!status.ok()) return status;
+      const std::string& path = r->Words()[1];
+      int pid = 0;
+      if (path.rfind("/proc/", 0) != 0 || !ParseTagInt(path.substr(6), &pid)) {
+        return reader.Error("bad exe record " + QuoteForMessage(r->tag, 40));
+      }
+      scan->processes[pid].has_exe = true;
+      scan->processes[pid].exe = r->payload;
+      continue;
+    }
+    Status status = reader.Take(word, 1, true, "FILE:TEXT", &r);
+    if (!status.ok()) return status;
+    if (word == "/etc/passwd") {
+      scan->passwd += r->payload;
+      continue;
+    }
+    size_t slash = word.rfind('/');
+    int pid = 0;
+    if (word.rfind("/proc/", 0) != 0 || slash <= 6 ||
+        !ParseTagInt(word.substr(6, slash - 6), &pid)) {
+      return reader.Error("unexpected " + QuoteForMessage(word, 40));
+    }
+    std::string file = word.substr(slash + 1);
+    ProcessText& text = scan->processes[pid];
+    if (file == "stat" && text.stat.empty()) {
+      text.stat = r->payload;
+    } else if (file == "status" && text.status.empty()) {
+      text.status = r->payload;
+    } else if (file == "cmdline") {
+      text.argv.push_back(r->payload);
+    } else {
+      return reader.Error("unexpected " + QuoteForMessage(word, 40));
+    }
+  }
+  return Status::Ok();
+}
+
+// The watched parents and their children, described by the details.
+Status FoldKids(const std::vector<std::pair<int, std::vector<int>>>& kids, ScanOutput* scan) {
+  for (const auto& [parent, children] : kids) {
+    Holder p;
+    auto found = scan->processes.find(parent);
+    if (found == scan->processes.end() || !ParseProcStat(found->second.stat, &p).ok()) continue;
+    scan->parents.push_back({parent, 0, 0, p.comm});
+    for (int pid : children) {
+      Holder c;
+      auto child = scan->processes.find(pid);
+      if (child == scan->processes.end() || !ParseProcStat(child->second.stat, &c).ok()) continue;
+      scan->children.push_back({parent, pid, c.start_time, c.comm});
+    }
+  }
+  return Status::Ok();
+}
+
+Status ParseScanRecords(RecordReader& reader, ScanOutput* scan) {
+  Status status = TakeHeader(reader, "scan");
+  if (status.ok()) status = ParseSession(reader, scan);
+  std::string units;
+  if (status.ok()) status = TakeCommand(reader, "units", "units RC:TEXT", &scan->units_exit, &units);
+  if (!status.ok()) return status;
+  ReadUnits(units, &scan->active_units);
+  status = TakeCommand(reader, "gpu", "gpu RC:TEXT", &scan->nvidia_smi_exit, &scan->nvidia_smi_out);
+  if (status.ok()) status = TakeCommand(reader, "apps", "apps RC:TEXT", &scan->apps_exit, &scan->apps_out);
+  if (!status.ok()) return status;
+  std::vector<std::pair<int, std::vector<int>>> kids;
+  if (reader.PeekWord() == "majors") {
+    scan->holders = true;
+    status = ParseHolderPart(reader, scan);
+    if (!status.ok()) return status;
+    const HostRecord* r = nullptr;
+    while (reader.PeekWord() == "kids") {
+      status = reader.Take("kids", -1, false, "kids PARENT CHILD...", &r);
+      if (!status.ok()) return status;
+      bool ok = false;
+      std::vector<int> pids = Pids(r->Words(), 1, &ok);
+      if (!ok || pids.empty()) return reader.Error("bad kids " + QuoteForMessage(r->tag, 60));
+      kids.push_back({pids[0], std::vector<int>(pids.begin() + 1, pids.end())});
+    }
+    status = ParseDetails(reader, scan);
+    if (!status.ok()) return status;
+  }
+  const HostRecord* r = nullptr;
+  status = reader.Take("end", 1, false, "end", &r);
+  if (!status.ok()) return status;
+  return FoldKids(kids, scan);
+}
+
+// "reset N RC:TEXT" and "pgpu N RC:TEXT".
+Status TakeIndexed(RecordReader& reader, const std::string& word, const char* shape, int* index,
+                   int* exit_code, std::string* text) {
+  const HostRecord* r = nullptr;
+  Status status = reader.Take(word, 3, true, shape, &r);
+  if (!status.ok()) return status;
+  std::vector<std::string> words = r->Words();
+  if (!ParseTagInt(words[1], index) || !ParseTagExit(words[2], exit_code) || *exit_code < 0) {
+    return reader.Error("bad " + QuoteForMessage(r->tag, 40));
+  }
+  *text = r->payload;
+  return Status::Ok();
 }
 
 }  // namespace
 
 Status ParseScanOutput(const std::string& out, ScanOutput* scan) {
-  ScanOutput parsed;
-  std::string section;
-  bool ended = false;
-  bool saw_session = false;
-  bool saw_rc = false;
-  for (const std::string& line : Lines(out)) {
-    if (ended) break;
-    if (line.rfind("@@", 0) == 0) {
-      if (line.rfind("@@nvsmi-rc ", 0) == 0) {
-        if (!ParseInt(line.substr(11), &parsed.nvidia_smi_exit)) {
-          return Bad("scan", line);
-        }
-        saw_rc = true;
-        section = "";
-        continue;
-      }
-      section = line.substr(2);
-      if (section == "end") ended = true;
-      continue;
-    }
-    if (section == "session") {
-      std::istringstream in(line);
-      std::string word;
-      bool first = true;
-      while (in >> word) {
-        int pid = 0;
-        if (!ParseInt(word, &pid)) return Bad("scan", line);
-        if (first) {
-          parsed.shell_pid = pid;
-          saw_session = true;
-        } else {
-          parsed.ancestors.push_back(pid);
-        }
-        first = false;
-      }
-    } else if (section == "units") {
-      if (!line.empty()) parsed.active_units.push_back(line);
-    } else if (section == "nvsmi-err") {
-      parsed.nvidia_smi_err += line + "\n";
-    } else if (section == "nvsmi-out") {
-      parsed.nvidia_smi_out += line + "\n";
-    } else if (section == "holders") {
-      parsed.holder_scan += line + "\n";
-    } else if (section == "children") {
-      // "PARENT PID START COMM", COMM last since it may hold spaces.
-      ChildProcess child;
-      std::string parent, rest, pid, start;
-      Split(line, &parent, &rest);
-      Split(rest, &pid, &rest);
-      Split(rest, &start, &child.comm);
-      if (!ParseInt(parent, &child.parent) || !ParseInt(pid, &child.pid) ||
-          !ParseTicks(start, &child.start_time) || child.comm.empty() || child.pid < 0) {
-        return Bad("scan", line);
-      }
-      (child.pid == 0 ? parsed.parents : parsed.children).push_back(child);
-    }
-  }
-  if (!ended) return Truncated("scan");
-  if (!saw_session || !saw_rc) {
-    return Status::Error(ErrorKind::kParse, "scan: a section is missing");
-  }
-  parsed.nvidia_smi_err = TrimSection(parsed.nvidia_smi_err);
-  parsed.nvidia_smi_out = TrimSection(parsed.nvidia_smi_out);
-  *scan = std::move(parsed);
-  return Status::Ok();
+  *scan = ScanOutput();
+  Parsed parsed(out, "scan");
+  if (!parsed.status.ok()) return parsed.status;
+  RecordReader reader("scan", parsed.records);
+  Status status = ParseScanRecords(reader, scan);
+  return status.ok() ? reader.ExpectEnd() : status;
 }
 
-Status ParsePerGpuQueryOutput(const std::string& out,
-                              std::vector<PerGpuQuery>* queries) {
-  std::vector<PerGpuQuery> parsed;
-  for (const std::string& line : Lines(out)) {
-    if (line == "@@end") {
-      *queries = std::move(parsed);
-      return Status::Ok();
-    }
-    if (line.rfind("@@gpu ", 0) == 0) {
-      std::string index, code;
-      Split(line.substr(6), &index, &code);
-      PerGpuQuery query;
-      if (!ParseInt(index, &query.index) || !ParseInt(code, &query.exit_code)) {
-        return Bad("per-GPU query", line);
-      }
-      parsed.push_back(query);
-      continue;
-    }
-    if (parsed.empty()) return Bad("per-GPU query", line);
-    parsed.back().out += line + "\n";
+Status ParsePerGpuQueryOutput(const std::string& out, std::vector<PerGpuQuery>* queries) {
+  queries->clear();
+  Parsed parsed(out, "per-GPU query");
+  if (!parsed.status.ok()) return parsed.status;
+  RecordReader reader("per-GPU query", parsed.records);
+  while (reader.PeekWord() == "pgpu") {
+    PerGpuQuery q;
+    Status status = TakeIndexed(reader, "pgpu", "pgpu N RC:TEXT", &q.index, &q.exit_code, &q.out);
+    if (!status.ok()) return status;
+    queries->push_back(q);
   }
-  return Truncated("per-GPU query");
+  const HostRecord* r = nullptr;
+  Status status = reader.Take("end", 1, false, "end", &r);
+  return status.ok() ? reader.ExpectEnd() : status;
 }
 
-Status ParseStopUnitsOutput(const std::string& out,
-                            const std::vector<std::string>& units,
+Status ParseStopUnitsOutput(const std::string& out, const std::vector<std::string>& units,
                             std::vector<UnitStop>* stops) {
-  std::vector<UnitStop> parsed;
-  for (const std::string& line : Lines(out)) {
-    if (line == "@@end") {
-      *stops = std::move(parsed);
-      return Status::Ok();
+  stops->clear();
+  Parsed parsed(out, "stop units");
+  if (!parsed.status.ok()) return parsed.status;
+  RecordReader reader("stop units", parsed.records);
+  for (size_t i = 0; i < units.size(); ++i) {
+    const HostRecord* r = nullptr;
+    Status status = reader.Take("stop", 3, false, "stop I RC", &r);
+    if (!status.ok()) return status;
+    int index = 0, code = 0;
+    if (!ParseTagInt(r->Words()[1], &index) || index != static_cast<int>(i) ||
+        !ParseTagExit(r->Words()[2], &code) || code < 0) {
+      return reader.Error("bad " + QuoteForMessage(r->tag, 40));
     }
-    std::string verb, rest, code, index_text;
-    Split(line, &verb, &rest);
-    Split(rest, &code, &index_text);
-    UnitStop stop;
-    int index = -1;
-    if (verb != "stop" || !ParseInt(code, &stop.exit_code) ||
-        !ParseInt(index_text, &index) || index < 0 ||
-        index >= static_cast<int>(units.size())) {
-      return Bad("stop units", line);
-    }
-    stop.unit = units[index];
-    parsed.push_back(stop);
+    stops->push_back({units[i], code});
   }
-  return Truncated("stop units");
+  const HostRecord* r = nullptr;
+  Status status = reader.Take("end", 1, false, "end", &r);
+  return status.ok() ? reader.ExpectEnd() : status;
 }
 
 Status ParseSignalOutput(const std::string& out, SignalOutput* result) {
-  SignalOutput parsed;
-  for (const std::string& line : Lines(out)) {
-    if (line == "@@end") {
-      *result = std::move(parsed);
-      return Status::Ok();
-    }
-    std::string verb, rest, pid_text, state;
-    Split(line, &verb, &rest);
-    if (verb == "now") {
-      if (!ParseTicks(rest, &parsed.now)) return Bad("signal", line);
-      continue;
-    }
-    Split(rest, &pid_text, &state);
+  *result = SignalOutput();
+  Parsed parsed(out, "signal");
+  if (!parsed.status.ok()) return parsed.status;
+  RecordReader reader("signal", parsed.records);
+  Status status = TakeHeader(reader, "signal");
+  const HostRecord* r = nullptr;
+  if (status.ok()) status = reader.Take("now", 2, false, "now TICKS", &r);
+  if (!status.ok()) return status;
+  if (!ParseTagU64(r->Words()[1], &result->now)) return reader.Error("bad clock " + r->tag);
+  std::set<int> seen;
+  for (std::string word = reader.PeekWord(); word == "sent" || word == "gone" || word == "failed";
+       word = reader.PeekWord()) {
+    status = reader.Take(word, 2, false, "sent|gone|failed PID", &r);
     int pid = 0;
-    if (!ParseInt(pid_text, &pid)) return Bad("signal", line);
-    if (verb == "sent") {
-      parsed.sent.push_back(pid);
-    } else if (verb == "gone") {
-      parsed.gone.push_back(pid);
-    } else if (verb == "failed") {
-      parsed.failed.push_back(pid);
-    } else if (verb == "left" && state.size() == 1) {
-      parsed.left.emplace_back(pid, state[0]);
-    } else {
-      return Bad("signal", line);
+    if (status.ok() && (!ParseTagInt(r->Words()[1], &pid) || !seen.insert(pid).second)) {
+      status = reader.Error("bad or repeated PID " + QuoteForMessage(r->tag, 40));
     }
+    if (!status.ok()) return status;
+    (word == "sent" ? result->sent : word == "gone" ? result->gone : result->failed).push_back(pid);
   }
-  return Truncated("signal");
+  while (reader.PeekWord() == "left") {
+    status = reader.Take("left", 3, false, "left PID STATE", &r);
+    if (!status.ok()) return status;
+    int pid = 0;
+    std::string state = r->Words()[2];
+    if (!ParseTagInt(r->Words()[1], &pid) || state.size() != 1 || !seen.count(pid)) {
+      return reader.Error("bad " + QuoteForMessage(r->tag, 40));
+    }
+    result->left.push_back({pid, state[0]});
+  }
+  status = reader.Take("end", 1, false, "end", &r);
+  return status.ok() ? reader.ExpectEnd() : status;
 }
 
-Status ParseShmOutput(const std::string& out, ShmOutput* result) {
-  ShmOutput parsed;
-  for (const std::string& line : Lines(out)) {
-    if (line == "@@end") {
-      *result = std::move(parsed);
-      return Status::Ok();
-    }
-    std::string verb, name;
-    Split(line, &verb, &name);
-    if (name.empty()) return Bad("shm", line);
-    if (verb == "removed" || verb == "would") {
-      parsed.removed.push_back(name);
-    } else if (verb == "inuse") {
-      parsed.in_use.push_back(name);
-    } else if (verb == "failed") {
-      parsed.failed.push_back(name);
-    } else {
-      return Bad("shm", line);
-    }
+Status ParseShmOutput(const std::string& out, ShmOutput* result, ScanOutput* scan) {
+  *result = ShmOutput();
+  Parsed parsed(out, scan ? "shm and verify" : "shm");
+  if (!parsed.status.ok()) return parsed.status;
+  RecordReader reader(scan ? "shm and verify" : "shm", parsed.records);
+  Status status = TakeHeader(reader, "shm");
+  if (!status.ok()) return status;
+  for (std::string word = reader.PeekWord();
+       word == "removed" || word == "would" || word == "inuse" || word == "failed";
+       word = reader.PeekWord()) {
+    const HostRecord* r = nullptr;
+    status = reader.Take(word, 1, true, "removed|would|inuse|failed:NAME", &r);
+    if (!status.ok()) return status;
+    if (r->payload.empty()) return reader.Error("empty file name");
+    if (word == "removed" || word == "would") result->removed.push_back(r->payload);
+    if (word == "inuse") result->in_use.push_back(r->payload);
+    if (word == "failed") result->failed.push_back(r->payload);
   }
-  return Truncated("shm");
+  if (scan != nullptr) {
+    *scan = ScanOutput();
+    status = ParseScanRecords(reader, scan);
+  } else {
+    const HostRecord* r = nullptr;
+    status = reader.Take("end", 1, false, "end", &r);
+  }
+  return status.ok() ? reader.ExpectEnd() : status;
 }
 
-Status ParseGpuResetOutput(const std::string& out,
-                           std::vector<GpuReset>* resets) {
-  std::vector<GpuReset> parsed;
-  for (const std::string& line : Lines(out)) {
-    if (line == "@@end") {
-      *resets = std::move(parsed);
-      return Status::Ok();
-    }
-    if (line.rfind("| ", 0) == 0 || line == "|") {
-      if (parsed.empty()) return Bad("gpu reset", line);
-      std::string text = line.size() > 2 ? line.substr(2) : "";
-      if (text.empty()) continue;
-      std::string& message = parsed.back().message;
-      if (!message.empty()) message += "; ";
-      message += text;
-      continue;
-    }
-    std::string verb, rest, gpu, code;
-    Split(line, &verb, &rest);
-    Split(rest, &gpu, &code);
+Status ParseGpuResetOutput(const std::string& out, std::vector<GpuReset>* resets) {
+  resets->clear();
+  Parsed parsed(out, "GPU reset");
+  if (!parsed.status.ok()) return parsed.status;
+  RecordReader reader("GPU reset", parsed.records);
+  while (reader.PeekWord() == "reset") {
     GpuReset reset;
-    if (verb != "reset" || !ParseInt(gpu, &reset.gpu) ||
-        !ParseInt(code, &reset.exit_code)) {
-      return Bad("gpu reset", line);
+    std::string text;
+    Status status = TakeIndexed(reader, "reset", "reset N RC:TEXT", &reset.gpu, &reset.exit_code,
+                                &text);
+    if (!status.ok()) return status;
+    for (const std::string& line : SplitLines(text)) {
+      std::string trimmed = Trim(line);
+      if (trimmed.empty()) continue;
+      reset.message += (reset.message.empty() ? "" : "; ") + trimmed;
     }
-    parsed.push_back(reset);
+    resets->push_back(reset);
   }
-  return Truncated("gpu reset");
+  const HostRecord* r = nullptr;
+  Status status = reader.Take("end", 1, false, "end", &r);
+  return status.ok() ? reader.ExpectEnd() : status;
 }
 
 }  // namespace fleetreap

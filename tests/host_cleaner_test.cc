@@ -1,7 +1,10 @@
 #include "fleetreap/host_cleaner.h"
 
+#include "fleetreap/nvidia_smi.h"
+
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <sstream>
 
@@ -9,17 +12,6 @@ namespace fleetreap {
 namespace {
 
 using std::chrono::milliseconds;
-
-std::string Hex(const std::string& text) {
-  if (text.empty()) return "-";
-  static const char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : text) {
-    out += kDigits[c >> 4];
-    out += kDigits[c & 15];
-  }
-  return out;
-}
 
 enum class Behavior { kExitsOnTerm, kIgnoresTerm, kUnkillable };
 
@@ -80,9 +72,23 @@ class FakeTransport : public Transport {
       r.err = "sudo: a password is required\n";
       return r;
     }
-    if (Has(command, "echo @@session") && !Has(command, "cd /dev/shm")) {
-      log_.push_back(Has(command, "fleetreap-holders") ? "scan" : "smi");
-      r.out = Scan(command);
+    const bool scan = Has(command, "scan 1");
+    const bool holders = Has(command, "fds /proc/[0-9]*/fd");
+    if (Has(command, "shm 1")) {
+      bool dry = !Has(command, "-delete");
+      log_.push_back(dry ? "shm?" : "shm");
+      r.out = Nul("shm 1");
+      for (const std::string& f : host_.shm) r.out += Nul((dry ? "would:" : "removed:") + f);
+      if (!dry) host_.shm.clear();
+      if (scan) {
+        log_.back() += "+smi";
+        r.out += Scan(command, false);
+      } else {
+        r.out += Nul("end");
+      }
+    } else if (scan) {
+      log_.push_back(holders ? "scan" : "smi");
+      r.out = Scan(command, holders);
     } else if (Has(command, "systemctl stop")) {
       log_.push_back("stop");
       r.out = Stop();
@@ -92,22 +98,9 @@ class FakeTransport : public Transport {
     } else if (Has(command, "kill -s KILL")) {
       log_.push_back("kill");
       r.out = Signal(command, true);
-    } else if (Has(command, "--query-compute-apps")) {
-      log_.push_back("apps");
-      r.out = "gpu_uuid, gpu_bus_id, pid, used_gpu_memory [MiB], process_name\n";
     } else if (Has(command, "--gpu-reset")) {
       log_.push_back("reset");
-      r.out = "reset 2 255\n| In use by another client\n@@end\n";
-    } else if (Has(command, "cd /dev/shm")) {
-      bool dry = !Has(command, "rm -f");
-      log_.push_back(dry ? "shm?" : "shm");
-      for (const std::string& f : host_.shm) r.out += (dry ? "would " : "removed ") + f + "\n";
-      if (!dry) host_.shm.clear();
-      r.out += "@@end\n";
-      if (Has(command, "echo @@session")) {
-        log_.back() += "+smi";
-        r.out += Scan(command);
-      }
+      r.out = Nul("reset 2 255:In use by another client\n") + Nul("end");
     } else {
       log_.push_back("?");
       r.exit_code = 2;
@@ -127,76 +120,99 @@ class FakeTransport : public Transport {
     return text.find(part) != std::string::npos;
   }
 
-  std::string Scan(const std::string& command) {
+  static std::string Nul(const std::string& text) { return text + '\0'; }
+
+  // The GPU query's answer, in the columns fleetreap asks for.
+  std::string GpuQuery() {
     std::ostringstream out;
-    out << "@@session\n9000 8999 8998\n@@units\n";
-    for (const FakeProc& p : host_.procs) {
-      if (p.alive && !p.unit.empty() && Has(command, "systemctl list-units")) {
-        out << p.unit << "\n";
-      }
+    const std::vector<std::string>& fields = GpuQueryFields();
+    bool recovery = std::find(fields.begin(), fields.end(), "gpu_recovery_action") != fields.end();
+    if (host_.lost_gpu >= 0) {
+      out << "Unable to determine the device handle for GPU 0000:CB:00.0: GPU "
+             "is lost. Reboot the system to recover this GPU\n";
     }
-    out << "@@nvsmi-err\n@@nvsmi-out\n";
-    if (host_.nvidia_smi_exit == 0 || host_.lost_gpu >= 0) {
-      if (host_.lost_gpu >= 0) {
-        out << "Unable to determine the device handle for GPU 0000:CB:00.0: GPU "
-               "is lost. Reboot the system to recover this GPU\n";
-      }
-      out << "index, uuid, name, pci.bus_id, memory.used [MiB], memory.total [MiB]\n";
-      for (int i = 0; i < host_.gpus; ++i) {
-        if (i == host_.lost_gpu) continue;
-        int64_t used = host_.ghost_mib.count(i) ? host_.ghost_mib[i] : 0;
-        for (const FakeProc& p : host_.procs) {
-          for (int g : p.gpus) used += (p.alive && g == i) ? p.mib : 0;
-        }
-        out << i << ", GPU-" << i << ", NVIDIA H200, 00000000:1" << i
-            << ":00.0, " << used << ", 143771\n";
-      }
-    } else {
-      out << "NVIDIA-SMI has failed because it couldn't communicate with the "
-             "NVIDIA driver. Make sure that the latest NVIDIA driver is "
-             "installed and running.\n";
-    }
-    out << "@@nvsmi-rc " << host_.nvidia_smi_exit << "\n@@holders\n";
-    out << "fleetreap-holders 1 proc\n";
+    out << "index, uuid, name, pci.bus_id, memory.used [MiB], memory.total [MiB]"
+        << (recovery ? ", gpu_recovery_action" : "") << "\n";
     for (int i = 0; i < host_.gpus; ++i) {
-      out << "dev " << Hex("/dev/nvidia" + std::to_string(i)) << "\n";
+      if (i == host_.lost_gpu) continue;
+      int64_t used = host_.ghost_mib.count(i) ? host_.ghost_mib[i] : 0;
+      for (const FakeProc& p : host_.procs) {
+        for (int g : p.gpus) used += (p.alive && g == i) ? p.mib : 0;
+      }
+      out << i << ", GPU-" << i << ", NVIDIA H200, 00000000:1" << i << ":00.0, " << used
+          << ", 143771" << (recovery ? ", None" : "") << "\n";
     }
+    return out.str();
+  }
+
+  std::string Scan(const std::string& command, bool holders) {
+    std::string out = Nul("scan 1") + Nul("session 9000 8999 8998");
+    if (Has(command, "systemctl list-units")) {
+      std::string units;
+      for (const FakeProc& p : host_.procs) {
+        if (p.alive && !p.unit.empty()) units += p.unit + " loaded active running x\n";
+      }
+      out += Nul("units 0:" + units);
+    } else {
+      out += Nul("units -");
+    }
+    bool answers = host_.nvidia_smi_exit == 0 || host_.lost_gpu >= 0;
+    const std::string failure =
+        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make "
+        "sure that the latest NVIDIA driver is installed and running.";
+    int rc = host_.lost_gpu >= 0 ? 15 : host_.nvidia_smi_exit;
+    out += Nul("gpu " + std::to_string(rc) + ":" + (answers ? GpuQuery() : failure));
+    if (!holders) return out + Nul("apps -") + Nul("end");
+    std::ostringstream apps;
+    apps << "pid, gpu_uuid, gpu_bus_id, used_gpu_memory [MiB]\n";
+    for (const FakeProc& p : host_.procs) {
+      for (int g : p.gpus) {
+        if (p.alive && p.mib > 0 && g != host_.lost_gpu) {
+          apps << p.pid << ", GPU-" << g << ", 00000000:1" << g << ":00.0, " << p.mib << "\n";
+        }
+      }
+    }
+    out += Nul("apps " + std::to_string(rc) + ":" + (answers && rc == 0 ? apps.str() : failure));
+    out += Nul("majors 195 nvidia");
+    std::ostringstream details;
     for (const FakeProc& p : host_.procs) {
       if (!p.alive || p.gpus.empty()) continue;
+      int fd = 3;
       for (int g : p.gpus) {
-        out << "hold " << p.pid << " " << Hex("/dev/nvidia" + std::to_string(g)) << "\n";
+        out += Nul("fd " + std::to_string(p.pid) + " " + std::to_string(fd++) + " 195 " +
+                   std::to_string(g));
       }
       std::ostringstream stat;
       char state = p.behavior == Behavior::kUnkillable ? 'D' : 'S';
       stat << p.pid << " (" << p.comm << ") " << state << " " << p.ppid;
       for (int f = 5; f <= 21; ++f) stat << " 0";
       stat << " " << p.start() << " 0 0";
-      out << "proc " << p.pid << " " << Hex(stat.str()) << " 0 " << Hex("root")
-          << " " << Hex(p.exe) << " " << Hex(p.comm) << "\n";
+      std::string proc = "/proc/" + std::to_string(p.pid);
+      details << Nul(proc + "/stat:" + stat.str()) << Nul(proc + "/status:Uid:\t0\t0\t0\t0\n")
+              << Nul(proc + "/cmdline:" + p.comm);
+      if (!p.exe.empty()) details << Nul("exe " + proc + ":" + p.exe);
     }
-    out << "end\n@@end\n";
-    return out.str();
+    return out + details.str() + Nul("/etc/passwd:root:x:0:0::/root:/bin/sh\n") + Nul("end");
   }
 
   std::string Stop() {
-    std::ostringstream out;
+    std::string out;
     int index = 0;
     for (FakeProc& p : host_.procs) {
       if (p.unit.empty() || !p.alive) continue;
       p.alive = false;
-      out << "stop 0 " << index++ << "\n";
+      out += Nul("stop " + std::to_string(index++) + " 0");
     }
-    out << "@@end\n";
-    return out.str();
+    return out + Nul("end");
   }
 
   std::string Signal(const std::string& command, bool kill) {
     // The script arrives single-quoted by BoundedCommand: skip the quoting.
-    std::string list = command.substr(command.find("targets=") + 8);
+    std::string list = command.substr(command.find("TG=") + 3);
     list = list.substr(list.find_first_of("0123456789"));
     list = list.substr(0, list.find('\''));
     std::istringstream targets(list);
-    std::ostringstream out, left;
+    std::string out = Nul("signal 1") + Nul("now 7000"), left;
     std::string t;
     while (targets >> t) {
       int pid = std::stoi(t.substr(0, t.find(':')));
@@ -205,26 +221,25 @@ class FakeTransport : public Transport {
         if (candidate.pid == pid && candidate.alive) p = &candidate;
       }
       if (p == nullptr) {
-        out << "gone " << pid << "\n";
+        out += Nul("gone " + std::to_string(pid));
         continue;
       }
       if (p->foreign) {
-        out << "failed " << pid << "\n";
-        left << "left " << pid << " S\n";
+        out += Nul("failed " + std::to_string(pid));
         continue;
       }
-      out << "sent " << pid << "\n";
+      out += Nul("sent " + std::to_string(pid));
       bool dies = kill ? p->behavior != Behavior::kUnkillable
                        : p->behavior == Behavior::kExitsOnTerm;
       if (dies) {
         p->alive = false;
       } else {
-        left << "left " << pid << " " << (kill ? 'D' : 'S') << "\n";
+        left += Nul("left " + std::to_string(pid) + " " + (kill ? "D" : "S"));
       }
     }
     for (FakeProc& r : host_.respawns) host_.procs.push_back(r);
     host_.respawns.clear();
-    return out.str() + left.str() + "@@end\n";
+    return out + left + Nul("end");
   }
 
   FakeHost host_;
@@ -301,7 +316,7 @@ TEST(HostCleanerTest, CleanHostTakesInspectShmVerify) {
 
 TEST(HostCleanerTest, VllmIncident) {
   Outcome o = Clean(Incident(), Vllm());
-  EXPECT_EQ(o.log, "scan stop term smi shm+smi");
+  EXPECT_EQ(o.log, "scan stop term scan shm+smi");
   EXPECT_EQ(o.report.status, HostStatus::kClean) << o.report.error_message;
   EXPECT_EQ(o.report.units_stopped, std::vector<std::string>{"vllm.service"});
   EXPECT_EQ(o.report.term_sent, 8);
@@ -319,7 +334,7 @@ TEST(HostCleanerTest, IgnoredTermGetsKill) {
   host.procs[1].behavior = Behavior::kIgnoresTerm;
   host.procs[3].behavior = Behavior::kIgnoresTerm;
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term kill smi shm+smi");
+  EXPECT_EQ(o.log, "scan term kill scan shm+smi");
   EXPECT_EQ(o.report.status, HostStatus::kClean);
   EXPECT_EQ(o.report.term_sent, 4);
   EXPECT_EQ(o.report.kill_sent, 2);
@@ -332,7 +347,7 @@ TEST(HostCleanerTest, UnkillableIsNamedNotRetried) {
   host.procs.push_back(Worker(300, 2));
   host.procs[0].behavior = Behavior::kUnkillable;
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term kill smi scan scan shm+smi scan");
+  EXPECT_EQ(o.log, "scan term kill scan scan shm+smi scan");
   EXPECT_EQ(o.report.status, HostStatus::kDirty);
   ASSERT_EQ(o.report.holders.size(), 1u);
   EXPECT_EQ(o.report.holders[0].fate, HolderFate::kUnkillable);
@@ -350,7 +365,7 @@ TEST(HostCleanerTest, ProtectedDaemonsAreNeverTargets) {
   fake.comm = "nvidia-persiste";  // a user process wearing the daemon's name
   host.procs = {daemon, fake};
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term smi shm+smi");
+  EXPECT_EQ(o.log, "scan term scan shm+smi");
   EXPECT_EQ(o.report.status, HostStatus::kClean);
   EXPECT_EQ(o.report.term_sent, 1);
   EXPECT_EQ(o.report.holders[0].fate, HolderFate::kProtected);
@@ -382,7 +397,7 @@ TEST(HostCleanerTest, GhostUnderDaemonIsNamedAndItsResetBlocked) {
   Playbook reset;
   ASSERT_TRUE(LoadPlaybookFile(FLEETREAP_SOURCE_DIR "/playbooks/reset.yaml", &reset).ok());
   Outcome o = Clean(host, reset);
-  EXPECT_EQ(o.log, "scan apps shm+smi scan apps reset smi scan apps");
+  EXPECT_EQ(o.log, "scan shm+smi scan reset smi scan");
   EXPECT_EQ(o.report.status, HostStatus::kDirty);
   EXPECT_EQ(o.report.gpus_after[2].state, GpuState::kGhost);
   EXPECT_EQ(o.report.gpus_after[4].state, GpuState::kGhost);
@@ -396,7 +411,7 @@ TEST(HostCleanerTest, StragglerStartsASecondWave) {
   for (int i = 0; i < 8; ++i) host.procs.push_back(Worker(200 + i, i, 150));
   host.respawns.push_back(Worker(400, 5, 150));
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term smi scan term smi shm+smi");
+  EXPECT_EQ(o.log, "scan term scan term scan shm+smi");
   EXPECT_EQ(o.report.status, HostStatus::kClean);
   EXPECT_EQ(o.report.rounds, 2);
   EXPECT_EQ(o.report.term_sent, 9);
@@ -442,7 +457,7 @@ TEST(HostCleanerTest, RefusedKillFailsTheHostWithoutCallingItUnkillable) {
   host.procs.push_back(Worker(301, 1));
   host.procs[1].foreign = true;
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term smi scan scan shm+smi scan");
+  EXPECT_EQ(o.log, "scan term scan scan shm+smi scan");
   EXPECT_EQ(o.report.status, HostStatus::kFailed);
   EXPECT_EQ(o.report.error_kind, ErrorKind::kCommandFailed);
   EXPECT_EQ(o.report.error_message,

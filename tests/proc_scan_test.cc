@@ -1,5 +1,7 @@
 #include "fleetreap/proc_scan.h"
 
+#include "fleetreap/remote_script.h"
+
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
@@ -17,17 +19,6 @@ extern char** environ;
 
 namespace fleetreap {
 namespace {
-
-std::string Hex(const std::string& text) {
-  if (text.empty()) return "-";
-  std::string hex;
-  const char* digits = "0123456789abcdef";
-  for (unsigned char c : text) {
-    hex += digits[c >> 4];
-    hex += digits[c & 15];
-  }
-  return hex;
-}
 
 std::string Stat(int pid, const std::string& comm, char state, int ppid, uint64_t start) {
   return std::to_string(pid) + " (" + comm + ") " + state + " " + std::to_string(ppid) +
@@ -100,102 +91,108 @@ TEST(ProcScanTest, GpuIndexOfDevice) {
   for (const auto& [path, index] : rows) EXPECT_EQ(GpuIndexOfDevice(path), index) << path;
 }
 
-const std::string kHeader = "fleetreap-holders 1 fuser\n";
-const std::string kDev0 = Hex("/dev/nvidia0"), kDev3 = Hex("/dev/nvidia3"),
-                  kCtl = Hex("/dev/nvidiactl"), kCap = Hex("/dev/nvidia-caps/nvidia-cap1");
-
-std::string Proc(int pid, const std::string& comm, const std::string& uid,
-                 const std::string& user, const std::string& exe, const std::string& cmdline) {
-  return "proc " + std::to_string(pid) + " " + Hex(Stat(pid, comm, 'S', 1, 1000 + pid)) + " " +
-         uid + " " + Hex(user) + " " + Hex(exe) + " " + Hex(cmdline) + "\n";
+// A scan's process texts, as the dump sends them.
+ProcessText Text(int pid, const std::string& comm, const std::string& uid,
+                 const std::string& exe, std::vector<std::string> argv) {
+  ProcessText text;
+  text.stat = Stat(pid, comm, 'S', 1, 1000 + pid);
+  text.status = "Name:\t" + comm + "\nUmask:\t0022\nState:\tS (sleeping)\nUid:\t" + uid + "\t" +
+                uid + "\t" + uid + "\t" + uid + "\nGid:\t0\t0\t0\t0\n";
+  text.has_exe = !exe.empty();
+  text.exe = exe;
+  text.argv = std::move(argv);
+  return text;
 }
 
-TEST(ProcScanTest, ParsesScanRecords) {
-  struct Row {
-    std::string out;
-    const char* expected;
+TEST(ProcScanTest, DeviceNames) {
+  const std::map<int, std::string> majors = {{195, "nvidia"}, {238, "nvidia-uvm"},
+                                             {241, "nvidia-caps"},
+                                             {242, "nvidia-caps-imex-channels"},
+                                             {243, "nvidia-nvswitch"}, {244, "nvidia-foo"}};
+  const std::tuple<int, int, const char*> rows[] = {
+      {195, 0, "/dev/nvidia0"},          {195, 7, "/dev/nvidia7"},
+      {195, 255, "/dev/nvidiactl"},      {195, 254, "/dev/nvidia-modeset"},
+      {238, 0, "/dev/nvidia-uvm"},       {238, 1, "/dev/nvidia-uvm-tools"},
+      {241, 1, "/dev/nvidia-caps/nvidia-cap1"},
+      {242, 0, "/dev/nvidia-caps-imex-channels/channel0"},
+      {243, 2, "/dev/nvidia-nvswitch2"}, {244, 3, "nvidia-foo 244:3"},
+      {250, 1, "nvidia 250:1"},
   };
-  const std::string hostile = std::string("x\n1 (y) R") + '\0' + "--a\tb" + '\0' + "c\nd" + '\0';
-  const Row rows[] = {
-      {kHeader + "end\n", ""},
-      {kHeader + "\v\n \t\nend\n", ""},  // once a crash found by fuzz_holder_scan
-      {kHeader + "dev " + kDev0 + "\ndev " + kCtl + "\nend", ""},
-      {kHeader + "hold 300 " + kDev3 + "\nhold 300 " + kCtl + "\nhold 300 " + kDev0 +
-           "\nhold 20 " + kCap + "\n" +
-           Proc(20, "nv-hostengine", "0", "root", "/usr/bin/nv-hostengine",
-                std::string("/usr/bin/nv-hostengine") + '\0' + "-n" + '\0') +
-           Proc(300, "VLLM::Worker_TP", "1000", "", "/usr/bin/python3.11 (deleted)", hostile) +
-           "end\n",
-       "20 start=1020 ppid=1 state=S user=root comm=[nv-hostengine] exe=[/usr/bin/nv-hostengine]"
-       " cmdline=[/usr/bin/nv-hostengine -n] gpus= devices=/dev/nvidia-caps/nvidia-cap1\n"
-       "300 start=1300 ppid=1 state=S user=1000 comm=[VLLM::Worker_TP] "
-       "exe=[/usr/bin/python3.11 (deleted)] cmdline=[x 1 (y) R --a b c d] gpus=0,3 "
-       "devices=/dev/nvidia0,/dev/nvidia3,/dev/nvidiactl\n"},
-      // Exited between the hold and the describe: left out, not an error.
-      {kHeader + "hold 55 " + kDev0 + "\ngone 55\nend\n", ""},
-      {"fleetreap-holders 1 proc\r\nhold 56 " + kDev0 + "\r\n" +
-           Proc(56, "a) (b", "-", "", "", "") + "end\r\n",
-       "56 start=1056 ppid=1 state=S user= comm=[a) (b] exe=[] cmdline=[] gpus=0 "
-       "devices=/dev/nvidia0\n"},
-  };
-  for (const Row& row : rows) {
-    std::vector<Holder> holders;
-    Status status = ParseHolderScan(row.out, &holders);
-    ASSERT_TRUE(status.ok()) << row.out << ": " << status.ToString();
-    EXPECT_EQ(Render(holders), row.expected) << row.out;
+  for (const auto& [major, minor, name] : rows) {
+    EXPECT_EQ(DeviceName(major, minor, majors), name) << major << ":" << minor;
   }
-  HolderScanInfo info;
+}
+
+TEST(ProcScanTest, HoldersFromScan) {
+  ScanOutput scan;
+  scan.majors = {{195, "nvidia"}, {238, "nvidia-uvm"}, {241, "nvidia-caps"}};
+  scan.passwd = "root:x:0:0:root:/root:/bin/bash\nvllm:x:1000:1000::/home/vllm:/bin/sh\n";
+  // Worker 300 holds every GPU's file (peer access), nvidiactl and uvm, by
+  // number; 20 holds a cap; 55 exited before it was described; 60 holds
+  // plain files by path; 61 holds /dev/nvidia0 both ways (one fd).
+  scan.fds = {{300, 4, 195, 3, ""}, {300, 5, 195, 255, ""}, {300, 6, 195, 0, ""},
+              {300, 7, 238, 0, ""}, {20, 3, 241, 1, ""},   {55, 3, 195, 0, ""},
+              {60, 3, -1, -1, "/dev/nvidia2"}, {60, 4, -1, -1, "/dev/nvidiactl"},
+              {61, 3, 195, 1, ""}, {61, 3, -1, -1, "/dev/nvidia1"}};
+  const std::vector<std::string> hostile = {"x\n1 (y) R", "--a\tb", "c\nd", ""};
+  scan.processes[20] = Text(20, "nv-hostengine", "0", "/usr/bin/nv-hostengine",
+                            {"/usr/bin/nv-hostengine", "-n"});
+  scan.processes[300] = Text(300, "VLLM::Worker_TP", "1000", "/usr/bin/python3.11 (deleted)",
+                             hostile);
+  scan.processes[60] = Text(60, "a) (b\n", "4242", "", {});
+  scan.processes[61] = Text(61, "x", "0", "/x", {"x"});
   std::vector<Holder> holders;
-  ASSERT_TRUE(ParseHolderScan(kHeader + "dev " + kDev0 + "\nhold 5 " + kDev0 +
-                                  "\ngone 5\nminor 0000:2a:00.0  \t 0\nminor 0000:18:00.0 1\nend\n",
-                              &holders, &info).ok());
-  EXPECT_EQ(info.minors, (std::map<std::string, int>{{"0000:2a:00.0", 0}, {"0000:18:00.0", 1}}));
-  EXPECT_EQ(info.method, "fuser");
-  EXPECT_EQ(Join(info.devices), "/dev/nvidia0");
-  EXPECT_EQ(info.gone, std::vector<int>{5});
+  HolderScanInfo info;
+  ASSERT_TRUE(HoldersFromScan(scan, &holders, &info).ok());
+  EXPECT_EQ(Render(holders),
+            "20 start=1020 ppid=1 state=S user=root comm=[nv-hostengine] "
+            "exe=[/usr/bin/nv-hostengine] cmdline=[/usr/bin/nv-hostengine -n] gpus= "
+            "devices=/dev/nvidia-caps/nvidia-cap1\n"
+            "60 start=1060 ppid=1 state=S user=4242 comm=[a) (b?] exe=[] cmdline=[] gpus=2 "
+            "devices=/dev/nvidia2,/dev/nvidiactl\n"
+            "61 start=1061 ppid=1 state=S user=root comm=[x] exe=[/x] cmdline=[x] gpus=1 "
+            "devices=/dev/nvidia1\n"
+            "300 start=1300 ppid=1 state=S user=vllm comm=[VLLM::Worker_TP] "
+            "exe=[/usr/bin/python3.11 (deleted)] cmdline=[x 1 (y) R --a b c d] gpus=0,3 "
+            "devices=/dev/nvidia-uvm,/dev/nvidia0,/dev/nvidia3,/dev/nvidiactl\n");
+  EXPECT_EQ(info.gone, std::vector<int>{55});
+  EXPECT_EQ(info.device_gpus, 4);
+
+  // nvidia-smi charges 300 on GPU 3 (already held), and 77, which holds no
+  // fd (described), and 88, which this /proc does not show.
+  scan.processes[77] = Text(77, "pt_main_thread", "0", "/usr/bin/python3", {"python3"});
+  std::vector<GpuReading> gpus(4);
+  for (int i = 0; i < 4; ++i) {
+    gpus[i].index = i;
+    gpus[i].uuid = "GPU-" + std::to_string(i);
+    gpus[i].bus_id = "00000000:1" + std::to_string(i) + ":00.0";
+  }
+  std::vector<ComputeApp> apps(3);
+  apps[0].pid = 300;
+  apps[0].gpu_uuid = "GPU-3";
+  apps[1].pid = 77;
+  apps[1].gpu_bus_id = "0000:12:00.0";
+  apps[2].pid = 88;
+  apps[2].gpu_uuid = "GPU-1";
+  AddComputeApps(scan, apps, gpus, &holders);
+  ASSERT_EQ(holders.size(), 6u);
+  EXPECT_EQ(Render(holders[3]),
+            "77 start=1077 ppid=1 state=S user=root comm=[pt_main_thread] exe=[/usr/bin/python3] "
+            "cmdline=[python3] gpus=2 devices=");
+  EXPECT_EQ(Render(holders[4]), "88 start=0 ppid=0 state=? user= comm=[] exe=[] cmdline=[] gpus=1 devices=");
+  EXPECT_EQ(holders[4].protected_by, "not in this host's /proc");
+  EXPECT_EQ(holders[5].gpus, (std::vector<int>{0, 3}));
 }
 
-TEST(ProcScanTest, RejectsMalformedScansWithExactErrors) {
-  struct Row {
-    std::string out;
-    const char* error;
-  };
-  const std::string proc7 = Proc(7, "x", "0", "root", "/x", "x");
-  const Row rows[] = {
-      {"", "parse: holder scan: output is truncated (no end line)"},
-      {kHeader + "hold 7 " + kDev0 + "\n" + proc7,
-       "parse: holder scan: output is truncated (no end line)"},
-      {"fleetreap-holders 2 fuser\nend\n",
-       "parse: holder scan line 1: expected \"fleetreap-holders 1 fuser|proc\""},
-      {"sh: 1: od: not found\nend\n",
-       "parse: holder scan line 1: expected \"fleetreap-holders 1 fuser|proc\""},
-      {kHeader + "end\nhold 7 " + kDev0 + "\n", "parse: holder scan line 3: text after the end line"},
-      {kHeader + "hold 7 2f6465\nhold x " + kDev0 + "\nend\n", "parse: holder scan line 3: bad pid"},
-      {kHeader + "hold 7 2f64657\nend\n", "parse: holder scan line 2: bad hex in path"},
-      {kHeader + "hold 7 2F6465\nend\n", "parse: holder scan line 2: bad hex in path"},
-      {kHeader + "hold 7 -\nend\n", "parse: holder scan line 2: bad hex in path"},
-      {kHeader + "hold 7 " + kDev0 + " extra\nend\n", "parse: holder scan line 2: malformed record \"hold\""},
-      {kHeader + "proc 7 zz 0 - - -\nend\n", "parse: holder scan line 2: bad hex in stat"},
-      {kHeader + "proc 7 " + Hex(Stat(7, "x", 'S', 1, 1)) + " 0 - - zz\nend\n",
-       "parse: holder scan line 2: bad hex in cmdline"},
-      {kHeader + "proc 7 " + Hex(Stat(7, "x", 'S', 1, 1)) + " root - - -\nend\n",
-       "parse: holder scan line 2: bad uid"},
-      {kHeader + "proc 7 " + Hex(Stat(8, "x", 'S', 1, 1)) + " 0 - - -\nend\n",
-       "parse: holder scan line 2: stat is for pid 8"},
-      {kHeader + "proc 7 " + Hex("7 (x) S 1") + " 0 - - -\nend\n",
-       "parse: holder scan line 2: proc stat: expected at least 20 fields after comm, got 2"},
-      {kHeader + "hold 7 " + kDev0 + "\nend\n",
-       "parse: holder scan: pid 7 holds a device but has no proc record"},
-      {kHeader + "minor 0000:18:00.0\nend\n", "parse: holder scan line 2: malformed record \"minor\""},
-      {kHeader + "minor ../x 1\nend\n", "parse: holder scan line 2: bad bus id"},
-      {kHeader + "minor 0000:18:00.0 -1\nend\n", "parse: holder scan line 2: bad device minor"},
-      {kHeader + "garbage\x01\nend\n", "parse: holder scan line 2: unknown record \"garbage?\""},
-  };
-  for (const Row& row : rows) {
-    std::vector<Holder> holders;
-    EXPECT_EQ(ParseHolderScan(row.out, &holders).ToString(), row.error) << row.out;
-    EXPECT_TRUE(holders.empty());
-  }
+TEST(ProcScanTest, RejectsAStatOfAnotherPid) {
+  ScanOutput scan;
+  scan.fds = {{7, 3, 195, 0, ""}};
+  scan.processes[7].stat = Stat(8, "x", 'S', 1, 1);
+  std::vector<Holder> holders;
+  EXPECT_EQ(HoldersFromScan(scan, &holders).ToString(), "parse: proc stat of pid 7 names pid 8");
+  scan.processes[7].stat = "7 (x) S 1";
+  EXPECT_EQ(HoldersFromScan(scan, &holders).ToString(),
+            "parse: proc stat: expected at least 20 fields after comm, got 2");
 }
 
 // Runs the real snippet with /bin/sh against stand-in device files held by
@@ -252,73 +249,65 @@ class ScanLiveTest : public ::testing::Test {
     return pid;
   }
 
-  std::string RunScan(bool allow_fuser) {
-    HolderScanOptions options;
-    options.dev_dir = dev_;
-    options.driver_dir = dir_ + "/gpus";
-    options.allow_fuser = allow_fuser;
+  ScanOutput RunScan() {
+    HostPaths paths;
+    paths.dev_dir = dev_;
+    paths.driver_dir = dir_ + "/gpus";
+    ScanRequest request;
+    request.nvidia_smi_timeout = std::chrono::milliseconds(1000);
     std::string path = dir_ + "/scan.sh";
-    std::ofstream(path) << HolderScanScript(options);
+    std::ofstream(path) << ScanScript(request, paths);
     FILE* pipe = popen(("/bin/sh " + path + " 2>/dev/null").c_str(), "r");
     std::string out;
     char buffer[4096];
     for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
     EXPECT_EQ(pclose(pipe), 0);
-    return out;
+    ScanOutput scan;
+    Status status = ParseScanOutput(out, &scan);
+    EXPECT_TRUE(status.ok()) << status.ToString();
+    return scan;
   }
 
   std::string dir_, dev_, hostile_exe_;
   std::vector<pid_t> children_;
 };
 
-TEST_F(ScanLiveTest, FindsHoldersWithBothMethods) {
+TEST_F(ScanLiveTest, FindsHoldersByPath) {
   pid_t hostile = Spawn(hostile_exe_, {"sle\teper\nx", "60", "1"},
                         {"nvidia0", "nvidiactl", "nvidia2"});
   pid_t plain = Spawn("/bin/sleep", {"sleep", "61"}, {"nvidia-caps/nvidia-cap1", "nvidia-uvm"});
-  for (bool allow_fuser : {true, false}) {
-    std::string out = RunScan(allow_fuser);
-    std::vector<Holder> holders;
-    HolderScanInfo info;
-    Status status = ParseHolderScan(out, &holders, &info);
-    ASSERT_TRUE(status.ok()) << status.ToString() << "\n" << out;
-    if (!allow_fuser) {
-      EXPECT_EQ(info.method, "proc");
-    }
-    EXPECT_EQ(info.devices.size(), 6u) << out;
-    EXPECT_EQ(info.minors, (std::map<std::string, int>{{"0000:18:00.0", 2}, {"0000:3a:00.0", 0}}));
-    ASSERT_EQ(holders.size(), 2u) << out;
-    const Holder& a = holders[0].pid == hostile ? holders[0] : holders[1];
-    const Holder& b = holders[0].pid == hostile ? holders[1] : holders[0];
-    EXPECT_EQ(a.pid, hostile);
-    EXPECT_EQ(a.comm, "sl) x(? y") << info.method;
-    EXPECT_EQ(a.exe, dir_ + "/sl) x(? y");
-    EXPECT_EQ(a.cmdline, "sle eper x 60 1");
-    EXPECT_EQ(a.gpus, (std::vector<int>{0, 2}));
-    EXPECT_EQ(Join(a.devices), dev_ + "/nvidia0," + dev_ + "/nvidia2," + dev_ + "/nvidiactl");
-    EXPECT_EQ(a.ppid, getpid());
-    EXPECT_EQ(a.user, "root");
-    EXPECT_EQ(b.pid, plain);
-    EXPECT_EQ(b.comm, "sleep");
-    EXPECT_TRUE(b.gpus.empty());
-    EXPECT_EQ(Join(b.devices), dev_ + "/nvidia-caps/nvidia-cap1," + dev_ + "/nvidia-uvm");
-    std::ifstream stat("/proc/" + std::to_string(plain) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-    Holder direct;
-    ASSERT_TRUE(ParseProcStat(text, &direct).ok());
-    EXPECT_EQ(b.start_time, direct.start_time);
-  }
-}
-
-TEST_F(ScanLiveTest, NothingHeldAndNoDevices) {
+  ScanOutput scan = RunScan();
   std::vector<Holder> holders;
   HolderScanInfo info;
-  ASSERT_TRUE(ParseHolderScan(RunScan(true), &holders, &info).ok());
+  Status status = HoldersFromScan(scan, &holders, &info);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(scan.minors, (std::map<std::string, int>{{"0000:18:00.0", 2}, {"0000:3a:00.0", 0}}));
+  ASSERT_EQ(holders.size(), 2u);
+  const Holder& a = holders[0].pid == hostile ? holders[0] : holders[1];
+  const Holder& b = holders[0].pid == hostile ? holders[1] : holders[0];
+  EXPECT_EQ(a.pid, hostile);
+  EXPECT_EQ(a.comm, "sl) x(? y");
+  EXPECT_EQ(a.exe, dir_ + "/sl) x(? y");
+  EXPECT_EQ(a.cmdline, "sle eper x 60 1");
+  EXPECT_EQ(a.gpus, (std::vector<int>{0, 2}));
+  EXPECT_EQ(Join(a.devices), dev_ + "/nvidia0," + dev_ + "/nvidia2," + dev_ + "/nvidiactl");
+  EXPECT_EQ(a.ppid, getpid());
+  EXPECT_EQ(a.user, "root");
+  EXPECT_EQ(b.pid, plain);
+  EXPECT_EQ(b.comm, "sleep");
+  EXPECT_TRUE(b.gpus.empty());
+  EXPECT_EQ(Join(b.devices), dev_ + "/nvidia-caps/nvidia-cap1," + dev_ + "/nvidia-uvm");
+  std::ifstream stat("/proc/" + std::to_string(plain) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  Holder direct;
+  ASSERT_TRUE(ParseProcStat(text, &direct).ok());
+  EXPECT_EQ(b.start_time, direct.start_time);
+}
+
+TEST_F(ScanLiveTest, NothingHeld) {
+  std::vector<Holder> holders;
+  ASSERT_TRUE(HoldersFromScan(RunScan(), &holders).ok());
   EXPECT_TRUE(holders.empty());
-  EXPECT_EQ(info.devices.size(), 6u);
-  std::filesystem::remove_all(dev_);
-  ASSERT_TRUE(ParseHolderScan(RunScan(false), &holders, &info).ok());
-  EXPECT_TRUE(holders.empty());
-  EXPECT_TRUE(info.devices.empty());
 }
 
 }  // namespace

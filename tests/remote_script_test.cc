@@ -1,9 +1,19 @@
 #include "fleetreap/remote_script.h"
 
+#include "fleetreap/proc_scan.h"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
 
 #include <cstdio>
 #include <fstream>
@@ -92,16 +102,28 @@ TEST(RemoteScriptTest, HostileUnitNamesReachSystemctlAsOneWord) {
   EXPECT_EQ(stops[3].unit, kHostile[3]);
 }
 
+ScanRequest Request(std::vector<std::string> units = {}, std::vector<int> watch = {}) {
+  ScanRequest request;
+  request.units = std::move(units);
+  request.nvidia_smi_timeout = milliseconds(2000);
+  request.watch = std::move(watch);
+  return request;
+}
+
+std::string Nul(const std::string& text) { return std::string(text) + '\0'; }
+
 TEST(RemoteScriptTest, HostileValuesInScanAndShmDoNothing) {
   ScriptRunner runner;
-  std::string out = runner.Run(ScanScript(kHostile, milliseconds(2000)));
+  std::string out = runner.Run(ScanScript(Request(kHostile)));
   ScanOutput scan;
   ASSERT_TRUE(ParseScanOutput(out, &scan).ok()) << out;
   std::string args = runner.Args();
   for (const std::string& unit : kHostile) {
     EXPECT_NE(args.find("\n" + unit + "\n"), std::string::npos) << unit;
   }
-  runner.Run(ShmCleanScript(kHostile, /*dry_run=*/true));
+  HostPaths paths;
+  paths.shm_dir = runner.dir();
+  runner.Run(ShmCleanScript(kHostile, /*dry_run=*/true, paths) + "z end\n");
   for (int i = 1; i <= 7; ++i) {
     EXPECT_FALSE(runner.Exists("pwned" + std::to_string(i))) << i;
   }
@@ -113,32 +135,112 @@ TEST(RemoteScriptTest, ScanReportsSessionAndNvidiaSmiFailure) {
                "#!/bin/sh\necho 'NVIDIA-SMI has failed because it couldn'\"'\"'t "
                "communicate with the NVIDIA driver.' \nexit 9\n",
                0755);
-  std::string out = runner.Run(ScanScript({}, milliseconds(2000)));
+  std::string out = runner.Run(ScanScript(Request()));
   ScanOutput scan;
   ASSERT_TRUE(ParseScanOutput(out, &scan).ok()) << out;
   EXPECT_GT(scan.shell_pid, 1);
   EXPECT_FALSE(scan.ancestors.empty());
   EXPECT_EQ(scan.nvidia_smi_exit, 9);
   EXPECT_EQ(scan.nvidia_smi_out,
-            "NVIDIA-SMI has failed because it couldn't communicate with the "
-            "NVIDIA driver.\n");
+            "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.");
+  EXPECT_EQ(scan.apps_exit, 9);
   EXPECT_TRUE(scan.active_units.empty());
+  EXPECT_EQ(scan.units_exit, -1);
   EXPECT_EQ(runner.Args(), "");  // no units: systemctl is not asked
+}
+
+TEST(RemoteScriptTest, ScanAsksAgainWithoutTheRecoveryFieldWhenRefused) {
+  ScriptRunner runner;
+  runner.Write(runner.dir() + "/bin/nvidia-smi",
+               "#!/bin/sh\ncase \"$*\" in *gpu_recovery_action*)\n"
+               "  echo 'Field \"gpu_recovery_action\" is not a valid field to query.'; exit 2;;\n"
+               "*query-gpu*) echo 'index, memory.used [MiB]'; echo '0, 0';;\n"
+               "*) echo 'pid, gpu_uuid'; echo '4242, GPU-1';;\nesac\n",
+               0755);
+  ScanOutput scan;
+  ASSERT_TRUE(ParseScanOutput(runner.Run(ScanScript(Request())), &scan).ok());
+  EXPECT_EQ(scan.nvidia_smi_exit, 0);
+  EXPECT_EQ(scan.nvidia_smi_out, "index, memory.used [MiB]\n0, 0");
+  EXPECT_EQ(scan.apps_out, "pid, gpu_uuid\n4242, GPU-1");
+  // The PID nvidia-smi charged is described (here: gone, so no texts).
+  EXPECT_TRUE(scan.holders);
 }
 
 TEST(RemoteScriptTest, SignalNeverHitsAReusedPid) {
   // Our own PID with a start time that is not its own stands for a PID that
   // was reused between scan and kill: it must be reported gone, not signalled.
   ScriptRunner runner;
-  std::vector<Target> targets = {{static_cast<int>(getpid()), 1},
-                                 {999999999, 5}};
-  std::string out = runner.Run(
-      SignalScript("KILL", targets, milliseconds(300), milliseconds(100)));
+  std::vector<Target> targets = {{static_cast<int>(getpid()), 1, true},
+                                 {static_cast<int>(getpid()), 1, false},
+                                 {999999999, 5, true}};
+  targets.erase(targets.begin() + 1);
+  std::string out = runner.Run(SignalScript("KILL", targets, milliseconds(300), milliseconds(100)));
   SignalOutput result;
   ASSERT_TRUE(ParseSignalOutput(out, &result).ok()) << out;
   EXPECT_EQ(result.gone, (std::vector<int>{static_cast<int>(getpid()), 999999999}));
   EXPECT_TRUE(result.sent.empty());
   EXPECT_TRUE(result.left.empty());
+}
+
+// Children this test starts and ends, by PID: "holder" holds a stand-in
+// device file, "bystander" the same program without it.
+class SignalLiveTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    for (pid_t pid : children_) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  }
+  pid_t Start(const std::string& file) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      if (!file.empty()) {
+        int fd = open(file.c_str(), O_RDONLY);
+        if (fd < 0) _exit(3);
+      }
+      execl("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr));
+      _exit(4);
+    }
+    children_.push_back(pid);
+    return pid;
+  }
+  static uint64_t StartTime(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    Holder holder;
+    EXPECT_TRUE(ParseProcStat(text, &holder).ok());
+    return holder.start_time;
+  }
+  std::vector<pid_t> children_;
+};
+
+TEST_F(SignalLiveTest, SignalsOnlyWhatStillHoldsADevice) {
+  ScriptRunner runner;
+  runner.Write(runner.dir() + "/dev/nvidia0", "", 0644);
+  pid_t holder = Start(runner.dir() + "/dev/nvidia0");
+  pid_t bystander = Start("");
+  pid_t charged = Start("");
+  usleep(200 * 1000);  // the children have exec'd
+  HostPaths paths;
+  paths.dev_dir = runner.dir() + "/dev";
+  std::vector<Target> targets = {{holder, StartTime(holder), true},
+                                 {bystander, StartTime(bystander), true},
+                                 {charged, StartTime(charged), false}};
+  std::sort(targets.begin(), targets.end(),
+            [](const Target& a, const Target& b) { return a.pid < b.pid; });
+  std::string out = runner.Run(SignalScript("TERM", targets, milliseconds(1000),
+                                            milliseconds(50), paths));
+  SignalOutput result;
+  ASSERT_TRUE(ParseSignalOutput(out, &result).ok()) << out;
+  std::vector<int> sent = {holder, charged};
+  std::sort(sent.begin(), sent.end());
+  EXPECT_EQ(result.sent, sent);
+  EXPECT_EQ(result.gone, std::vector<int>{bystander});
+  // Our children stay zombies until reaped: present, state Z.
+  ASSERT_EQ(result.left.size(), 2u) << out;
+  EXPECT_EQ(result.left[0].second, 'Z');
+  EXPECT_EQ(kill(bystander, 0), 0);  // never signalled
 }
 
 TEST(RemoteScriptTest, ScanListsChildrenOfWatchedParentsAfterTheSignalTime) {
@@ -152,8 +254,7 @@ TEST(RemoteScriptTest, ScanListsChildrenOfWatchedParentsAfterTheSignalTime) {
                                                         milliseconds(100))),
                                 &sig).ok());
   EXPECT_GT(sig.now, 0u);
-  std::string script = ScanScript({}, milliseconds(2000), true, {static_cast<int>(getpid())});
-  std::string out = runner.Run(script);
+  std::string out = runner.Run(ScanScript(Request({}, {static_cast<int>(getpid())})));
   ScanOutput scan;
   ASSERT_TRUE(ParseScanOutput(out, &scan).ok()) << out;
   ASSERT_EQ(scan.children.size(), 1u) << out;  // the popen'd shell
@@ -165,78 +266,181 @@ TEST(RemoteScriptTest, ScanListsChildrenOfWatchedParentsAfterTheSignalTime) {
   EXPECT_EQ(scan.parents[0].comm, "fleetreap_tests");
 }
 
-TEST(RemoteScriptTest, ShmCleanRemovesOnlyUnusedMatches) {
-  // Not run against /dev/shm: the script is parsed only; the integration
-  // tests run it inside simulated hosts.
-  std::string script = ShmCleanScript({"nccl-*", "psm_*"}, false);
-  EXPECT_NE(script.find("p='nccl-*'"), std::string::npos);
-  EXPECT_NE(script.find("rm -f -- \"$n\""), std::string::npos);
-  EXPECT_EQ(ShmCleanScript({"nccl-*"}, true).find("rm "), std::string::npos);
+// A random file name: any byte but NUL and '/', never "." or "..".
+std::string RandomName(std::mt19937& random) {
+  std::uniform_int_distribution<int> length(1, 40), byte(1, 255);
+  std::string name = "nccl-";
+  for (int i = length(random); i > 0; --i) {
+    char c = static_cast<char>(byte(random));
+    if (c != '/') name += c;
+  }
+  return name;
+}
+
+TEST(RemoteScriptTest, ShmCleanKeepsWhatIsInUseAndReadsEveryName) {
+  ScriptRunner runner;
+  std::string shm = runner.dir() + "/shm";
+  mkdir(shm.c_str(), 0755);
+  HostPaths paths;
+  paths.shm_dir = shm;
+  std::mt19937 random(20261201);
+  std::set<std::string> stale = {"nccl-old", "nccl-z\n@@end\n@@session\n0, 0", "nccl-@@end",
+                                 "psm_x\\n", "nccl-\x1b[2J"};
+  for (int i = 0; i < 40; ++i) stale.insert(RandomName(random));
+  for (const std::string& name : stale) std::ofstream(shm + "/" + name) << "x";
+  std::ofstream(shm + "/nccl-open") << "x";
+  std::ofstream(shm + "/nccl-mapped") << "x";
+  std::ofstream(shm + "/keep.db") << "x";
+  mkdir((shm + "/nccl-dir").c_str(), 0755);
+  std::ofstream(shm + "/nccl-dir/nccl-inner") << "x";
+  if (symlink("/etc/hostname", (shm + "/nccl-link").c_str()) != 0) FAIL();
+  int open_fd = open((shm + "/nccl-open").c_str(), O_RDONLY);
+  int map_fd = open((shm + "/nccl-mapped").c_str(), O_RDONLY);
+  void* map = mmap(nullptr, 1, PROT_READ, MAP_SHARED, map_fd, 0);
+  close(map_fd);
+  ASSERT_NE(map, MAP_FAILED);
+
+  ShmOutput dry;
+  std::string out = runner.Run(ShmCleanScript({"nccl-*", "psm_*"}, true, paths) + "z end\n");
+  ASSERT_TRUE(ParseShmOutput(out, &dry).ok()) << out;
+  EXPECT_EQ(std::set<std::string>(dry.removed.begin(), dry.removed.end()), stale);
+  EXPECT_EQ(std::set<std::string>(dry.in_use.begin(), dry.in_use.end()),
+            (std::set<std::string>{"nccl-open", "nccl-mapped"}));
+
+  ShmOutput real;
+  out = runner.Run(ShmCleanScript({"nccl-*", "psm_*"}, false, paths) + "z end\n");
+  ASSERT_TRUE(ParseShmOutput(out, &real).ok()) << out;
+  EXPECT_EQ(std::set<std::string>(real.removed.begin(), real.removed.end()), stale);
+  EXPECT_TRUE(real.failed.empty());
+  for (const char* kept : {"nccl-open", "nccl-mapped", "keep.db", "nccl-dir/nccl-inner",
+                           "nccl-link"}) {
+    EXPECT_TRUE(runner.Exists("shm/" + std::string(kept))) << kept;
+  }
+  EXPECT_TRUE(runner.Exists("../../etc/hostname") || access("/etc/hostname", F_OK) == 0);
+  for (const std::string& name : stale) EXPECT_FALSE(runner.Exists("shm/" + name));
+  munmap(map, 1);
+  close(open_fd);
 }
 
 TEST(RemoteScriptTest, Parsers) {
   SignalOutput sig;
-  ASSERT_TRUE(ParseSignalOutput("sent 10\ngone 11\nfailed 12\nleft 10 D\n@@end\n",
+  ASSERT_TRUE(ParseSignalOutput(Nul("signal 1") + Nul("now 123456789") + Nul("sent 10") +
+                                    Nul("gone 11") + Nul("failed 12") + Nul("left 10 D") +
+                                    Nul("end"),
                                 &sig).ok());
+  EXPECT_EQ(sig.now, 123456789u);
   EXPECT_EQ(sig.sent, std::vector<int>{10});
   EXPECT_EQ(sig.gone, std::vector<int>{11});
   EXPECT_EQ(sig.failed, std::vector<int>{12});
   ASSERT_EQ(sig.left.size(), 1u);
   EXPECT_EQ(sig.left[0].second, 'D');
-  EXPECT_EQ(ParseSignalOutput("sent 10\n", &sig).message(),
-            "signal: output is truncated (no @@end line)");
-  EXPECT_EQ(ParseSignalOutput("boom\n@@end\n", &sig).kind(), ErrorKind::kParse);
-  ASSERT_TRUE(ParseSignalOutput("now 123456789\nsent 10\n@@end\n", &sig).ok());
-  EXPECT_EQ(sig.now, 123456789u);
-  EXPECT_EQ(ParseSignalOutput("now x1\n@@end\n", &sig).message(),
-            "signal: unexpected line \"now x1\"");
-  EXPECT_EQ(ParseSignalOutput("sent 99999999999\n@@end\n", &sig).kind(), ErrorKind::kParse);
+
+  struct Bad {
+    std::string out;
+    const char* error;
+  };
+  const std::string head = Nul("signal 1") + Nul("now 5");
+  const Bad bad_signals[] = {
+      {"", "parse: signal output: nothing printed"},
+      {head + "sent 10", "parse: signal output: cut short (the last record has no end)"},
+      {head + Nul("sent 10"), "parse: signal output: expected \"end\", got the end"},
+      {Nul("signal 2") + Nul("now 5") + Nul("end"),
+       "parse: signal output record 1: unknown signal version 2"},
+      {head + Nul("boom") + Nul("end"),
+       "parse: signal output record 3: expected \"end\", got \"boom\""},
+      {head + Nul("sent 10:x") + Nul("end"),
+       "parse: signal output record 3: expected \"sent|gone|failed PID\", got \"sent 10\""},
+      {head + Nul("sent 99999999999") + Nul("end"),
+       "parse: signal output record 3: bad or repeated PID \"sent 99999999999\""},
+      {head + Nul("sent 7") + Nul("gone 7") + Nul("end"),
+       "parse: signal output record 4: bad or repeated PID \"gone 7\""},
+      {head + Nul("left 7 S") + Nul("end"), "parse: signal output record 3: bad \"left 7 S\""},
+      {head + Nul("end") + Nul("sent 7"), "parse: signal output record 4: unexpected \"sent 7\""},
+      {head + Nul("sent\n7") + Nul("end"),
+       "parse: signal output: record 3 has a bad tag \"sent?7\""},
+      {Nul("signal 1") + Nul("now x1") + Nul("end"),
+       "parse: signal output record 2: bad clock now x1"},
+  };
+  for (const Bad& row : bad_signals) {
+    EXPECT_EQ(ParseSignalOutput(row.out, &sig).ToString(), row.error) << row.out;
+  }
 
   ShmOutput shm;
-  ASSERT_TRUE(ParseShmOutput("removed nccl-AbC123\ninuse psm_1\n@@end\n", &shm).ok());
-  EXPECT_EQ(shm.removed, std::vector<std::string>{"nccl-AbC123"});
+  ASSERT_TRUE(ParseShmOutput(Nul("shm 1") + Nul("removed:nccl-AbC\n@@end") +
+                                 Nul("inuse:psm_1") + Nul("end"),
+                             &shm).ok());
+  EXPECT_EQ(shm.removed, std::vector<std::string>{"nccl-AbC\n@@end"});
   EXPECT_EQ(shm.in_use, std::vector<std::string>{"psm_1"});
+  EXPECT_EQ(ParseShmOutput(Nul("shm 1") + Nul("removed:x"), &shm).ToString(),
+            "parse: shm output: expected \"end\", got the end");
 
   std::vector<GpuReset> resets;
-  ASSERT_TRUE(ParseGpuResetOutput(
-                  "reset 3 255\n| GPU 00000000:0B:00.0 is currently in use by "
-                  "another process.\n|\nreset 4 0\n| GPU reset ok\n@@end\n",
-                  &resets).ok());
+  ASSERT_TRUE(ParseGpuResetOutput(Nul("reset 3 255:GPU 00000000:0B:00.0 is currently in use by "
+                                      "another process.\n\n") +
+                                      Nul("reset 4 0:GPU reset ok") + Nul("end"),
+                                  &resets).ok());
   ASSERT_EQ(resets.size(), 2u);
   EXPECT_EQ(resets[0].gpu, 3);
   EXPECT_EQ(resets[0].exit_code, 255);
-  EXPECT_EQ(resets[0].message,
-            "GPU 00000000:0B:00.0 is currently in use by another process.");
+  EXPECT_EQ(resets[0].message, "GPU 00000000:0B:00.0 is currently in use by another process.");
   EXPECT_EQ(resets[1].exit_code, 0);
 
   ScanOutput scan;
-  EXPECT_EQ(ParseScanOutput("@@session\n12 11\n@@units\n", &scan).message(),
-            "scan: output is truncated (no @@end line)");
-  ASSERT_TRUE(ParseScanOutput("@@session\n12 11 5\n@@units\nvllm.service\n"
-                              "@@nvsmi-err\n\n@@nvsmi-out\n0, 0\n@@nvsmi-rc 0\n"
-                              "@@holders\nend\n@@end\n",
-                              &scan).ok());
+  const std::string scan_head = Nul("scan 1") + Nul("session 12 11 5") +
+                                Nul("units 0:vllm.service loaded active running vLLM\n") +
+                                Nul("gpu 0:index, memory.used\n0, 0");
+  EXPECT_EQ(ParseScanOutput(scan_head, &scan).ToString(),
+            "parse: scan output: expected \"apps RC:TEXT\", got the end");
+  ASSERT_TRUE(ParseScanOutput(scan_head + Nul("apps -") + Nul("end"), &scan).ok());
   EXPECT_EQ(scan.shell_pid, 12);
   EXPECT_EQ(scan.ancestors, (std::vector<int>{11, 5}));
   EXPECT_EQ(scan.active_units, std::vector<std::string>{"vllm.service"});
-  EXPECT_EQ(scan.nvidia_smi_err, "");
-  EXPECT_EQ(scan.nvidia_smi_out, "0, 0\n");
-  EXPECT_EQ(scan.holder_scan, "end\n");
-  EXPECT_TRUE(scan.children.empty());
+  EXPECT_EQ(scan.nvidia_smi_out, "index, memory.used\n0, 0");
+  EXPECT_FALSE(scan.holders);
 
-  ASSERT_TRUE(ParseScanOutput("@@session\n12\n@@nvsmi-rc 0\n@@children\n"
-                              "425 0 0 supervisor.py\n425 811 3456 python3 -u w.py\n@@end\n",
+  std::string stat = "811 (python3\n@@end) S 425 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 3456 0 0";
+  ASSERT_TRUE(ParseScanOutput(scan_head + Nul("apps 0:pid\n811") +
+                                  Nul("majors 195 nvidia 238 nvidia-uvm") +
+                                  Nul("fd 811 4 195 3") + Nul("fdp 811 5:/dev/nvidia\n3") +
+                                  Nul("minor 3:0000:1a:00.0") + Nul("kids 425 811") +
+                                  Nul("/proc/425/stat:425 (supervisor.py) S 1 1 1 0 -1 0 0 0 0 "
+                                      "0 0 0 0 0 20 0 1 0 100 0 0") +
+                                  Nul("/proc/811/stat:" + stat) + Nul("/proc/811/cmdline:a") +
+                                  Nul("/proc/811/cmdline:") + Nul("/proc/811/cmdline:b\nc") +
+                                  Nul("/etc/passwd:root:x:0:0::/:/bin/sh\n") +
+                                  Nul("exe /proc/811:/usr/bin/python3\n") + Nul("end"),
                               &scan).ok());
+  EXPECT_EQ(scan.majors.at(238), "nvidia-uvm");
+  ASSERT_EQ(scan.fds.size(), 2u);
+  EXPECT_EQ(scan.fds[1].path, "/dev/nvidia\n3");
+  EXPECT_EQ(scan.minors.at("0000:1a:00.0"), 3);
+  EXPECT_EQ(scan.processes.at(811).argv, (std::vector<std::string>{"a", "", "b\nc"}));
+  EXPECT_EQ(scan.processes.at(811).exe, "/usr/bin/python3\n");
   ASSERT_EQ(scan.parents.size(), 1u);
   EXPECT_EQ(scan.parents[0].comm, "supervisor.py");
   ASSERT_EQ(scan.children.size(), 1u);
-  EXPECT_EQ(scan.children[0].parent, 425);
   EXPECT_EQ(scan.children[0].pid, 811);
   EXPECT_EQ(scan.children[0].start_time, 3456u);
-  EXPECT_EQ(scan.children[0].comm, "python3 -u w.py");
-  EXPECT_EQ(ParseScanOutput("@@session\n12\n@@nvsmi-rc 0\n@@children\n425 811\n@@end\n",
-                            &scan).message(),
-            "scan: unexpected line \"425 811\"");
+  EXPECT_EQ(scan.children[0].comm, "python3?@@end");
+
+  const Bad bad_scans[] = {
+      {scan_head + Nul("apps -") + Nul("end") + Nul("end"),
+       "parse: scan output record 7: unexpected \"end\""},
+      {scan_head + Nul("apps -") + Nul("unknown") + Nul("end"),
+       "parse: scan output record 6: expected \"end\", got \"unknown\""},
+      {scan_head + Nul("apps 0:") + Nul("majors") + Nul("fd 1 2 195") + Nul("end"),
+       "parse: scan output record 7: expected \"fd PID FD MAJOR MINOR\", got \"fd 1 2 195\""},
+      {scan_head + Nul("apps 0:") + Nul("majors") + Nul("/proc/1/environ:x") + Nul("end"),
+       "parse: scan output record 7: unexpected \"/proc/1/environ\""},
+      {scan_head + Nul("apps 0:") + Nul("majors") + Nul("kids x") + Nul("end"),
+       "parse: scan output record 7: bad kids \"kids x\""},
+      {Nul("scan 1") + Nul("session") + Nul("end"), "parse: scan output record 2: bad session \"session\""},
+      {Nul("@@session") + Nul("end"),
+       "parse: scan output: record 1 has a bad tag \"@@session\""},
+  };
+  for (const Bad& row : bad_scans) {
+    EXPECT_EQ(ParseScanOutput(row.out, &scan).ToString(), row.error) << row.out;
+  }
 }
 
 }  // namespace

@@ -98,6 +98,10 @@ const char* ActionKindName(ActionKind kind);
 struct Target {
   int pid = 0;
   uint64_t start_time = 0;
+  /// Signalled only while it still holds an NVIDIA device file; false for a
+  /// process that only nvidia-smi charges memory to (its start time alone
+  /// proves it is the same process).
+  bool needs_fd = true;
   bool operator==(const Target& other) const {
     return pid == other.pid && start_time == other.start_time;
   }

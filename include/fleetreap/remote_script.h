@@ -1,12 +1,24 @@
 // RemoteScript: the POSIX shell scripts fleetreap runs on a host, one per
-// rung of the ladder; the parsers for what they print are in
-// remote_script_output.h, which this header includes. Each script does
-// its whole rung in one round trip (the TERM wait polls on the host). They
-// need only sh, coreutils, procps, grep and nvidia-smi (psmisc's fuser when
-// present), and copy nothing to the host. Every value that comes from a
-// playbook or an inventory (unit names, patterns) goes through ShellQuote;
-// PIDs and start times are formatted integers. The scripts are meant to be
-// wrapped with BoundedCommand. Pure functions; thread-safe.
+// step of the ladder. Each does its whole step in one round trip and
+// prints host_records.h records (NUL-terminated, the script's own tag, host
+// words only in the payload); remote_script_output.h parses them. They
+// need sh, coreutils (stat, timeout, tail), findutils, grep and nvidia-smi;
+// fuser and procps are not used, and nothing is copied to the host.
+//
+// A step starts a fixed number of processes, whatever the number of
+// holders, device files or processes on the host: one find over every
+// /proc/PID/fd (with one stat per ARG_MAX batch) finds the holders of
+// NVIDIA device files by device number (major 195, and the majors that
+// /proc/devices lists for nvidia-uvm, nvidia-caps...), and by path for plain
+// files named like NVIDIA nodes (the simulated hosts'); one grep and one
+// find describe the holders; /proc/PID/stat is read on the host only by the
+// shell function pst (the fields after the LAST ')'), and the controller
+// reads it only with ParseProcStat.
+//
+// Every value from a playbook or an inventory (unit names, patterns) goes
+// through ShellQuote; PIDs and start times are formatted integers. The
+// scripts are meant to be wrapped with BoundedCommand. Pure functions;
+// thread-safe.
 #pragma once
 
 #include <chrono>
@@ -19,62 +31,90 @@
 
 namespace fleetreap {
 
+/// Where a host keeps what the scripts read; tests point these at stand-ins.
+struct HostPaths {
+  std::string dev_dir = "/dev";  // plain files "<dev_dir>/nvidia*" count by path
+  std::string driver_dir = "/proc/driver/nvidia/gpus";  // <bus id>/information
+  std::string shm_dir = "/dev/shm";
+};
+
 // ---------------------------------------------------------------- scan
 
-/// The scan used for inspect, re-scan and verify: the remote shell's own PID
-/// and ancestors, the playbook's units that are active ("units" may be
-/// globs; none listed when empty), nvidia-smi's GPU query bounded by
-/// "nvidia_smi_timeout" (its stdout, stderr and exit status kept apart), and
-/// the holder scan of proc_scan.h (left out when "holders" is false: the
-/// section is then empty), and the children of the "watch" PIDs (parents
-/// of signalled holders) as "PARENT PID START COMM", each parent first as
-/// "PARENT 0 0 COMM", in sections marked by lines "@@name".
-std::string ScanScript(const std::vector<std::string>& units,
-                       std::chrono::milliseconds nvidia_smi_timeout,
-                       bool holders = true, const std::vector<int>& watch = {});
+struct ScanRequest {
+  /// Playbook units listed when active ("units" may be globs).
+  std::vector<std::string> units;
+  std::chrono::milliseconds nvidia_smi_timeout{20000};
+  /// The holder scan: the fd pass, --query-compute-apps, the processes'
+  /// details. Without it only the GPU query runs (the quick scan).
+  bool holders = true;
+  /// Parents of signalled holders: their children are listed and described.
+  std::vector<int> watch;
+};
+
+/// The scan used for inspect, re-scan and verify. Starts at most 9
+/// processes (10 with units): find and stat for the fd pass, timeout and
+/// nvidia-smi twice, grep and find for the details, systemctl. Prints, in
+/// order: "scan 1", "session SHELL ANCESTOR...", "units RC:TEXT",
+/// "gpu RC:TEXT", "apps RC:TEXT", "majors (N NAME)...", "fd PID FD MAJ MIN",
+/// "fdp PID FD:PATH", "minor N:BUS_ID", "kids PARENT CHILD...", then
+/// "/proc/PID/stat:..", "/proc/PID/status:..", "/proc/PID/cmdline:ARG",
+/// "/etc/passwd:..", "exe PID:TARGET", and "end". RC is "-" for a query
+/// not run (quick scan, or nvidia-smi already timed out).
+std::string ScanScript(const ScanRequest& request, const HostPaths& paths = HostPaths());
+
+/// The fields the scan asks --query-compute-apps for: pid, gpu_uuid,
+/// gpu_bus_id, used_gpu_memory (no process name: the fd pass's details name
+/// the process; the pid comes first so the script can read it).
+const std::vector<std::string>& ScanAppsFields();
 
 /// The per-GPU fallback when the whole-host query failed on a lost GPU:
-/// nvidia-smi -i N for each index, each bounded by "timeout". Prints
-/// "@@gpu N RC" and then that query's stdout, for each N, then "@@end".
+/// the GPU query with -i N for each index, each bounded by "timeout".
+/// Prints "pgpu N RC:TEXT" per index, then "end".
 std::string PerGpuQueryScript(const std::vector<int>& indexes,
                               std::chrono::milliseconds timeout);
 
 // ---------------------------------------------------------------- units
 
 /// Stops each unit with "systemctl stop", each bounded by "timeout". Prints
-/// "stop RC I" per unit, I being its index in "units".
+/// "stop I RC" per unit, I being its index in "units", then "end".
 std::string StopUnitsScript(const std::vector<std::string>& units,
                             std::chrono::milliseconds timeout);
 
 // ---------------------------------------------------------------- signals
 
-/// Sends "signal" ("TERM" or "KILL") to each target whose /proc/PID/stat
-/// start time still matches, read right before the kill; then polls every
-/// "poll" on the host until every target is gone or "wait" has passed, and
-/// returns as soon as the last one is gone. A zombie still counts as
-/// present. Prints "now TICKS" (the host's clock when it signalled, in the
-/// unit of /proc start times), "sent PID", "gone PID" (never signalled: already gone or
-/// reused), "failed PID" (kill refused), then "left PID STATE" for each
-/// target still present at the end, then "@@end".
-std::string SignalScript(const std::string& signal,
-                         const std::vector<Target>& targets,
-                         std::chrono::milliseconds wait,
-                         std::chrono::milliseconds poll);
+/// Reads the targets' fds afresh (the fd pass limited to them), then sends
+/// "signal" ("TERM" or "KILL") to each target whose start time still matches
+/// and that still holds an NVIDIA device file (or, for a target with
+/// needs_fd false, one that nvidia-smi charged, its start time alone); then
+/// waits on the host, with tail --pid polling every "poll", until every
+/// target is gone or "wait" has passed. A zombie still counts as present.
+/// Prints "signal 1", "now TICKS" (the host's clock at the signals, in the
+/// unit of process start times), "sent PID", "gone PID" (never signalled:
+/// exited, reused, or no longer holding a device), "failed PID" (kill
+/// refused), then "left PID STATE" for each target signalled and still
+/// present, "end".
+std::string SignalScript(const std::string& signal, const std::vector<Target>& targets,
+                         std::chrono::milliseconds wait, std::chrono::milliseconds poll,
+                         const HostPaths& paths = HostPaths());
 
 // ---------------------------------------------------------------- /dev/shm
 
-/// Looks at each regular file directly in /dev/shm whose name matches one of
-/// "patterns" (globs matched with case, never expanded into commands) and
-/// removes it unless a live process has it open or mapped. With "dry_run"
-/// nothing is removed. Prints "removed NAME", "would NAME", "inuse NAME" or
-/// "failed NAME", then "@@end". Runs in a subshell: another script may follow.
-std::string ShmCleanScript(const std::vector<std::string>& patterns,
-                           bool dry_run);
+/// Removes each regular file directly in /dev/shm whose name matches one of
+/// "patterns" (find -name globs) unless its inode is open or mapped by any
+/// process (read right before the removal, by inode on /dev/shm's device,
+/// whatever the file's name holds). Symlinks and directories are never
+/// followed or removed; nothing outside /dev/shm is reached. With "dry_run"
+/// nothing is removed. Prints "shm 1", then "removed:NAME", "would:NAME",
+/// "inuse:NAME" or "failed:NAME" per match; no "end": the caller appends
+/// "z end\n", or a ScanScript to verify in the same round trip (both parsed
+/// by ParseShmOutput).
+std::string ShmCleanScript(const std::vector<std::string>& patterns, bool dry_run,
+                           const HostPaths& paths = HostPaths());
 
 // ---------------------------------------------------------------- reset
 
 /// Runs "nvidia-smi --gpu-reset -i N" for each GPU in turn. Prints
-/// "reset N RC" followed by the tool's output lines prefixed with "| ".
+/// "reset N RC:TEXT" per GPU, then "end".
 std::string GpuResetScript(const std::vector<int>& gpus);
 
 }  // namespace fleetreap

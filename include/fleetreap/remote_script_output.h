@@ -1,15 +1,18 @@
 // RemoteScriptOutput: the parsers for what the scripts of remote_script.h
-// print, one per script. Each takes the script's stdout and returns data,
-// stopping at the script's final "@@end" line. Output without that line (cut
-// short) is a kParse error, and so is a line the parser cannot read; the
-// message names the script, and quotes the line. Pure functions; thread-safe.
+// print, one per script. Each takes the script's whole stdout, splits it into
+// host_records.h records and accepts exactly that script's grammar: a
+// missing, unknown, repeated or trailing record is a kParse error naming the
+// step and the record, and so is output cut short. Nothing is located by
+// searching for a marker. Pure functions; thread-safe.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "fleetreap/host_records.h"
 #include "fleetreap/status.h"
 
 namespace fleetreap {
@@ -24,31 +27,56 @@ struct ChildProcess {
   std::string comm;
 };
 
+/// An open file descriptor on an NVIDIA device file: by device number
+/// (major >= 0) for a character device, else by path (a plain file named
+/// like an NVIDIA node, as on the simulated hosts).
+struct DeviceFd {
+  int pid = 0;
+  int fd = 0;
+  int major = -1;
+  int minor = -1;
+  std::string path;
+};
+
+/// What a scan read about one process, raw: parsed by proc_scan.h.
+struct ProcessText {
+  std::string stat;                // "" when it was gone
+  std::string status;
+  std::vector<std::string> argv;   // cmdline split at NULs
+  bool has_exe = false;
+  std::string exe;                 // the link's target
+};
+
 struct ScanOutput {
   int shell_pid = 0;
   std::vector<int> ancestors;            // parent first, PID 1 excluded
   std::vector<std::string> active_units;
-  std::string nvidia_smi_out;
-  std::string nvidia_smi_err;
+  int units_exit = -1;                   // -1: not asked
+  std::string nvidia_smi_out;            // stdout and stderr together
   int nvidia_smi_exit = -1;              // 124: timed out, 127: not found
-  std::string holder_scan;               // proc_scan.h records
+  bool holders = false;                  // the holder part ran
+  std::string apps_out;
+  int apps_exit = -1;                    // -1: not run
+  std::map<int, std::string> majors;     // NVIDIA character majors: 195 "nvidia"...
+  std::vector<DeviceFd> fds;
+  std::map<std::string, int> minors;     // device minor by bus id
+  std::map<int, ProcessText> processes;  // by PID
+  std::string passwd;                    // /etc/passwd, for user names
   std::vector<ChildProcess> children;    // of the watched parents
   std::vector<ChildProcess> parents;     // the watched parents (pid 0, comm)
 };
 
-/// Splits ScanScript's stdout into its sections. kParse when a section is
-/// missing or the final "@@end" is absent (truncated output).
-Status ParseScanOutput(const std::string& out, ScanOutput* scan);
+/// Parses ScanScript's stdout.
+[[nodiscard]] Status ParseScanOutput(const std::string& out, ScanOutput* scan);
 
 struct PerGpuQuery {
   int index = -1;
   int exit_code = -1;
   std::string out;
 };
-/// Parses PerGpuQueryScript's stdout: one query per "@@gpu N RC" line, with
-/// the lines that follow it as its stdout.
-Status ParsePerGpuQueryOutput(const std::string& out,
-                              std::vector<PerGpuQuery>* queries);
+/// Parses PerGpuQueryScript's stdout.
+[[nodiscard]] Status ParsePerGpuQueryOutput(const std::string& out,
+                                            std::vector<PerGpuQuery>* queries);
 
 // ---------------------------------------------------------------- units
 
@@ -57,21 +85,21 @@ struct UnitStop {
   int exit_code = -1;
 };
 /// Parses StopUnitsScript(units, ...)'s stdout; "units" names the indexes.
-Status ParseStopUnitsOutput(const std::string& out,
-                            const std::vector<std::string>& units,
-                            std::vector<UnitStop>* stops);
+[[nodiscard]] Status ParseStopUnitsOutput(const std::string& out,
+                                          const std::vector<std::string>& units,
+                                          std::vector<UnitStop>* stops);
 
 // ---------------------------------------------------------------- signals
 
 struct SignalOutput {
   uint64_t now = 0;           // the host's clock at the signals, in ticks
   std::vector<int> sent;
-  std::vector<int> gone;      // gone before the signal
+  std::vector<int> gone;      // never signalled: gone, reused, or no longer a holder
   std::vector<int> failed;    // kill(1) refused (EPERM...)
   std::vector<std::pair<int, char>> left;  // still present, with state
 };
 /// Parses SignalScript's stdout.
-Status ParseSignalOutput(const std::string& out, SignalOutput* result);
+[[nodiscard]] Status ParseSignalOutput(const std::string& out, SignalOutput* result);
 
 // ---------------------------------------------------------------- /dev/shm
 
@@ -80,9 +108,11 @@ struct ShmOutput {
   std::vector<std::string> in_use;
   std::vector<std::string> failed;
 };
-/// Parses ShmCleanScript's stdout up to its "@@end"; what follows (another
-/// script's output) is ignored.
-Status ParseShmOutput(const std::string& out, ShmOutput* result);
+/// Parses ShmCleanScript's stdout, and with "scan" the ScanScript output
+/// that follows it in the same round trip; without "scan" an "end" record
+/// must follow the shm records.
+[[nodiscard]] Status ParseShmOutput(const std::string& out, ShmOutput* result,
+                                    ScanOutput* scan = nullptr);
 
 // ---------------------------------------------------------------- reset
 
@@ -92,6 +122,7 @@ struct GpuReset {
   std::string message;  // the tool's output, lines joined with "; "
 };
 /// Parses GpuResetScript's stdout.
-Status ParseGpuResetOutput(const std::string& out, std::vector<GpuReset>* resets);
+[[nodiscard]] Status ParseGpuResetOutput(const std::string& out,
+                                         std::vector<GpuReset>* resets);
 
 }  // namespace fleetreap

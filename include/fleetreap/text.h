@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace fleetreap {
 
@@ -20,5 +21,9 @@ inline bool Contains(const std::string& text, const char* part) {
 /// '?', and past "max_chars" it is cut and "..." added, so a host's garbage
 /// can never flood or break a one-line message.
 std::string QuoteForMessage(const std::string& value, size_t max_chars);
+
+/// The lines of "text", split at LF, each without its CR; no empty last line
+/// for a final LF.
+std::vector<std::string> SplitLines(const std::string& text);
 
 }  // namespace fleetreap

@@ -12,19 +12,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
   ScanOutput scan;
   if (ParseScanOutput(text, &scan).ok()) {
-    for (const ChildProcess& child : scan.children) FuzzCheck(!child.comm.empty());
+    for (const ChildProcess& child : scan.children) FuzzCheck(child.pid > 0 && child.parent > 0);
   }
   std::vector<PerGpuQuery> queries;
-  ParsePerGpuQueryOutput(text, &queries);
+  (void)ParsePerGpuQueryOutput(text, &queries);
   std::vector<UnitStop> stops;
-  ParseStopUnitsOutput(text, {"a.service", "b.service"}, &stops);
+  (void)ParseStopUnitsOutput(text, {"a.service", "b.service"}, &stops);
   SignalOutput signal;
   if (ParseSignalOutput(text, &signal).ok()) {
     for (const auto& left : signal.left) FuzzCheck(left.second != '\0');
   }
   ShmOutput shm;
-  ParseShmOutput(text, &shm);
+  (void)ParseShmOutput(text, &shm);
   std::vector<GpuReset> resets;
-  ParseGpuResetOutput(text, &resets);
+  (void)ParseGpuResetOutput(text, &resets);
   return 0;
 }
