@@ -86,6 +86,7 @@ class Runner {
   bool failed_ = false;
   bool nvidia_smi_failed_ = false;  // the latest scan's query failed outright
   bool stop_ladder_ = false;        // inspect saw no driver or a lost GPU
+  bool table_scan_ = false;         // the scan asks for the plain table too
   int device_gpus_ = 0;             // 1 + the highest /dev/nvidiaN seen
   std::vector<std::string> refused_;  // "PID (user)" that kill(1) refused
 };

@@ -15,6 +15,29 @@ namespace host_cleaner_internal {
 
 using std::chrono::milliseconds;
 
+namespace {
+
+// The table's processes as compute apps (by the GPU's UUID), so that a
+// graphics client holding memory is a holder, never a ghost.
+void AddTableProcesses(const ScanOutput& scan, const std::vector<GpuReading>& gpus,
+                       std::vector<ComputeApp>* apps) {
+  std::vector<TableProcess> table;
+  if (scan.table_exit != 0 || !ParseProcessTable(scan.table_out, &table).ok()) return;
+  for (const TableProcess& process : table) {
+    for (const GpuReading& gpu : gpus) {
+      if (gpu.index != process.gpu) continue;
+      ComputeApp app;
+      app.pid = process.pid;
+      app.gpu_uuid = gpu.uuid;
+      app.gpu_bus_id = gpu.bus_id;
+      app.used_mib = process.used_mib;
+      apps->push_back(app);
+    }
+  }
+}
+
+}  // namespace
+
 bool Runner::QuickScan(std::vector<GpuReading>* gpus, const ScanOutput* prefetched) {
   if (!Scan({}, gpus, /*holders=*/false, prefetched)) return false;
   for (const GpuReading& gpu : *gpus) {
@@ -37,6 +60,7 @@ bool Runner::Scan(const std::vector<std::string>& units,
     request.nvidia_smi_timeout = nvidia_smi_timeout_;
     request.holders = holders;
     if (holders) request.watch = WatchedParents(view_.holders);
+    request.table = table_scan_;
     CommandResult result;
     // Two nvidia-smi calls, each bounded on the host.
     milliseconds timeout = job_.command_timeout + 2 * nvidia_smi_timeout_;
@@ -95,6 +119,7 @@ bool Runner::Scan(const std::vector<std::string>& units,
   if (holders) {
     // /dev/nvidiaN is the device minor, not always nvidia-smi's index.
     MapHolderGpusToIndexes(scan.minors, *gpus, &scanned);
+    AddTableProcesses(scan, *gpus, &apps);
     AddComputeApps(scan, apps, *gpus, &scanned);
     MergeHolderScan(scanned, protect_, history_.waves, &view_.holders);
     view_.newcomers = FindNewcomers(scan.children, view_.holders);
@@ -114,6 +139,16 @@ bool Runner::Scan(const std::vector<std::string>& units,
     if (!suspects.empty()) MarkGhostsWithoutApps(suspects, apps, gpus);
   }
   view_.gpus = *gpus;
+  bool ghost = std::any_of(gpus->begin(), gpus->end(),
+                           [](const GpuReading& g) { return g.state == GpuState::kGhost; });
+  if (holders && ghost && !table_scan_ && prefetched == nullptr) {
+    // Memory with no holder: before calling it a ghost, look again with the
+    // table, which also lists graphics clients.
+    table_scan_ = true;
+    bool ok = Scan(units, gpus, holders);
+    table_scan_ = false;
+    return ok;
+  }
   return true;
 }
 

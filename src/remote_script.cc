@@ -142,20 +142,34 @@ std::string ScanScript(const ScanRequest& request, const HostPaths& paths) {
   s += "q " + Arguments(GpuQueryCommand()) + "\n";
   s += "case $o in *gpu_recovery_action*'not a valid field'*) q " +
        Arguments(GpuQueryWithoutRecovery()) + ";; esac\n";
-  s += "printf 'gpu %s:%s\\0' \"$r\" \"$o\"\n";
+  s += "printf 'gpu %s:%s\\0' \"$r\" \"$o\"; G=$r\n";
   if (!request.holders) {
     s += "z 'apps -'\n";
+    s += "z 'table -'\n";
     s += "z end\n";
     return s;
   }
   s += "D=\n";
-  s += "if [ $r = 124 ] || [ $r = 137 ]; then z 'apps -'; else\n";
+  // A hung nvidia-smi is not asked again.
+  s += "if [ $G = 124 ] || [ $G = 137 ]; then z 'apps -'; else\n";
   s += "  q " + AppsArguments() + "\n";
   s += "  printf 'apps %s:%s\\0' \"$r\" \"$o\"\n";
   s += "  set -f; IFS=$NL\n";
   s += "  for l in $o; do p=${l%%,*}; case $p in ''|*[!0-9]*) ;; *) D=\"$D $p\";; esac; done\n";
   s += "  IFS=\" \t$NL\"; set +f\n";
   s += "fi\n";
+  if (request.table) {
+    // The PIDs of the Processes box: the word before a type (C, G, C+G).
+    s += "if [ $G = 124 ] || [ $G = 137 ]; then z 'table -'; else\n";
+    s += "  q; printf 'table %s:%s\\0' \"$r\" \"$o\"\n";
+    s += "  set -f; IFS=$NL\n";
+    s += "  for l in $o; do IFS=' '; w=; for y in $l; do case $y in C|G|C+G|M|M+C) "
+         "case $w in ''|*[!0-9]*) ;; *) D=\"$D $w\";; esac;; esac; w=$y; done; done\n";
+    s += "  IFS=\" \t$NL\"; set +f\n";
+    s += "fi\n";
+  } else {
+    s += "z 'table -'\n";
+  }
   s += "nvm; z \"majors$MN\"\n";
   s += "fds /proc/[0-9]*/fd\n";
   s += "for g in " + ShellQuote(paths.driver_dir) + "/*; do\n";
@@ -174,7 +188,7 @@ std::string ScanScript(const ScanRequest& request, const HostPaths& paths) {
     s += "  [ -d /proc/$p ] || continue\n";
     s += "  c=\n";
     s += "  for f in /proc/$p/task/*/children; do y=; read -r y <\"$f\" 2>/dev/null; c=\"$c $y\"; done\n";
-    s += "  set -- $c; z \"kids $p $*\"; D=\"$D $p $*\"\n";
+    s += "  k=\"kids $p\"; for y in $c; do k=\"$k $y\"; done; z \"$k\"; D=\"$D $p $c\"\n";
     s += "done\n";
   }
   // Each PID once, in the order first seen.

@@ -190,6 +190,9 @@ Status ParseScanRecords(RecordReader& reader, ScanOutput* scan) {
   ReadUnits(units, &scan->active_units);
   status = TakeCommand(reader, "gpu", "gpu RC:TEXT", &scan->nvidia_smi_exit, &scan->nvidia_smi_out);
   if (status.ok()) status = TakeCommand(reader, "apps", "apps RC:TEXT", &scan->apps_exit, &scan->apps_out);
+  if (status.ok()) {
+    status = TakeCommand(reader, "table", "table RC:TEXT", &scan->table_exit, &scan->table_out);
+  }
   if (!status.ok()) return status;
   std::vector<std::pair<int, std::vector<int>>> kids;
   if (reader.PeekWord() == "majors") {

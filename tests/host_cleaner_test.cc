@@ -162,7 +162,7 @@ class FakeTransport : public Transport {
         "sure that the latest NVIDIA driver is installed and running.";
     int rc = host_.lost_gpu >= 0 ? 15 : host_.nvidia_smi_exit;
     out += Nul("gpu " + std::to_string(rc) + ":" + (answers ? GpuQuery() : failure));
-    if (!holders) return out + Nul("apps -") + Nul("end");
+    if (!holders) return out + Nul("apps -") + Nul("table -") + Nul("end");
     std::ostringstream apps;
     apps << "pid, gpu_uuid, gpu_bus_id, used_gpu_memory [MiB]\n";
     for (const FakeProc& p : host_.procs) {
@@ -173,6 +173,8 @@ class FakeTransport : public Transport {
       }
     }
     out += Nul("apps " + std::to_string(rc) + ":" + (answers && rc == 0 ? apps.str() : failure));
+    // The plain table, when asked (a ghost suspected): no graphics client.
+    out += Has(command, "table %s") ? Nul("table 0:No running processes found\n") : Nul("table -");
     out += Nul("majors 195 nvidia");
     std::ostringstream details;
     for (const FakeProc& p : host_.procs) {
@@ -377,7 +379,7 @@ TEST(HostCleanerTest, GhostMemoryIsNamed) {
   FakeHost host;
   host.ghost_mib[3] = 10151;
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan shm+smi scan");
+  EXPECT_EQ(o.log, "scan scan shm+smi scan scan");  // the second: with the table
   EXPECT_EQ(o.report.status, HostStatus::kDirty);
   EXPECT_EQ(o.report.gpus_after[3].state, GpuState::kGhost);
   EXPECT_EQ(o.report.term_sent, 0);
@@ -397,7 +399,7 @@ TEST(HostCleanerTest, GhostUnderDaemonIsNamedAndItsResetBlocked) {
   Playbook reset;
   ASSERT_TRUE(LoadPlaybookFile(FLEETREAP_SOURCE_DIR "/playbooks/reset.yaml", &reset).ok());
   Outcome o = Clean(host, reset);
-  EXPECT_EQ(o.log, "scan shm+smi scan reset smi scan");
+  EXPECT_EQ(o.log, "scan scan shm+smi scan scan reset smi scan scan");
   EXPECT_EQ(o.report.status, HostStatus::kDirty);
   EXPECT_EQ(o.report.gpus_after[2].state, GpuState::kGhost);
   EXPECT_EQ(o.report.gpus_after[4].state, GpuState::kGhost);

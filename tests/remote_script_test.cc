@@ -391,7 +391,7 @@ TEST(RemoteScriptTest, Parsers) {
                                 Nul("gpu 0:index, memory.used\n0, 0");
   EXPECT_EQ(ParseScanOutput(scan_head, &scan).ToString(),
             "parse: scan output: expected \"apps RC:TEXT\", got the end");
-  ASSERT_TRUE(ParseScanOutput(scan_head + Nul("apps -") + Nul("end"), &scan).ok());
+  ASSERT_TRUE(ParseScanOutput(scan_head + Nul("apps -") + Nul("table -") + Nul("end"), &scan).ok());
   EXPECT_EQ(scan.shell_pid, 12);
   EXPECT_EQ(scan.ancestors, (std::vector<int>{11, 5}));
   EXPECT_EQ(scan.active_units, std::vector<std::string>{"vllm.service"});
@@ -399,7 +399,7 @@ TEST(RemoteScriptTest, Parsers) {
   EXPECT_FALSE(scan.holders);
 
   std::string stat = "811 (python3\n@@end) S 425 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 3456 0 0";
-  ASSERT_TRUE(ParseScanOutput(scan_head + Nul("apps 0:pid\n811") +
+  ASSERT_TRUE(ParseScanOutput(scan_head + Nul("apps 0:pid\n811") + Nul("table -") +
                                   Nul("majors 195 nvidia 238 nvidia-uvm") +
                                   Nul("fd 811 4 195 3") + Nul("fdp 811 5:/dev/nvidia\n3") +
                                   Nul("minor 3:0000:1a:00.0") + Nul("kids 425 811") +
@@ -424,16 +424,19 @@ TEST(RemoteScriptTest, Parsers) {
   EXPECT_EQ(scan.children[0].comm, "python3?@@end");
 
   const Bad bad_scans[] = {
-      {scan_head + Nul("apps -") + Nul("end") + Nul("end"),
-       "parse: scan output record 7: unexpected \"end\""},
-      {scan_head + Nul("apps -") + Nul("unknown") + Nul("end"),
-       "parse: scan output record 6: expected \"end\", got \"unknown\""},
-      {scan_head + Nul("apps 0:") + Nul("majors") + Nul("fd 1 2 195") + Nul("end"),
-       "parse: scan output record 7: expected \"fd PID FD MAJOR MINOR\", got \"fd 1 2 195\""},
-      {scan_head + Nul("apps 0:") + Nul("majors") + Nul("/proc/1/environ:x") + Nul("end"),
-       "parse: scan output record 7: unexpected \"/proc/1/environ\""},
-      {scan_head + Nul("apps 0:") + Nul("majors") + Nul("kids x") + Nul("end"),
-       "parse: scan output record 7: bad kids \"kids x\""},
+      {scan_head + Nul("apps -") + Nul("table -") + Nul("end") + Nul("end"),
+       "parse: scan output record 8: unexpected \"end\""},
+      {scan_head + Nul("apps -") + Nul("table -") + Nul("unknown") + Nul("end"),
+       "parse: scan output record 7: expected \"end\", got \"unknown\""},
+      {scan_head + Nul("apps -") + Nul("end"),
+       "parse: scan output record 6: expected \"table RC:TEXT\", got \"end\""},
+      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("fd 1 2 195") + Nul("end"),
+       "parse: scan output record 8: expected \"fd PID FD MAJOR MINOR\", got \"fd 1 2 195\""},
+      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("/proc/1/environ:x") +
+           Nul("end"),
+       "parse: scan output record 8: unexpected \"/proc/1/environ\""},
+      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("kids x") + Nul("end"),
+       "parse: scan output record 8: bad kids \"kids x\""},
       {Nul("scan 1") + Nul("session") + Nul("end"), "parse: scan output record 2: bad session \"session\""},
       {Nul("@@session") + Nul("end"),
        "parse: scan output: record 1 has a bad tag \"@@session\""},

@@ -49,13 +49,16 @@ struct ScanRequest {
   bool holders = true;
   /// Parents of signalled holders: their children are listed and described.
   std::vector<int> watch;
+  /// Also the plain nvidia-smi table, whose Processes box lists graphics
+  /// clients too (driver 580 has no graphics-apps query); with "holders".
+  bool table = false;
 };
 
 /// The scan used for inspect, re-scan and verify. Starts at most 9
 /// processes (10 with units): find and stat for the fd pass, timeout and
 /// nvidia-smi twice, grep and find for the details, systemctl. Prints, in
 /// order: "scan 1", "session SHELL ANCESTOR...", "units RC:TEXT",
-/// "gpu RC:TEXT", "apps RC:TEXT", "majors (N NAME)...", "fd PID FD MAJ MIN",
+/// "gpu RC:TEXT", "apps RC:TEXT", "table RC:TEXT", "majors (N NAME)...", "fd PID FD MAJ MIN",
 /// "fdp PID FD:PATH", "minor N:BUS_ID", "kids PARENT CHILD...", then
 /// "/proc/PID/stat:..", "/proc/PID/status:..", "/proc/PID/cmdline:ARG",
 /// "/etc/passwd:..", "exe PID:TARGET", and "end". RC is "-" for a query

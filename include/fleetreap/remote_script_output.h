@@ -57,6 +57,8 @@ struct ScanOutput {
   bool holders = false;                  // the holder part ran
   std::string apps_out;
   int apps_exit = -1;                    // -1: not run
+  std::string table_out;                 // plain nvidia-smi (ScanRequest::table)
+  int table_exit = -1;                   // -1: not run
   std::map<int, std::string> majors;     // NVIDIA character majors: 195 "nvidia"...
   std::vector<DeviceFd> fds;
   std::map<std::string, int> minors;     // device minor by bus id
