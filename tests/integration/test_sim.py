@@ -164,7 +164,8 @@ class SimFleetTest(unittest.TestCase):
         truth = self.fleet.ground_truth()["gpu10"]
         self.assertIn("nccl-WU88OE", truth["shm_must_remove"])
         self.assertIn("keep-me.db", truth["shm_must_keep"])
-        self.ssh("gpu10", "rm -f /dev/shm/nccl-* /dev/shm/psm_* /dev/shm/sem.vllm_lock")
+        self.ssh("gpu10", "rm -f /dev/shm/nccl-* /dev/shm/psm_* /dev/shm/sem.vllm_lock "
+                          "/dev/shm/sem.mp-* /dev/shm/sgl_shm_* /dev/shm/vllm_offload_*")
         self.assertTrue(self.fleet.ground_truth()["gpu10"]["clean"])
 
 

@@ -117,7 +117,8 @@ def protected_daemons(h):
 def shm_leftovers(h):
     """Stale NCCL/psm segments in /dev/shm next to files that must stay."""
     h.daemon("nvidia-persistenced")
-    for name in ("nccl-WU88OE", "nccl-Ab12Cd", "psm_4f1e2b7a", "sem.vllm_lock"):
+    for name in ("nccl-WU88OE", "nccl-Ab12Cd", "psm_4f1e2b7a", "sem.vllm_lock",
+                 "sem.mp-a3bx9k2q", "sgl_shm_mm_7f3e", "vllm_offload_engine0.mmap"):
         h.shm(name, size=1 << 20, keep=False)
     for name in ("cuda.shm.0.52.1", "keep-me.db", "pulse-shm-2816412571"):
         h.shm(name, keep=True)
