@@ -163,7 +163,11 @@ HostReport Runner::Run() {
 
 void Runner::Finish() {
   for (TrackedHolder& t : view_.holders) {
-    if (job_.dry_run && t.present) t.holder.fate = PlannedFate(playbook_, t.holder);
+    if (job_.dry_run && t.present) {
+      // With no driver or a GPU off the bus nothing would be signalled.
+      bool stays = stop_ladder_ && t.holder.fate != HolderFate::kProtected;
+      t.holder.fate = stays ? HolderFate::kObserved : PlannedFate(playbook_, t.holder);
+    }
     report_.holders.push_back(t.holder);
   }
   if (job_.dry_run && playbook_.Runs(Step::kStopUnits)) {
@@ -201,6 +205,10 @@ void Runner::Finish() {
   bool clean = HostGpusClean(report_.gpus_after) && view_.newcomers.empty();
   report_.status = clean ? HostStatus::kClean : HostStatus::kDirty;
   report_.error_kind = ErrorKind::kNone;
+  if (stop_ladder_ && report_.error_message.empty()) {
+    report_.error_message = "nothing signalled or removed: nvidia-smi says a GPU is lost "
+                            "or the driver is not loaded";
+  }
 }
 
 }  // namespace host_cleaner_internal
