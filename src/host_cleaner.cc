@@ -90,7 +90,8 @@ HostReport Runner::Run() {
       break;
     }
     if (job_.dry_run && history_.inspected) {
-      if (playbook_.Runs(Step::kCleanShm) && !playbook_.shm_patterns.empty()) {
+      if (playbook_.Runs(Step::kCleanShm) && !playbook_.shm_patterns.empty() &&
+          !history_.shm_done) {
         CleanShm(/*dry_run=*/true);
       }
       break;
@@ -104,7 +105,9 @@ HostReport Runner::Run() {
       case ActionKind::kInspect: {
         std::vector<std::string> units;
         if (playbook_.Runs(Step::kStopUnits)) units = playbook_.units;
-        if (Scan(units, &report_.gpus_before)) {
+        bool shm = job_.dry_run && playbook_.Runs(Step::kCleanShm) &&
+                   !playbook_.shm_patterns.empty();
+        if (shm ? InspectWithShmDryRun(units) : Scan(units, &report_.gpus_before)) {
           report_.gpus_after = report_.gpus_before;
         }
         history_.inspected = true;

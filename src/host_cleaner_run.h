@@ -14,6 +14,7 @@
 #include "fleetreap/escalation.h"
 #include "fleetreap/host_cleaner.h"
 #include "fleetreap/protect.h"
+#include "fleetreap/remote_script.h"
 #include "fleetreap/remote_script_output.h"
 
 namespace fleetreap {
@@ -55,6 +56,9 @@ class Runner {
   // "prefetched": the scan when it already came back with another step.
   bool Scan(const std::vector<std::string>& units, std::vector<GpuReading>* gpus,
             bool holders = true, const ScanOutput* prefetched = nullptr);
+  ScanRequest Request(const std::vector<std::string>& units, bool holders) const;
+  // A dry run's inspect and /dev/shm look in one round trip.
+  bool InspectWithShmDryRun(const std::vector<std::string>& units);
   // nvidia-smi alone, the known holders standing in; a full Scan follows
   // only when a GPU is not clean, to find and classify what holds it.
   bool QuickScan(std::vector<GpuReading>* gpus, const ScanOutput* prefetched = nullptr);

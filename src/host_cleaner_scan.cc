@@ -38,6 +38,30 @@ void AddTableProcesses(const ScanOutput& scan, const std::vector<GpuReading>& gp
 
 }  // namespace
 
+ScanRequest Runner::Request(const std::vector<std::string>& units, bool holders) const {
+  ScanRequest request;
+  request.units = units;
+  request.nvidia_smi_timeout = nvidia_smi_timeout_;
+  request.holders = holders;
+  if (holders) request.watch = WatchedParents(view_.holders);
+  request.table = table_scan_;
+  return request;
+}
+
+bool Runner::InspectWithShmDryRun(const std::vector<std::string>& units) {
+  CommandResult result;
+  std::string script = ShmCleanScript(playbook_.shm_patterns, /*dry_run=*/true) +
+                       ScanScript(Request(units, true));
+  history_.shm_done = true;
+  if (!Exec(script, job_.command_timeout + 2 * nvidia_smi_timeout_, &result)) return false;
+  ShmOutput shm;
+  ScanOutput scan;
+  Status status = ParseShmOutput(result.out, &shm, &scan);
+  if (!status.ok()) return Fail(status.kind(), status.message());
+  report_.shm_would_remove = shm.removed;
+  return Scan(units, &report_.gpus_before, true, &scan);
+}
+
 bool Runner::QuickScan(std::vector<GpuReading>* gpus, const ScanOutput* prefetched) {
   if (!Scan({}, gpus, /*holders=*/false, prefetched)) return false;
   for (const GpuReading& gpu : *gpus) {
@@ -55,12 +79,7 @@ bool Runner::Scan(const std::vector<std::string>& units,
   if (prefetched != nullptr) {
     scan = *prefetched;
   } else {
-    ScanRequest request;
-    request.units = units;
-    request.nvidia_smi_timeout = nvidia_smi_timeout_;
-    request.holders = holders;
-    if (holders) request.watch = WatchedParents(view_.holders);
-    request.table = table_scan_;
+    ScanRequest request = Request(units, holders);
     CommandResult result;
     // Two nvidia-smi calls, each bounded on the host.
     milliseconds timeout = job_.command_timeout + 2 * nvidia_smi_timeout_;
@@ -141,7 +160,7 @@ bool Runner::Scan(const std::vector<std::string>& units,
   view_.gpus = *gpus;
   bool ghost = std::any_of(gpus->begin(), gpus->end(),
                            [](const GpuReading& g) { return g.state == GpuState::kGhost; });
-  if (holders && ghost && !table_scan_ && prefetched == nullptr) {
+  if (holders && ghost && !table_scan_) {
     // Memory with no holder: before calling it a ghost, look again with the
     // table, which also lists graphics clients.
     table_scan_ = true;

@@ -73,7 +73,7 @@ class FakeTransport : public Transport {
       return r;
     }
     const bool scan = Has(command, "scan 1");
-    const bool holders = Has(command, "fds /proc/[0-9]*/fd");
+    const bool holders = Has(command, "majors$MN");
     if (Has(command, "shm 1")) {
       bool dry = !Has(command, "-delete");
       log_.push_back(dry ? "shm?" : "shm");
@@ -81,8 +81,8 @@ class FakeTransport : public Transport {
       for (const std::string& f : host_.shm) r.out += Nul((dry ? "would:" : "removed:") + f);
       if (!dry) host_.shm.clear();
       if (scan) {
-        log_.back() += "+smi";
-        r.out += Scan(command, false);
+        log_.back() += holders ? "+scan" : "+smi";
+        r.out += Scan(command, holders);
       } else {
         r.out += Nul("end");
       }
@@ -423,7 +423,7 @@ TEST(HostCleanerTest, StragglerStartsASecondWave) {
 
 TEST(HostCleanerTest, DryRunChangesNothing) {
   Outcome o = Clean(Incident(), Vllm(), /*dry_run=*/true);
-  EXPECT_EQ(o.log, "scan shm?");
+  EXPECT_EQ(o.log, "shm?+scan");  // one round trip
   EXPECT_EQ(o.report.status, HostStatus::kDirty);
   EXPECT_EQ(o.report.units_would_stop, std::vector<std::string>{"vllm.service"});
   EXPECT_EQ(o.report.shm_would_remove.size(), 2u);
