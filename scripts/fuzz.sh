@@ -13,7 +13,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-60}
 build=${FLEETREAP_FUZZ_BUILD:-$root/build-fuzz}
 jobs=${FLEETREAP_FUZZ_JOBS:-2}
-targets="gpu_query compute_apps fuser_output holder_scan script_output inventory playbook"
+targets="gpu_query compute_apps holder_scan script_output inventory playbook"
 
 cmake -S "$root" -B "$build" -G Ninja -DFLEETREAP_FUZZ=ON -DFLEETREAP_TESTS=OFF \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
@@ -21,20 +21,15 @@ set --
 for t in $targets; do set -- "$@" "fuzz_$t"; done
 cmake --build "$build" -j "$jobs" --target "$@"
 
-# Seeds: every captured output. A raw capture is a valid input (stdout only,
-# exit 0); fuser captures carry stderr and exit status after NUL bytes.
+# Seeds: every captured output (a raw capture is a valid input: stdout
+# only, exit 0), and records of each remote step (tests/fuzz/seeds).
 seeds=$build/fuzz-seeds
 rm -rf "$seeds"
-mkdir -p "$seeds/gpu_query" "$seeds/fuser_output" "$seeds/holder_scan" "$seeds/inventory" \
-  "$seeds/playbook" "$seeds/script_output"
+mkdir -p "$seeds/gpu_query" "$seeds/holder_scan" "$seeds/inventory" "$seeds/playbook" \
+  "$seeds/script_output"
 cp "$root"/inventory/*.yaml "$root"/inventory/*.txt "$seeds/inventory/"
 cp "$root"/playbooks/*.yaml "$seeds/playbook/"
 cp "$root"/tests/testdata/nvsmi/*.txt "$seeds/gpu_query/"
-for out in "$root"/tests/testdata/fuser/*.out; do
-  base=${out%.out}
-  { cat "$out"; printf '\0'; cat "$base.err"; printf '\0'; cat "$base.rc"; } \
-    > "$seeds/fuser_output/$(basename "$base")"
-done
 cp "$root"/tests/fuzz/seeds/holder_scan/* "$seeds/holder_scan/"
 cp "$root"/tests/fuzz/seeds/script_output/* "$seeds/script_output/"
 

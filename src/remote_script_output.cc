@@ -32,9 +32,6 @@ Status TakeHeader(RecordReader& reader, const std::string& word) {
 Status TakeCommand(RecordReader& reader, const std::string& word, const char* shape,
                    int* exit_code, std::string* text) {
   const HostRecord* r = nullptr;
-  if (reader.PeekWord() == word && !reader.AtEnd()) {
-    // Either form; Take checks the one it sees.
-  }
   Status status = reader.Take(word, 2, true, shape, &r);
   if (!status.ok()) {
     Status not_run = reader.Take(word, 2, false, shape, &r);
@@ -128,7 +125,7 @@ Status ParseDetails(RecordReader& reader, ScanOutput* scan) {
     if (word == "exe") {
       Status status = reader.Take("exe", 2, true, "exe /proc/PID:TARGET", &r);
       if (!status.ok()) return status;
-      const std::string& path = r->Words()[1];
+      const std::string path = r->Words()[1];
       int pid = 0;
       if (path.rfind("/proc/", 0) != 0 || !ParseTagInt(path.substr(6), &pid)) {
         return reader.Error("bad exe record " + QuoteForMessage(r->tag, 40));
