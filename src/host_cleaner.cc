@@ -134,14 +134,15 @@ HostReport Runner::Run() {
         // The quick re-scan trusts nvidia-smi when every GPU reads clean; the
         // settle re-scan always looks at the device files again, and so does
         // every re-scan when a signalled holder's parent may restart it.
-        if (history_.rescans_since_signal == 0 && WatchedParents(view_.holders).empty()) {
-          QuickScan(&report_.gpus_after);
+        bool quick = history_.rescans_since_signal == 0 && WatchedParents(view_.holders).empty();
+        if (history_.rescans_since_signal == 0 && FusesShmAndVerify()) {
+          RescanWithShmAndVerify(quick);
+          Time("rescan+clean_shm+verify", scan_start);
         } else {
-          Scan({}, &report_.gpus_after);
+          quick ? QuickScan(&report_.gpus_after) : Scan({}, &report_.gpus_after);
+          AfterRescan();
+          Time("rescan", scan_start);
         }
-        history_.signalled_since_scan = false;
-        history_.rescans_since_signal++;
-        Time("rescan", scan_start);
         break;
       }
       case ActionKind::kCleanShm:

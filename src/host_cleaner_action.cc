@@ -115,6 +115,41 @@ bool Runner::CleanShm(bool dry_run, bool verify) {
   return verified;
 }
 
+bool Runner::FusesShmAndVerify() const {
+  return playbook_.Runs(Step::kCleanShm) && playbook_.Runs(Step::kVerify) &&
+         !playbook_.shm_patterns.empty() && !history_.shm_done && !history_.verified;
+}
+
+void Runner::AfterRescan() {
+  history_.signalled_since_scan = false;
+  history_.rescans_since_signal++;
+}
+
+// The first re-scan after a wave, the /dev/shm clean and the verify in one
+// round trip: removing unused segments is safe whatever the re-scan finds,
+// and the verify counts only when the ladder would have come to it next.
+bool Runner::RescanWithShmAndVerify(bool quick) {
+  CommandResult result;
+  ScanRequest verify = Request({}, false);
+  std::string script = ScanScript(Request({}, !quick)) +
+                       ShmCleanScript(playbook_.shm_patterns, /*dry_run=*/false) +
+                       ScanScript(verify);
+  if (!Exec(script, job_.command_timeout + 3 * nvidia_smi_timeout_, &result)) return false;
+  ScanOutput rescan, verified;
+  ShmOutput shm;
+  Status status = ParseRescanShmVerifyOutput(result.out, &rescan, &shm, &verified);
+  if (!status.ok()) return Fail(status.kind(), status.message());
+  report_.shm_removed.insert(report_.shm_removed.end(), shm.removed.begin(), shm.removed.end());
+  bool ok = quick ? QuickScan(&report_.gpus_after, &rescan)
+                  : Scan({}, &report_.gpus_after, true, &rescan);
+  AfterRescan();
+  if (!ok) return false;
+  if (NextAction(playbook_, view_, history_).kind != ActionKind::kCleanShm) return true;
+  history_.shm_done = true;
+  history_.verified = true;
+  return QuickScan(&report_.gpus_after, &verified);
+}
+
 bool Runner::ResetGpus(const Action& action) {
   TimePoint start = clock_.Now();
   CommandResult result;

@@ -69,6 +69,11 @@ class Runner {
   bool StopUnits(const Action& action);
   // With "verify", the verify's nvidia-smi runs in the same round trip.
   bool CleanShm(bool dry_run, bool verify = false);
+  // Whether the first re-scan after a wave may carry the /dev/shm clean and
+  // the verify (the playbook runs both and neither ran yet).
+  bool FusesShmAndVerify() const;
+  bool RescanWithShmAndVerify(bool quick);
+  void AfterRescan();
   bool ResetGpus(const Action& action);
   void Time(const char* step, TimePoint start) {
     report_.timings.push_back(

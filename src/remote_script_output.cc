@@ -228,6 +228,24 @@ Status TakeIndexed(RecordReader& reader, const std::string& word, const char* sh
   return Status::Ok();
 }
 
+// "shm 1", then "removed|would|inuse|failed:NAME" records.
+Status TakeShmRecords(RecordReader& reader, ShmOutput* result) {
+  Status status = TakeHeader(reader, "shm");
+  if (!status.ok()) return status;
+  for (std::string word = reader.PeekWord();
+       word == "removed" || word == "would" || word == "inuse" || word == "failed";
+       word = reader.PeekWord()) {
+    const HostRecord* r = nullptr;
+    status = reader.Take(word, 1, true, "removed|would|inuse|failed:NAME", &r);
+    if (!status.ok()) return status;
+    if (r->payload.empty()) return reader.Error("empty file name");
+    if (word == "removed" || word == "would") result->removed.push_back(r->payload);
+    if (word == "inuse") result->in_use.push_back(r->payload);
+    if (word == "failed") result->failed.push_back(r->payload);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status ParseScanOutput(const std::string& out, ScanOutput* scan) {
@@ -314,22 +332,12 @@ Status ParseSignalOutput(const std::string& out, SignalOutput* result) {
 
 Status ParseShmOutput(const std::string& out, ShmOutput* result, ScanOutput* scan) {
   *result = ShmOutput();
-  Parsed parsed(out, scan ? "shm and verify" : "shm");
+  const std::string step = scan ? "shm and verify" : "shm";
+  Parsed parsed(out, step);
   if (!parsed.status.ok()) return parsed.status;
-  RecordReader reader(scan ? "shm and verify" : "shm", parsed.records);
-  Status status = TakeHeader(reader, "shm");
+  RecordReader reader(step, parsed.records);
+  Status status = TakeShmRecords(reader, result);
   if (!status.ok()) return status;
-  for (std::string word = reader.PeekWord();
-       word == "removed" || word == "would" || word == "inuse" || word == "failed";
-       word = reader.PeekWord()) {
-    const HostRecord* r = nullptr;
-    status = reader.Take(word, 1, true, "removed|would|inuse|failed:NAME", &r);
-    if (!status.ok()) return status;
-    if (r->payload.empty()) return reader.Error("empty file name");
-    if (word == "removed" || word == "would") result->removed.push_back(r->payload);
-    if (word == "inuse") result->in_use.push_back(r->payload);
-    if (word == "failed") result->failed.push_back(r->payload);
-  }
   if (scan != nullptr) {
     *scan = ScanOutput();
     status = ParseScanRecords(reader, scan);
@@ -337,6 +345,20 @@ Status ParseShmOutput(const std::string& out, ShmOutput* result, ScanOutput* sca
     const HostRecord* r = nullptr;
     status = reader.Take("end", 1, false, "end", &r);
   }
+  return status.ok() ? reader.ExpectEnd() : status;
+}
+
+Status ParseRescanShmVerifyOutput(const std::string& out, ScanOutput* rescan, ShmOutput* shm,
+                                  ScanOutput* verify) {
+  *rescan = ScanOutput();
+  *shm = ShmOutput();
+  *verify = ScanOutput();
+  Parsed parsed(out, "rescan, shm and verify");
+  if (!parsed.status.ok()) return parsed.status;
+  RecordReader reader("rescan, shm and verify", parsed.records);
+  Status status = ParseScanRecords(reader, rescan);
+  if (status.ok()) status = TakeShmRecords(reader, shm);
+  if (status.ok()) status = ParseScanRecords(reader, verify);
   return status.ok() ? reader.ExpectEnd() : status;
 }
 

@@ -74,7 +74,17 @@ class FakeTransport : public Transport {
     }
     const bool scan = Has(command, "scan 1");
     const bool holders = Has(command, "majors$MN");
-    if (Has(command, "shm 1")) {
+    const size_t scan_at = command.find("scan 1"), shm_at = command.find("shm 1");
+    if (scan_at != std::string::npos && shm_at != std::string::npos && scan_at < shm_at) {
+      // The first re-scan after a wave, fused with the shm clean and verify.
+      const std::string first = command.substr(0, shm_at);
+      const bool full = Has(first, "majors$MN");
+      log_.push_back(std::string(full ? "scan" : "smi") + "+shm+smi");
+      r.out = Scan(first, full) + Nul("shm 1");
+      for (const std::string& f : host_.shm) r.out += Nul("removed:" + f);
+      host_.shm.clear();
+      r.out += Scan(command.substr(shm_at), false);
+    } else if (Has(command, "shm 1")) {
       bool dry = !Has(command, "-delete");
       log_.push_back(dry ? "shm?" : "shm");
       r.out = Nul("shm 1");
@@ -318,7 +328,7 @@ TEST(HostCleanerTest, CleanHostTakesInspectShmVerify) {
 
 TEST(HostCleanerTest, VllmIncident) {
   Outcome o = Clean(Incident(), Vllm());
-  EXPECT_EQ(o.log, "scan stop term scan shm+smi");
+  EXPECT_EQ(o.log, "scan stop term scan+shm+smi");
   EXPECT_EQ(o.report.status, HostStatus::kClean) << o.report.error_message;
   EXPECT_EQ(o.report.units_stopped, std::vector<std::string>{"vllm.service"});
   EXPECT_EQ(o.report.term_sent, 8);
@@ -336,7 +346,7 @@ TEST(HostCleanerTest, IgnoredTermGetsKill) {
   host.procs[1].behavior = Behavior::kIgnoresTerm;
   host.procs[3].behavior = Behavior::kIgnoresTerm;
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term kill scan shm+smi");
+  EXPECT_EQ(o.log, "scan term kill scan+shm+smi");
   EXPECT_EQ(o.report.status, HostStatus::kClean);
   EXPECT_EQ(o.report.term_sent, 4);
   EXPECT_EQ(o.report.kill_sent, 2);
@@ -349,7 +359,7 @@ TEST(HostCleanerTest, UnkillableIsNamedNotRetried) {
   host.procs.push_back(Worker(300, 2));
   host.procs[0].behavior = Behavior::kUnkillable;
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term kill scan scan shm+smi scan");
+  EXPECT_EQ(o.log, "scan term kill scan+shm+smi scan shm+smi scan");
   EXPECT_EQ(o.report.status, HostStatus::kDirty);
   ASSERT_EQ(o.report.holders.size(), 1u);
   EXPECT_EQ(o.report.holders[0].fate, HolderFate::kUnkillable);
@@ -367,7 +377,7 @@ TEST(HostCleanerTest, ProtectedDaemonsAreNeverTargets) {
   fake.comm = "nvidia-persiste";  // a user process wearing the daemon's name
   host.procs = {daemon, fake};
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term scan shm+smi");
+  EXPECT_EQ(o.log, "scan term scan+shm+smi");
   EXPECT_EQ(o.report.status, HostStatus::kClean);
   EXPECT_EQ(o.report.term_sent, 1);
   EXPECT_EQ(o.report.holders[0].fate, HolderFate::kProtected);
@@ -413,7 +423,7 @@ TEST(HostCleanerTest, StragglerStartsASecondWave) {
   for (int i = 0; i < 8; ++i) host.procs.push_back(Worker(200 + i, i, 150));
   host.respawns.push_back(Worker(400, 5, 150));
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term scan term scan shm+smi");
+  EXPECT_EQ(o.log, "scan term scan+shm+smi term scan+shm+smi");
   EXPECT_EQ(o.report.status, HostStatus::kClean);
   EXPECT_EQ(o.report.rounds, 2);
   EXPECT_EQ(o.report.term_sent, 9);
@@ -453,13 +463,26 @@ TEST(HostCleanerTest, LostGpuIsNamedOthersStillVerified) {
   EXPECT_NE(o.report.nvidia_smi_error.find("GPU is lost"), std::string::npos);
 }
 
+TEST(HostCleanerTest, LostGpuStopsTheLadderBeforeAnySignal) {
+  FakeHost host = Incident();
+  host.lost_gpu = 6;
+  for (bool dry_run : {false, true}) {
+    Outcome o = Clean(host, Vllm(), dry_run);
+    EXPECT_EQ(o.log, dry_run ? "shm?+scan" : "scan") << dry_run;
+    EXPECT_EQ(o.report.status, HostStatus::kDirty) << o.report.error_message;
+    EXPECT_EQ(o.report.term_sent + o.report.kill_sent, 0);
+    EXPECT_EQ(CountFate(o.report, HolderFate::kObserved), 8);
+    EXPECT_NE(o.report.error_message.find("nothing signalled"), std::string::npos);
+  }
+}
+
 TEST(HostCleanerTest, RefusedKillFailsTheHostWithoutCallingItUnkillable) {
   FakeHost host;
   host.procs.push_back(Worker(300, 0));
   host.procs.push_back(Worker(301, 1));
   host.procs[1].foreign = true;
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term scan scan shm+smi scan");
+  EXPECT_EQ(o.log, "scan term scan+shm+smi scan shm+smi scan");
   EXPECT_EQ(o.report.status, HostStatus::kFailed);
   EXPECT_EQ(o.report.error_kind, ErrorKind::kCommandFailed);
   EXPECT_EQ(o.report.error_message,

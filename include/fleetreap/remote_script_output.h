@@ -116,6 +116,12 @@ struct ShmOutput {
 [[nodiscard]] Status ParseShmOutput(const std::string& out, ShmOutput* result,
                                     ScanOutput* scan = nullptr);
 
+/// Parses ScanScript (the re-scan) + ShmCleanScript + ScanScript (a quick
+/// verify) run in one round trip: the first scan's records, the shm
+/// records, then the second scan's.
+[[nodiscard]] Status ParseRescanShmVerifyOutput(const std::string& out, ScanOutput* rescan,
+                                                ShmOutput* shm, ScanOutput* verify);
+
 // ---------------------------------------------------------------- reset
 
 struct GpuReset {

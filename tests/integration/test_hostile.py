@@ -13,6 +13,12 @@ fleet's ground truth (the machine's /proc, not fleetreap's report).
                       dirty (exit 1), and no file outside the plan removed.
   nvsmi_only_holder   a PID that nvidia-smi charges but that holds no device
                       descriptor; must be found and cleaned.
+  recovery_action     the driver asks for a reset of GPU 4 (0 MiB used): the
+                      host is dirty and the GPU named needs_recovery.
+  unknown_error       nvidia-smi prints only "...GPU 0000:19:00.0: Unknown
+                      Error" and exits 15, a job busy behind it: the ladder
+                      stops after the inspect, nothing is signalled, the GPU
+                      is named by its bus id with nvidia-smi's own words.
   property            ~50 random byte strings as a holder's comm and argv:
                       the dry run's JSON names each holder with its pid, comm
                       and cmdline exactly as /proc holds them (comm: control
@@ -46,6 +52,8 @@ HOSTS = {
     "gpu02": "hostile_names",
     "gpu03": "forged_shm",
     "gpu04": "nvsmi_only_holder",
+    "gpu05": "recovery_action",
+    "gpu06": "unknown_error",
 }
 
 
@@ -103,6 +111,28 @@ class HostileHostsTest(unittest.TestCase):
         self.assertEqual(vanished, set(), name)
         self.assertEqual(self.after[name]["bystanders"], self.before[name]["bystanders"])
         self.assertEqual(self.after[name]["protected_missing"], [])
+
+    def test_recovery_action_leaves_the_host_dirty_and_names_it(self):
+        r = self.report["gpu05"]
+        self.assertEqual(r["status"], "dirty", r.get("error_message"))
+        gpu4 = [g for g in r["gpus_after"] if g["index"] == 4]
+        self.assertEqual([(g["state"], g["recovery_action"]) for g in gpu4],
+                         [("needs_recovery", "Reset")])
+        self.assertIn("needs recovery (Reset)", r["summary"])
+        self.assert_nothing_else_touched("gpu05")
+
+    def test_unknown_error_stops_the_ladder_before_any_signal(self):
+        r = self.report["gpu06"]
+        self.assertEqual(r["status"], "dirty", r.get("error_message"))
+        lost = [g for g in r["gpus_after"] if g["state"] == "lost"]
+        self.assertEqual([g["bus_id"] for g in lost], ["0000:19:00.0"])
+        self.assertIn("Unknown Error", lost[0]["detail"])
+        self.assertIn("Unable to determine the device handle for GPU 0000:19:00.0: Unknown Error",
+                      r["nvidia_smi_error"])
+        self.assertEqual((r["term_sent"], r["kill_sent"]), (0, 0))
+        self.assertIn("nothing signalled", r["error_message"])
+        # The job behind the broken GPU is left alone, like everything else.
+        self.assertEqual(self.procs_after["gpu06"], self.procs_before["gpu06"])
 
     def test_container_job_ends_clean(self):
         job = self.fleet.hosts["gpu01"].containers
