@@ -1,6 +1,7 @@
 // The host_cleaner runner's actions, the steps that change a host: stopping
 // units, signalling holders, cleaning /dev/shm and resetting GPUs.
 #include <algorithm>
+#include <set>
 
 #include "fleetreap/escalation.h"
 #include "fleetreap/host_view.h"
@@ -16,8 +17,16 @@ bool Runner::Signal(const Action& action) {
   const bool kill = action.kind == ActionKind::kKill;
   TimePoint start = clock_.Now();
   CommandResult result;
-  std::string script = SignalScript(kill ? "KILL" : "TERM", action.targets,
-                                    action.wait, playbook_.poll_interval);
+  // The targets' parents: the respawn watch keeps only those still alive.
+  std::set<int> parents;
+  for (const TrackedHolder& t : view_.holders) {
+    for (const Target& target : action.targets) {
+      if (t.holder.pid == target.pid && t.holder.ppid > 1) parents.insert(t.holder.ppid);
+    }
+  }
+  std::string script = SignalScript(kill ? "KILL" : "TERM", action.targets, action.wait,
+                                    playbook_.poll_interval, HostPaths(),
+                                    {parents.begin(), parents.end()});
   bool ok = Exec(script, action.wait + job_.command_timeout, &result);
   Time(kill ? "kill" : "term", start);
   if (!ok) return false;
@@ -25,6 +34,12 @@ bool Runner::Signal(const Action& action) {
   Status status = ParseSignalOutput(result.out, &out);
   if (!status.ok()) return Fail(status.kind(), status.message());
   last_signal_ = start;
+  // A holder whose parent died was reparented: nothing of it can restart
+  // it, so there is nothing to watch (the re-scan may then be the quick one).
+  std::set<int> alive(out.live_parents.begin(), out.live_parents.end());
+  for (TrackedHolder& t : view_.holders) {
+    if (parents.count(t.holder.ppid) && !alive.count(t.holder.ppid)) t.holder.ppid = 1;
+  }
   history_.signalled_since_scan = true;
   history_.rescans_since_signal = 0;
   for (const Target& target : action.targets) {

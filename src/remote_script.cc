@@ -224,7 +224,7 @@ std::string StopUnitsScript(const std::vector<std::string>& units,
 
 std::string SignalScript(const std::string& signal, const std::vector<Target>& targets,
                          std::chrono::milliseconds wait, std::chrono::milliseconds poll,
-                         const HostPaths& paths) {
+                         const HostPaths& paths, const std::vector<int>& parents) {
   const std::string sig = signal == "KILL" ? "KILL" : "TERM";
   std::string list, dirs;
   for (const Target& t : targets) {
@@ -266,6 +266,11 @@ std::string SignalScript(const std::string& signal, const std::vector<Target>& t
   s += "  done\n";
   s += "fi\n";
   s += "alive; for t in $A; do z \"left ${t%%:*} ${t#*:}\"; done\n";
+  if (!parents.empty()) {
+    std::string list;
+    for (int pid : parents) list += " " + std::to_string(pid);
+    s += "for p in" + list + "; do [ -d /proc/$p ] && z \"parent $p\"; done\n";
+  }
   s += "z end\n";
   return s;
 }
@@ -283,10 +288,12 @@ std::string ShmCleanScript(const std::vector<std::string>& patterns, bool dry_ru
   // The candidates' inodes, then which of them any process has open (the fd
   // pass) or mapped (maps lines on /dev/shm's device with that inode).
   s += "M=" + ShellQuote(paths.shm_dir) + "\n";
+  // No candidate (the usual case): nothing more to read or start.
+  s += "set -f; CI=$(" + match + " -printf '%i ' 2>/dev/null); set +f\n";
+  s += "if [ -n \"$CI\" ]; then\n";
   s += "SD=$(find \"$M\" -maxdepth 0 -printf '%D' 2>/dev/null)\n";
   s += "case $SD in ''|*[!0-9]*) SD=;; esac\n";
-  s += "set -f; CI=$(" + match + " -printf '%i ' 2>/dev/null); set +f\n";
-  s += "if [ -n \"$SD\" ] && [ -n \"$CI\" ]; then\n";
+  s += "if [ -n \"$SD\" ]; then\n";
   s += "  mj=$(( ((SD >> 8) & 0xfff) | ((SD >> 32) & ~0xfff) )); "
        "mn=$(( (SD & 0xff) | ((SD >> 12) & ~0xff) ))\n";
   s += "  hx() { h=; n=$1; while [ $n -gt 0 ] || [ -z \"$h\" ]; do d=$((n % 16)); "
@@ -308,6 +315,7 @@ std::string ShmCleanScript(const std::vector<std::string>& patterns, bool dry_ru
   s += dry_run ? "-printf 'would:%f\\0'" : "-delete -printf 'removed:%f\\0' -o -printf 'failed:%f\\0'";
   s += " \\) 2>/dev/null\n";
   s += "set +f\n";
+  s += "fi\n";
   return s;
 }
 

@@ -326,6 +326,15 @@ Status ParseSignalOutput(const std::string& out, SignalOutput* result) {
     }
     result->left.push_back({pid, state[0]});
   }
+  while (reader.PeekWord() == "parent") {
+    status = reader.Take("parent", 2, false, "parent PID", &r);
+    int pid = 0;
+    if (status.ok() && !ParseTagInt(r->Words()[1], &pid)) {
+      status = reader.Error("bad " + QuoteForMessage(r->tag, 40));
+    }
+    if (!status.ok()) return status;
+    result->live_parents.push_back(pid);
+  }
   status = reader.Take("end", 1, false, "end", &r);
   return status.ok() ? reader.ExpectEnd() : status;
 }

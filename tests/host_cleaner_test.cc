@@ -249,6 +249,17 @@ class FakeTransport : public Transport {
         left += Nul("left " + std::to_string(pid) + " " + (kill ? "D" : "S"));
       }
     }
+    // The parents asked about: alive unless the fake host has them dead.
+    size_t mark = command.find("[ -d /proc/$p ] && z");
+    size_t at = mark == std::string::npos ? mark : command.rfind("for p in ", mark);
+    std::istringstream parents(at == std::string::npos
+                                   ? ""
+                                   : command.substr(at + 9, command.find(';', at) - at - 9));
+    for (int parent; parents >> parent;) {
+      bool dead = false;
+      for (const FakeProc& p : host_.procs) dead = dead || (p.pid == parent && !p.alive);
+      if (!dead) left += Nul("parent " + std::to_string(parent));
+    }
     for (FakeProc& r : host_.respawns) host_.procs.push_back(r);
     host_.respawns.clear();
     return out + left + Nul("end");
@@ -328,7 +339,7 @@ TEST(HostCleanerTest, CleanHostTakesInspectShmVerify) {
 
 TEST(HostCleanerTest, VllmIncident) {
   Outcome o = Clean(Incident(), Vllm());
-  EXPECT_EQ(o.log, "scan stop term scan+shm+smi");
+  EXPECT_EQ(o.log, "scan stop term smi+shm+smi");  // the server is gone: quick
   EXPECT_EQ(o.report.status, HostStatus::kClean) << o.report.error_message;
   EXPECT_EQ(o.report.units_stopped, std::vector<std::string>{"vllm.service"});
   EXPECT_EQ(o.report.term_sent, 8);

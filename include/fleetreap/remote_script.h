@@ -95,10 +95,14 @@ std::string StopUnitsScript(const std::vector<std::string>& units,
 /// unit of process start times), "sent PID", "gone PID" (never signalled:
 /// exited, reused, or no longer holding a device), "failed PID" (kill
 /// refused), then "left PID STATE" for each target signalled and still
-/// present, "end".
+/// present, "parent PID" (see below), "end".
+/// With "parents" (the targets' parents), also "parent PID" for each of
+/// them still alive at the end: a dead parent restarts nothing, so the
+/// respawn watch can let it go.
 std::string SignalScript(const std::string& signal, const std::vector<Target>& targets,
                          std::chrono::milliseconds wait, std::chrono::milliseconds poll,
-                         const HostPaths& paths = HostPaths());
+                         const HostPaths& paths = HostPaths(),
+                         const std::vector<int>& parents = {});
 
 // ---------------------------------------------------------------- /dev/shm
 

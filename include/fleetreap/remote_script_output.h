@@ -99,6 +99,7 @@ struct SignalOutput {
   std::vector<int> gone;      // never signalled: gone, reused, or no longer a holder
   std::vector<int> failed;    // kill(1) refused (EPERM...)
   std::vector<std::pair<int, char>> left;  // still present, with state
+  std::vector<int> live_parents;  // of the parents asked about, those alive
 };
 /// Parses SignalScript's stdout.
 [[nodiscard]] Status ParseSignalOutput(const std::string& out, SignalOutput* result);
