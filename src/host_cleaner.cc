@@ -114,9 +114,16 @@ HostReport Runner::Run() {
         Time("inspect", start);
         break;
       }
-      case ActionKind::kStopUnits:
-        StopUnits(action);
+      case ActionKind::kStopUnits: {
+        // Stopping units changes no holder the inspect saw, so the wave that
+        // follows is known now: it rides along in the same round trip.
+        History stopped = history_;
+        stopped.units_done = true;
+        Action wave = NextAction(playbook_, view_, stopped);
+        bool signals = wave.kind == ActionKind::kTerm || wave.kind == ActionKind::kKill;
+        StopUnits(action, signals && !wave.targets.empty() ? &wave : nullptr);
         break;
+      }
       case ActionKind::kTerm:
       case ActionKind::kKill:
         Signal(action);

@@ -13,27 +13,37 @@ namespace host_cleaner_internal {
 
 using std::chrono::milliseconds;
 
+std::string Runner::SignalScriptFor(const Action& action, std::set<int>* parents) const {
+  // The targets' parents: the respawn watch keeps only those still alive.
+  for (const TrackedHolder& t : view_.holders) {
+    for (const Target& target : action.targets) {
+      if (t.holder.pid == target.pid && t.holder.ppid > 1) parents->insert(t.holder.ppid);
+    }
+  }
+  return SignalScript(action.kind == ActionKind::kKill ? "KILL" : "TERM", action.targets,
+                      action.wait, playbook_.poll_interval, HostPaths(),
+                      {parents->begin(), parents->end()});
+}
+
 bool Runner::Signal(const Action& action) {
   const bool kill = action.kind == ActionKind::kKill;
   TimePoint start = clock_.Now();
   CommandResult result;
-  // The targets' parents: the respawn watch keeps only those still alive.
   std::set<int> parents;
-  for (const TrackedHolder& t : view_.holders) {
-    for (const Target& target : action.targets) {
-      if (t.holder.pid == target.pid && t.holder.ppid > 1) parents.insert(t.holder.ppid);
-    }
-  }
-  std::string script = SignalScript(kill ? "KILL" : "TERM", action.targets, action.wait,
-                                    playbook_.poll_interval, HostPaths(),
-                                    {parents.begin(), parents.end()});
-  bool ok = Exec(script, action.wait + job_.command_timeout, &result);
+  bool ok = Exec(SignalScriptFor(action, &parents), action.wait + job_.command_timeout, &result);
   Time(kill ? "kill" : "term", start);
   if (!ok) return false;
   SignalOutput out;
   Status status = ParseSignalOutput(result.out, &out);
   if (!status.ok()) return Fail(status.kind(), status.message());
-  last_signal_ = start;
+  ApplySignal(action, out, parents, start);
+  return true;
+}
+
+void Runner::ApplySignal(const Action& action, const SignalOutput& out,
+                         const std::set<int>& parents, TimePoint signalled) {
+  const bool kill = action.kind == ActionKind::kKill;
+  last_signal_ = signalled;
   // A holder whose parent died was reparented: nothing of it can restart
   // it, so there is nothing to watch (the re-scan may then be the quick one).
   std::set<int> alive(out.live_parents.begin(), out.live_parents.end());
@@ -77,25 +87,43 @@ bool Runner::Signal(const Action& action) {
       it->holder.fate = FateAfterExit(*it);
     }
   }
-  return true;
 }
 
-bool Runner::StopUnits(const Action& action) {
+bool Runner::StopUnits(const Action& action, const Action* wave) {
   TimePoint start = clock_.Now();
   CommandResult result;
   milliseconds timeout = (playbook_.unit_stop_timeout + milliseconds(3000)) *
                              static_cast<int>(action.units.size()) +
                          job_.command_timeout;
-  bool ok = Exec(StopUnitsScript(action.units, playbook_.unit_stop_timeout),
-                 timeout, &result);
-  Time("stop_units", start);
+  std::string script = StopUnitsScript(action.units, playbook_.unit_stop_timeout,
+                                       /*end=*/wave == nullptr);
+  std::set<int> parents;
+  if (wave != nullptr) {
+    script += SignalScriptFor(*wave, &parents);
+    timeout += wave->wait;
+  }
+  bool ok = Exec(script, timeout, &result);
+  Time(wave == nullptr ? "stop_units" : wave->kind == ActionKind::kKill ? "stop_units+kill"
+                                                                         : "stop_units+term",
+       start);
   history_.units_done = true;
   if (!ok) return false;
   std::vector<UnitStop> stops;
-  Status status = ParseStopUnitsOutput(result.out, action.units, &stops);
+  SignalOutput signal;
+  Status status = wave == nullptr
+                      ? ParseStopUnitsOutput(result.out, action.units, &stops)
+                      : ParseStopAndSignalOutput(result.out, action.units, &stops, &signal);
   if (!status.ok()) return Fail(status.kind(), status.message());
   for (const UnitStop& stop : stops) {
     if (stop.exit_code == 0) report_.units_stopped.push_back(stop.unit);
+  }
+  if (wave != nullptr) {
+    // The signals came after the stops and before the wait the host
+    // reported: the settle period counts from then.
+    milliseconds waited(signal.waited_cs * 10);
+    TimePoint end = clock_.Now();
+    waited = std::min(waited, std::chrono::duration_cast<milliseconds>(end - start));
+    ApplySignal(*wave, signal, parents, end - waited);
   }
   return true;
 }

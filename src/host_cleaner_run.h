@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -66,7 +67,13 @@ class Runner {
   // adds the readings of those that answer.
   bool QueryGpusOneByOne(std::vector<GpuReading>* gpus);
   bool Signal(const Action& action);
-  bool StopUnits(const Action& action);
+  // The signal script of "action"; "parents" gets the targets' parents.
+  std::string SignalScriptFor(const Action& action, std::set<int>* parents) const;
+  void ApplySignal(const Action& action, const SignalOutput& out, const std::set<int>& parents,
+                   TimePoint signalled);
+  // With "wave", that TERM or KILL wave runs in the same round trip, right
+  // after the stops (it targets the holders the inspect found either way).
+  bool StopUnits(const Action& action, const Action* wave = nullptr);
   // With "verify", the verify's nvidia-smi runs in the same round trip.
   bool CleanShm(bool dry_run, bool verify = false);
   // Whether the first re-scan after a wave may carry the /dev/shm clean and

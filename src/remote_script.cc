@@ -211,14 +211,14 @@ std::string PerGpuQueryScript(const std::vector<int>& indexes,
 }
 
 std::string StopUnitsScript(const std::vector<std::string>& units,
-                            std::chrono::milliseconds timeout) {
+                            std::chrono::milliseconds timeout, bool end) {
   std::string s = "z() { printf '%s\\0' \"$*\"; }\n";
   for (size_t i = 0; i < units.size(); ++i) {
     s += "timeout -k 2 " + Seconds(timeout) + " systemctl stop -- " + ShellQuote(units[i]) +
          " </dev/null >/dev/null 2>&1\n";
     s += "z \"stop " + std::to_string(i) + " $?\"\n";
   }
-  s += "z end\n";
+  if (end) s += "z end\n";
   return s;
 }
 
@@ -238,6 +238,8 @@ std::string SignalScript(const std::string& signal, const std::vector<Target>& t
   s += "HP=\n";
   if (!dirs.empty()) s += "fds" + dirs + "\n";
   s += "pst $$; z \"now $S\"\n";
+  s += "cs() { read -r u v </proc/uptime; C=$(( ${u%.*} * 100 + 1${u#*.} - 100 )); }\n";
+  s += "cs; B=$C\n";
   s += "TG='" + list + "'\n";
   s += "W=\n";
   s += "for t in $TG; do\n";
@@ -252,7 +254,6 @@ std::string SignalScript(const std::string& signal, const std::vector<Target>& t
   // returns when the last PID is gone, and the loop asks again).
   s += "alive() { A=; for t in $W; do p=${t%%:*}; r=${t#*:}; "
        "pst $p && [ \"$S\" = \"${r%%:*}\" ] && A=\"$A $p:$Z\"; done; }\n";
-  s += "cs() { read -r u v </proc/uptime; C=$(( ${u%.*} * 100 + 1${u#*.} - 100 )); }\n";
   s += "if [ -n \"$W\" ]; then\n";
   s += "  cs; E=$((C + " + std::to_string(wait.count() / 10) + "))\n";
   s += "  while :; do\n";
@@ -271,6 +272,7 @@ std::string SignalScript(const std::string& signal, const std::vector<Target>& t
     for (int pid : parents) list += " " + std::to_string(pid);
     s += "for p in" + list + "; do [ -d /proc/$p ] && z \"parent $p\"; done\n";
   }
+  s += "cs; z \"done $((C - B))\"\n";
   s += "z end\n";
   return s;
 }

@@ -246,39 +246,9 @@ Status TakeShmRecords(RecordReader& reader, ShmOutput* result) {
   return Status::Ok();
 }
 
-}  // namespace
-
-Status ParseScanOutput(const std::string& out, ScanOutput* scan) {
-  *scan = ScanOutput();
-  Parsed parsed(out, "scan");
-  if (!parsed.status.ok()) return parsed.status;
-  RecordReader reader("scan", parsed.records);
-  Status status = ParseScanRecords(reader, scan);
-  return status.ok() ? reader.ExpectEnd() : status;
-}
-
-Status ParsePerGpuQueryOutput(const std::string& out, std::vector<PerGpuQuery>* queries) {
-  queries->clear();
-  Parsed parsed(out, "per-GPU query");
-  if (!parsed.status.ok()) return parsed.status;
-  RecordReader reader("per-GPU query", parsed.records);
-  while (reader.PeekWord() == "pgpu") {
-    PerGpuQuery q;
-    Status status = TakeIndexed(reader, "pgpu", "pgpu N RC:TEXT", &q.index, &q.exit_code, &q.out);
-    if (!status.ok()) return status;
-    queries->push_back(q);
-  }
-  const HostRecord* r = nullptr;
-  Status status = reader.Take("end", 1, false, "end", &r);
-  return status.ok() ? reader.ExpectEnd() : status;
-}
-
-Status ParseStopUnitsOutput(const std::string& out, const std::vector<std::string>& units,
-                            std::vector<UnitStop>* stops) {
-  stops->clear();
-  Parsed parsed(out, "stop units");
-  if (!parsed.status.ok()) return parsed.status;
-  RecordReader reader("stop units", parsed.records);
+// "stop I RC" for each unit, in order.
+Status TakeStopRecords(RecordReader& reader, const std::vector<std::string>& units,
+                       std::vector<UnitStop>* stops) {
   for (size_t i = 0; i < units.size(); ++i) {
     const HostRecord* r = nullptr;
     Status status = reader.Take("stop", 3, false, "stop I RC", &r);
@@ -290,16 +260,11 @@ Status ParseStopUnitsOutput(const std::string& out, const std::vector<std::strin
     }
     stops->push_back({units[i], code});
   }
-  const HostRecord* r = nullptr;
-  Status status = reader.Take("end", 1, false, "end", &r);
-  return status.ok() ? reader.ExpectEnd() : status;
+  return Status::Ok();
 }
 
-Status ParseSignalOutput(const std::string& out, SignalOutput* result) {
-  *result = SignalOutput();
-  Parsed parsed(out, "signal");
-  if (!parsed.status.ok()) return parsed.status;
-  RecordReader reader("signal", parsed.records);
+// The signal script's records, its "end" included.
+Status TakeSignalRecords(RecordReader& reader, SignalOutput* result) {
   Status status = TakeHeader(reader, "signal");
   const HostRecord* r = nullptr;
   if (status.ok()) status = reader.Take("now", 2, false, "now TICKS", &r);
@@ -335,7 +300,73 @@ Status ParseSignalOutput(const std::string& out, SignalOutput* result) {
     if (!status.ok()) return status;
     result->live_parents.push_back(pid);
   }
-  status = reader.Take("end", 1, false, "end", &r);
+  if (reader.PeekWord() == "done") {
+    status = reader.Take("done", 2, false, "done CS", &r);
+    if (status.ok() && !ParseTagInt(r->Words()[1], &result->waited_cs)) {
+      status = reader.Error("bad " + QuoteForMessage(r->tag, 40));
+    }
+    if (!status.ok()) return status;
+  }
+  return reader.Take("end", 1, false, "end", &r);
+}
+
+}  // namespace
+
+Status ParseScanOutput(const std::string& out, ScanOutput* scan) {
+  *scan = ScanOutput();
+  Parsed parsed(out, "scan");
+  if (!parsed.status.ok()) return parsed.status;
+  RecordReader reader("scan", parsed.records);
+  Status status = ParseScanRecords(reader, scan);
+  return status.ok() ? reader.ExpectEnd() : status;
+}
+
+Status ParsePerGpuQueryOutput(const std::string& out, std::vector<PerGpuQuery>* queries) {
+  queries->clear();
+  Parsed parsed(out, "per-GPU query");
+  if (!parsed.status.ok()) return parsed.status;
+  RecordReader reader("per-GPU query", parsed.records);
+  while (reader.PeekWord() == "pgpu") {
+    PerGpuQuery q;
+    Status status = TakeIndexed(reader, "pgpu", "pgpu N RC:TEXT", &q.index, &q.exit_code, &q.out);
+    if (!status.ok()) return status;
+    queries->push_back(q);
+  }
+  const HostRecord* r = nullptr;
+  Status status = reader.Take("end", 1, false, "end", &r);
+  return status.ok() ? reader.ExpectEnd() : status;
+}
+
+Status ParseStopUnitsOutput(const std::string& out, const std::vector<std::string>& units,
+                            std::vector<UnitStop>* stops) {
+  stops->clear();
+  Parsed parsed(out, "stop units");
+  if (!parsed.status.ok()) return parsed.status;
+  RecordReader reader("stop units", parsed.records);
+  Status status = TakeStopRecords(reader, units, stops);
+  const HostRecord* r = nullptr;
+  if (status.ok()) status = reader.Take("end", 1, false, "end", &r);
+  return status.ok() ? reader.ExpectEnd() : status;
+}
+
+Status ParseStopAndSignalOutput(const std::string& out, const std::vector<std::string>& units,
+                                std::vector<UnitStop>* stops, SignalOutput* signal) {
+  stops->clear();
+  *signal = SignalOutput();
+  Parsed parsed(out, "stop units and signal");
+  if (!parsed.status.ok()) return parsed.status;
+  RecordReader reader("stop units and signal", parsed.records);
+  Status status = TakeStopRecords(reader, units, stops);
+  if (status.ok()) status = TakeSignalRecords(reader, signal);
+  return status.ok() ? reader.ExpectEnd() : status;
+}
+
+Status ParseSignalOutput(const std::string& out, SignalOutput* result) {
+  *result = SignalOutput();
+  Parsed parsed(out, "signal");
+  if (!parsed.status.ok()) return parsed.status;
+  RecordReader reader("signal", parsed.records);
+  Status status = TakeSignalRecords(reader, result);
   return status.ok() ? reader.ExpectEnd() : status;
 }
 

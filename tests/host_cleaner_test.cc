@@ -102,6 +102,11 @@ class FakeTransport : public Transport {
     } else if (Has(command, "systemctl stop")) {
       log_.push_back("stop");
       r.out = Stop();
+      if (Has(command, "signal 1")) {  // the first wave rides along
+        const bool kill = Has(command, "kill -s KILL");
+        log_.back() += kill ? "+kill" : "+term";
+        r.out = r.out.substr(0, r.out.size() - 4) + Signal(command, kill);
+      }
     } else if (Has(command, "kill -s TERM")) {
       log_.push_back("term");
       r.out = Signal(command, false);
@@ -339,7 +344,7 @@ TEST(HostCleanerTest, CleanHostTakesInspectShmVerify) {
 
 TEST(HostCleanerTest, VllmIncident) {
   Outcome o = Clean(Incident(), Vllm());
-  EXPECT_EQ(o.log, "scan stop term smi+shm+smi");  // the server is gone: quick
+  EXPECT_EQ(o.log, "scan stop+term smi+shm+smi");  // 3 round trips
   EXPECT_EQ(o.report.status, HostStatus::kClean) << o.report.error_message;
   EXPECT_EQ(o.report.units_stopped, std::vector<std::string>{"vllm.service"});
   EXPECT_EQ(o.report.term_sent, 8);

@@ -365,6 +365,21 @@ TEST(RemoteScriptTest, Parsers) {
     EXPECT_EQ(ParseSignalOutput(row.out, &sig).ToString(), row.error) << row.out;
   }
 
+  // Units stopped and the first wave in one round trip.
+  std::vector<UnitStop> stops;
+  ASSERT_TRUE(ParseStopAndSignalOutput(Nul("stop 0 0") + Nul("signal 1") + Nul("now 9") +
+                                           Nul("sent 10") + Nul("parent 4") + Nul("done 153") +
+                                           Nul("end"),
+                                       {"vllm.service"}, &stops, &sig).ok());
+  ASSERT_EQ(stops.size(), 1u);
+  EXPECT_EQ(stops[0].unit, "vllm.service");
+  EXPECT_EQ(sig.sent, std::vector<int>{10});
+  EXPECT_EQ(sig.live_parents, std::vector<int>{4});
+  EXPECT_EQ(sig.waited_cs, 153);
+  EXPECT_EQ(ParseStopAndSignalOutput(Nul("stop 0 0") + Nul("end"), {"vllm.service"}, &stops,
+                                     &sig).ToString(),
+            "parse: stop units and signal output record 2: expected \"signal 1\", got \"end\"");
+
   ShmOutput shm;
   ASSERT_TRUE(ParseShmOutput(Nul("shm 1") + Nul("removed:nccl-AbC\n@@end") +
                                  Nul("inuse:psm_1") + Nul("end"),

@@ -80,8 +80,10 @@ std::string PerGpuQueryScript(const std::vector<int>& indexes,
 
 /// Stops each unit with "systemctl stop", each bounded by "timeout". Prints
 /// "stop I RC" per unit, I being its index in "units", then "end".
+/// Without "end" the script stops before its "end" record, so that a
+/// SignalScript may follow in the same round trip (ParseStopAndSignalOutput).
 std::string StopUnitsScript(const std::vector<std::string>& units,
-                            std::chrono::milliseconds timeout);
+                            std::chrono::milliseconds timeout, bool end = true);
 
 // ---------------------------------------------------------------- signals
 
@@ -95,7 +97,8 @@ std::string StopUnitsScript(const std::vector<std::string>& units,
 /// unit of process start times), "sent PID", "gone PID" (never signalled:
 /// exited, reused, or no longer holding a device), "failed PID" (kill
 /// refused), then "left PID STATE" for each target signalled and still
-/// present, "parent PID" (see below), "end".
+/// present, "parent PID" (see below), "done CS" (centiseconds from the
+/// signals to the end of the wait), "end".
 /// With "parents" (the targets' parents), also "parent PID" for each of
 /// them still alive at the end: a dead parent restarts nothing, so the
 /// respawn watch can let it go.

@@ -100,7 +100,15 @@ struct SignalOutput {
   std::vector<int> failed;    // kill(1) refused (EPERM...)
   std::vector<std::pair<int, char>> left;  // still present, with state
   std::vector<int> live_parents;  // of the parents asked about, those alive
+  int waited_cs = 0;              // from the signals to the end of the wait
 };
+/// Parses StopUnitsScript(units, ..., end=false) + SignalScript run in one
+/// round trip.
+[[nodiscard]] Status ParseStopAndSignalOutput(const std::string& out,
+                                              const std::vector<std::string>& units,
+                                              std::vector<UnitStop>* stops,
+                                              SignalOutput* signal);
+
 /// Parses SignalScript's stdout.
 [[nodiscard]] Status ParseSignalOutput(const std::string& out, SignalOutput* result);
 
