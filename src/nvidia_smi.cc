@@ -7,6 +7,7 @@
 #include <cctype>
 #include <set>
 
+#include "fleetreap/text.h"
 #include "nvidia_smi_csv.h"
 
 namespace fleetreap {
@@ -169,27 +170,7 @@ NvidiaSmiFailure ClassifyNvidiaSmiFailure(const std::string& out,
 }
 
 std::string EscapeToolLine(const std::string& line) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < line.size() && i < kMaxToolLine; ++i) {
-    unsigned char c = static_cast<unsigned char>(line[i]);
-    switch (c) {
-      case '\\': out += "\\\\"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      case '\n': out += "\\n"; break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          out += "\\x";
-          out += kHex[c >> 4];
-          out += kHex[c & 0xf];
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  if (line.size() > kMaxToolLine) out += "...";
-  return out;
+  return EscapeControlBytes(line, kMaxToolLine, /*backslashes=*/true);
 }
 
 std::string QuoteToolLine(const std::string& line) {

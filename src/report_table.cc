@@ -8,6 +8,7 @@
 #include "fleetreap/host_outcome.h"
 #include "fleetreap/host_pattern.h"
 #include "fleetreap/nvidia_smi.h"
+#include "fleetreap/text.h"
 
 namespace fleetreap {
 
@@ -37,20 +38,7 @@ std::string Paint(const std::string& text, const char* color, bool enabled) {
 // hostile message can neither break the table nor drive the terminal;
 // backslashes are left alone (the parsers already escaped theirs).
 std::string OneLineDetail(const std::string& detail) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < detail.size() && i < kMaxToolLine; ++i) {
-    unsigned char c = static_cast<unsigned char>(detail[i]);
-    if (c < 0x20 || c == 0x7f) {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xf];
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  if (detail.size() > kMaxToolLine) out += "...";
-  return out;
+  return EscapeControlBytes(detail, kMaxToolLine, /*backslashes=*/false);
 }
 
 }  // namespace

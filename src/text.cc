@@ -34,4 +34,25 @@ std::vector<std::string> SplitLines(const std::string& text) {
   return lines;
 }
 
+std::string EscapeControlBytes(const std::string& text, size_t max_chars, bool backslashes) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < text.size() && i < max_chars; ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\\' && backslashes) {
+      out += "\\\\";
+    } else if (c == '\t' || c == '\r' || c == '\n') {
+      out += c == '\t' ? "\\t" : c == '\r' ? "\\r" : "\\n";
+    } else if (c < 0x20 || c == 0x7f) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (text.size() > max_chars) out += "...";
+  return out;
+}
+
 }  // namespace fleetreap

@@ -22,6 +22,12 @@ inline bool Contains(const std::string& text, const char* part) {
 /// can never flood or break a one-line message.
 std::string QuoteForMessage(const std::string& value, size_t max_chars);
 
+/// "text" with every control byte escaped ("\t", "\r", "\n", else "\x1b"),
+/// and with "backslashes" each '\\' doubled, so that a host's bytes can
+/// neither break a line nor drive a terminal; past "max_chars" bytes it is
+/// cut and "..." added.
+std::string EscapeControlBytes(const std::string& text, size_t max_chars, bool backslashes);
+
 /// The lines of "text", split at LF, each without its CR; no empty last line
 /// for a final LF.
 std::vector<std::string> SplitLines(const std::string& text);
