@@ -116,86 +116,100 @@ const std::vector<std::string>& ScanAppsFields() {
   return fields;
 }
 
+// The scan's body. Its inputs are set before it: the playbook's units as
+// the positional parameters, T (nvidia-smi's bound in seconds), GQ and GQ6
+// (the GPU query's arguments, with and without gpu_recovery_action), AQ
+// (compute apps), HOLD (the holder part), TABLE (the plain table too),
+// WATCH (parents whose children to list) and DR (the driver's GPU folder).
+constexpr char kScanBody[] = R"SH(z 'scan 1'
+# The session: this shell and its ancestors, by the PPid line of status.
+a=; p=$$; i=0
+while [ "$p" -gt 1 ] 2>/dev/null && [ $i -lt 64 ]; do
+  n=; { while read -r k v; do [ "$k" = PPid: ] && n=$v && break; done; } 2>/dev/null </proc/$p/status
+  case $n in ''|*[!0-9]*) break;; esac
+  p=$n; i=$((i+1)); [ "$p" -gt 1 ] && a="$a $p"
+done
+z "session $$$a"
+if [ $# -eq 0 ]; then
+  z 'units -'
+else
+  if command -v systemctl >/dev/null 2>&1; then
+    u=$(systemctl list-units --no-legend --no-pager --plain --full --state=active -- "$@" 2>/dev/null </dev/null); r=$?
+  else
+    u=; r=127
+  fi
+  printf 'units %s:%s\0' "$r" "$u"
+fi
+q $GQ
+case $o in *gpu_recovery_action*'not a valid field'*) q $GQ6;; esac
+printf 'gpu %s:%s\0' "$r" "$o"; G=$r
+if [ -z "$HOLD" ]; then
+  z 'apps -'; z 'table -'
+else
+  D=
+  # A hung nvidia-smi is not asked again; the PIDs it charges are holders.
+  if [ $G = 124 ] || [ $G = 137 ]; then
+    z 'apps -'
+  else
+    q $AQ; printf 'apps %s:%s\0' "$r" "$o"
+    set -f; IFS=$NL
+    for l in $o; do p=${l%%,*}; case $p in ''|*[!0-9]*) ;; *) D="$D $p";; esac; done
+    IFS=" 	$NL"; set +f
+  fi
+  # The plain table's Processes box: the PID is the word before a type.
+  if [ -z "$TABLE" ] || [ $G = 124 ] || [ $G = 137 ]; then
+    z 'table -'
+  else
+    q; printf 'table %s:%s\0' "$r" "$o"
+    set -f; IFS=$NL
+    for l in $o; do
+      IFS=' '; w=
+      for y in $l; do
+        case $y in C|G|C+G|M|M+C) case $w in ''|*[!0-9]*) ;; *) D="$D $w";; esac;; esac
+        w=$y
+      done
+    done
+    IFS=" 	$NL"; set +f
+  fi
+  nvm; z "majors$MN"
+  fds /proc/[0-9]*/fd
+  for g in "$DR"/*; do
+    [ -r "$g/information" ] || continue
+    { while IFS=: read -r k v; do
+      [ "$k" = 'Device Minor' ] || continue
+      set -- $v; case $1 in ''|*[!0-9]*) ;; *) printf 'minor %s:%s\0' "$1" "${g##*/}";; esac
+      break
+    done; } 2>/dev/null <"$g/information"
+  done
+  D="$D$HP"
+  for p in $WATCH; do
+    [ -d /proc/$p ] || continue
+    c=
+    for f in /proc/$p/task/*/children; do y=; read -r y <"$f" 2>/dev/null; c="$c $y"; done
+    k="kids $p"; for y in $c; do k="$k $y"; done; z "$k"; D="$D $p $c"
+  done
+  # Each PID once, in the order first seen.
+  HP=; for p in $D; do add $p; done
+  dump "$HP"
+fi
+z end
+)SH";
+
 std::string ScanScript(const ScanRequest& request, const HostPaths& paths) {
+  std::string watch;
+  for (int pid : request.watch) watch += (watch.empty() ? "" : " ") + std::to_string(pid);
   std::string s = Prelude(paths);
-  s += "T=" + Seconds(request.nvidia_smi_timeout) + "\n";
-  s += "z 'scan 1'\n";
-  // The session: this shell and its ancestors, by the PPid line of status.
-  s += "a=; p=$$; i=0\n";
-  s += "while [ \"$p\" -gt 1 ] 2>/dev/null && [ $i -lt 64 ]; do\n";
-  s += "  n=; { while read -r k v; do [ \"$k\" = PPid: ] && n=$v && break; done; } "
-       "2>/dev/null </proc/$p/status\n";
-  s += "  case $n in ''|*[!0-9]*) break;; esac\n";
-  s += "  p=$n; i=$((i+1)); [ \"$p\" -gt 1 ] && a=\"$a $p\"\n";
-  s += "done\n";
-  s += "z \"session $$$a\"\n";
-  if (request.units.empty()) {
-    s += "z 'units -'\n";
-  } else {
-    s += "if command -v systemctl >/dev/null 2>&1; then\n";
-    s += "  u=$(systemctl list-units --no-legend --no-pager --plain --full --state=active --";
-    for (const std::string& unit : request.units) s += " " + ShellQuote(unit);
-    s += " 2>/dev/null </dev/null); r=$?\n";
-    s += "else u=; r=127; fi\n";
-    s += "printf 'units %s:%s\\0' \"$r\" \"$u\"\n";
-  }
-  s += "q " + Arguments(GpuQueryCommand()) + "\n";
-  s += "case $o in *gpu_recovery_action*'not a valid field'*) q " +
-       Arguments(GpuQueryWithoutRecovery()) + ";; esac\n";
-  s += "printf 'gpu %s:%s\\0' \"$r\" \"$o\"; G=$r\n";
-  if (!request.holders) {
-    s += "z 'apps -'\n";
-    s += "z 'table -'\n";
-    s += "z end\n";
-    return s;
-  }
-  s += "D=\n";
-  // A hung nvidia-smi is not asked again.
-  s += "if [ $G = 124 ] || [ $G = 137 ]; then z 'apps -'; else\n";
-  s += "  q " + AppsArguments() + "\n";
-  s += "  printf 'apps %s:%s\\0' \"$r\" \"$o\"\n";
-  s += "  set -f; IFS=$NL\n";
-  s += "  for l in $o; do p=${l%%,*}; case $p in ''|*[!0-9]*) ;; *) D=\"$D $p\";; esac; done\n";
-  s += "  IFS=\" \t$NL\"; set +f\n";
-  s += "fi\n";
-  if (request.table) {
-    // The PIDs of the Processes box: the word before a type (C, G, C+G).
-    s += "if [ $G = 124 ] || [ $G = 137 ]; then z 'table -'; else\n";
-    s += "  q; printf 'table %s:%s\\0' \"$r\" \"$o\"\n";
-    s += "  set -f; IFS=$NL\n";
-    s += "  for l in $o; do IFS=' '; w=; for y in $l; do case $y in C|G|C+G|M|M+C) "
-         "case $w in ''|*[!0-9]*) ;; *) D=\"$D $w\";; esac;; esac; w=$y; done; done\n";
-    s += "  IFS=\" \t$NL\"; set +f\n";
-    s += "fi\n";
-  } else {
-    s += "z 'table -'\n";
-  }
-  s += "nvm; z \"majors$MN\"\n";
-  s += "fds /proc/[0-9]*/fd\n";
-  s += "for g in " + ShellQuote(paths.driver_dir) + "/*; do\n";
-  s += "  [ -r \"$g/information\" ] || continue\n";
-  s += "  { while IFS=: read -r k v; do\n";
-  s += "    [ \"$k\" = 'Device Minor' ] || continue\n";
-  s += "    set -- $v; case $1 in ''|*[!0-9]*) ;; *) printf 'minor %s:%s\\0' \"$1\" \"${g##*/}\";; esac\n";
-  s += "    break\n";
-  s += "  done; } 2>/dev/null <\"$g/information\"\n";
-  s += "done\n";
-  s += "D=\"$D$HP\"\n";
-  if (!request.watch.empty()) {
-    std::string list;
-    for (int pid : request.watch) list += " " + std::to_string(pid);
-    s += "for p in" + list + "; do\n";
-    s += "  [ -d /proc/$p ] || continue\n";
-    s += "  c=\n";
-    s += "  for f in /proc/$p/task/*/children; do y=; read -r y <\"$f\" 2>/dev/null; c=\"$c $y\"; done\n";
-    s += "  k=\"kids $p\"; for y in $c; do k=\"$k $y\"; done; z \"$k\"; D=\"$D $p $c\"\n";
-    s += "done\n";
-  }
-  // Each PID once, in the order first seen.
-  s += "HP=; for p in $D; do add $p; done\n";
-  s += "dump \"$HP\"\n";
-  s += "z end\n";
-  return s;
+  s += "set --";
+  for (const std::string& unit : request.units) s += " " + ShellQuote(unit);
+  s += "\nT=" + Seconds(request.nvidia_smi_timeout) + "\n";
+  s += "GQ=" + ShellQuote(Arguments(GpuQueryCommand())) + "\n";
+  s += "GQ6=" + ShellQuote(Arguments(GpuQueryWithoutRecovery())) + "\n";
+  s += "AQ=" + ShellQuote(AppsArguments()) + "\n";
+  s += std::string("HOLD=") + (request.holders ? "1" : "") + "\n";
+  s += std::string("TABLE=") + (request.table ? "1" : "") + "\n";
+  s += "WATCH='" + watch + "'\n";
+  s += "DR=" + ShellQuote(paths.driver_dir) + "\n";
+  return s + kScanBody;
 }
 
 std::string PerGpuQueryScript(const std::vector<int>& indexes,

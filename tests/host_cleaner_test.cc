@@ -73,12 +73,12 @@ class FakeTransport : public Transport {
       return r;
     }
     const bool scan = Has(command, "scan 1");
-    const bool holders = Has(command, "majors$MN");
+    const bool holders = Has(command, "HOLD=1");
     const size_t scan_at = command.find("scan 1"), shm_at = command.find("shm 1");
     if (scan_at != std::string::npos && shm_at != std::string::npos && scan_at < shm_at) {
       // The first re-scan after a wave, fused with the shm clean and verify.
       const std::string first = command.substr(0, shm_at);
-      const bool full = Has(first, "majors$MN");
+      const bool full = Has(first, "HOLD=1");
       log_.push_back(std::string(full ? "scan" : "smi") + "+shm+smi");
       r.out = Scan(first, full) + Nul("shm 1");
       for (const std::string& f : host_.shm) r.out += Nul("removed:" + f);
@@ -189,7 +189,7 @@ class FakeTransport : public Transport {
     }
     out += Nul("apps " + std::to_string(rc) + ":" + (answers && rc == 0 ? apps.str() : failure));
     // The plain table, when asked (a ghost suspected): no graphics client.
-    out += Has(command, "table %s") ? Nul("table 0:No running processes found\n") : Nul("table -");
+    out += Has(command, "TABLE=1") ? Nul("table 0:No running processes found\n") : Nul("table -");
     out += Nul("majors 195 nvidia");
     std::ostringstream details;
     for (const FakeProc& p : host_.procs) {
