@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <sstream>
 
@@ -85,7 +86,7 @@ class FakeTransport : public Transport {
       host_.shm.clear();
       r.out += Scan(command.substr(shm_at), false);
     } else if (Has(command, "shm 1")) {
-      bool dry = !Has(command, "-delete");
+      bool dry = Has(command, "DRY=1");
       log_.push_back(dry ? "shm?" : "shm");
       r.out = Nul("shm 1");
       for (const std::string& f : host_.shm) r.out += Nul((dry ? "would:" : "removed:") + f);
@@ -103,14 +104,14 @@ class FakeTransport : public Transport {
       log_.push_back("stop");
       r.out = Stop();
       if (Has(command, "signal 1")) {  // the first wave rides along
-        const bool kill = Has(command, "kill -s KILL");
+        const bool kill = Has(command, "SIG=KILL");
         log_.back() += kill ? "+kill" : "+term";
         r.out = r.out.substr(0, r.out.size() - 4) + Signal(command, kill);
       }
-    } else if (Has(command, "kill -s TERM")) {
+    } else if (Has(command, "SIG=TERM")) {
       log_.push_back("term");
       r.out = Signal(command, false);
-    } else if (Has(command, "kill -s KILL")) {
+    } else if (Has(command, "SIG=KILL")) {
       log_.push_back("kill");
       r.out = Signal(command, true);
     } else if (Has(command, "--gpu-reset")) {
@@ -255,11 +256,11 @@ class FakeTransport : public Transport {
       }
     }
     // The parents asked about: alive unless the fake host has them dead.
-    size_t mark = command.find("[ -d /proc/$p ] && z");
-    size_t at = mark == std::string::npos ? mark : command.rfind("for p in ", mark);
-    std::istringstream parents(at == std::string::npos
-                                   ? ""
-                                   : command.substr(at + 9, command.find(';', at) - at - 9));
+    size_t at = command.find("PP=");
+    std::string pp = at == std::string::npos ? "" : command.substr(at + 3);
+    pp = pp.substr(0, pp.find('\n'));
+    for (char& c : pp) c = std::isdigit(static_cast<unsigned char>(c)) ? c : ' ';
+    std::istringstream parents(pp);
     for (int parent; parents >> parent;) {
       bool dead = false;
       for (const FakeProc& p : host_.procs) dead = dead || (p.pid == parent && !p.alive);
