@@ -17,7 +17,6 @@ Needs root (the simulated fleet). Prints numbers; asserts nothing.
 """
 
 import argparse
-import glob
 import json
 import os
 import statistics
@@ -28,19 +27,10 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "sim"))
 
+from bench_binary import find_fleetreap  # noqa: E402
 from simfleet import Fleet, HostSpec, scratch_dir  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def find_binary(explicit):
-    if explicit:
-        return explicit
-    candidates = sorted(glob.glob(os.path.join(ROOT, "build*", "fleetreap")),
-                        key=os.path.getmtime, reverse=True)
-    if not candidates:
-        sys.exit("fleet_bench: no build*/fleetreap; pass --fleetreap")
-    return candidates[0]
 
 
 def sshd_children_cpu(workdir):
@@ -104,7 +94,7 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--fleetreap")
     args = parser.parse_args()
-    binary = find_binary(args.fleetreap)
+    binary = find_fleetreap(args.fleetreap, "fleet_bench")
     print(f"fleetreap: {binary}")
     print(f"machine: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
     for count in [int(x) for x in args.hosts.split(",")]:

@@ -55,6 +55,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "sim"))
 
+from bench_binary import find_fleetreap  # noqa: E402
 from simfleet import Fleet, HostSpec  # noqa: E402
 
 QUERY = "nvidia-smi --query-gpu=index,memory.used --format=csv,noheader"
@@ -73,19 +74,6 @@ def log(msg):
 
 
 # ---- setup ----------------------------------------------------------------
-
-def find_binary(explicit):
-    if explicit:
-        return os.path.abspath(explicit)
-    default = os.path.join(ROOT, "build", "fleetreap")
-    if os.path.exists(default):
-        return default
-    candidates = sorted(glob.glob(os.path.join(ROOT, "build*", "fleetreap")),
-                        key=os.path.getmtime, reverse=True)
-    if not candidates:
-        sys.exit("peers_bench: no build*/fleetreap; pass --fleetreap")
-    return candidates[0]
-
 
 def ensure_peers(install):
     """Returns the peers that are usable; installs missing ones if asked."""
@@ -379,7 +367,7 @@ def main():
         args.runs, args.clean_hosts, args.incident_hosts = 1, 2, 3
     if os.geteuid() != 0:
         sys.exit("peers_bench: needs root (simulated fleet)")
-    binary = find_binary(args.fleetreap)
+    binary = find_fleetreap(args.fleetreap, "peers_bench")
     peers = ensure_peers(install=not args.quick)
     started = time.monotonic()
     log(f"fleetreap: {binary}")

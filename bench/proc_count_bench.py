@@ -42,6 +42,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "sim"))
 
+from bench_binary import find_fleetreap  # noqa: E402
 from simfleet import Fleet, HostSpec  # noqa: E402
 
 ORDER = ["inspect", "stop_units", "term", "kill", "rescan", "clean_shm", "verify"]
@@ -54,19 +55,6 @@ STAGES = [  # (row label, steps this stage adds)
     ("verify", ["verify"]),
 ]
 RUN_LINE = re.compile(r"^\S+Z run \(", re.M)
-
-
-def find_binary(explicit):
-    if explicit:
-        return os.path.abspath(explicit)
-    default = os.path.join(ROOT, "build", "fleetreap")
-    if os.path.exists(default):
-        return default
-    candidates = sorted(glob.glob(os.path.join(ROOT, "build*", "fleetreap")),
-                        key=os.path.getmtime, reverse=True)
-    if not candidates:
-        sys.exit("proc_count_bench: no build*/fleetreap; pass --fleetreap")
-    return candidates[0]
 
 
 def counter(fleet, name):
@@ -204,7 +192,7 @@ def main():
     args = parser.parse_args()
     if os.geteuid() != 0:
         sys.exit("proc_count_bench: needs root (simulated fleet)")
-    binary = find_binary(args.fleetreap)
+    binary = find_fleetreap(args.fleetreap, "proc_count_bench")
     started = time.monotonic()
     print(f"fleetreap: {binary}; probe: "
           f"{'Fleet.pid_counter' if hasattr(Fleet, 'pid_counter') else 'nsenter + cat'}",

@@ -91,6 +91,30 @@ Status RecordReader::Take(const std::string& word, int words, bool payload,
   return Status::Ok();
 }
 
+Status RecordReader::TakeHeader(const std::string& word) {
+  const HostRecord* r = nullptr;
+  std::string shape = word + " 1";
+  Status status = Take(word, 2, false, shape.c_str(), &r);
+  if (!status.ok()) return status;
+  if (r->Words()[1] != "1") return Error("unknown " + word + " version " + r->Words()[1]);
+  return Status::Ok();
+}
+
+Status RecordReader::TakeEnd() {
+  const HostRecord* r = nullptr;
+  return Take("end", 1, false, "end", &r);
+}
+
+Status ParseHostRecords(const std::string& out, const std::string& step,
+                        const std::function<Status(RecordReader&)>& body) {
+  std::vector<HostRecord> records;
+  Status status = SplitHostRecords(out, step, &records);
+  if (!status.ok()) return status;
+  RecordReader reader(step, records);
+  status = body(reader);
+  return status.ok() ? reader.ExpectEnd() : status;
+}
+
 Status RecordReader::ExpectEnd() const {
   if (AtEnd()) return Status::Ok();
   return Status::Error(ErrorKind::kParse, step_ + " output record " + std::to_string(next_ + 1) +

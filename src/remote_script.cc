@@ -88,15 +88,6 @@ std::string Prelude(const HostPaths& paths) {
   return std::string(kPrelude) + "DV=" + ShellQuote(paths.dev_dir) + "\nSD=; CI=; UI=; Q=\n";
 }
 
-// The GPU query without gpu_recovery_action, for drivers that refuse it.
-std::string GpuQueryWithoutRecovery() {
-  std::string command = GpuQueryCommand();
-  const std::string field = ",gpu_recovery_action";
-  size_t at = command.find(field);
-  if (at != std::string::npos) command.erase(at, field.size());
-  return command;
-}
-
 // The command's arguments after "nvidia-smi ".
 std::string Arguments(const std::string& command) {
   return command.substr(command.find(' ') + 1);
@@ -203,7 +194,7 @@ std::string ScanScript(const ScanRequest& request, const HostPaths& paths) {
   for (const std::string& unit : request.units) s += " " + ShellQuote(unit);
   s += "\nT=" + Seconds(request.nvidia_smi_timeout) + "\n";
   s += "GQ=" + ShellQuote(Arguments(GpuQueryCommand())) + "\n";
-  s += "GQ6=" + ShellQuote(Arguments(GpuQueryWithoutRecovery())) + "\n";
+  s += "GQ6=" + ShellQuote(Arguments(GpuQueryCommandWithoutRecovery())) + "\n";
   s += "AQ=" + ShellQuote(AppsArguments()) + "\n";
   s += std::string("HOLD=") + (request.holders ? "1" : "") + "\n";
   s += std::string("TABLE=") + (request.table ? "1" : "") + "\n";

@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -55,17 +56,27 @@ class RecordReader {
   /// "payload"; "shape" describes it for the error.
   [[nodiscard]] Status Take(const std::string& word, int words, bool payload,
                             const char* shape, const HostRecord** record);
+  /// Takes "WORD 1", the header a step starts with (1: the record format's
+  /// version); another version is kParse.
+  [[nodiscard]] Status TakeHeader(const std::string& word);
+  /// Takes the "end" record a step ends with.
+  [[nodiscard]] Status TakeEnd();
   /// kParse unless every record was read.
   [[nodiscard]] Status ExpectEnd() const;
   /// kParse naming the last record taken.
   [[nodiscard]] Status Error(const std::string& what) const;
-  const std::string& step() const { return step_; }
 
  private:
   std::string step_;
   const std::vector<HostRecord>& records_;
   size_t next_ = 0;
 };
+
+/// Splits "out" into records, runs "body" over them with a RecordReader for
+/// "step", and requires every record to be read: the frame of every step's
+/// parser.
+[[nodiscard]] Status ParseHostRecords(const std::string& out, const std::string& step,
+                                      const std::function<Status(RecordReader&)>& body);
 
 /// Strict decimal parsers for tag words: digits only, no sign, no overflow.
 bool ParseTagInt(const std::string& word, int* value);
