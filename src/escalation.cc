@@ -12,8 +12,7 @@ namespace {
 constexpr std::chrono::milliseconds kRespawnPoll{500};
 
 bool Signalable(const Playbook& playbook, const TrackedHolder& t) {
-  return t.present && t.holder.fate != HolderFate::kProtected &&
-         t.holder.fate != HolderFate::kUnkillable &&
+  return t.present && !NeverSignalled(t.holder.fate) &&
          t.holder.round <= playbook.max_rounds;
 }
 
@@ -151,7 +150,9 @@ Action NextAction(const Playbook& playbook, const HostView& view,
 }
 
 HolderFate PlannedFate(const Playbook& playbook, const Holder& holder) {
-  if (holder.fate == HolderFate::kProtected) return HolderFate::kProtected;
+  if (holder.fate == HolderFate::kProtected || holder.fate == HolderFate::kOutOfScope) {
+    return holder.fate;
+  }
   if (playbook.Runs(Step::kTerm)) return HolderFate::kWouldTerm;
   if (playbook.Runs(Step::kKill)) return HolderFate::kWouldKill;
   return HolderFate::kObserved;
@@ -173,7 +174,7 @@ bool HostLooksDirty(const HostView& view) {
   }
   for (const TrackedHolder& t : view.holders) {
     if (t.present && t.holder.fate != HolderFate::kProtected &&
-        t.holder.fate != HolderFate::kUnkillable) {
+        t.holder.fate != HolderFate::kUnkillable && t.holder.fate != HolderFate::kOutOfScope) {
       return true;
     }
   }

@@ -26,8 +26,14 @@ const char* HolderFateName(HolderFate fate) {
     case HolderFate::kUnkillable: return "unkillable";
     case HolderFate::kWouldTerm: return "would_term";
     case HolderFate::kWouldKill: return "would_kill";
+    case HolderFate::kOutOfScope: return "out_of_scope";
   }
   return "observed";
+}
+
+bool NeverSignalled(HolderFate fate) {
+  return fate == HolderFate::kProtected || fate == HolderFate::kUnkillable ||
+         fate == HolderFate::kOutOfScope;
 }
 
 const char* HostStatusName(HostStatus status) {

@@ -54,6 +54,18 @@ Json HolderJson(const Holder& holder) {
   out["devices"] = holder.devices;
   out["fate"] = HolderFateName(holder.fate);
   out["protected_by"] = OptionalText(holder.protected_by);
+  out["named_like"] = OptionalText(holder.named_like);
+  out["out_of_scope"] = OptionalText(holder.out_of_scope);
+  out["cgroup"] = OptionalText(holder.owner.cgroup);
+  Json owner;
+  owner["unit"] = OptionalText(holder.owner.unit);
+  owner["unit_restart"] = OptionalText(holder.owner.unit_restart);
+  owner["container_runtime"] = OptionalText(holder.owner.container_runtime);
+  owner["container_id"] = OptionalText(holder.owner.container_id);
+  owner["pod_uid"] = OptionalText(holder.owner.pod_uid);
+  owner["slurm_job"] = OptionalText(holder.owner.slurm_job);
+  owner["slurm_step"] = OptionalText(holder.owner.slurm_step);
+  out["owner"] = std::move(owner);
   out["round"] = holder.round;
   return out;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "fleetreap/process_owner.h"
 #include "fleetreap/status.h"
 
 namespace fleetreap {
@@ -52,7 +53,11 @@ enum class HolderFate {
   kUnkillable,  // survived SIGKILL (D state, unreaped zombie)
   kWouldTerm,   // dry run: would get SIGTERM
   kWouldKill,   // dry run: would get SIGKILL (playbook skips TERM)
+  kOutOfScope,  // outside the run's scope (--gpus, --cgroup): never signalled
 };
+
+/// Whether fleetreap may never signal a holder of this fate.
+bool NeverSignalled(HolderFate fate);
 const char* HolderFateName(HolderFate fate);
 
 struct Holder {
@@ -68,6 +73,14 @@ struct Holder {
   std::vector<std::string> devices;  // every NVIDIA path it holds
   HolderFate fate = HolderFate::kObserved;
   std::string protected_by;  // the protect rule that matched, if any
+  /// A protected daemon's name it carries without being it ("nvidia-persistenced"
+  /// for a user's copy named so); such a holder is a job.
+  std::string named_like;
+  std::string out_of_scope;  // why it is outside the run's scope, if it is
+  ProcessOwner owner;        // from /proc/PID/cgroup
+  std::vector<int> charged_gpus;  // GPUs nvidia-smi charges memory to it on
+  int exe_uid = -1;          // owner and mode of the executable file, -1 unknown
+  int exe_mode = -1;
   int round = 1;             // the scan round that found it
 };
 
