@@ -28,6 +28,7 @@
 #include <string.h>
 #include <linux/prctl.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -74,6 +75,46 @@ static const struct profile profiles[] = {
     {"redis-server", {"/usr/bin/redis-server 127.0.0.1:6379"}},
 };
 #define PROFILES (sizeof profiles / sizeof *profiles)
+
+/* The cgroup of each profile on a systemd host (same order as profiles[]);
+ * "/" is the root, where kernel threads are. */
+#define SESSION "/user.slice/user-1000.slice/session-3.scope"
+static const char *const cgroups[] = {
+    "/system.slice/ssh.service", SESSION, SESSION, SESSION,
+    "/system.slice/containerd.service", "/system.slice/containerd.service",
+    "/system.slice/docker.service", "/system.slice/kubelet.service",
+    "/system.slice/cron.service", "/system.slice/rsyslog.service",
+    "/system.slice/systemd-journald.service", "/system.slice/systemd-udevd.service",
+    "/system.slice/dbus.service", SESSION, "/system.slice/networkd-dispatcher.service",
+    "/", "/", "/system.slice/system-getty.slice/getty@tty1.service",
+    "/system.slice/node_exporter.service", "/user.slice/user-1000.slice/user@1000.service/app.slice/tmux-spawn-1f0e.scope",
+    SESSION, "/user.slice/user-1000.slice/session-5.scope", SESSION,
+    "/system.slice/chrony.service", "/system.slice/irqbalance.service",
+    "/system.slice/snapd.service", "/system.slice/nginx.service",
+    "/system.slice/redis-server.service",
+};
+_Static_assert(sizeof cgroups / sizeof *cgroups == PROFILES, "one cgroup per profile");
+
+/* Moves this process into FS/CGROUP (creating it) when FAKEGPU_CGROUP_FS
+ * names the host's cgroup2 mount; no-op otherwise. */
+static void join_cgroup(const char *cgroup) {
+  const char *fs = getenv("FAKEGPU_CGROUP_FS");
+  char path[512];
+  if (!fs || !*fs) return;
+  int n = snprintf(path, sizeof path, "%s%s", fs, strcmp(cgroup, "/") == 0 ? "" : cgroup);
+  for (int i = (int)strlen(fs) + 1; i < n; i++) {
+    if (path[i] != '/') continue;
+    path[i] = '\0';
+    mkdir(path, 0755);
+    path[i] = '/';
+  }
+  mkdir(path, 0755);
+  snprintf(path + n, sizeof path - (size_t)n, "/cgroup.procs");
+  FILE *f = fopen(path, "w");
+  if (!f) return;
+  fputs("0\n", f);
+  fclose(f);
+}
 
 /* Points the kernel's argv range at [start, end): PR_SET_MM_MAP with the
  * other fields as /proc/self/stat shows them. 0 on success. */
@@ -145,6 +186,7 @@ int main(int argc, char **argv) {
     if (pid > 0) continue;
     const struct profile *p = &profiles[(size_t)(first + i) % PROFILES];
     setsid();
+    join_cgroup(cgroups[(size_t)(first + i) % PROFILES]);
     signal(SIGTERM, SIG_DFL);
     prctl(PR_SET_NAME, p->comm, 0, 0, 0);
     set_cmdline(argc, argv, p);

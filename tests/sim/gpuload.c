@@ -25,6 +25,12 @@
  *   --daemonize        the launching process returns once everything is up
  *   --pidfile FILE     "parent PID" then "gpu PID" lines, PIDs as seen here
  *   FAKEGPU_COMM=NAME  the parent's comm (its argv is set by whoever execs it)
+ *   FAKEGPU_HOLD_GPUS=2  the parent itself holds nvidiactl, nvidia-uvm and
+ *                      these GPUs (a single-process server, the main process
+ *                      of a unit); with FAKEGPU_MEM_GPUS in its environment
+ *                      the fake nvidia-smi charges FAKEGPU_MIB there
+ *   FAKEGPU_OWN_PIDFILE=/var/run/NAME/NAME.pid  the parent writes its PID
+ *                      there (directory 0755, file 0644), as a daemon does
  *
  * Worker shape (set per workload by host_setup.py):
  *   FAKEGPU_VISIBLE=0-7   devices a worker opens besides nvidiactl/nvidia-uvm
@@ -53,6 +59,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -101,6 +108,27 @@ static void open_device(const char *path) {
 }
 
 static void set_comm(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
+
+/* A daemon's own PID file: creates the directory (0755) and writes "PID\n"
+ * (0644), as nvidia-persistenced or nv-fabricmanager do. */
+static void write_own_pidfile(const char *file) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s", file);
+  for (char *p = dir + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(dir, 0755) == 0) chmod(dir, 0755);
+    *p = '/';
+  }
+  FILE *f = fopen(file, "w");
+  if (!f) {
+    fprintf(stderr, "gpuload: %s: %s\n", file, strerror(errno));
+    return;
+  }
+  fprintf(f, "%d\n", (int)getpid());
+  fclose(f);
+  chmod(file, 0644);
+}
 
 /* Waits forever, applying the configured SIGTERM reaction. */
 static void serve_until_term(void) {
@@ -278,7 +306,17 @@ static int run_parent(int launcher_fd) {
       snprintf(path, sizeof path, "/dev/nvidia%d", i);
       if (access(path, F_OK) == 0) open_device(path);
     }
+  } else if (getenv("FAKEGPU_HOLD_GPUS") && *getenv("FAKEGPU_HOLD_GPUS")) {
+    char path[64];
+    int held[MAX_GPUS], count = parse_gpus(getenv("FAKEGPU_HOLD_GPUS"), held);
+    open_device("/dev/nvidiactl");
+    open_device("/dev/nvidia-uvm");
+    for (int i = 0; i < count; i++) {
+      snprintf(path, sizeof path, "/dev/nvidia%d", held[i]);
+      open_device(path);
+    }
   }
+  if (getenv("FAKEGPU_OWN_PIDFILE")) write_own_pidfile(getenv("FAKEGPU_OWN_PIDFILE"));
   signal(SIGCHLD, on_chld);
   for (int i = 0; i < n; i++) pids[i] = start_worker(gpus[i]);
   write_pidfile(gpus, pids, n);

@@ -26,6 +26,24 @@ collect(fleet) returns {host name: {
   "recovery_actions": {gpu: action}, GPUs whose gpu_recovery_action is not
       "None" (state/recovery/K),
   "ghost_gpus": [index], GPUs with driver-leaked memory (only a reset helps),
+  "daemons": {name: {"pid", "alive", "exe", "cgroup", "unit", "pidfile",
+      "pidfile_pid"}}, every daemon a scenario started with h.daemon: "alive"
+      is its original PID with its original exe; "pidfile_pid" what its PID
+      file holds now (None: no file / none written),
+  "jobs": {"41" | "docker:NAME" | "pod:NAME": {"cgroup", "gpus", "user",
+      "workers", "workers_alive", "gpu_processes", "processes"}}: the PIDs
+      recorded at setup and those alive in the job's cgroup subtree now
+      ("the co-tenant was never touched": workers_alive == workers),
+  "impostors": [{"pid", "named_like", "exe", "user", "gpus", "mode",
+      "alive"}], jobs named like protected programs,
+  "restart_units": {unit: {"first_pid", "main_pid", "main_alive",
+      "restarts" (NRestarts), "state" (ActiveState), "result",
+      "gpu_processes"}}, units made with h.restart_unit,
+  gpu_processes entries also carry "cgroup": the path the host sees
+      ("/system.slice/vllm.service"; "" without cgroups),
+  "protected" lists genuine daemons only: root-owned, not group/other-
+      writable executables under /usr, /opt, /bin, /sbin, /lib, /nix/store
+      whose basename is protected; impostors are gpu_processes,
   "clean": bool  (no non-protected holder, every GPU at 0 MiB except ghost
       memory, every must_remove file gone, every must_keep file present, every
       protected daemon alive with its original PID),
@@ -35,9 +53,18 @@ Not thread-safe with respect to a fleet that is being brought up or down.
 
 import os
 
+import stat
+
+import host_setup
+
+# Programs that are protected when they are the real thing: a root-owned
+# executable, not group/other-writable, under a system directory. A copy of
+# a job's program named like one of them elsewhere is an impostor (a job).
 PROTECTED = {"nvidia-persistenced", "nv-hostengine", "dcgm-exporter", "nv-fabricmanager",
              "nvidia-fabricmanager", "nvidia-imex", "nvidia-smi", "fuser", "Xorg",
-             "Xwayland", "nvidia-cuda-mps-control", "nvidia-cuda-mps-server"}
+             "Xwayland", "nvidia-cuda-mps-control", "nvidia-cuda-mps-server"} | set(
+                 host_setup.DAEMONS)
+SYSTEM_DIRS = ("/usr/", "/opt/", "/bin/", "/sbin/", "/lib/", "/nix/store/")
 
 
 def _read(path, mode="r"):
@@ -85,8 +112,19 @@ def _process(pid):
         exe = os.readlink(f"/proc/{pid}/exe")
     except OSError:
         exe = ""
+    try:
+        st = os.stat(f"/proc/{pid}/exe")
+        genuine = (st.st_uid == 0 and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+                   and exe.startswith(SYSTEM_DIRS))
+    except OSError:
+        genuine = False
+    cgroup = ""
+    for line in (_read(f"/proc/{pid}/cgroup") or "").splitlines():
+        if line.startswith("0::"):
+            cgroup = line[3:]
     return {"pid": int(fields["NSpid"].split()[-1]), "name": cmdline[0].decode(errors="replace"),
-            "comm": fields["Name"].strip(), "exe": exe,
+            "comm": fields["Name"].strip(), "exe": exe, "cgroup": cgroup,
+            "ppid": int(fields["PPid"]), "genuine": genuine,
             "user_uid": int(fields["Uid"].split()[0]), "gpus": sorted(gpus),
             "charged_gpus": sorted(gpus if mem_gpus is None else gpus & mem_gpus), "mib": mib,
             "holds_device": holds_device,
@@ -139,12 +177,78 @@ def processes_by_host(fleet):
 
 
 def _is_protected(proc):
-    return os.path.basename(proc["exe"]) in PROTECTED
+    return os.path.basename(proc["exe"]) in PROTECTED and proc["genuine"]
+
+
+def _inner_cgroups(fleet, procs):
+    """Rewrites each process's "cgroup" (as the machine sees it) to the path
+    the host itself sees (/system.slice/...), when the fleet has cgroups."""
+    import simfleet
+    mount = simfleet.cgroup2_mount() or ""
+    for name, plist in procs.items():
+        host = fleet.hosts[name]
+        prefix = host.cgroup[len(mount):] if host.cgroup else None
+        for p in plist:
+            if prefix and _under(p["cgroup"], prefix):
+                p["cgroup"] = p["cgroup"][len(prefix):] or "/"
+            else:
+                p["cgroup"] = ""
+
+
+def _under(path, root):
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _owned(host, procs):
+    """The owner-aware keys: daemons, jobs, impostors, restart_units."""
+    by_pid = {p["pid"]: p for p in procs}
+
+    def alive(pid, exe=None):
+        p = by_pid.get(pid)
+        return p is not None and (exe is None or p["exe"] == exe)
+
+    daemons = {}
+    for name, d in host.daemons.items():
+        pidfile_pid = None
+        if d.get("pidfile"):
+            text = _read(f"/proc/{host.init_pid}/root{d['pidfile']}")
+            if text and text.strip().isdigit():
+                pidfile_pid = int(text.strip())
+        daemons[name] = {"pid": d["pid"], "alive": alive(d["pid"], d["exe"]), "exe": d["exe"],
+                         "cgroup": d["cgroup"], "unit": d["unit"], "pidfile": d["pidfile"],
+                         "pidfile_pid": pidfile_pid}
+    jobs = {}
+    for job, j in host.jobs.items():
+        inside = [p for p in procs if p["cgroup"] and _under(p["cgroup"], j["cgroup"])]
+        jobs[job] = {"cgroup": j["cgroup"], "gpus": j["gpus"], "user": j["user"],
+                     "workers": j["workers"],
+                     "workers_alive": [w for w in j["workers"] if alive(w)],
+                     "gpu_processes": sorted(p["pid"] for p in inside if p["holds_device"]),
+                     "processes": sorted(p["pid"] for p in inside)}
+    impostors = [dict(i, alive=alive(i["pid"], i["exe"])) for i in host.impostors]
+    units = {}
+    for unit, u in host.restart_units.items():
+        props = {}
+        for line in (_read(os.path.join(host.state, "units", unit)) or "").splitlines():
+            key, _, value = line.partition("=")
+            props[key] = value
+        main = int(props.get("MainPID") or 0)
+        cg = props.get("ControlGroup", f"/system.slice/{unit}")
+        units[unit] = {"first_pid": u["first_pid"], "main_pid": main,
+                       "main_alive": bool(main) and alive(main),
+                       "restarts": int(props.get("NRestarts") or 0),
+                       "state": props.get("ActiveState", ""),
+                       "result": props.get("Result", "success"),
+                       "gpu_processes": sorted(p["pid"] for p in procs if p["holds_device"]
+                                               and p["cgroup"] and _under(p["cgroup"], cg))}
+    return {"daemons": daemons, "jobs": jobs, "impostors": impostors, "restart_units": units}
 
 
 def collect(fleet):
     truth = {}
-    for name, procs in processes_by_host(fleet).items():
+    all_procs = processes_by_host(fleet)
+    _inner_cgroups(fleet, all_procs)
+    for name, procs in all_procs.items():
         host = fleet.hosts[name]
         charged = _charged(host)
         by_pid = {p["pid"]: p for p in procs}
@@ -187,9 +291,10 @@ def collect(fleet):
             listener = "sshd"
         else:
             listener = "tarpit" if host.listener == "tarpit" else "none"
+        owned = _owned(host, procs)
         for p in gpu_processes:
-            del p["holds_device"]
-            del p["bystander"]
+            for key in ("holds_device", "bystander", "genuine", "ppid"):
+                del p[key]
         clean = (not gpu_processes and not missing
                  and all(g["memory_used_mib"] == g["ghost_mib"] for g in gpus)
                  and not set(host.shm_remove) & set(shm)
@@ -202,5 +307,6 @@ def collect(fleet):
                        "nvidia_smi_mode": mode, "clean": clean,
                        "bystanders": sum(1 for p in procs if p.get("bystander")),
                        "recovery_actions": recovery,
-                       "ghost_gpus": [g["index"] for g in gpus if g["ghost_mib"]]}
+                       "ghost_gpus": [g["index"] for g in gpus if g["ghost_mib"]],
+                       **owned}
     return truth

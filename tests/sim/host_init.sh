@@ -1,8 +1,11 @@
 #!/bin/sh
 # host_init.sh: turns a fresh PID + mount + UTS namespace into one simulated
 # GPU host. Runs as PID 2 (under tini, PID 1), started by simfleet.py as
-#   unshare --pid --mount --uts --fork --mount-proc --propagation private \
-#     tini -s -- /bin/sh host_init.sh HOSTDIR SIMBIN HOSTNAME START_SSHD
+#   unshare --pid --mount --uts [--cgroup] --fork --mount-proc --propagation private \
+#     tini -s -- /bin/sh host_init.sh HOSTDIR SIMBIN HOSTNAME START_SSHD CGROUPS
+# CGROUPS=yes: the host runs in its own cgroup namespace, rooted at its own
+# subtree of the machine's cgroup v2 hierarchy (simfleet.py made it); it is
+# mounted at /sys/fs/cgroup here, laid out like a systemd host.
 # Every mount below happens inside the host's private mount namespace, so the
 # machine's real /dev, /etc, /usr, /run and /root are never written to; all
 # of it disappears when the namespace's last process exits.
@@ -11,6 +14,7 @@ H=$1        # the host's directory on the machine (etc/, state/, shm/, ...)
 SIMBIN=$2   # fleet-wide tool directory (nvidia-smi, systemctl, gpuload)
 NAME=$3
 START_SSHD=$4
+CGROUPS=${5:-no}
 
 hostname "$NAME"
 
@@ -48,6 +52,28 @@ mkdir -p /run/sshd /run/fakegpu
 chmod 755 /run/sshd
 mount --bind "$H/state" /run/fakegpu
 
+# /etc, /usr/bin, /usr/sbin, /opt and /usr/local/bin: writable overlays
+# whose writes land in HOSTDIR/up (never in the machine's own files); the
+# lower layers HOSTDIR/rootfs/DIR add this host's daemons and files (root-
+# owned, as a package would install them) over the machine's own.
+overlay() {  # overlay DIR LOWER...: DIR becomes LOWER... (first on top), writable
+  d=$1; shift
+  lower=$(printf '%s:' "$@"); lower=${lower%:}
+  mkdir -p "$H/up$d" "$H/work$d"
+  mount -t overlay overlay -o "lowerdir=$lower,upperdir=$H/up$d,workdir=$H/work$d" "$d"
+}
+overlay /etc "$H/rootfs/etc" /etc
+for d in /usr/bin /usr/sbin /opt; do
+  [ -d "$d" ] && overlay "$d" "$H/rootfs$d" "$d"
+done
+overlay /usr/local/bin "$H/rootfs/usr/local/bin" "$SIMBIN"
+mount --bind "$SIMBIN" /usr/local/sbin
+# fleetreap's marker: this (child) PID namespace stands for the host's own.
+mkdir -p /etc/fleetreap
+chmod 755 /etc/fleetreap
+readlink /proc/self/ns/pid > /etc/fleetreap/host-pid-namespace
+chmod 644 /etc/fleetreap/host-pid-namespace
+
 # Accounts, sudo policy and name resolution of this host only.
 for f in passwd shadow group sudoers hosts; do
   mount --bind "$H/etc/$f" "/etc/$f"
@@ -55,17 +81,25 @@ done
 mount --bind "$H/root" /root
 mount --bind "$H/home" /home
 
-# Fake tools earlier on PATH than anything real (sshd's default PATH and
-# sudo's secure_path both start with /usr/local/sbin:/usr/local/bin).
-mount --bind "$SIMBIN" /usr/local/bin
-mount --bind "$SIMBIN" /usr/local/sbin
-# Daemons installed under their real names (/usr/bin/nvidia-persistenced...).
-if [ -n "$(ls -A "$H/usrbin")" ]; then
-  mount -t overlay overlay -o "lowerdir=$H/usrbin:/usr/bin" /usr/bin
+# (The fake tools are first on PATH: sshd's default PATH and sudo's
+# secure_path both start with /usr/local/sbin:/usr/local/bin, mounted above.)
+
+# cgroups: the host's subtree at /sys/fs/cgroup, tini and this script in
+# /init.scope (systemd's PID 1 is there), sshd and so every SSH session in
+# /system.slice/ssh.service.
+SSHD_CG=
+if [ "$CGROUPS" = yes ]; then
+  mount -t cgroup2 cgroup2 /sys/fs/cgroup
+  mkdir -p /sys/fs/cgroup/init.scope /sys/fs/cgroup/system.slice/ssh.service
+  echo 1 > /sys/fs/cgroup/init.scope/cgroup.procs
+  echo $$ > /sys/fs/cgroup/init.scope/cgroup.procs
+  SSHD_CG=/sys/fs/cgroup/system.slice/ssh.service/cgroup.procs
+  : > /run/fakegpu/cgroups
 fi
 
 if [ "$START_SSHD" = yes ]; then
-  /usr/sbin/sshd -D -f "$H/etc/sshd_config" -E "$H/sshd.log" &
+  /bin/sh -c '[ -z "$1" ] || echo $$ > "$1"; shift; exec "$@"' sh "$SSHD_CG" \
+    /usr/sbin/sshd -D -f "$H/etc/sshd_config" -E "$H/sshd.log" &
   echo $! > /run/fakegpu/sshd.pid
 fi
 : > /run/fakegpu/ready

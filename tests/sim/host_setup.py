@@ -7,6 +7,7 @@ fleetreap sees it over SSH with ps, fuser and /proc. PIDs returned here are
 PIDs as seen inside the host. Not thread-safe: one HostSetup per host.
 """
 
+import hashlib
 import os
 import shlex
 import shutil
@@ -18,6 +19,7 @@ daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin
 sshd:x:102:65534::/run/sshd:/usr/sbin/nologin
 nvidia-persistenced:x:103:104:NVIDIA Persistence Daemon:/nonexistent:/usr/sbin/nologin
 gpuops:x:1000:1000:GPU operator:/home/gpuops:/bin/bash
+researcher:x:1001:1001:Slurm user:/home/researcher:/bin/bash
 nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin
 """
 GROUP = """root:x:0:
@@ -25,6 +27,7 @@ daemon:x:1:
 sudo:x:27:{sudoers}
 nvidia-persistenced:x:104:
 gpuops:x:1000:
+researcher:x:1001:
 nogroup:x:65534:
 """
 SUDOERS = """Defaults env_reset
@@ -48,6 +51,92 @@ MaxStartups 200:30:400
 """
 
 
+# The protected daemons of real GPU nodes (docs/protected-daemons.md has the
+# sources): name -> (executable path, owner, argv after argv[0], PID file).
+# owner "NAME.service": the daemon runs in /system.slice/NAME.service and the
+# fake systemctl knows the unit; "pod:NAME": in a container cgroup of the
+# Kubernetes pod NAME (pod_cgroup). Every daemon holds nvidiactl, nvidia-uvm
+# and every GPU at 0 MiB. The executables are root-owned 0755 hard links to
+# gpuload installed in every host (INSTALLED), so exe, argv[0] and comm look
+# real.
+DAEMONS = {
+    "nvidia-persistenced": ("/usr/bin/nvidia-persistenced", "nvidia-persistenced.service",
+                            ["--user", "nvidia-persistenced", "--verbose"],
+                            "/var/run/nvidia-persistenced/nvidia-persistenced.pid"),
+    "nv-fabricmanager": ("/usr/bin/nv-fabricmanager", "nvidia-fabricmanager.service",
+                         ["-c", "/usr/share/nvidia/nvswitch/fabricmanager.cfg"],
+                         "/var/run/nvidia-fabricmanager/nv-fabricmanager.pid"),
+    "nvlsm": ("/opt/nvidia/nvlsm/sbin/nvlsm", "nvidia-fabricmanager.service",
+              ["-F", "/usr/share/nvidia/nvlsm/nvlsm.conf", "-B", "--pid_file",
+               "/var/run/nvidia-fabricmanager/nvlsm.pid"],
+              "/var/run/nvidia-fabricmanager/nvlsm.pid"),
+    "nvidia-gridd": ("/usr/bin/nvidia-gridd", "nvidia-gridd.service", [],
+                     "/var/run/nvidia-gridd/nvidia-gridd.pid"),
+    "nvidia-topologyd": ("/usr/bin/nvidia-topologyd", "nvidia-topologyd.service", [],
+                         "/var/run/nvidia-topologyd/nvidia-topologyd.pid"),
+    "nv-hostengine": ("/usr/bin/nv-hostengine", "nvidia-dcgm.service",
+                      ["-n", "--service-account", "nvidia-dcgm"], None),
+    "nvidia-imex": ("/usr/bin/nvidia-imex", "nvidia-imex.service",
+                    ["-c", "/etc/nvidia-imex/config.cfg"], None),
+    "nvsm-core": ("/usr/bin/nvsm-core", "nvsm-core.service", [], None),
+    "dcgm-exporter": ("/usr/bin/dcgm-exporter", "pod:nvidia-dcgm-exporter",
+                      ["-f", "/etc/dcgm-exporter/dcp-metrics-included.csv"], None),
+    "nvidia-device-plugin": ("/usr/bin/nvidia-device-plugin",
+                             "pod:nvidia-device-plugin-daemonset", [], None),
+    "config-manager": ("/usr/bin/config-manager", "pod:nvidia-device-plugin-daemonset", [], None),
+    "gpu-feature-discovery": ("/usr/bin/gpu-feature-discovery", "pod:gpu-feature-discovery",
+                              [], None),
+    "nvidia-mig-manager": ("/usr/bin/nvidia-mig-manager", "pod:nvidia-mig-manager", [], None),
+    "nvidia-validator": ("/usr/bin/nvidia-validator", "pod:nvidia-operator-validator", [], None),
+    "nvidia-cuda-mps-control": ("/usr/bin/nvidia-cuda-mps-control",
+                                "pod:nvidia-device-plugin-mps-control-daemon", ["-f"], None),
+    "nvidia-cuda-mps-server": ("/usr/bin/nvidia-cuda-mps-server",
+                               "pod:nvidia-device-plugin-mps-control-daemon", [], None),
+    "gpu-kubelet-plugin": ("/usr/bin/gpu-kubelet-plugin",
+                           "pod:nvidia-dra-driver-gpu-kubelet-plugin", [], None),
+    "compute-domain-kubelet-plugin": ("/usr/bin/compute-domain-kubelet-plugin",
+                                      "pod:nvidia-dra-driver-gpu-kubelet-plugin", [], None),
+    "compute-domain-daemon": ("/usr/bin/compute-domain-daemon", "pod:compute-domain-daemon",
+                              ["run"], None),
+}
+# Restart= of the units as their usual unit files set it (shown by the fake
+# systemctl; only units made with HostSetup.restarting_service are really
+# restarted when their main process dies).
+DAEMON_UNIT_RESTART = {"nvidia-persistenced.service": "always"}
+# Every executable installed in each host: daemons and other system binaries.
+INSTALLED = dict({name: spec[0] for name, spec in DAEMONS.items()},
+                 slurmd="/usr/sbin/slurmd", slurmstepd="/usr/sbin/slurmstepd")
+
+
+def _hex(*parts, length=64):
+    """Deterministic hex digits (container IDs, pod UIDs) from 'parts'."""
+    return hashlib.sha256("/".join(parts).encode()).hexdigest()[:length]
+
+
+def pod_uid(host, pod):
+    """The Kubernetes UID of pod 'pod' on 'host' (with dashes)."""
+    h = _hex(host, pod, length=32)
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def pod_cgroup(host, pod, container, qos="besteffort"):
+    """The cgroup of container 'container' of pod 'pod' (systemd cgroup
+    driver, containerd): /kubepods.slice/kubepods-QOS.slice/
+    kubepods-QOS-pod<uid with _>.slice/cri-containerd-<64 hex>.scope
+    (guaranteed pods sit directly under kubepods.slice)."""
+    uid = pod_uid(host, pod).replace("-", "_")
+    cid = _hex(host, pod, container)
+    if qos == "guaranteed":
+        return f"/kubepods.slice/kubepods-pod{uid}.slice/cri-containerd-{cid}.scope"
+    return (f"/kubepods.slice/kubepods-{qos}.slice/kubepods-{qos}-pod{uid}.slice/"
+            f"cri-containerd-{cid}.scope")
+
+
+def docker_cgroup(host, name):
+    """/system.slice/docker-<64 hex>.scope for container 'name' on 'host'."""
+    return f"/system.slice/docker-{_hex(host, 'docker', name)}.scope"
+
+
 def _write(path, text, mode=0o644):
     with open(path, "w") as f:
         f.write(text)
@@ -56,14 +145,19 @@ def _write(path, text, mode=0o644):
 
 def prepare_host_dir(host, fleet):
     """Creates host.dir: etc/ (accounts, sudo, sshd), state/ (read by the
-    fake tools at /run/fakegpu), shm/, root/, home/, usrbin/ (daemons)."""
+    fake tools at /run/fakegpu), shm/, root/, home/, rootfs/ (the lower
+    layers of the host's /etc, /usr/bin, /usr/sbin, /opt, /usr/local/bin
+    overlays: every daemon of DAEMONS at its path, root-owned 0755)."""
     d = host.dir
     shutil.rmtree(d, ignore_errors=True)
     for sub in ("etc", "state/authorized_keys", "state/leaked", "state/units", "state/pids", "shm",
-                "root", "home/gpuops", "usrbin"):
+                "root", "home/gpuops", "home/researcher", "rootfs/etc", "rootfs/usr/bin",
+                "rootfs/usr/sbin", "rootfs/opt", "rootfs/usr/local/bin"):
         os.makedirs(os.path.join(d, sub))
     os.chmod(os.path.join(d, "shm"), 0o1777)
+    os.chmod(os.path.join(d, "root"), 0o700)
     os.chown(os.path.join(d, "home/gpuops"), 1000, 1000)
+    os.chown(os.path.join(d, "home/researcher"), 1001, 1001)
     spec = host.spec
     _write(f"{d}/etc/passwd", PASSWD)
     _write(f"{d}/etc/shadow", "".join(f"{line.split(':')[0]}:*:19700:0:99999:7:::\n"
@@ -85,8 +179,27 @@ def prepare_host_dir(host, fleet):
     _write(f"{state}/mode", "normal\n")
     _write(f"{state}/seed", spec.name + "\n")
     os.chmod(f"{state}/pids", 0o777)
-    for name in os.listdir(os.path.join(fleet.workdir, "daemons")):
-        os.link(os.path.join(fleet.workdir, "daemons", name), f"{d}/usrbin/{name}")
+    for path in sorted(set(INSTALLED.values())):
+        target = f"{d}/rootfs{path}"
+        os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
+        os.link(os.path.join(fleet.workdir, "daemons", os.path.basename(path)), target)
+
+
+def session_cgroup(uid):
+    """The login session scope of user 'uid' (root: session-1, gpuops:
+    session-3, researcher: session-4), where a user's own commands run."""
+    return f"/user.slice/user-{uid}.slice/session-{ {0: 1, 1000: 3}.get(uid, uid - 997) }.scope"
+
+
+_session_cgroup = session_cgroup
+
+
+def _uid(name):
+    for line in PASSWD.splitlines():
+        fields = line.split(":")
+        if fields[0] == name:
+            return int(fields[2])
+    raise KeyError(f"no user {name!r} on simulated hosts")
 
 
 def _bytes(value):
@@ -102,6 +215,7 @@ class HostSetup:
         self.name = host.name
         self.gpus = host.spec.gpus
         self._seq = 0
+        self.last_command = None
 
     # ---- processes ------------------------------------------------------
 
@@ -115,7 +229,8 @@ class HostSetup:
                  unit=None,
                  argv=("python3", "-m", "vllm.entrypoints.openai.api_server"), comm=None,
                  user=None, exe=None, hold_all=False, visible=None, worker_argv=None,
-                 worker_comm=None, title_pad=None, wrap=None):
+                 worker_comm=None, title_pad=None, wrap=None, cgroup=None, hold_gpus=None,
+                 own_pidfile=None):
         """Starts a gpuload parent with one worker per GPU in 'gpus' ("all",
         "0-7", "5"); returns {"parent": pid, gpu: worker pid, ...}.
 
@@ -128,7 +243,14 @@ class HostSetup:
         worker_argv (a sequence of bytes/str, no NULs) and worker_comm (bytes/
         str, 15 bytes kept) give every worker exactly those bytes instead of
         the title. 'wrap' is a shell prefix the launch runs under (e.g.
-        "unshare --mount ... sh -c '...' sh" for a container)."""
+        "unshare --mount ... sh -c '...' sh" for a container).
+        cgroup: the cgroup (path inside the host) the launch runs in, and so
+        every process of the workload; default /system.slice/UNIT with a
+        unit, else the user's login session (Fleet.exec). hold_gpus ("2"):
+        the parent itself holds those GPUs and is charged 'mib' there (a
+        single-process server; no workers unless 'gpus' is set too).
+        own_pidfile: the parent writes its PID there, as a daemon does.
+        The launch command is kept in self.last_command (ExecStart=)."""
         if gpus == "all":
             gpus = f"0-{self.gpus - 1}"
         self._seq += 1
@@ -153,7 +275,12 @@ class HostSetup:
             env["FAKEGPU_HOLD_ALL"] = "1"
             if not mib:
                 del env["FAKEGPU_MIB"]
-        if visible is None and self.realistic and not hold_all:
+        if hold_gpus is not None:
+            env["FAKEGPU_HOLD_GPUS"] = str(hold_gpus)
+            env["FAKEGPU_MEM_GPUS"] = str(hold_gpus)
+        if own_pidfile:
+            env["FAKEGPU_OWN_PIDFILE"] = own_pidfile
+        if visible is None and self.realistic and not hold_all and hold_gpus is None:
             visible = f"0-{self.gpus - 1}"
         if visible:
             env["FAKEGPU_VISIBLE"] = str(visible)
@@ -170,7 +297,10 @@ class HostSetup:
                    + " ".join(shlex.quote(a) for a in argv))
         if wrap:
             command = f"{wrap} {shlex.quote(command)}"
-        result = self.fleet.exec(self.name, command, user=user)
+        self.last_command = command
+        if cgroup is None and unit:
+            cgroup = f"/system.slice/{unit}"
+        result = self.fleet.exec(self.name, command, user=user, cgroup=cgroup)
         if result.returncode != 0:
             raise RuntimeError(f"{self.name}: workload failed: {result.stderr}")
         return self._read_pids(os.path.join(self.host.state, "pids", str(self._seq)))
@@ -188,52 +318,215 @@ class HostSetup:
                 pids["parent" if key == "parent" else int(key)] = int(pid)
         return pids
 
+    def _write_unit(self, unit, main, killmode="process", description="", timeout_stop_s=5,
+                    cgroup=None, **props):
+        """state/units/UNIT, read by the fake systemctl; props are more
+        KEY=VALUE lines (Restart, RestartSec, ExecStart, PIDFile, ...)."""
+        lines = [f"Description={description or unit}", f"MainPID={main}",
+                 f"KillMode={killmode}", f"TimeoutStopSec={timeout_stop_s}",
+                 f"ControlGroup={cgroup or '/system.slice/' + unit}"]
+        lines += [f"{k}={v}" for k, v in props.items() if v is not None]
+        _write(os.path.join(self.host.state, "units", unit), "\n".join(lines) + "\n")
+
     def service(self, unit, killmode="process", description="", timeout_stop_s=5, **workload):
-        """Starts a workload as systemd unit 'unit' (MainPID = its parent)."""
+        """Starts a workload as systemd unit 'unit' (MainPID = its parent), in
+        the unit's cgroup /system.slice/UNIT."""
         pids = self.workload(unit=unit, **workload)
-        with open(os.path.join(self.host.state, "units", unit), "w") as f:
-            f.write(f"Description={description or unit}\nMainPID={pids['parent']}\n"
-                    f"KillMode={killmode}\nTimeoutStopSec={timeout_stop_s}\n")
+        self._write_unit(unit, pids["parent"], killmode, description, timeout_stop_s,
+                         cgroup=workload.get("cgroup"))
         return pids
 
-    def daemon(self, name, argv=None, unit=None):
-        """Starts protected daemon 'name' (/usr/bin/NAME, a real executable of
-        that name) holding nvidiactl, nvidia-uvm and every GPU at 0 MiB."""
-        argv = argv or {"nvidia-persistenced": ["/usr/bin/nvidia-persistenced", "--user",
-                                                "nvidia-persistenced", "--verbose"],
-                        "nv-hostengine": ["/usr/bin/nv-hostengine", "-n", "--service-account",
-                                          "nvidia-dcgm"],
-                        "dcgm-exporter": ["/usr/bin/dcgm-exporter", "-f",
-                                          "/etc/dcgm-exporter/default-counters.csv"],
-                        "nv-fabricmanager": ["/usr/bin/nv-fabricmanager", "-c",
-                                             "/usr/share/nvidia/nvswitch/fabricmanager.cfg"],
-                        }[name]
-        pids = self.workload(hold_all=True, mib=0, argv=argv, exe=f"/usr/bin/{name}",
-                             on_term="exit", unit=unit)
-        self.host.protected[pids["parent"]] = name
-        if unit:
-            with open(os.path.join(self.host.state, "units", unit), "w") as f:
-                f.write(f"Description={name}\nMainPID={pids['parent']}\n"
-                        "KillMode=control-group\nTimeoutStopSec=5\n")
+    def restarting_service(self, unit, gpus="1", mib=30720, restart="always", restart_sec=0.5,
+                           killmode="control-group", description="",
+                           argv=("/usr/bin/python3", "-m", "embedding_server", "--port", "8080"),
+                           comm="python3", start_limit_burst=5, start_limit_interval_s=10):
+        """A unit with Restart=RESTART whose main process is itself a GPU
+        holder (charged 'mib' on 'gpus'), in /system.slice/UNIT. When the main
+        process dies, unitd (playing systemd, in /init.scope) starts a new one
+        after RestartSec in the same cgroup, re-parented to the host's init
+        (PPID 1), and counts NRestarts; systemctl stop ends the restarting.
+        After StartLimitBurst starts within StartLimitIntervalSec the unit is
+        "failed" (start-limit-hit) and no longer restarted, as systemd does.
+        Returns the first main PID. Ground truth: "restart_units"."""
+        cgroup = f"/system.slice/{unit}"
+        pids = self.workload(gpus="", hold_gpus=gpus, mib=mib, argv=argv, comm=comm, unit=unit,
+                             cgroup=cgroup, visible="")
+        pidfile = f"/run/fakegpu/pids/{self._seq}"
+        self._write_unit(unit, pids["parent"], killmode, description or unit, 5, cgroup=cgroup,
+                         Restart=restart, RestartSec=restart_sec, NRestarts=0,
+                         StartLimitBurst=start_limit_burst,
+                         StartLimitIntervalSec=start_limit_interval_s, ActiveState="active",
+                         PIDFile=pidfile, ExecStart=self.last_command)
+        started = self.fleet.exec(self.name, "setsid /usr/local/bin/unitd "
+                                  f"{shlex.quote(unit)} </dev/null >/dev/null 2>&1 &",
+                                  cgroup="/init.scope")
+        if started.returncode != 0:
+            raise RuntimeError(f"{self.name}: unitd failed: {started.stderr}")
+        self.host.restart_units[unit] = {"first_pid": pids["parent"], "gpus": str(gpus)}
         return pids["parent"]
+
+    def daemon(self, name, argv=None, unit=None, path=None, pidfile="default", cgroup=None):
+        """Starts protected daemon 'name' of DAEMONS (a real executable of
+        that name, root-owned 0755 at its usual path, or at 'path', copied
+        there), holding nvidiactl, nvidia-uvm and every GPU at 0 MiB, in its
+        unit's cgroup (/system.slice/UNIT; the fake systemctl knows the unit)
+        or in its pod's container cgroup; it writes its PID file where the
+        real one does (pidfile=None: none). Returns its PID."""
+        default_path, owner, args, default_pidfile = DAEMONS[name]
+        path = path or default_path
+        if path != default_path:
+            installed = self.fleet.exec(
+                self.name, f"install -D -o root -g root -m 0755 /usr/local/bin/gpuload "
+                           f"{shlex.quote(path)}")
+            if installed.returncode != 0:
+                raise RuntimeError(f"{self.name}: installing {path}: {installed.stderr}")
+        argv = argv or [path] + args
+        if pidfile == "default":
+            pidfile = default_pidfile
+        if cgroup is None:
+            if unit is None and not owner.startswith("pod:"):
+                unit = owner
+            if unit:
+                cgroup = f"/system.slice/{unit}"
+            else:
+                cgroup = pod_cgroup(self.name, owner[4:], name)
+        pids = self.workload(hold_all=True, mib=0, argv=argv, exe=path, on_term="exit", unit=unit,
+                             cgroup=cgroup, own_pidfile=pidfile)
+        pid = pids["parent"]
+        self.host.protected[pid] = name
+        self.host.daemons[name] = {"pid": pid, "exe": path, "cgroup": cgroup, "unit": unit,
+                                   "pidfile": pidfile}
+        if unit and not os.path.exists(os.path.join(self.host.state, "units", unit)):
+            self._write_unit(unit, pid, "control-group", name, 5, cgroup=cgroup,
+                             Restart=DAEMON_UNIT_RESTART.get(unit, "no"), PIDFile=pidfile)
+        return pid
+
+    def all_daemons(self):
+        """Every daemon of DAEMONS, each where it runs on a real node."""
+        return {name: self.daemon(name) for name in DAEMONS}
+
+    def pod_sandbox(self, pod):
+        """The pod's pause process (/pause, in its own container cgroup)."""
+        return self.sleeper(argv=("/pause",), comm="pause",
+                            cgroup=pod_cgroup(self.name, pod, "pause"))
+
+    # ---- jobs with owners ---------------------------------------------------
+
+    def slurm_job(self, job_id, gpus, user="gpuops", mib=70000, step="0", orphaned=True,
+                  title="VLLM::Worker_TP%d", argv=("python3", "-m", "vllm.entrypoints.openai."
+                                                   "api_server", "--tensor-parallel-size", "4")):
+        """A Slurm job as slurmstepd (cgroup v2 plugin) lays it out: the job's
+        tasks in /system.slice/slurmstepd.scope/job_ID/step_STEP/user/task_0,
+        one 'slurmstepd: [ID.STEP]' and one 'slurmstepd: [ID.extern]' in
+        .../step_*/slurm, owned by 'user'. One worker per GPU of 'gpus'
+        (host indexes, "0-3"), charged 'mib' on its own GPU; each opens only
+        the job's GPUs (visible=gpus: with ConstrainDevices=yes a job cannot
+        open the node's other GPUs). orphaned: the launcher is gone, workers
+        re-parented to init (the job ended, its workers did not). Recorded
+        in host.jobs[str(job_id)] with the epilog's environment."""
+        base = f"/system.slice/slurmstepd.scope/job_{job_id}"
+        stepds = [self.sleeper(argv=(f"slurmstepd: [{job_id}.extern]",), comm="slurmstepd",
+                               cgroup=f"{base}/step_extern/slurm", exe="/usr/sbin/slurmstepd"),
+                  self.sleeper(argv=(f"slurmstepd: [{job_id}.{step}]",), comm="slurmstepd",
+                               cgroup=f"{base}/step_{step}/slurm", exe="/usr/sbin/slurmstepd")]
+        pids = self.workload(gpus=gpus, mib=mib, title=title, argv=argv, detach=orphaned,
+                             user=user, visible=gpus, cgroup=f"{base}/step_{step}/user/task_0")
+        workers = sorted(pid for key, pid in pids.items() if key != "parent")
+        indexes = sorted(k for k in pids if k != "parent")
+        self.host.jobs[str(job_id)] = {
+            "cgroup": base, "gpus": gpus, "user": user, "workers": workers,
+            "parent": None if orphaned else pids["parent"], "slurmstepd": stepds,
+            "epilog_env": {"SLURM_JOB_ID": str(job_id), "SLURM_JOB_USER": user,
+                           "SLURM_JOB_UID": str(_uid(user)),
+                           "SLURM_JOB_GPUS": ",".join(str(k) for k in indexes),
+                           "CUDA_VISIBLE_DEVICES": ",".join(str(k) for k in indexes),
+                           "SLURM_SCRIPT_CONTEXT": "epilog_slurmd"}}
+        return pids
+
+    def docker_container(self, name="trainer", gpus="2", mib=40960,
+                         argv=("python3", "train.py")):
+        """A Docker container's GPU process: /system.slice/docker-<64 hex>.scope,
+        its own mount namespace and /dev (as container_job). Recorded in
+        host.jobs["docker:NAME"]."""
+        cgroup = docker_cgroup(self.name, name)
+        pids = self.container_job(gpu=int(gpus), mib=mib, argv=argv, name=name, cgroup=cgroup)
+        self.host.jobs[f"docker:{name}"] = {"cgroup": cgroup, "gpus": str(gpus),
+                                            "user": "root", "workers": [pids[int(gpus)]],
+                                            "parent": None}
+        return pids
+
+    def k8s_pod(self, pod="llm-serve-7d9f8b6c5-x2x4q", container="server", gpus="5", mib=61440,
+                qos="besteffort", argv=("python3", "-m", "sglang.launch_server")):
+        """A Kubernetes pod's GPU container: /kubepods.slice/kubepods-QOS.slice/
+        kubepods-QOS-pod<uid>.slice/cri-containerd-<64 hex>.scope (pod_cgroup),
+        its own mount namespace and /dev, plus the pod's /pause sandbox.
+        Recorded in host.jobs["pod:POD"] with the pod UID."""
+        cgroup = pod_cgroup(self.name, pod, container, qos)
+        self.sleeper(argv=("/pause",), comm="pause", cgroup=pod_cgroup(self.name, pod, "pause",
+                                                                       qos))
+        pids = self.container_job(gpu=int(gpus), mib=mib, argv=argv, name=pod[:63],
+                                  cgroup=cgroup)
+        self.host.jobs[f"pod:{pod}"] = {"cgroup": cgroup.rsplit("/", 1)[0], "gpus": str(gpus),
+                                        "user": "root", "workers": [pids[int(gpus)]],
+                                        "parent": None, "pod_uid": pod_uid(self.name, pod)}
+        return pids
+
+    def impostor(self, path, gpus="3", mib=90000, user="gpuops", mode=0o755,
+                 args=("train.py",), private_tmp=None):
+        """A job that runs a copy of gpuload at 'path', named like a protected
+        daemon or sshd ("/home/gpuops/bin/sshd", "/root/bin/nv-hostengine"),
+        owned by 'user' with 'mode', holding 'gpus' with 'mib' each: a job,
+        not a daemon. A path under /tmp gets a private /tmp (own mount
+        namespace with a tmpfs /tmp, as PrivateTmp=yes or a user namespace
+        gives; the machine's /tmp is shared by every host and is never
+        written to). Recorded in host.impostors; returns its PID."""
+        if private_tmp is None:
+            private_tmp = path.startswith("/tmp/")
+        uid = _uid(user)
+        install = (f"mkdir -p {shlex.quote(os.path.dirname(path))} && "
+                   f"cp /usr/local/bin/gpuload {shlex.quote(path)} && "
+                   f"chown {uid}:{uid} {shlex.quote(path)} && chmod {mode:o} {shlex.quote(path)}")
+        wrap, run_as = None, user
+        if private_tmp:
+            setup = ("mount -t tmpfs -o mode=1777,size=1m privtmp /tmp && " + install +
+                     f" && exec setpriv --reuid={uid} --regid={uid} --clear-groups "
+                     "sh -c \"$1\"")
+            wrap = f"unshare --mount --propagation private sh -c {shlex.quote(setup)} sh"
+            run_as = None
+        else:
+            done = self.fleet.exec(self.name, install, user=user if uid else None)
+            if done.returncode != 0:
+                raise RuntimeError(f"{self.name}: impostor {path}: {done.stderr}")
+        pids = self.workload(gpus="", hold_gpus=gpus, mib=mib, argv=(path,) + tuple(args),
+                             exe=path, user=run_as, wrap=wrap, visible="",
+                             cgroup=_session_cgroup(uid))
+        pid = pids["parent"]
+        self.host.impostors.append({"pid": pid, "named_like": os.path.basename(path),
+                                    "exe": path, "user": user, "gpus": str(gpus),
+                                    "mode": f"{mode:04o}"})
+        return pid
 
     def bystanders(self, count, first=0):
         """Starts 'count' unrelated sleeping processes (sshd sessions,
         containerd, cron, python3 -m http.server, kworker-like names...; see
         bystanders.c), each in its own session, children of the host's init.
-        They hold no device; fleetreap must leave them alone."""
+        They hold no device; fleetreap must leave them alone. With cgroups,
+        each joins its profile's cgroup (ssh.service, containerd.service,
+        cron.service, session-3.scope, ...; see bystanders.c)."""
         if count <= 0:
             return
-        result = self.fleet.exec(self.name, f"/usr/local/bin/bystanders {int(count)} {int(first)}",
-                                 timeout=120)
+        cgroups = "FAKEGPU_CGROUP_FS=/sys/fs/cgroup " if self.host.cgroup else ""
+        result = self.fleet.exec(self.name, f"{cgroups}/usr/local/bin/bystanders {int(count)} "
+                                            f"{int(first)}", timeout=120, cgroup="/init.scope")
         if result.returncode != 0:
             raise RuntimeError(f"{self.name}: bystanders failed: {result.stderr}")
 
-    def sleeper(self, argv=("python3", "infer.py"), comm="python3", user=None):
+    def sleeper(self, argv=("python3", "infer.py"), comm="python3", user=None, cgroup=None,
+                exe=None):
         """A plain sleeping process holding no device (a gpuload parent with no
-        workers and FAKEGPU_MIB=0); returns its PID."""
-        return self.workload(gpus="", mib=0, argv=argv, comm=comm, user=user,
-                             visible="")["parent"]
+        workers and FAKEGPU_MIB=0), in 'cgroup' if given; returns its PID."""
+        return self.workload(gpus="", mib=0, argv=argv, comm=comm, user=user, exe=exe,
+                             visible="", cgroup=cgroup)["parent"]
 
     def charge(self, pid, gpu, mib):
         """The driver charges 'mib' on 'gpu' to 'pid' (inner PID), which needs
@@ -249,7 +542,7 @@ class HostSetup:
         _write(os.path.join(self.host.state, "recovery", str(gpu)), action + "\n")
 
     def container_job(self, gpu=3, mib=40960, title="python3", argv=("python3", "train.py"),
-                      name="job"):
+                      name="job", cgroup=None):
         """A job in its own mount namespace, as a container runtime starts it:
         a private tmpfs /dev holding null/zero/urandom and its OWN plain files
         nvidiaK, nvidiactl and nvidia-uvm (other inodes than the host's, so
@@ -263,7 +556,8 @@ class HostSetup:
                  f"chmod 666 /dev/nvidia* && hostname {shlex.quote(name)} && exec sh -c \"$1\"")
         wrap = f"unshare --mount --uts --propagation private sh -c {shlex.quote(setup)} sh"
         pids = self.workload(gpus=str(gpu), mib=mib, title=title, argv=argv, detach=True,
-                             visible=str(gpu), wrap=wrap)
+                             visible=str(gpu), wrap=wrap,
+                             cgroup=cgroup or docker_cgroup(self.name, name))
         self.host.containers.append(pids[gpu])
         return pids
 

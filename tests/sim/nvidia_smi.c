@@ -131,13 +131,19 @@ static unsigned long long gpu_mask(const char *spec) {
   return mask;
 }
 
+/* Where the host's processes are: /proc, or, inside a nested PID namespace
+ * (Fleet.exec_nested_pidns: a pod without hostPID), the host's /proc bound
+ * at /run/fakegpu-hostproc, because the real driver always reports the
+ * host's PIDs, whatever PID namespace asks. */
+static const char *proc_root = "/proc";
+
 /* FAKEGPU_MIB and FAKEGPU_MEM_GPUS (all GPUs when unset) of 'pid'. */
 static long env_mib(int pid, unsigned long long *mem_gpus) {
   char path[64];
   static char buf[65536];
   long mib = 0;
   *mem_gpus = ~0ULL;
-  snprintf(path, sizeof path, "/proc/%d/environ", pid);
+  snprintf(path, sizeof path, "%s/%d/environ", proc_root, pid);
   FILE *f = fopen(path, "r");
   if (!f) return 0;
   size_t n = fread(buf, 1, sizeof buf - 1, f);
@@ -160,26 +166,26 @@ int nvsmi_holds(const struct proc *p, int k) {
 
 static void read_name(struct proc *p) {
   char path[64];
-  snprintf(path, sizeof path, "/proc/%d/cmdline", p->pid);
+  snprintf(path, sizeof path, "%s/%d/cmdline", proc_root, p->pid);
   if (read_file(path, p->name, sizeof p->name) <= 0) strcpy(p->name, "[Unknown Error]");
 }
 
 /* Scans /proc for holders of /dev/nvidiaK and charges their memory. */
 static void scan_processes(void) {
-  DIR *proc = opendir("/proc");
+  DIR *proc = opendir(proc_root);
   struct dirent *e;
   while (proc && (e = readdir(proc)) && proc_count < MAX_PROCS) {
     if (!isdigit((unsigned char)e->d_name[0])) continue;
     int pid = atoi(e->d_name);
     char path[64], target[256];
-    snprintf(path, sizeof path, "/proc/%d/fd", pid);
+    snprintf(path, sizeof path, "%s/%d/fd", proc_root, pid);
     DIR *fds = opendir(path);
     if (!fds) continue;
     unsigned long long held = 0;
     struct dirent *fe;
     while ((fe = readdir(fds))) {
       char link[300];
-      snprintf(link, sizeof link, "/proc/%d/fd/%s", pid, fe->d_name);
+      snprintf(link, sizeof link, "%s/%d/fd/%s", proc_root, pid, fe->d_name);
       ssize_t n = readlink(link, target, sizeof target - 1);
       if (n <= 0) continue;
       target[n] = '\0';
@@ -204,9 +210,9 @@ static void scan_processes(void) {
   while (f && fgets(line, sizeof line, f) && proc_count < MAX_PROCS) {
     int pid, k;
     long mib;
-    char alive[64];
+    char alive[600];
     if (sscanf(line, "%d %d %ld", &pid, &k, &mib) != 3 || k < 0 || k >= gpu_count) continue;
-    snprintf(alive, sizeof alive, "/proc/%d/stat", pid);
+    snprintf(alive, sizeof alive, "%s/%d/stat", proc_root, pid);
     if (access(alive, F_OK) != 0) continue; /* the driver frees a dead PID's memory */
     struct proc *p = &procs[proc_count++];
     p->pid = pid;
@@ -267,6 +273,7 @@ int main(int argc, char **argv) {
   char mode[64] = "normal";
 
   if (getuid() == geteuid() && getenv("FAKEGPU_STATE")) state_dir = getenv("FAKEGPU_STATE");
+  if (access("/run/fakegpu-hostproc/1/stat", F_OK) == 0) proc_root = "/run/fakegpu-hostproc";
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (!strncmp(a, "--query-gpu=", 12)) query_gpu = a + 12;

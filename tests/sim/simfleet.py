@@ -53,8 +53,10 @@ import atexit
 import concurrent.futures
 import json
 import os
+import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -75,9 +77,111 @@ from reaper import (die_with_parent, end_hosts, end_recorded, listening,  # noqa
                     start_time, wait_gone)
 
 SIM_DIR = os.path.dirname(os.path.abspath(__file__))
-DAEMON_NAMES = ("nvidia-persistenced", "nv-hostengine", "dcgm-exporter",
-                "nv-fabricmanager")
+DAEMON_NAMES = tuple(host_setup.DAEMONS)
 GPUOPS_UID = 1000
+CGROUP_DIR = "fleetreap-sim"   # every cgroup the sim makes is under CGROUP_ROOT/CGROUP_DIR
+
+
+def cgroup2_mount():
+    """Where this machine's cgroup v2 hierarchy is mounted
+    (/sys/fs/cgroup/unified in hybrid mode, /sys/fs/cgroup on v2-only
+    machines), or None."""
+    try:
+        with open("/proc/self/mountinfo") as f:
+            for line in f:
+                fields = line.split()
+                sep = fields.index("-")
+                if fields[sep + 1] == "cgroup2":
+                    return fields[4]
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+_CGROUPS = None
+
+
+def cgroups_available():
+    """(True, base) when simulated hosts get real cgroups under 'base'
+    (CGROUP_ROOT/fleetreap-sim), else (False, why). Off with
+    FLEETREAP_SIM_CGROUPS=0. Probed once per process (mkdir + rmdir of a
+    scratch cgroup; nothing is moved)."""
+    global _CGROUPS
+    if _CGROUPS is None:
+        _CGROUPS = _probe_cgroups()
+    return _CGROUPS
+
+
+def _probe_cgroups():
+    if os.environ.get("FLEETREAP_SIM_CGROUPS", "1") == "0":
+        return False, "FLEETREAP_SIM_CGROUPS=0"
+    if not os.path.exists("/proc/self/ns/cgroup"):
+        return False, "the kernel has no cgroup namespaces"
+    mount = cgroup2_mount()
+    if mount is None:
+        return False, "no cgroup v2 hierarchy is mounted"
+    base = os.path.join(mount, CGROUP_DIR)
+    probe = os.path.join(base, f"probe-{os.getpid()}")
+    try:
+        os.makedirs(base, exist_ok=True)
+        os.mkdir(probe)
+        writable = os.access(os.path.join(probe, "cgroup.procs"), os.W_OK)
+        os.rmdir(probe)
+    except OSError as e:
+        return False, f"cannot make cgroups under {base}: {e.strerror}"
+    if not writable:
+        return False, f"{base}: cgroup.procs is not writable"
+    return True, base
+
+
+def remove_cgroup_tree(path, timeout=5.0):
+    """rmdir 'path' and every cgroup below it, deepest first, retrying while
+    processes that were just killed are still leaving (EBUSY). Returns the
+    cgroups that could not be removed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        left = []
+        for root, dirs, _ in os.walk(path, topdown=False):
+            for d in dirs:
+                _rmdir(os.path.join(root, d), left)
+        if os.path.isdir(path):
+            _rmdir(path, left)
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.05)
+
+
+def _rmdir(path, left):
+    try:
+        os.rmdir(path)
+    except FileNotFoundError:
+        pass
+    except OSError:
+        left.append(path)
+
+
+def _populated(path):
+    try:
+        with open(os.path.join(path, "cgroup.events")) as f:
+            return "populated 1" in f.read()
+    except OSError:
+        return False
+
+
+def remove_stale_cgroups():
+    """Removes every fleet cgroup tree under fleetreap-sim/ that holds no
+    process any more (fleets that crashed or were ended without their
+    cgroups); returns the trees removed. Trees with live processes stay."""
+    ok, base = cgroups_available()
+    removed = []
+    if not ok or not os.path.isdir(base):
+        return removed
+    for entry in sorted(os.listdir(base)):
+        path = os.path.join(base, entry)
+        if os.path.isdir(path) and not _populated(path):
+            if not remove_cgroup_tree(path, timeout=1.0):
+                removed.append(path)
+    return removed
 
 
 @dataclass
@@ -145,6 +249,11 @@ class Host:
         self.popen = None
         self.shape, self.bystanders = host_shape(spec)
         self.containers = []          # inner PIDs of container_job workers
+        self.cgroup = None            # the host's cgroup (machine path), None: no cgroups
+        self.daemons = {}             # name -> {pid, exe, cgroup, unit, pidfile}
+        self.jobs = {}                # "41", "docker:NAME", "pod:NAME" -> {cgroup, gpus, ...}
+        self.impostors = []           # [{pid, named_like, exe, user, gpus, mode}]
+        self.restart_units = {}       # unit -> {first_pid, gpus}
 
     @property
     def state(self):
@@ -155,7 +264,9 @@ class Host:
                 "unshare_pid": self.unshare_pid, "unshare_start": self.unshare_start,
                 "init_pid": self.init_pid, "init_start": self.init_start, "listener": self.listener,
                 "protected": self.protected, "shm_keep": self.shm_keep,
-                "shm_remove": self.shm_remove, "containers": self.containers}
+                "shm_remove": self.shm_remove, "containers": self.containers,
+                "cgroup": self.cgroup, "daemons": self.daemons, "jobs": self.jobs,
+                "impostors": self.impostors, "restart_units": self.restart_units}
 
     @classmethod
     def from_record(cls, r):
@@ -165,6 +276,9 @@ class Host:
             setattr(h, key, r[key])
         h.protected = {int(k): v for k, v in r["protected"].items()}
         h.containers = r.get("containers", [])
+        for key in ("cgroup", "daemons", "jobs", "impostors", "restart_units"):
+            if key in r:
+                setattr(h, key, r[key])
         return h
 
 
@@ -180,6 +294,8 @@ class Fleet:
         self.timings = {}
         self.probe_cost = None        # PIDs one pid_counter read uses (measured)
         self._pid_reads = {}
+        self.cgroup = None            # the fleet's cgroup (machine path), None: no cgroups
+        self.cgroup_note = None       # why hosts have no cgroups, when they have none
 
     def __enter__(self):
         return self
@@ -206,12 +322,16 @@ class Fleet:
         if first_net is None:
             raise SimError("no free 127.0.N.0/24 left for a simulated fleet")
         try:
+            self._make_fleet_cgroup(first_net)
             self._install_tools()
             self._make_key(self.key, "fleetreap-sim")
             self._make_key(os.path.join(self.workdir, "keys", "other_ed25519"), "refused")
             for i, spec in enumerate(specs):
                 address = f"127.0.{first_net + i // 250}.{i % 250 + 1}"
                 host = Host(spec, address, os.path.join(self.workdir, "hosts", spec.name))
+                if self.cgroup:
+                    host.cgroup = os.path.join(self.cgroup, spec.name)
+                    os.mkdir(host.cgroup)
                 host_setup.prepare_host_dir(host, self)
                 self.hosts[spec.name] = host
             self.timings["prepare_s"] = time.monotonic() - t0
@@ -219,6 +339,7 @@ class Fleet:
                 self._start(host)
             self._save()
             self._wait_ready(timeout)
+            self._move_unshares_out()
             self.timings["boot_s"] = time.monotonic() - t0
             with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
                 staged = [pool.submit(_stage, scenarios.get(h.spec.scenario),
@@ -235,18 +356,51 @@ class Fleet:
             raise
         return self
 
+    def _make_fleet_cgroup(self, first_net):
+        """CGROUP_ROOT/fleetreap-sim/netN (N: the fleet's first claimed net,
+        unique among live fleets), or a note why hosts get no cgroups."""
+        ok, base = cgroups_available()
+        if not ok:
+            self.cgroup_note = base
+            print(f"simfleet: hosts run without cgroups ({base}); /proc/PID/cgroup "
+                  "reads the machine's own paths and units are found by environment",
+                  file=sys.stderr)
+            return
+        path = os.path.join(base, f"net{first_net}")
+        if os.path.isdir(path):
+            if _populated(path) or remove_cgroup_tree(path, timeout=1.0):
+                raise SimError(f"{path} still holds processes of another fleet")
+        os.mkdir(path)
+        self.cgroup = path
+
+    def _move_unshares_out(self):
+        """Each host's unshare process (outside the host's PID namespace)
+        leaves the host's root cgroup for the fleet's, so that the host's
+        cgroup tree holds only the host's own processes."""
+        if not self.cgroup:
+            return
+        for host in self.hosts.values():
+            try:
+                with open(os.path.join(self.cgroup, "cgroup.procs"), "w") as f:
+                    f.write(str(host.unshare_pid))
+            except OSError:
+                pass
+
     def _install_tools(self):
         bindir = os.path.join(self.workdir, "bin")
         os.makedirs(bindir, exist_ok=True)
         for tool in ("gpuload", "nvidia-smi", "tarpit", "bystanders"):
             shutil.copy(os.path.join(self.bin_dir, tool), os.path.join(bindir, tool))
-        shutil.copy(os.path.join(SIM_DIR, "systemctl"), os.path.join(bindir, "systemctl"))
+        for script in ("systemctl", "unitd"):
+            shutil.copy(os.path.join(SIM_DIR, script), os.path.join(bindir, script))
+            os.chmod(os.path.join(bindir, script), 0o755)
         os.chmod(os.path.join(bindir, "nvidia-smi"), 0o4755)   # sees every process
-        os.chmod(os.path.join(bindir, "systemctl"), 0o755)
         daemons = os.path.join(self.workdir, "daemons")
         os.makedirs(daemons, exist_ok=True)
-        for name in DAEMON_NAMES:
-            shutil.copy(os.path.join(self.bin_dir, "gpuload"), os.path.join(daemons, name))
+        for path in set(host_setup.INSTALLED.values()):
+            target = os.path.join(daemons, os.path.basename(path))
+            shutil.copy(os.path.join(self.bin_dir, "gpuload"), target)
+            os.chmod(target, 0o755)
 
     @staticmethod
     def _make_key(path, comment):
@@ -260,7 +414,13 @@ class Fleet:
         argv = ["unshare", "--pid", "--mount", "--uts", "--fork", "--kill-child",
                 "--mount-proc", "--propagation", "private",
                 "tini", "-s", "--", "/bin/sh", os.path.join(SIM_DIR, "host_init.sh"),
-                host.dir, os.path.join(self.workdir, "bin"), host.name, "yes"]
+                host.dir, os.path.join(self.workdir, "bin"), host.name, "yes",
+                "yes" if host.cgroup else "no"]
+        if host.cgroup:
+            # Into the host's cgroup first: the new cgroup namespace is rooted
+            # where unshare stands when it makes it.
+            argv = ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', host.cgroup,
+                    argv[0], "--cgroup"] + argv[1:]
         host.popen = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
             preexec_fn=None if self.persistent else die_with_parent)
@@ -326,7 +486,7 @@ class Fleet:
         tmp = os.path.join(self.workdir, "fleet.json.tmp")
         with open(tmp, "w") as f:
             json.dump({"hosts": [h.record() for h in self.hosts.values()],
-                       "key": self.key, "inventory": self.inventory,
+                       "cgroup": self.cgroup, "key": self.key, "inventory": self.inventory,
                        "known_hosts": self.known_hosts}, f, indent=1)
         os.replace(tmp, os.path.join(self.workdir, "fleet.json"))
 
@@ -335,17 +495,53 @@ class Fleet:
     def host(self, name):
         return self.hosts[name]
 
-    def exec(self, name, command, user=None, timeout=30, check=False):
+    def exec(self, name, command, user=None, timeout=30, check=False, cgroup=None):
         """Runs 'command' with /bin/sh inside the host's namespaces (as root,
-        or as 'user' = "gpuops"). Returns subprocess.CompletedProcess (text)."""
+        or as 'user': "gpuops", "researcher"), in the host's cgroup 'cgroup'
+        (a path inside the host, made if missing; default the user's login
+        session, host_setup.session_cgroup: root's is
+        /user.slice/user-0.slice/session-1.scope). Returns
+        subprocess.CompletedProcess (text)."""
         host = self.hosts[name]
-        argv = ["nsenter", "-t", str(host.init_pid), "-p", "-m", "-u", "--wd=/"]
-        if user == "gpuops":
-            argv += ["-S", str(GPUOPS_UID), "-G", str(GPUOPS_UID)]
+        uid = 0 if user in (None, "root") else host_setup._uid(user)
+        argv = []
+        if host.cgroup:
+            target = host.cgroup + (cgroup or host_setup.session_cgroup(uid)).rstrip("/")
+            os.makedirs(target, exist_ok=True)
+            argv = ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', target]
+        argv += ["nsenter", "-t", str(host.init_pid), "-p", "-m", "-u"]
+        argv += ["-C", "--wd=/"] if host.cgroup else ["--wd=/"]
+        if uid:
+            argv += ["-S", str(uid), "-G", str(uid)]
         argv += ["--", "/usr/bin/env", "-i", "PATH=/usr/local/sbin:/usr/local/bin:"
                  "/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "/bin/sh", "-c", command]
         return subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
                               check=check)
+
+    def exec_nested_pidns(self, name, command, user=None, timeout=30, check=False,
+                          cgroup=None):
+        """Runs 'command' inside host 'name' in a new PID namespace nested in
+        the host's, with its own /proc (unshare --pid --fork --mount, then a
+        new proc mount), as in a Kubernetes pod without hostPID:
+        /proc/self/ns/pid is neither the initial namespace nor the one
+        /etc/fleetreap/host-pid-namespace names, and the host's PIDs, which
+        the fake nvidia-smi still reports as the real driver does (it reads
+        the host's /proc, bound at /run/fakegpu-hostproc in the nested mount
+        namespace only), name other processes or none.
+        Default cgroup: a pod container's (pod "fleetreap-agent"). As root,
+        or as 'user' (setpriv after the unshare)."""
+        if user not in (None, "root"):
+            uid = host_setup._uid(user)
+            command = (f"exec setpriv --reuid={uid} --regid={uid} --clear-groups "
+                       f"/bin/sh -c {shlex.quote(command)}")
+        inner = ("mount --bind /proc /run/fakegpu-hostproc && mount -t proc proc /proc && "
+                 'exec /bin/sh -c "$1"')
+        wrapped = ("mkdir -p /run/fakegpu-hostproc && exec unshare --pid --fork --mount "
+                   f"--propagation private /bin/sh -c {shlex.quote(inner)} sh "
+                   f"{shlex.quote(command)}")
+        if cgroup is None:
+            cgroup = host_setup.pod_cgroup(name, "fleetreap-agent", "fleetreap")
+        return self.exec(name, wrapped, timeout=timeout, check=check, cgroup=cgroup)
 
     def ssh_argv(self, name, command, user="root", key=None):
         """The plain OpenSSH client command line for 'command' on host 'name'."""
@@ -408,6 +604,8 @@ class Fleet:
                     pass
         wait_gone([h.init_pid for h in self.hosts.values() if h.init_pid])
         self.hosts = {}
+        if self.cgroup:
+            remove_cgroup_tree(self.cgroup)
         _remove_created(self.workdir)
         release_nets(self.workdir)
 
@@ -417,12 +615,17 @@ class Fleet:
         workdir = os.path.abspath(workdir)
         try:
             with open(os.path.join(workdir, "fleet.json")) as f:
-                records = json.load(f)["hosts"]
+                record = json.load(f)
+            records = record["hosts"]
         except (OSError, ValueError, KeyError):
-            records = []
+            record, records = {}, []
         hosts = [Host.from_record(r) for r in records]
         end_hosts(hosts)
         wait_gone([h.unshare_pid for h in hosts] + [h.init_pid for h in hosts if h.init_pid])
+        cgroup = record.get("cgroup")
+        ok, base = cgroups_available()
+        if cgroup and ok and os.path.dirname(cgroup) == base:   # only ever ours
+            remove_cgroup_tree(cgroup)
         _remove_created(workdir)
         release_nets(workdir)
         return len(hosts)
@@ -432,9 +635,11 @@ class Fleet:
         """A Fleet object for hosts that a persistent 'up' left running."""
         fleet = cls(workdir, bin_dir=bin_dir or os.path.join(workdir, "bin"), persistent=True)
         with open(os.path.join(fleet.workdir, "fleet.json")) as f:
-            for r in json.load(f)["hosts"]:
-                h = Host.from_record(r)
-                fleet.hosts[h.name] = h
+            record = json.load(f)
+        fleet.cgroup = record.get("cgroup")
+        for r in record["hosts"]:
+            h = Host.from_record(r)
+            fleet.hosts[h.name] = h
         return fleet
 
 
