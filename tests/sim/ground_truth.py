@@ -211,7 +211,11 @@ def _owned(host, procs):
     for name, d in host.daemons.items():
         pidfile_pid = None
         if d.get("pidfile"):
-            text = _read(f"/proc/{host.init_pid}/root{d['pidfile']}")
+            # /var/run is a link to /run: an absolute link resolves against
+            # the reader's root, so read the host's /run directly.
+            inner = "/run/" + d["pidfile"][9:] if d["pidfile"].startswith("/var/run/") \
+                else d["pidfile"]
+            text = _read(f"/proc/{host.init_pid}/root{inner}")
             if text and text.strip().isdigit():
                 pidfile_pid = int(text.strip())
         daemons[name] = {"pid": d["pid"], "alive": alive(d["pid"], d["exe"]), "exe": d["exe"],
