@@ -27,7 +27,7 @@ seeds=$build/fuzz-seeds
 rm -rf "$seeds"
 mkdir -p "$seeds/gpu_query" "$seeds/holder_scan" "$seeds/inventory" "$seeds/playbook" \
   "$seeds/script_output"
-cp "$root"/inventory/*.yaml "$root"/inventory/*.txt "$seeds/inventory/"
+cp "$root"/inventory/*.yaml "$root"/inventory/*.ini "$seeds/inventory/"
 cp "$root"/playbooks/*.yaml "$seeds/playbook/"
 cp "$root"/tests/testdata/nvsmi/*.txt "$seeds/gpu_query/"
 cp "$root"/tests/fuzz/seeds/holder_scan/* "$seeds/holder_scan/"

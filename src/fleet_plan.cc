@@ -52,7 +52,7 @@ Status BuildFleetPlans(const Options& options, FleetPlanSet* set) {
     hosts.push_back(LocalHost());
   } else {
     Inventory inventory;
-    Status status = LoadInventory(options.hosts_file, &inventory, &set->warnings);
+    Status status = LoadInventory(options.hosts_file, &inventory, &set->warnings, &set->notes);
     if (!status.ok()) return status;
     status = SelectHosts(inventory, options.limit, &hosts);
     if (!status.ok()) return status;

@@ -1,145 +1,257 @@
 #include "fleetreap/host_selection.h"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 
+#include "fleetreap/ansible_pattern.h"
 #include "fleetreap/host_pattern.h"
 
 namespace fleetreap {
 namespace {
 
-// A set of hosts as one flag per inventory index.
-using HostSet = std::vector<char>;
-
 Status UsageError(const std::string& term, const std::string& problem) {
   return Status::Error(ErrorKind::kUsage, "--limit \"" + term + "\": " + problem);
 }
 
-// Splits at "," and ":" outside brackets; a "~regex" or "@file" term ends
-// only at ",", since ":" may be part of it.
-std::vector<std::string> SplitTerms(const std::string& limit) {
-  std::vector<std::string> terms;
-  std::string term;
+bool Balanced(const std::string& term) {
   int depth = 0;
-  auto flush = [&] {
-    size_t b = term.find_first_not_of(" \t");
-    size_t e = term.find_last_not_of(" \t");
-    if (b != std::string::npos) terms.push_back(term.substr(b, e - b + 1));
-    term.clear();
-  };
-  for (char c : limit) {
+  for (char c : term) {
     if (c == '[') ++depth;
-    if (c == ']' && depth > 0) --depth;
-    size_t start = term.find_first_not_of(" \t!&");
-    bool raw = start != std::string::npos && (term[start] == '~' || term[start] == '@');
-    if (depth == 0 && (c == ',' || (c == ':' && !raw))) {
-      flush();
-    } else {
-      term += c;
-    }
+    if (c == ']' && --depth < 0) return false;
   }
-  flush();
+  return depth == 0;
+}
+
+// Splits at commas outside brackets: fleetreap's reading of "gpu[01-04,09]".
+std::vector<std::string> SplitOutsideBrackets(const std::string& limit) {
+  std::vector<std::string> terms;
+  for (const std::string& part : SplitHostList(limit)) {
+    size_t b = part.find_first_not_of(" \t");
+    if (b != std::string::npos) terms.push_back(part.substr(b, part.find_last_not_of(" \t") - b + 1));
+  }
   return terms;
+}
+
+std::string Names(const Inventory& inventory, const std::vector<size_t>& hosts) {
+  std::vector<std::string> names;
+  for (size_t i : hosts) names.push_back(inventory.hosts()[i].name);
+  return FoldHostNames(names);
 }
 
 class Selector {
  public:
   explicit Selector(const Inventory& inventory) : inventory_(inventory) {}
 
-  // Adds to "set" what one term (without its "!" or "&") selects.
-  // "shown" is how the term is quoted in errors.
-  Status Match(const std::string& term, const std::string& shown, HostSet* set,
-               int file_depth) const {
-    if (term == "all" || term == "*") {
-      std::fill(set->begin(), set->end(), 1);
+  // What one term (without "!" or "&") selects, in Ansible's order.
+  // "shown" is how the term is quoted in errors; "extend" allows fleetreap's
+  // range reading where Ansible selects nothing.
+  Status Match(const std::string& term, const std::string& shown, bool extend,
+               std::vector<size_t>* out, int file_depth = 0) const {
+    out->clear();
+    if (term[0] == '@' && extend) return MatchFile(term.substr(1), shown, out, file_depth);
+    if (term[0] == '~') return MatchRegex(term.substr(1), shown, out);
+    std::string expression;
+    const Subscript sub = SplitSubscript(term, &expression);
+    std::vector<size_t> found;
+    std::string unordered;
+    Enumerate(expression, &found, sub.present ? &unordered : nullptr);
+    if (!unordered.empty()) {
+      return UsageError(shown, "Ansible orders the hosts of group \"" + unordered +
+                                   "\" differently from run to run, so a subscript on it "
+                                   "selects unpredictably; name the hosts instead");
+    }
+    bool index_error = false;
+    if (sub.present) {
+      std::vector<size_t> positions;
+      index_error = !ApplySubscript(sub, found.size(), &positions);
+      std::vector<size_t> picked;
+      for (size_t p : positions) picked.push_back(found[p]);
+      found = std::move(picked);
+    }
+    std::vector<size_t> range;
+    std::string range_problem;
+    const bool ranged = extend && HasHostRange(term) && RangeReading(term, &range, &range_problem);
+    if (index_error) {
+      if (ranged) return Disagree(shown, expression, {}, range);
+      return UsageError(shown, "Ansible finds no host at that position of \"" + expression + "\"");
+    }
+    if (!found.empty()) {
+      if (ranged && Sorted(found) != range) return Disagree(shown, expression, found, range);
+      *out = std::move(found);
       return Status::Ok();
     }
-    if (term[0] == '@') return MatchFile(term.substr(1), shown, set, file_depth);
-    if (term[0] == '~') return MatchRegex(term.substr(1), shown, set);
-    std::vector<std::string> names;
-    Status s = ExpandHostPattern(term, &names);
-    if (!s.ok()) return UsageError(shown, s.message());
-    std::vector<std::string> missing;
-    for (const std::string& name : names) {
-      if (!MatchName(name, set)) missing.push_back(name);
+    if (ranged) {
+      *out = std::move(range);
+      return Status::Ok();
     }
-    if (missing.empty()) return Status::Ok();
-    if (names.size() == 1) {
-      return UsageError(shown, "matches no host or group in " + inventory_.path());
+    if (!range_problem.empty()) return UsageError(shown, range_problem);
+    std::string hint;
+    if (term.find(':') != std::string::npos && term.find('[') == std::string::npos) {
+      hint = " (with a \",\" in the pattern Ansible does not split at \":\"; use one of them)";
     }
-    return UsageError(shown, "no host or group " + FoldHostNames(missing) + " in " +
-                                 inventory_.path());
+    return UsageError(shown, "matches no host or group in " + inventory_.path() + hint);
   }
 
  private:
-  void AddGroup(const std::string& group, HostSet* set) const {
-    for (size_t i : *inventory_.GroupMembers(group)) (*set)[i] = 1;
+  static std::vector<size_t> Sorted(std::vector<size_t> v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return v;
   }
 
-  bool MatchName(const std::string& name, HostSet* set) const {
-    if (name.find_first_of("*?") == std::string::npos) {
-      if (inventory_.GroupMembers(name)) {
-        AddGroup(name, set);
-        return true;
+  Status Disagree(const std::string& shown, const std::string& expression,
+                  const std::vector<size_t>& ansible, const std::vector<size_t>& range) const {
+    std::string reads = ansible.empty() ? "finds no host at that position"
+                                        : "selects " + Names(inventory_, ansible);
+    return UsageError(shown, "Ansible reads this as a subscript of \"" + expression + "\" and " +
+                                 reads + "; as a host range it is " + Names(inventory_, range) +
+                                 ". Refusing to guess: name the hosts, or use " + expression +
+                                 "[N] or ~regex");
+  }
+
+  // Ansible's Group.get_hosts(): its own hosts, then those of the groups
+  // below it, breadth first. Below the first level Ansible walks a Python
+  // set, so the order can change between runs: "*ambiguous" tells.
+  std::vector<size_t> GroupHosts(const std::string& group, bool* ambiguous) const {
+    std::vector<std::string> ordered = {group};
+    std::set<std::string> seen = {group};
+    const Inventory::GroupLinks* top = inventory_.Links(group);
+    std::vector<std::string> round = {group};
+    if (top) {
+      for (const std::string& c : top->children) {
+        ordered.push_back(c);
+        round.push_back(c);
       }
-      int index = inventory_.HostIndex(name);
-      if (index >= 0) (*set)[index] = 1;
-      return index >= 0;
     }
-    bool any = false;
+    std::set<size_t> hosts_seen;
+    auto hosts_of = [&](const std::string& g) {
+      std::vector<size_t> hs;
+      if (const Inventory::GroupLinks* l = inventory_.Links(g)) hs = l->hosts;
+      return hs;
+    };
+    *ambiguous = false;
+    while (!round.empty()) {
+      for (const std::string& g : round) seen.insert(g);
+      std::set<size_t> before;
+      for (const std::string& g : ordered) {
+        for (size_t h : hosts_of(g)) before.insert(h);
+      }
+      std::vector<std::string> next;
+      int contributors = 0;
+      for (const std::string& item : round) {
+        const Inventory::GroupLinks* l = inventory_.Links(item);
+        if (!l) continue;
+        bool brings_hosts = false;
+        for (const std::string& c : l->children) {
+          if (seen.count(c)) continue;
+          ordered.push_back(c);
+          next.push_back(c);
+          for (size_t h : hosts_of(c)) brings_hosts = brings_hosts || !before.count(h);
+        }
+        contributors += brings_hosts;
+      }
+      if (contributors > 1) *ambiguous = true;
+      std::set<std::string> unique(next.begin(), next.end());
+      round.assign(unique.begin(), unique.end());
+    }
+    std::vector<size_t> hosts;
+    for (const std::string& g : ordered) {
+      for (size_t h : hosts_of(g)) {
+        if (hosts_seen.insert(h).second) hosts.push_back(h);
+      }
+    }
+    return hosts;
+  }
+
+  // Ansible's _enumerate_matches: groups whose name matches (in inventory
+  // order), then hosts too when no group matched or the pattern has one of
+  // ". ? * [". "unordered" (may be null) names a matched group whose host
+  // order Ansible does not fix.
+  void Enumerate(const std::string& glob, std::vector<size_t>* out,
+                 std::string* unordered) const {
+    bool any_group = false;
     for (const std::string& group : inventory_.group_names()) {
-      if (fnmatch(name.c_str(), group.c_str(), 0) == 0) {
-        AddGroup(group, set);
-        any = true;
-      }
+      if (!AnsibleGlobMatch(glob, group)) continue;
+      any_group = true;
+      bool ambiguous = false;
+      std::vector<size_t> hosts = GroupHosts(group, &ambiguous);
+      if (ambiguous && unordered && unordered->empty()) *unordered = group;
+      out->insert(out->end(), hosts.begin(), hosts.end());
     }
+    if (any_group && glob.find_first_of(".?*[") == std::string::npos) return;
     const std::vector<Host>& hosts = inventory_.hosts();
     for (size_t i = 0; i < hosts.size(); ++i) {
-      if (fnmatch(name.c_str(), hosts[i].name.c_str(), 0) == 0) {
-        (*set)[i] = 1;
-        any = true;
+      if (AnsibleGlobMatch(glob, hosts[i].name)) out->push_back(i);
+    }
+  }
+
+  // fleetreap's extension: every name of the range a host or group.
+  bool RangeReading(const std::string& term, std::vector<size_t>* out,
+                    std::string* problem) const {
+    std::vector<std::string> names;
+    Status s = ExpandHostPattern(term, &names);
+    if (!s.ok()) {
+      *problem = s.message();
+      return false;
+    }
+    std::vector<std::string> missing;
+    std::vector<char> chosen(inventory_.hosts().size(), 0);
+    for (const std::string& name : names) {
+      if (const std::vector<size_t>* members = inventory_.GroupMembers(name)) {
+        for (size_t i : *members) chosen[i] = 1;
+      } else if (inventory_.HostIndex(name) >= 0) {
+        chosen[inventory_.HostIndex(name)] = 1;
+      } else {
+        missing.push_back(name);
       }
     }
-    return any;
+    if (!missing.empty()) {
+      *problem = "no host or group " + FoldHostNames(missing) + " in " + inventory_.path();
+      return false;
+    }
+    for (size_t i = 0; i < chosen.size(); ++i) {
+      if (chosen[i]) out->push_back(i);
+    }
+    return true;
   }
 
   Status MatchRegex(const std::string& pattern, const std::string& shown,
-                    HostSet* set) const {
+                    std::vector<size_t>* out) const {
+    std::string difference = PythonRegexDifference(pattern);
+    if (!difference.empty()) {
+      return UsageError(shown, "\"" + difference + "\" in a regular expression is Python syntax "
+                                   "that fleetreap cannot match the way Ansible does");
+    }
     std::regex re;
     try {
-      re = std::regex(pattern, std::regex::ECMAScript | std::regex::optimize);
+      re = std::regex(pattern, std::regex::ECMAScript);
     } catch (const std::regex_error& e) {
       return UsageError(shown, std::string("bad regular expression: ") + e.what());
     }
     auto matches = [&re](const std::string& s) {
       return std::regex_search(s, re, std::regex_constants::match_continuous);
     };
-    bool any = false;
     for (const std::string& group : inventory_.group_names()) {
-      if (matches(group)) {
-        AddGroup(group, set);
-        any = true;
-      }
+      if (!matches(group)) continue;
+      bool ambiguous = false;
+      std::vector<size_t> hosts = GroupHosts(group, &ambiguous);
+      out->insert(out->end(), hosts.begin(), hosts.end());
     }
     const std::vector<Host>& hosts = inventory_.hosts();
     for (size_t i = 0; i < hosts.size(); ++i) {
-      if (matches(hosts[i].name)) {
-        (*set)[i] = 1;
-        any = true;
-      }
+      if (matches(hosts[i].name)) out->push_back(i);
     }
-    if (any) return Status::Ok();
+    if (!out->empty()) return Status::Ok();
     return UsageError(shown, "matches no host or group in " + inventory_.path());
   }
 
-  Status MatchFile(const std::string& path, const std::string& shown, HostSet* set,
-                   int file_depth) const {
+  Status MatchFile(const std::string& path, const std::string& shown,
+                   std::vector<size_t>* out, int file_depth) const {
     if (file_depth > 0) return UsageError(shown, "@FILE inside @FILE");
     std::ifstream in(path);
     if (!in) {
@@ -154,9 +266,11 @@ class Selector {
       size_t b = line.find_first_not_of(" \t\r");
       if (b == std::string::npos) continue;
       line = line.substr(b, line.find_last_not_of(" \t\r") - b + 1);
-      Status s = Match(line, shown + "\" line " + std::to_string(number) + ": \"" + line,
-                       set, file_depth + 1);
+      std::vector<size_t> found;
+      Status s = Match(line, shown + "\" line " + std::to_string(number) + ": \"" + line, true,
+                       &found, file_depth + 1);
       if (!s.ok()) return s;
+      out->insert(out->end(), found.begin(), found.end());
       any = true;
     }
     if (!any) return UsageError(shown, path + " names no hosts");
@@ -166,13 +280,38 @@ class Selector {
   const Inventory& inventory_;
 };
 
+// The terms of "limit": Ansible's split, unless it cuts a bracket in two
+// ("gpu[01-04,09]") and none of the pieces selects anything in Ansible.
+Status Terms(const Selector& selector, const std::string& limit,
+             std::vector<std::string>* terms) {
+  *terms = SplitAnsiblePattern(limit);
+  if (std::all_of(terms->begin(), terms->end(), Balanced)) return Status::Ok();
+  std::vector<std::string> ours = SplitOutsideBrackets(limit);
+  for (const std::string& piece : *terms) {
+    if (std::find(ours.begin(), ours.end(), piece) != ours.end()) continue;
+    std::string bare = piece[0] == '!' || piece[0] == '&' ? piece.substr(1) : piece;
+    std::vector<size_t> found;
+    if (!bare.empty() && selector.Match(bare, piece, false, &found).ok() && !found.empty()) {
+      return UsageError(limit, "Ansible splits this pattern at the \",\" inside brackets and "
+                               "its piece \"" + piece + "\" selects hosts; write the range "
+                               "with \":\" or list the names");
+    }
+  }
+  *terms = std::move(ours);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status SelectHostIndices(const Inventory& inventory, const std::string& limit,
                          std::vector<size_t>* indices) {
   const size_t n = inventory.hosts().size();
+  Selector selector(inventory);
+  std::vector<std::string> terms;
+  Status s = Terms(selector, limit, &terms);
+  if (!s.ok()) return s;
   std::vector<std::string> plain, intersect, exclude;
-  for (const std::string& term : SplitTerms(limit)) {
+  for (const std::string& term : terms) {
     if (term[0] == '!' || term[0] == '&') {
       std::string rest = term.substr(1);
       if (rest.empty()) return UsageError(term, "operator without a pattern");
@@ -182,23 +321,31 @@ Status SelectHostIndices(const Inventory& inventory, const std::string& limit,
     }
   }
   if (plain.empty()) plain.push_back("all");
-  Selector selector(inventory);
-  HostSet selected(n, 0);
+  std::vector<char> selected(n, 0);
   for (const std::string& term : plain) {
-    Status s = selector.Match(term, term, &selected, 0);
+    int host = inventory.HostIndex(term);  // Ansible: a host name is taken as it is
+    if (host >= 0) {
+      selected[host] = 1;
+      continue;
+    }
+    std::vector<size_t> found;
+    s = selector.Match(term, term, true, &found);
     if (!s.ok()) return s;
+    for (size_t i : found) selected[i] = 1;
   }
   for (const std::string& term : intersect) {
-    HostSet other(n, 0);
-    Status s = selector.Match(term, "&" + term, &other, 0);
+    std::vector<size_t> found;
+    s = selector.Match(term, "&" + term, true, &found);
     if (!s.ok()) return s;
+    std::vector<char> other(n, 0);
+    for (size_t i : found) other[i] = 1;
     for (size_t i = 0; i < n; ++i) selected[i] = selected[i] && other[i];
   }
   for (const std::string& term : exclude) {
-    HostSet other(n, 0);
-    Status s = selector.Match(term, "!" + term, &other, 0);
+    std::vector<size_t> found;
+    s = selector.Match(term, "!" + term, true, &found);
     if (!s.ok()) return s;
-    for (size_t i = 0; i < n; ++i) selected[i] = selected[i] && !other[i];
+    for (size_t i : found) selected[i] = 0;
   }
   indices->clear();
   for (size_t i = 0; i < n; ++i) {
@@ -209,6 +356,10 @@ Status SelectHostIndices(const Inventory& inventory, const std::string& limit,
       return Status::Error(ErrorKind::kUsage, inventory.path() + " has no hosts");
     }
     return UsageError(limit, "selects no hosts");
+  }
+  for (size_t i : *indices) {
+    const std::string& problem = inventory.hosts()[i].problem;
+    if (!problem.empty()) return Status::Error(ErrorKind::kInvalidInput, problem);
   }
   return Status::Ok();
 }

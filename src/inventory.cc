@@ -1,5 +1,5 @@
-// The Inventory model, LoadInventory (reads the file, picks the loader) and
-// the plain host-list loader.
+// The Inventory model and LoadInventory (reads the file, picks the loader as
+// Ansible does, then reads group_vars/ and host_vars/ through the loader).
 #include "fleetreap/inventory.h"
 
 #include <cctype>
@@ -18,8 +18,6 @@
 
 namespace fleetreap {
 
-using inventory_internal::Variable;
-using inventory_internal::Variables;
 
 int Inventory::HostIndex(const std::string& name) const {
   auto it = host_index_.find(name);
@@ -47,12 +45,17 @@ void Inventory::AddToGroup(const std::string& group, size_t host) {
   groups_[group].push_back(host);
 }
 
-namespace {
-
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+void Inventory::SetGroupLinks(const std::string& group, GroupLinks links) {
+  AddGroup(group);
+  links_[group] = std::move(links);
 }
+
+const Inventory::GroupLinks* Inventory::Links(const std::string& group) const {
+  auto it = links_.find(group);
+  return it == links_.end() ? nullptr : &it->second;
+}
+
+namespace {
 
 // A file that fails to parse as YAML is still reported as YAML when it looks
 // like a mapping was meant: some line ends in ":" or has ": " in it.
@@ -72,113 +75,10 @@ bool LooksLikeYaml(const std::string& text) {
   return false;
 }
 
-Status LineError(const std::string& path, size_t line, size_t column,
-                 const std::string& problem) {
-  return Status::Error(ErrorKind::kInvalidInput, path + ":" + std::to_string(line) +
-                                                     ":" + std::to_string(column) +
-                                                     ": " + problem);
-}
-
-// One host list entry: [user@]pattern[:port].
-struct Entry {
-  std::string user, pattern, port;
-  size_t pattern_column = 0, port_column = 0;
-};
-
 }  // namespace
 
-Status ParseHostList(const std::string& text, const std::string& path,
-                     Inventory* inventory, std::vector<std::string>* warnings) {
-  inventory->set_path(path);
-  std::vector<std::string> order;
-  std::unordered_map<std::string, std::pair<Variables, std::string>> hosts;
-  std::istringstream in(text);
-  std::string line;
-  for (size_t number = 1; std::getline(in, line); ++number) {
-    size_t hash = line.find('#');
-    if (hash != std::string::npos) line.resize(hash);
-    size_t begin = line.find_first_not_of(" \t\r");
-    if (begin == std::string::npos) continue;
-    size_t end = line.find_first_of(" \t\r", begin);
-    std::string token = line.substr(begin, end - begin);
-    size_t extra = end == std::string::npos ? end : line.find_first_not_of(" \t\r", end);
-    if (extra != std::string::npos) {
-      return LineError(path, number, extra + 1,
-                       "unexpected \"" + line.substr(extra) + "\" after \"" + token +
-                           "\" (one host per line)");
-    }
-    Entry e;
-    e.pattern_column = begin + 1;
-    size_t at = token.find('@');
-    if (at != std::string::npos) {
-      e.user = token.substr(0, at);
-      e.pattern_column += at + 1;
-    }
-    std::string rest = at == std::string::npos ? token : token.substr(at + 1);
-    size_t colon = 0;
-    if (inventory_internal::SplitHostPort(rest, &e.pattern, &e.port, &colon)) {
-      e.port_column = e.pattern_column + colon + 1;
-    }
-    std::vector<std::string> names;
-    Status s = ExpandHostPattern(e.pattern, &names);
-    if (!s.ok()) return LineError(path, number, e.pattern_column, s.message());
-    Variables vars;
-    const std::string here = path + ":" + std::to_string(number) + ":";
-    if (!e.user.empty()) {
-      vars["ansible_user"] = {Variable::Kind::kScalar, e.user, {},
-                              here + std::to_string(begin + 1)};
-    }
-    if (!e.port.empty() || e.port_column != 0) {
-      vars["ansible_port"] = {Variable::Kind::kScalar, e.port, {},
-                              here + std::to_string(e.port_column)};
-    }
-    for (const std::string& name : names) {
-      std::string problem = inventory_internal::CheckHostName(name);
-      if (!problem.empty()) return LineError(path, number, e.pattern_column, problem);
-      for (const auto& [key, value] : vars) {
-        s = inventory_internal::CheckVariable("host \"" + name + "\"", key, value);
-        if (!s.ok()) return s;
-      }
-      auto [it, inserted] = hosts.try_emplace(name);
-      if (inserted) {
-        order.push_back(name);
-        it->second.second = path + ":" + std::to_string(number);
-      }
-      for (const auto& [key, value] : vars) {
-        auto old = it->second.first.find(key);
-        if (old != it->second.first.end() && old->second.text != value.text) {
-          warnings->push_back(value.where + ": host \"" + name + "\": " + key + " " +
-                              value.text + " overrides " + old->second.text +
-                              " set at " + old->second.where);
-        }
-        it->second.first[key] = value;
-      }
-    }
-  }
-  if (order.empty()) {
-    return Status::Error(ErrorKind::kInvalidInput, path + ": no hosts in the inventory");
-  }
-  inventory->AddGroup("all");
-  inventory->AddGroup("ungrouped");
-  const std::string base_dir = inventory_internal::DirectoryOf(path);
-  for (const std::string& name : order) {
-    Host host;
-    host.name = name;
-    const auto& [vars, source] = hosts[name];
-    host.source = source;
-    host.groups = {"ungrouped"};
-    std::map<std::string, const Variable*> resolved;
-    for (const auto& [key, value] : vars) resolved[key] = &value;
-    inventory_internal::ApplyVariables(resolved, base_dir, &host);
-    size_t index = inventory->AddHost(std::move(host));
-    inventory->AddToGroup("all", index);
-    inventory->AddToGroup("ungrouped", index);
-  }
-  return Status::Ok();
-}
-
 Status LoadInventory(const std::string& path, Inventory* inventory,
-                     std::vector<std::string>* warnings) {
+                     std::vector<std::string>* warnings, std::vector<std::string>* notes) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     return Status::Error(ErrorKind::kInvalidInput,
@@ -196,15 +96,23 @@ Status LoadInventory(const std::string& path, Inventory* inventory,
     return Status::Error(ErrorKind::kInvalidInput,
                          path + ": cannot read: " + std::strerror(error ? error : EIO));
   }
+  // Ansible tries its yaml plugin on *.yaml, *.yml, *.json and files with no
+  // extension, then the ini plugin on anything.
   using inventory_internal::YamlShape;
-  bool yaml = EndsWith(path, ".yaml") || EndsWith(path, ".yml");
-  if (!yaml) {
-    YamlShape shape = inventory_internal::ProbeYaml(text);
-    yaml = shape == YamlShape::kMapping ||
-           (shape == YamlShape::kSyntaxError && LooksLikeYaml(text));
+  const std::string name = path.substr(path.rfind('/') + 1);
+  const size_t dot = name.rfind('.');
+  const std::string ext = dot == std::string::npos || dot == 0 ? "" : name.substr(dot);
+  const bool yaml_ext = ext == ".yaml" || ext == ".yml" || ext == ".json";
+  if (yaml_ext) return ParseYamlInventory(text, path, inventory, warnings, notes);
+  YamlShape shape = ext.empty() ? inventory_internal::ProbeYaml(text) : YamlShape::kOther;
+  if (shape == YamlShape::kMapping) {
+    return ParseYamlInventory(text, path, inventory, warnings, notes);
   }
-  if (yaml) return ParseYamlInventory(text, path, inventory, warnings);
-  return ParseHostList(text, path, inventory, warnings);
+  Status ini = ParseIniInventory(text, path, inventory, warnings, notes);
+  if (!ini.ok() && shape == YamlShape::kSyntaxError && LooksLikeYaml(text)) {
+    return ParseYamlInventory(text, path, inventory, warnings, notes);
+  }
+  return ini;
 }
 
 }  // namespace fleetreap

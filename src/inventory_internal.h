@@ -4,6 +4,7 @@
 // between the YAML and the plain-list loader. Pure functions; thread-safe.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <unordered_map>
 #include <string>
@@ -30,16 +31,20 @@ using Variables = std::map<std::string, Variable>;
 /// An inventory as written, before resolution: groups with their own
 /// variables and children, hosts with their own variables and direct groups.
 struct RawGroup {
-  Variables vars;
+  Variables vars;       // from the inventory file
+  Variables file_vars;  // from group_vars/ beside it
   std::vector<std::pair<std::string, std::string>> children;  // name, where
   std::vector<std::string> parents;
+  std::vector<size_t> hosts;  // direct hosts, in the order they were added
   std::string where;
   int depth = -1;
-  std::vector<int> ancestors;  // group ids, itself included, by (depth, name)
+  int priority = 1;            // ansible_group_priority
+  std::vector<int> ancestors;  // group ids, itself included, by (depth, priority, name)
 };
 
 struct RawHost {
-  Variables vars;
+  Variables vars;       // from the inventory file
+  Variables file_vars;  // from host_vars/ beside it
   std::vector<int> groups;  // direct groups, by id
   std::string source;       // "FILE:LINE"
 };
@@ -52,12 +57,43 @@ struct RawInventory {
   std::vector<std::string> host_names;   // by id, in order of first appearance
   std::vector<RawHost> hosts;            // by id
   std::unordered_map<std::string, size_t> host_ids;
+  std::vector<std::string> notes;  // for -v: variables fleetreap ignores
 
   /// The id of group "name", adding it (first seen at "where") when new; warns
-  /// when the name has characters that --limit patterns cannot select.
+  /// when the name has characters that --limit patterns cannot select. The
+  /// first call also adds "all" and "ungrouped", in Ansible's order.
   int GroupId(const std::string& name, const std::string& where,
               std::vector<std::string>* warnings);
+
+  /// Ansible's add_host: the id of host "name", added (first seen at
+  /// "source") when new, then put directly in group "group" (-1: none). The
+  /// port of a host key counts only where the host is new, as in Ansible:
+  /// "port" (-1: none) becomes its ansible_port then, at "port_where".
+  size_t AddHost(const std::string& name, const std::string& source, int group,
+                 int port, const std::string& port_where);
+
+  /// Ansible's add_child: "child" goes below "parent" once.
+  void AddChild(int parent, int child, const std::string& where);
 };
+
+/// Where a variable fleetreap uses holds a Jinja template ("{{", "{%" or
+/// "{#"), the problem to refuse the host with; "" otherwise.
+std::string JinjaProblem(const std::string& scope, const std::string& name,
+                         const Variable& value);
+
+/// Reads the group_vars/ and host_vars/ beside the inventory at raw->path
+/// into the groups' and hosts' file_vars, as Ansible's host_group_vars
+/// plugin finds them: GROUP, GROUP.yml, GROUP.yaml or GROUP.json (the first
+/// that exists), or every file in a directory GROUP/ (sorted, recursively,
+/// hidden and "~" files skipped). Errors name the file.
+Status LoadGroupAndHostVars(RawInventory* raw, std::vector<std::string>* warnings);
+
+/// Reads the variables of YAML or JSON "text" (a mapping, or empty) from
+/// "path" into "vars"; later duplicate keys win, as in Ansible. "scope"
+/// names the definer in messages.
+Status ParseYamlVariables(const std::string& text, const std::string& path,
+                          const std::string& scope, Variables* vars,
+                          std::vector<std::string>* warnings, std::vector<std::string>* notes);
 
 /// Checks the group graph for cycles (kInvalidInput naming the cycle and the
 /// edge that closes it), then resolves every host into "inventory": groups in
@@ -83,21 +119,26 @@ std::string UnusedVariableNote(const std::string& name, const Variable& value);
 bool IsSettingVariable(const std::string& name);
 
 /// Fills "host"'s connection and fleetreap fields and its vars from the
-/// resolved variables (already checked). Relative key-file and playbook paths
-/// are joined to "base_dir"; "~/" is expanded with $HOME.
+/// resolved variables (already checked), choosing among spellings as
+/// ansible-core does (ansible_ssh_host over ansible_host, and so on; a null
+/// value counts as unset). Relative key-file and playbook paths are joined
+/// to "base_dir"; "~/" is expanded with $HOME. A used value that is a Jinja
+/// template sets host->problem instead.
 void ApplyVariables(const std::map<std::string, const Variable*>& vars,
                     const std::string& base_dir, Host* host);
+
+/// For a plain variable that older fleetreap read as a connection setting
+/// (host, port, user, identity_file, become), the note that it is ignored;
+/// "" otherwise.
+std::string IgnoredPlainVariableNote(const std::string& name);
 
 /// Validates a host name as the loaders accept it: letters, digits, ".",
 /// "_", "-" and ":" (IPv6 literals). Returns an empty string when valid, else
 /// the problem.
 std::string CheckHostName(const std::string& name);
 
-/// Splits an Ansible host key "name:port" (the colon outside brackets, and
-/// only one, so IPv6 literals stay whole). Returns false when there is no port;
-/// "*colon" is then npos, else the offset of the colon in "key".
-bool SplitHostPort(const std::string& key, std::string* name, std::string* port,
-                   size_t* colon);
+/// Python's int() of an ansible_group_priority value ("10", "-1", "2.0").
+bool ParseGroupPriority(const std::string& text, int64_t* value);
 
 /// "inventory/lab.yaml" -> "inventory"; "lab.yaml" -> "".
 std::string DirectoryOf(const std::string& path);

@@ -16,6 +16,13 @@ namespace inventory_internal {
 
 int RawInventory::GroupId(const std::string& name, const std::string& where,
                           std::vector<std::string>* warnings) {
+  if (groups.empty()) {  // Ansible's InventoryData starts with these two
+    group_names = {"all", "ungrouped"};
+    groups.resize(2);
+    groups[0].where = groups[1].where = where;
+    groups[0].children.emplace_back("ungrouped", where);
+    group_ids = {{"all", 0}, {"ungrouped", 1}};
+  }
   auto [it, inserted] = group_ids.try_emplace(name, static_cast<int>(groups.size()));
   if (inserted) {
     group_names.push_back(name);
@@ -29,6 +36,34 @@ int RawInventory::GroupId(const std::string& name, const std::string& where,
   return it->second;
 }
 
+size_t RawInventory::AddHost(const std::string& name, const std::string& source,
+                             int group, int port, const std::string& port_where) {
+  auto [it, inserted] = host_ids.try_emplace(name, hosts.size());
+  if (inserted) {
+    host_names.push_back(name);
+    hosts.emplace_back();
+    hosts.back().source = source;
+    if (port >= 0) {
+      hosts.back().vars["ansible_port"] = {Variable::Kind::kScalar, std::to_string(port), {},
+                                           port_where};
+    }
+  }
+  RawHost& host = hosts[it->second];
+  if (group >= 0 && std::find(host.groups.begin(), host.groups.end(), group) == host.groups.end()) {
+    host.groups.push_back(group);
+    groups[group].hosts.push_back(it->second);
+  }
+  return it->second;
+}
+
+void RawInventory::AddChild(int parent, int child, const std::string& where) {
+  auto& edges = groups[parent].children;
+  const std::string& name = group_names[child];
+  if (std::none_of(edges.begin(), edges.end(), [&](const auto& e) { return e.first == name; })) {
+    edges.emplace_back(name, where);
+  }
+}
+
 namespace {
 
 class Resolver {
@@ -36,11 +71,17 @@ class Resolver {
   Resolver(RawInventory* raw, std::vector<std::string>* warnings)
       : raw_(*raw), warnings_(warnings) {}
 
+  void AttachToAll();
   Status CheckCycles();
   Status Build(Inventory* inventory);
 
  private:
   void ComputeDepth(int id);
+  bool Before(int a, int b) const {
+    return std::tie(groups_[a].depth, groups_[a].priority, group_names_[a]) <
+           std::tie(groups_[b].depth, groups_[b].priority, group_names_[b]);
+  }
+  void ReconcileUngrouped();
   void Merge(const Variables& from, int group, const std::string& host,
              std::map<std::string, const Variable*>* into,
              std::map<std::string, int>* setter);
@@ -55,6 +96,44 @@ class Resolver {
   std::vector<RawHost>& hosts_ = raw_.hosts;
   std::set<std::tuple<std::string, int, int>> warned_;  // (variable, group, group)
 };
+
+// Ansible's reconcile_inventory: a group with no parent goes below "all", in
+// the order groups were created.
+void Resolver::AttachToAll() {
+  std::vector<bool> has_parent(groups_.size(), false);
+  for (const RawGroup& g : groups_) {
+    for (const auto& child : g.children) has_parent[group_ids_.at(child.first)] = true;
+  }
+  for (size_t id = 1; id < groups_.size(); ++id) {
+    if (!has_parent[id]) raw_.AddChild(0, static_cast<int>(id), groups_[id].where);
+  }
+}
+
+// Ansible's reconcile_inventory again: a host in no group but "all" (or
+// none) is added to "ungrouped"; one in "ungrouped" and another group leaves
+// "ungrouped". Hosts go in inventory order.
+void Resolver::ReconcileUngrouped() {
+  const int ungrouped = group_ids_.at("ungrouped");
+  for (size_t h = 0; h < hosts_.size(); ++h) {
+    RawHost& host = hosts_[h];
+    bool in_ungrouped = false, in_other = false;
+    for (int g : host.groups) {
+      for (int a : groups_[g].ancestors) {
+        if (a == ungrouped) in_ungrouped = true;
+        if (a != ungrouped && a != 0) in_other = true;
+      }
+    }
+    if (in_ungrouped && in_other) {
+      host.groups.erase(std::remove(host.groups.begin(), host.groups.end(), ungrouped),
+                        host.groups.end());
+      auto& members = groups_[ungrouped].hosts;
+      members.erase(std::remove(members.begin(), members.end(), h), members.end());
+    } else if (!in_ungrouped && !in_other) {
+      host.groups.push_back(ungrouped);
+      groups_[ungrouped].hosts.push_back(h);
+    }
+  }
+}
 
 Status Resolver::CheckCycles() {
   enum { kWhite, kGray, kBlack };
@@ -110,10 +189,8 @@ void Resolver::ComputeDepth(int id) {
     ancestors.insert(groups_[p].ancestors.begin(), groups_[p].ancestors.end());
   }
   g.ancestors.assign(ancestors.begin(), ancestors.end());
-  std::sort(g.ancestors.begin(), g.ancestors.end(), [this](int a, int b) {
-    return std::tie(groups_[a].depth, group_names_[a]) <
-           std::tie(groups_[b].depth, group_names_[b]);
-  });
+  std::sort(g.ancestors.begin(), g.ancestors.end(),
+            [this](int a, int b) { return Before(a, b); });
 }
 
 // Applies one group's variables over those of groups applied before it. When
@@ -147,13 +224,19 @@ Status Resolver::Build(Inventory* inventory) {
     return Status::Error(ErrorKind::kInvalidInput, path_ + ": no hosts in the inventory");
   }
   const int all = group_ids_.at("all");
-  const int ungrouped = raw_.GroupId("ungrouped", path_, warnings_);
-  if (groups_[ungrouped].parents.empty()) groups_[ungrouped].parents.push_back("all");
   for (size_t id = 0; id < groups_.size(); ++id) ComputeDepth(static_cast<int>(id));
-  for (const std::string& name : group_names_) inventory->AddGroup(name);
+  ReconcileUngrouped();
+  for (size_t id = 0; id < groups_.size(); ++id) {
+    Inventory::GroupLinks links;
+    for (const auto& child : groups_[id].children) links.children.push_back(child.first);
+    links.hosts = groups_[id].hosts;
+    inventory->SetGroupLinks(group_names_[id], std::move(links));
+  }
   const std::string base_dir = inventory_internal::DirectoryOf(path_);
   // Hosts with the same direct groups share everything but their own
-  // variables: resolve each combination of groups once.
+  // variables: resolve each combination of groups once. Ansible's order:
+  // inventory group vars (all first), group_vars/all, group_vars/GROUP,
+  // the host's own, host_vars/HOST.
   struct Resolved {
     std::vector<int> groups;
     std::map<std::string, const Variable*> vars;
@@ -162,23 +245,18 @@ Status Resolver::Build(Inventory* inventory) {
   std::map<std::vector<int>, Resolved> by_groups;
   for (size_t h = 0; h < hosts_.size(); ++h) {
     RawHost& raw = hosts_[h];
-    if (std::all_of(raw.groups.begin(), raw.groups.end(),
-                    [&](int g) { return g == all || g == ungrouped; })) {
-      raw.groups.push_back(ungrouped);
-    }
     std::vector<int> key = raw.groups;
     std::sort(key.begin(), key.end());
     auto [it, inserted] = by_groups.try_emplace(std::move(key));
     Resolved& resolved = it->second;
     if (inserted) {
+      resolved.groups.push_back(all);
       for (int g : raw.groups) {
         resolved.groups.insert(resolved.groups.end(), groups_[g].ancestors.begin(),
                                groups_[g].ancestors.end());
       }
-      std::sort(resolved.groups.begin(), resolved.groups.end(), [this](int a, int b) {
-        return std::tie(groups_[a].depth, group_names_[a]) <
-               std::tie(groups_[b].depth, group_names_[b]);
-      });
+      std::sort(resolved.groups.begin(), resolved.groups.end(),
+                [this](int a, int b) { return Before(a, b); });
       resolved.groups.erase(std::unique(resolved.groups.begin(), resolved.groups.end()),
                             resolved.groups.end());
       std::map<std::string, int> setter;
@@ -186,20 +264,27 @@ Status Resolver::Build(Inventory* inventory) {
         Merge(groups_[g].vars, g, host_names_[h], &resolved.vars, &setter);
         if (g != all) resolved.host.groups.push_back(group_names_[g]);
       }
+      for (int g : resolved.groups) {
+        Merge(groups_[g].file_vars, g, host_names_[h], &resolved.vars, &setter);
+      }
       std::sort(resolved.host.groups.begin(), resolved.host.groups.end());
       inventory_internal::ApplyVariables(resolved.vars, base_dir, &resolved.host);
     }
     Host host;
-    if (raw.vars.empty()) {
+    if (raw.vars.empty() && raw.file_vars.empty()) {
       host = resolved.host;
     } else {
       std::map<std::string, const Variable*> vars = resolved.vars;
       for (const auto& [name, value] : raw.vars) vars[name] = &value;
+      for (const auto& [name, value] : raw.file_vars) vars[name] = &value;
       host.groups = resolved.host.groups;
       inventory_internal::ApplyVariables(vars, base_dir, &host);
     }
     host.name = host_names_[h];
     if (host.address.empty()) host.address = host.name;
+    if (!host.problem.empty()) {
+      host.problem.insert(host.problem.find(": ") + 2, "host \"" + host.name + "\": ");
+    }
     host.source = raw.source;
     size_t index = inventory->AddHost(std::move(host));
     for (int g : resolved.groups) inventory->AddToGroup(group_names_[g], index);
@@ -212,6 +297,7 @@ Status Resolver::Build(Inventory* inventory) {
 Status ResolveInventory(RawInventory* raw, Inventory* inventory,
                         std::vector<std::string>* warnings) {
   Resolver resolver(raw, warnings);
+  resolver.AttachToAll();
   Status s = resolver.CheckCycles();
   if (!s.ok()) return s;
   return resolver.Build(inventory);

@@ -20,18 +20,13 @@ struct Known {
 constexpr Known kKnown[] = {
     {"ansible_host", Type::kString},
     {"ansible_ssh_host", Type::kString},
-    {"host", Type::kString},
     {"ansible_port", Type::kPort},
     {"ansible_ssh_port", Type::kPort},
-    {"port", Type::kPort},
     {"ansible_user", Type::kString},
     {"ansible_ssh_user", Type::kString},
-    {"user", Type::kString},
     {"ansible_ssh_private_key_file", Type::kString},
     {"ansible_private_key_file", Type::kString},
-    {"identity_file", Type::kString},
     {"ansible_become", Type::kBool},
-    {"become", Type::kBool},
     {"fleetreap_expected_gpus", Type::kGpuCount},
     {"fleetreap_playbook", Type::kString},
     {"fleetreap_protect", Type::kList},
@@ -68,11 +63,14 @@ bool ParseBool(const std::string& text, bool* value) {
   std::string t = text;
   std::transform(t.begin(), t.end(), t.begin(),
                  [](unsigned char c) { return std::tolower(c); });
-  if (t == "true" || t == "yes" || t == "on" || t == "1") {
+  size_t b = t.find_first_not_of(" \t\n\r\v\f");
+  t = b == std::string::npos ? "" : t.substr(b, t.find_last_not_of(" \t\n\r\v\f") - b + 1);
+  // Ansible's boolean(): module_utils/parsing/convert_bool.py.
+  if (t == "true" || t == "yes" || t == "on" || t == "1" || t == "y" || t == "t") {
     *value = true;
     return true;
   }
-  if (t == "false" || t == "no" || t == "off" || t == "0") {
+  if (t == "false" || t == "no" || t == "off" || t == "0" || t == "n" || t == "f") {
     *value = false;
     return true;
   }
@@ -89,13 +87,23 @@ std::string Got(const Variable& v) {
   return "\"" + v.text + "\"";
 }
 
+// The first of "names" that is set and not null: ansible-core's
+// MAGIC_VARIABLE_MAPPING order (ansible_ssh_host before ansible_host).
 const Variable* Find(const std::map<std::string, const Variable*>& vars,
-                     std::initializer_list<const char*> names) {
+                     std::initializer_list<const char*> names, std::string* name_found) {
   for (const char* name : names) {
     auto it = vars.find(name);
-    if (it != vars.end()) return it->second;
+    if (it != vars.end() && it->second->kind != Variable::Kind::kNull) {
+      *name_found = name;
+      return it->second;
+    }
   }
   return nullptr;
+}
+
+bool IsJinja(const std::string& text) {
+  return text.find("{{") != std::string::npos || text.find("{%") != std::string::npos ||
+         text.find("{#") != std::string::npos;
 }
 
 std::string ResolvePath(const std::string& path, const std::string& base_dir) {
@@ -121,6 +129,8 @@ Status CheckVariable(const std::string& scope, const std::string& name,
                          value.where + ": " + scope + ": " + problem);
   };
   const bool scalar = value.kind == Variable::Kind::kScalar;
+  if (value.kind == Variable::Kind::kNull && type != Type::kUnknownOwn) return Status::Ok();
+  if (!JinjaProblem("", name, value).empty()) return Status::Ok();  // refused when used
   int64_t n = 0;
   bool b = false;
   switch (type) {
@@ -190,42 +200,76 @@ bool IsSettingVariable(const std::string& name) {
   return known;
 }
 
+std::string JinjaProblem(const std::string& scope, const std::string& name,
+                         const Variable& value) {
+  bool jinja = IsJinja(value.text);
+  for (const std::string& item : value.items) jinja = jinja || IsJinja(item);
+  if (!jinja) return "";
+  return value.where + ": " + scope + (scope.empty() ? "" : ": ") + name + " \"" + value.text +
+         "\" is a Jinja template, which fleetreap does not evaluate (write the value itself)";
+}
+
+bool ParseGroupPriority(const std::string& text, int64_t* value) {
+  std::string t = text;
+  size_t dot = t.find('.');
+  if (dot != std::string::npos && dot > 0 &&
+      t.find_first_not_of("0123456789", dot + 1) == std::string::npos) {
+    t.resize(dot);  // Python's int() of a float truncates
+  }
+  bool negative = !t.empty() && t[0] == '-';
+  if (negative || (!t.empty() && t[0] == '+')) t.erase(0, 1);
+  if (!ParseCount(t, value)) return false;
+  if (negative) *value = -*value;
+  return true;
+}
+
+std::string IgnoredPlainVariableNote(const std::string& name) {
+  if (name != "host" && name != "port" && name != "user" && name != "identity_file" &&
+      name != "become") {
+    return "";
+  }
+  return "variable \"" + name + "\" is not a connection setting (Ansible's are ansible_host, "
+         "ansible_port, ansible_user, ansible_ssh_private_key_file, ansible_become); ignored";
+}
+
 void ApplyVariables(const std::map<std::string, const Variable*>& vars,
                     const std::string& base_dir, Host* host) {
   int64_t n = 0;
-  if (const Variable* v = Find(vars, {"ansible_host", "ansible_ssh_host", "host"})) {
-    host->address = v->text;
-  }
+  std::string name;
+  // Every value fleetreap uses must be usable as it stands.
+  auto use = [&](std::initializer_list<const char*> names) -> const Variable* {
+    const Variable* v = Find(vars, names, &name);
+    if (v == nullptr) return nullptr;
+    std::string problem = JinjaProblem("", name, *v);
+    if (problem.empty()) return v;
+    if (host->problem.empty()) host->problem = problem;
+    return nullptr;
+  };
+  if (const Variable* v = use({"ansible_ssh_host", "ansible_host"})) host->address = v->text;
   if (host->address.empty()) host->address = host->name;
-  if (const Variable* v = Find(vars, {"ansible_port", "ansible_ssh_port", "port"})) {
+  if (const Variable* v = use({"ansible_ssh_port", "ansible_port"})) {
     if (ParseCount(v->text, &n)) host->port = static_cast<int>(n);
   }
-  if (const Variable* v = Find(vars, {"ansible_user", "ansible_ssh_user", "user"})) {
-    host->user = v->text;
-  }
-  if (const Variable* v = Find(vars, {"ansible_ssh_private_key_file",
-                                      "ansible_private_key_file", "identity_file"})) {
+  if (const Variable* v = use({"ansible_ssh_user", "ansible_user"})) host->user = v->text;
+  if (const Variable* v = use({"ansible_ssh_private_key_file", "ansible_private_key_file"})) {
     host->identity_file = ResolvePath(v->text, base_dir);
   }
-  if (const Variable* v = Find(vars, {"ansible_become", "become"})) {
-    ParseBool(v->text, &host->become);
-  }
-  if (const Variable* v = Find(vars, {"fleetreap_expected_gpus"})) {
+  if (const Variable* v = use({"ansible_become"})) ParseBool(v->text, &host->become);
+  if (const Variable* v = use({"fleetreap_expected_gpus"})) {
     if (ParseCount(v->text, &n)) host->expected_gpus = static_cast<int>(n);
   }
-  if (const Variable* v = Find(vars, {"fleetreap_playbook"})) {
+  if (const Variable* v = use({"fleetreap_playbook"})) {
     host->playbook = ResolvePath(v->text, base_dir);
   }
-  if (const Variable* v = Find(vars, {"fleetreap_protect"})) {
+  if (const Variable* v = use({"fleetreap_protect"})) {
     host->protect = v->kind == Variable::Kind::kList
                         ? v->items
                         : std::vector<std::string>{v->text};
-    if (v->kind == Variable::Kind::kNull) host->protect.clear();
   }
-  if (const Variable* v = Find(vars, {"fleetreap_threshold_mib"})) {
+  if (const Variable* v = use({"fleetreap_threshold_mib"})) {
     if (ParseCount(v->text, &n)) host->threshold_mib = n;
   }
-  for (const auto& [name, value] : vars) host->vars[name] = value->text;
+  for (const auto& [key, value] : vars) host->vars[key] = value->text;
 }
 
 std::string CheckHostName(const std::string& name) {
@@ -237,30 +281,6 @@ std::string CheckHostName(const std::string& name) {
     }
   }
   return "";
-}
-
-bool SplitHostPort(const std::string& key, std::string* name, std::string* port,
-                   size_t* colon) {
-  int depth = 0;
-  size_t at = std::string::npos, colons = 0;
-  for (size_t i = 0; i < key.size(); ++i) {
-    if (key[i] == '[') ++depth;
-    if (key[i] == ']') --depth;
-    if (key[i] == ':' && depth == 0) {
-      at = i;
-      ++colons;
-    }
-  }
-  if (colons != 1) {
-    *name = key;
-    port->clear();
-    *colon = std::string::npos;
-    return false;
-  }
-  *name = key.substr(0, at);
-  *port = key.substr(at + 1);
-  *colon = at;
-  return true;
 }
 
 std::string DirectoryOf(const std::string& path) {

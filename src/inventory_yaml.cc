@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include "fleetreap/host_pattern.h"
+#include "fleetreap/ansible_address.h"
 #include "fleetreap/inventory.h"
 #include "inventory_internal.h"
 
@@ -38,6 +38,24 @@ using inventory_internal::Variables;
 
 constexpr int kMaxNesting = 64;
 
+// A mapping's entries as Ansible's YAML loader keeps them: a key given twice
+// stays where it first appeared and takes its last value.
+std::vector<std::pair<YAML::Node, YAML::Node>> Entries(const YAML::Node& map) {
+  std::vector<std::pair<YAML::Node, YAML::Node>> entries;
+  std::unordered_map<std::string, size_t> seen;
+  for (const auto& kv : map) {
+    if (kv.first.IsScalar()) {
+      auto [it, inserted] = seen.try_emplace(kv.first.Scalar(), entries.size());
+      if (!inserted) {
+        entries[it->second].second = kv.second;
+        continue;
+      }
+    }
+    entries.emplace_back(kv.first, kv.second);
+  }
+  return entries;
+}
+
 const char* KindName(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Sequence: return "a list";
@@ -55,6 +73,9 @@ class YamlLoader {
   }
 
   Status Load(const YAML::Node& root);
+  Status LoadVariables(const std::string& scope, const YAML::Node& node, Variables* vars) {
+    return LoadVars(scope, node, vars);
+  }
   RawInventory* raw() { return &raw_; }
 
  private:
@@ -71,22 +92,22 @@ class YamlLoader {
   }
   Status LoadGroup(int id, const YAML::Node& body, int nesting);
   Status LoadHosts(int group, const YAML::Node& hosts);
-  Status LoadVars(const std::string& scope, const YAML::Node& node, Variables* vars);
+  Status LoadHost(int group, const YAML::Node& key, const YAML::Node& value);
+  Status LoadVars(const std::string& scope, const YAML::Node& node, Variables* vars,
+                  int group = -1);
 
   std::string path_;
   std::vector<std::string>* warnings_;
   RawInventory raw_;
   std::vector<std::string>& group_names_ = raw_.group_names;
   std::vector<RawGroup>& groups_ = raw_.groups;
-  std::vector<std::string>& host_names_ = raw_.host_names;
   std::vector<RawHost>& hosts_ = raw_.hosts;
-  std::unordered_map<std::string, size_t>& host_ids_ = raw_.host_ids;
   std::set<std::string> noted_;  // unused Ansible variables already warned about
 };
 
 Status YamlLoader::Load(const YAML::Node& root) {
-  const int all = GroupId("all", path_);
-  for (const auto& kv : root) {
+  GroupId("all", path_);
+  for (const auto& kv : Entries(root)) {
     const YAML::Node& key = kv.first;
     const YAML::Node& value = kv.second;
     if (!key.IsScalar()) return Error(key, "expected a group name, got " + std::string(KindName(key)));
@@ -101,7 +122,6 @@ Status YamlLoader::Load(const YAML::Node& root) {
                             "vars), got " + KindName(value));
     }
     int id = GroupId(name, Where(key));
-    if (id != all) groups_[all].children.emplace_back(name, Where(key));
     Status s = LoadGroup(id, value, 0);
     if (!s.ok()) return s;
   }
@@ -119,7 +139,7 @@ Status YamlLoader::LoadGroup(int id, const YAML::Node& body, int nesting) {
     return Error(body, scope + " must be a mapping with hosts, children or vars, got " +
                            KindName(body));
   }
-  for (const auto& kv : body) {
+  for (const auto& kv : Entries(body)) {
     const YAML::Node& key = kv.first;
     const YAML::Node& value = kv.second;
     const std::string name = key.IsScalar() ? key.Scalar() : "";
@@ -127,24 +147,20 @@ Status YamlLoader::LoadGroup(int id, const YAML::Node& body, int nesting) {
     if (name == "hosts") {
       s = LoadHosts(id, value);
     } else if (name == "vars") {
-      s = LoadVars(scope, value, &groups_[id].vars);
+      s = LoadVars(scope, value, &groups_[id].vars, id);
     } else if (name == "children") {
       if (!value.IsNull() && !value.IsMap()) {
         return Error(value, scope + ": children must be a mapping of group names, got " +
                                 KindName(value));
       }
-      for (const auto& child : value) {
+      for (const auto& child : Entries(value)) {
         if (!child.first.IsScalar() || child.first.Scalar().empty()) {
           return Error(child.first, scope + ": expected a group name");
         }
         int c = GroupId(child.first.Scalar(), Where(child.first));
-        auto& edges = groups_[id].children;
-        if (std::none_of(edges.begin(), edges.end(),
-                         [&](const auto& e) { return e.first == child.first.Scalar(); })) {
-          edges.emplace_back(child.first.Scalar(), Where(child.first));
-        }
         s = LoadGroup(c, child.second, nesting + 1);
         if (!s.ok()) return s;
+        raw_.AddChild(id, c, Where(child.first));
       }
     } else {
       return Error(key, scope + ": unknown key \"" + name +
@@ -156,12 +172,12 @@ Status YamlLoader::LoadGroup(int id, const YAML::Node& body, int nesting) {
 }
 
 Status YamlLoader::LoadVars(const std::string& scope, const YAML::Node& node,
-                            Variables* vars) {
+                            Variables* vars, int group) {
   if (node.IsNull()) return Status::Ok();
   if (!node.IsMap()) {
     return Error(node, scope + ": vars must be a mapping, got " + KindName(node));
   }
-  for (const auto& kv : node) {
+  for (const auto& kv : Entries(node)) {
     if (!kv.first.IsScalar()) return Error(kv.first, scope + ": expected a variable name");
     const YAML::Node& v = kv.second;
     Variable var;
@@ -186,13 +202,25 @@ Status YamlLoader::LoadVars(const std::string& scope, const YAML::Node& node,
         }
       }
     }
-    Status s = inventory_internal::CheckVariable(scope, kv.first.Scalar(), var);
+    const std::string& name = kv.first.Scalar();
+    if (group >= 0 && name == "ansible_group_priority") {
+      int64_t priority = 0;
+      if (!v.IsScalar() || !inventory_internal::ParseGroupPriority(var.text, &priority)) {
+        return Error(v, scope + ": ansible_group_priority must be a number, got \"" +
+                            var.text + "\"");
+      }
+      groups_[group].priority = static_cast<int>(priority);
+      continue;
+    }
+    Status s = inventory_internal::CheckVariable(scope, name, var);
     if (!s.ok()) return s;
-    std::string note = inventory_internal::UnusedVariableNote(kv.first.Scalar(), var);
-    if (!note.empty() && noted_.insert(kv.first.Scalar()).second) {
+    std::string note = inventory_internal::UnusedVariableNote(name, var);
+    if (!note.empty() && noted_.insert(name).second) {
       warnings_->push_back(var.where + ": " + note);
     }
-    (*vars)[kv.first.Scalar()] = std::move(var);
+    note = inventory_internal::IgnoredPlainVariableNote(name);
+    if (!note.empty() && noted_.insert(name).second) raw_.notes.push_back(var.where + ": " + note);
+    (*vars)[name] = std::move(var);
   }
   return Status::Ok();
 }
@@ -200,62 +228,60 @@ Status YamlLoader::LoadVars(const std::string& scope, const YAML::Node& node,
 Status YamlLoader::LoadHosts(int group, const YAML::Node& node) {
   const std::string& group_name = group_names_[group];
   if (node.IsNull()) return Status::Ok();
+  if (node.IsScalar()) return LoadHost(group, node, YAML::Node());  // Ansible allows one name
   if (!node.IsMap()) {
     return Error(node, "group \"" + group_name +
                            "\": hosts must be a mapping of host names, got " +
                            KindName(node));
   }
-  for (const auto& kv : node) {
-    const YAML::Node& key = kv.first;
-    const YAML::Node& value = kv.second;
-    if (!key.IsScalar()) return Error(key, "group \"" + group_name + "\": expected a host name");
-    const std::string scope = "host \"" + key.Scalar() + "\"";
-    std::string pattern, port;
-    size_t colon = 0;
-    bool has_port = inventory_internal::SplitHostPort(key.Scalar(), &pattern, &port, &colon);
-    std::vector<std::string> names;
-    Status s = ExpandHostPattern(pattern, &names);
-    if (!s.ok()) return Error(key, s.message());
-    if (!value.IsNull() && !value.IsMap()) {
-      return Error(value, scope + ": expected variables (a mapping) or nothing, got " +
-                              KindName(value));
-    }
-    Variables vars;
+  for (const auto& kv : Entries(node)) {
+    Status s = LoadHost(group, kv.first, kv.second);
+    if (!s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Status YamlLoader::LoadHost(int group, const YAML::Node& key, const YAML::Node& value) {
+  const std::string& group_name = group_names_[group];
+  if (!key.IsScalar()) return Error(key, "group \"" + group_name + "\": expected a host name");
+  const std::string scope = "host \"" + key.Scalar() + "\"";
+  std::vector<std::string> names;
+  int port = -1;
+  Status s = ExpandAnsibleHostKey(key.Scalar(), &names, &port);
+  if (!s.ok()) return Error(key, s.message());
+  if (value && !value.IsNull() && !value.IsMap()) {
+    return Error(value, scope + ": expected variables (a mapping) or nothing, got " +
+                            KindName(value));
+  }
+  Variables vars;
+  if (value) {
     s = LoadVars(scope, value, &vars);
     if (!s.ok()) return s;
-    if (has_port) {
-      YAML::Mark m = key.Mark();
-      Variable var{Variable::Kind::kScalar, port, {},
-                   path_ + ":" + std::to_string(m.line + 1) + ":" +
-                       std::to_string(m.column + colon + 2)};
-      s = inventory_internal::CheckVariable(scope, "ansible_port", var);
-      if (!s.ok()) return s;
-      vars["ansible_port"] = std::move(var);
-    }
-    const std::string source = path_ + ":" + std::to_string(key.Mark().line + 1);
-    for (const std::string& name : names) {
-      std::string problem = inventory_internal::CheckHostName(name);
-      if (!problem.empty()) return Error(key, problem);
-      auto [it, inserted] = host_ids_.try_emplace(name, hosts_.size());
-      if (inserted) {
-        host_names_.push_back(name);
-        hosts_.emplace_back();
-        hosts_.back().source = source;
+  }
+  const std::string source = path_ + ":" + std::to_string(key.Mark().line + 1);
+  std::string port_where;
+  if (port >= 0) {
+    YAML::Mark m = key.Mark();
+    port_where = path_ + ":" + std::to_string(m.line + 1) + ":" +
+                 std::to_string(m.column + key.Scalar().rfind(':') + 2);
+    s = inventory_internal::CheckVariable(
+        scope, "ansible_port",
+        {Variable::Kind::kScalar, std::to_string(port), {}, port_where});
+    if (!s.ok()) return s;
+  }
+  for (const std::string& name : names) {
+    std::string problem = inventory_internal::CheckHostName(name);
+    if (!problem.empty()) return Error(key, problem);
+    RawHost& host = hosts_[raw_.AddHost(name, source, group, port, port_where)];
+    for (const auto& [var, v] : vars) {
+      auto old = host.vars.find(var);
+      if (old != host.vars.end() && old->second.text != v.text &&
+          inventory_internal::IsSettingVariable(var)) {
+        warnings_->push_back(v.where + ": host \"" + name + "\": " + var + " \"" +
+                             v.text + "\" overrides \"" + old->second.text +
+                             "\" set at " + old->second.where);
       }
-      RawHost& host = hosts_[it->second];
-      if (std::find(host.groups.begin(), host.groups.end(), group) == host.groups.end()) {
-        host.groups.push_back(group);
-      }
-      for (const auto& [var, v] : vars) {
-        auto old = host.vars.find(var);
-        if (old != host.vars.end() && old->second.text != v.text &&
-            inventory_internal::IsSettingVariable(var)) {
-          warnings_->push_back(v.where + ": host \"" + name + "\": " + var + " \"" +
-                               v.text + "\" overrides \"" + old->second.text +
-                               "\" set at " + old->second.where);
-        }
-        host.vars[var] = v;
-      }
+      host.vars[var] = v;
     }
   }
   return Status::Ok();
@@ -283,11 +309,23 @@ std::string FlowRangeHint(const std::string& text, const YAML::Mark& mark) {
   return "";
 }
 
+Status SyntaxError(const std::string& path, const std::string& text,
+                   const YAML::Exception& e) {
+  std::string where = path;
+  if (!e.mark.is_null()) {
+    where += ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1);
+  }
+  return Status::Error(ErrorKind::kInvalidInput, where + ": YAML syntax error: " + e.msg +
+                                                     FlowRangeHint(text, e.mark));
+}
+
 }  // namespace
 
 Status ParseYamlInventory(const std::string& text, const std::string& path,
-                          Inventory* inventory, std::vector<std::string>* warnings) {
+                          Inventory* inventory, std::vector<std::string>* warnings,
+                          std::vector<std::string>* notes) {
   inventory->set_path(path);
+  YamlLoader loader(path, warnings);
   try {
     YAML::Node root = YAML::Load(text);
     if (!root.IsMap()) {
@@ -295,18 +333,43 @@ Status ParseYamlInventory(const std::string& text, const std::string& path,
                            path + ":1:1: expected a mapping of groups (\"all:\"), got " +
                                KindName(root));
     }
-    YamlLoader loader(path, warnings);
     Status s = loader.Load(root);
     if (!s.ok()) return s;
-    return inventory_internal::ResolveInventory(loader.raw(), inventory, warnings);
   } catch (const YAML::Exception& e) {
-    std::string where = path;
-    if (!e.mark.is_null()) {
-      where += ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1);
-    }
-    return Status::Error(ErrorKind::kInvalidInput, where + ": YAML syntax error: " + e.msg +
-                                                       FlowRangeHint(text, e.mark));
+    return SyntaxError(path, text, e);
   }
+  Status s = inventory_internal::LoadGroupAndHostVars(loader.raw(), warnings);
+  if (!s.ok()) return s;
+  if (notes) notes->insert(notes->end(), loader.raw()->notes.begin(), loader.raw()->notes.end());
+  return inventory_internal::ResolveInventory(loader.raw(), inventory, warnings);
 }
 
+namespace inventory_internal {
+
+Status ParseYamlVariables(const std::string& text, const std::string& path,
+                          const std::string& scope, Variables* vars,
+                          std::vector<std::string>* warnings, std::vector<std::string>* notes) {
+  if (text.rfind("$ANSIBLE_VAULT", 0) == 0) {
+    return Status::Error(ErrorKind::kInvalidInput,
+                         path + ": an Ansible Vault file, which fleetreap cannot decrypt");
+  }
+  YamlLoader loader(path, warnings);
+  try {
+    YAML::Node root = YAML::Load(text);
+    if (root.IsNull()) return Status::Ok();
+    if (!root.IsMap()) {
+      return Status::Error(ErrorKind::kInvalidInput,
+                           path + ":1:1: expected a mapping of variables, got " +
+                               KindName(root));
+    }
+    Status s = loader.LoadVariables(scope, root, vars);
+    if (!s.ok()) return s;
+  } catch (const YAML::Exception& e) {
+    return SyntaxError(path, text, e);
+  }
+  notes->insert(notes->end(), loader.raw()->notes.begin(), loader.raw()->notes.end());
+  return Status::Ok();
+}
+
+}  // namespace inventory_internal
 }  // namespace fleetreap

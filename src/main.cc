@@ -14,6 +14,7 @@
 #include "fleetreap/command_log.h"
 #include "fleetreap/fleet_plan.h"
 #include "fleetreap/fleet_runner.h"
+#include "fleetreap/host_listing.h"
 #include "fleetreap/host_selection.h"
 #include "fleetreap/local_transport.h"
 #include "fleetreap/progress.h"
@@ -77,11 +78,14 @@ int Run(const Options& options) {
   for (const std::string& warning : set.warnings) spdlog::warn("{}", warning);
   if (!status.ok()) return ExitCodeForLoadError(status);
 
+  for (const std::string& note : set.notes) spdlog::info("{}", note);
   if (options.list_hosts) {
     std::vector<Host> hosts;
-    for (const FleetPlan& plan : set.plans) hosts.push_back(plan.host);
-    std::fputs(FormatHostList(hosts).c_str(), stdout);
-    return kExitClean;
+    for (const FleetPlan& plan : set.plans) hosts.push_back(EffectiveHost(plan.host, options));
+    std::string text = !options.json.empty()       ? FormatHostListJson(hosts)
+                       : options.verbosity > 0     ? FormatHostListVerbose(hosts)
+                                                   : FormatHostList(hosts);
+    return WriteHostListing(text, options.json) ? kExitClean : kExitUsage;
   }
 
   std::unique_ptr<CommandLog> log;

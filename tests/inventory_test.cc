@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -51,7 +52,7 @@ const Good kGood[] = {
      "all:\n"
      "  hosts:\n"
      "    gpu[08:10]:\n"
-     "    login[1-2]:2222:\n",
+     "    login[1:2]:2222:\n",
      "gpu08 gpu08:22 [ungrouped] inv/lab.yaml:3\n"
      "gpu09 gpu09:22 [ungrouped] inv/lab.yaml:3\n"
      "gpu10 gpu10:22 [ungrouped] inv/lab.yaml:3\n"
@@ -119,13 +120,33 @@ const Good kGood[] = {
      "mib=16 [ungrouped] inv/lab.yaml:10\n"
      "gpu02 gpu02:22 key=inv/keys/id_fleet gpus=8 playbook=/etc/fleetreap/vllm.yaml "
      "protect=agent mib=16 [ungrouped] inv/lab.yaml:11\n"},
-    {"plain spellings when no ansible_ one",
+    {"plain spellings are ignored; ansible_ssh_* wins; y and F are booleans",
      "all:\n"
      "  hosts:\n"
      "    gpu01: {host: 10.1.1.1, port: 2200, user: ops, identity_file: /k, become: on}\n"
-     "    gpu02: {host: x, ansible_host: y, user: u, ansible_user: v}\n",
-     "gpu01 10.1.1.1:2200 user=ops key=/k become [ungrouped] inv/lab.yaml:3\n"
-     "gpu02 y:22 user=v [ungrouped] inv/lab.yaml:4\n"},
+     "    gpu02: {ansible_ssh_host: x, ansible_host: y, ansible_user: u, ansible_ssh_user: v,\n"
+     "            ansible_become: y}\n"
+     "    gpu03: {ansible_ssh_host: ~, ansible_host: z, ansible_become: F}\n",
+     "gpu01 gpu01:22 [ungrouped] inv/lab.yaml:3\n"
+     "gpu02 x:22 user=v become [ungrouped] inv/lab.yaml:4\n"
+     "gpu03 z:22 [ungrouped] inv/lab.yaml:6\n"},
+    {"a later duplicate key wins where the first stood; a port counts where a host is new",
+     "all:\n"
+     "  hosts:\n"
+     "    gpu01: {ansible_user: a}\n"
+     "    gpu02:\n"
+     "    gpu01: {ansible_port: 2}\n"
+     "  children:\n"
+     "    g: {hosts: {gpu02:2222: }}\n"
+     "  vars: {ansible_user: b, ansible_user: c}\n",
+     "gpu01 gpu01:2 user=c [ungrouped] inv/lab.yaml:3\n"
+     "gpu02 gpu02:22 user=c [g] inv/lab.yaml:4\n"},
+    {"ansible_group_priority orders groups of one depth before their names do",
+     "all:\n"
+     "  children:\n"
+     "    a: {vars: {ansible_user: a, ansible_group_priority: 10}, hosts: {gpu01: }}\n"
+     "    b: {vars: {ansible_user: b}, hosts: {gpu01: }}\n",
+     "gpu01 gpu01:22 user=a [a b] inv/lab.yaml:3\n"},
     {"top-level groups other than all, children defined later",
      "gpus:\n"
      "  children:\n"
@@ -163,9 +184,12 @@ TEST(InventoryTest, LoadsGoodInventories) {
 TEST(InventoryTest, KeepsEveryVariableAndGroupMembership) {
   Inventory inventory;
   std::vector<std::string> warnings;
-  ASSERT_TRUE(ParseYamlInventory(kGood[9].yaml, "inv/lab.yaml", &inventory, &warnings).ok());
+  const Good* merged = std::find_if(std::begin(kGood), std::end(kGood), [](const Good& g) {
+    return std::string(g.name) == "a group listed twice merges, the same host twice merges";
+  });
+  ASSERT_TRUE(ParseYamlInventory(merged->yaml, "inv/lab.yaml", &inventory, &warnings).ok());
   EXPECT_EQ(inventory.hosts()[0].vars, (std::map<std::string, std::string>{{"x", "1"}, {"y", "2"}}));
-  EXPECT_EQ(inventory.group_names(), (std::vector<std::string>{"all", "a", "b", "ungrouped"}));
+  EXPECT_EQ(inventory.group_names(), (std::vector<std::string>{"all", "ungrouped", "a", "b"}));
   EXPECT_EQ(*inventory.GroupMembers("b"), (std::vector<size_t>{0, 1}));
   EXPECT_EQ(*inventory.GroupMembers("all"), (std::vector<size_t>{0, 1}));
   EXPECT_TRUE(inventory.GroupMembers("ungrouped")->empty());
@@ -182,8 +206,8 @@ struct Bad {
 const Bad kBad[] = {
     {"all:\n  hosts:\n    gpu03:\n      ansible_port: 70000\n",
      "inv/lab.yaml:4:21: host \"gpu03\": ansible_port must be 1-65535, got 70000"},
-    {"all:\n  hosts:\n    gpu03: {port: 0}\n",
-     "inv/lab.yaml:3:19: host \"gpu03\": port must be 1-65535, got 0"},
+    {"all:\n  hosts:\n    gpu03: {ansible_ssh_port: 0}\n",
+     "inv/lab.yaml:3:31: host \"gpu03\": ansible_ssh_port must be 1-65535, got 0"},
     {"all:\n  vars:\n    ansible_port: ssh\n",
      "inv/lab.yaml:3:19: group \"all\": ansible_port must be a port number 1-65535, "
      "got \"ssh\""},
@@ -331,7 +355,8 @@ TEST(InventoryTest, LoadsTheShippedExamples) {
        "[gpus h100 rack_a2] @fleet.yaml:29\n"},
       {"lab.yaml", 2, "lab-gpu2",
        "lab-gpu2 192.168.50.12:2222 user=ops gpus=2 [ungrouped] @lab.yaml:9\n"},
-      {"hosts.txt", 16, "lab-gpu2", "lab-gpu2 lab-gpu2:2222 user=ops [ungrouped] @hosts.txt:4\n"},
+      {"hosts.ini", 16, "gpu-b1-08",
+       "gpu-b1-08 10.20.1.108:22 user=svc-rollout become gpus=7 [gpus rack_b1] @hosts.ini:13\n"},
   };
   for (const Row& row : rows) {
     Inventory inventory;
@@ -356,36 +381,6 @@ TEST(InventoryTest, LoadsTheShippedExamples) {
     }
     std::string got = Describe(one);
     EXPECT_EQ(got, expected);
-  }
-}
-
-struct ListRow {
-  const char* text;
-  const char* hosts;  // Describe(), or the exact error
-};
-
-TEST(InventoryTest, ParsesPlainHostLists) {
-  const ListRow rows[] = {
-      {"# fleet\ngpu[01:02]\n\n  root@login1:2222  # bastion\ngpu[03-04,09]\n",
-       "gpu01 gpu01:22 [ungrouped] hosts.txt:2\n"
-       "gpu02 gpu02:22 [ungrouped] hosts.txt:2\n"
-       "login1 login1:2222 user=root [ungrouped] hosts.txt:4\n"
-       "gpu03 gpu03:22 [ungrouped] hosts.txt:5\n"
-       "gpu04 gpu04:22 [ungrouped] hosts.txt:5\n"
-       "gpu09 gpu09:22 [ungrouped] hosts.txt:5\n"},
-      {"gpu01\ngpu01\n", "gpu01 gpu01:22 [ungrouped] hosts.txt:1\n"},
-      {"gpu01\n  gpu[09:01]\n",
-       "hosts.txt:2:3: host range \"gpu[09:01]\": start 09 is after end 01"},
-      {"gpu01:70000\n", "hosts.txt:1:7: host \"gpu01\": ansible_port must be 1-65535, got 70000"},
-      {"gpu01 gpu02\n", "hosts.txt:1:7: unexpected \"gpu02\" after \"gpu01\" (one host per line)"},
-      {"gpu/01\n", "hosts.txt:1:1: \"gpu/01\" is not a valid host name"},
-      {"# nothing\n\n", "hosts.txt: no hosts in the inventory"},
-  };
-  for (const ListRow& row : rows) {
-    Inventory inventory;
-    std::vector<std::string> warnings;
-    Status s = ParseHostList(row.text, "hosts.txt", &inventory, &warnings);
-    EXPECT_EQ(s.ok() ? Describe(inventory) : s.message(), row.hosts) << row.text;
   }
 }
 

@@ -19,6 +19,7 @@ struct FleetPlanSet {
   std::vector<FleetPlan> plans;       // in inventory order
   std::string playbook_name;          // of --playbook or the default
   std::vector<std::string> warnings;  // "FILE:LINE:COL: text", for the log
+  std::vector<std::string> notes;     // the same, for -v (ignored variables)
 };
 
 /// Builds the plans that "options" asks for.

@@ -27,6 +27,9 @@ struct Host {
   std::vector<std::string> groups;        // every group it belongs to
   std::map<std::string, std::string> vars;  // all resolved scalar variables
   std::string source;                     // "inventory/lab.yaml:14"
+  // Why this host cannot be acted on as the inventory stands (a connection
+  // setting that is a Jinja template), "FILE:LINE[:COL]: ..."; "" when usable.
+  std::string problem;
 };
 
 }  // namespace fleetreap

@@ -1,26 +1,28 @@
-// Host selection: Ansible's `--limit` pattern language over an Inventory,
-// and the `--list-hosts` listing of what it selected. Pure functions of
-// their arguments (apart from reading @FILE); thread-safe.
+// Host selection: Ansible's host pattern language over an Inventory, as
+// ansible-core 2.14 evaluates `ansible PATTERN` (inventory/manager.py), and
+// the `--list-hosts` listing. Pure functions of their arguments (apart from
+// reading @FILE); thread-safe.
 //
-// A limit is a list of terms separated by "," or ":" (outside brackets):
+// A pattern is split into terms as Ansible splits it (at "," when there is
+// one, else at ":" outside brackets, an IPv6 literal staying whole):
 //   gpu07              a host, or a group (every host in it and below it)
 //   all, *             every host
-//   rack*, gpu0?       glob over host and group names
-//   gpu[01:08]         a range (Ansible or ClusterShell spelling), each name
-//                      a host or a group
-//   ~gpu0[1-4]         regular expression over host and group names,
-//                      anchored at the start as Ansible's re.match is
-//   @FILE              the names in FILE, one term per line ("#" comments),
-//                      e.g. the failed-hosts file of an earlier run
-//   !TERM              exclude what TERM selects
-//   &TERM              keep only hosts that TERM selects too
-// As in Ansible, plain terms are united first (all hosts when there are
-// none), then "&" terms intersect, then "!" terms exclude, whatever their
-// order in the limit: `gpu*:!gpu07:&rack2`.
+//   rack*, gpu0?       fnmatch over group names, and host names
+//   gpus[0], gpus[-1]  Ansible subscripts: positions in the group's host
+//   gpus[1:3], gpus[2:]   order as Ansible keeps it
+//   ~gpu0[1-4]         Python regular expression, anchored at the start
+//   !TERM, &TERM       exclude, intersect
+// Plain terms are united first (all hosts when there are none), then "&"
+// terms intersect, then "!" terms exclude, whatever their order.
 //
-// Unlike Ansible, which warns and carries on, a term that matches no host
-// and no group is an error: on a fleet that kills processes a typo in
-// `!gpu7O` must not silently leave gpu70 in the selection.
+// fleetreap's extensions apply only where Ansible selects nothing for a
+// term: a host range (`gpu[01:04]`, ClusterShell's `gpu[01-04,09]`) names
+// each host or group, and `@FILE` reads one term per line ("#" comments).
+// Where Ansible and the range reading would both select hosts, and not the
+// same ones (a group "gpu" and hosts gpu01..: `gpu[01:04]`), fleetreap
+// refuses and says so. Unlike Ansible, which warns and carries on, a term
+// that matches no host and no group is an error: on a fleet that kills
+// processes a typo in `!gpu7O` must not silently leave gpu70 selected.
 #pragma once
 
 #include <string>
@@ -37,6 +39,7 @@ namespace fleetreap {
 /// Returns kUsage when a term is malformed, names nothing, or @FILE cannot
 /// be read, and when the whole limit selects no host; the message quotes
 /// the term: `--limit "gpu7O": matches no host or group in inventory/lab.yaml`.
+/// Returns kInvalidInput with Host::problem when a selected host has one.
 Status SelectHosts(const Inventory& inventory, const std::string& limit,
                    std::vector<Host>* hosts);
 

@@ -1,4 +1,4 @@
-// Fuzzes the inventory loaders (YAML and plain host list, and through them
+// Fuzzes the inventory loaders (YAML and INI, and through them
 // host ranges and variable resolution), folding the names back, and --limit
 // selection with a pattern taken from the input's second part.
 #include <cstddef>
@@ -15,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (int plain = 0; plain < 2; ++plain) {
     Inventory inventory;
     std::vector<std::string> warnings;
-    Status status = plain ? ParseHostList(input.out, "fuzz.txt", &inventory, &warnings)
+    Status status = plain ? ParseIniInventory(input.out, "fuzz.ini", &inventory, &warnings)
                           : ParseYamlInventory(input.out, "fuzz.yaml", &inventory, &warnings);
     FuzzCheck(status.ok() || status.kind() == ErrorKind::kInvalidInput);
     if (!status.ok()) continue;
