@@ -226,7 +226,7 @@ class SimShapesTest(unittest.TestCase):
             self.assertEqual(d["pidfile"], pidfile)
             if pidfile:
                 self.assertEqual(d["pidfile_pid"], d["pid"], name)
-                self.assertEqual(self.sh("daemons", f"stat -c '%U %a' {pidfile} "
+                self.assertEqual(self.sh("daemons", f"stat -L -c '%U %a' {pidfile} "
                                                     f"$(dirname {pidfile})").split(),
                                  ["root", "644", "root", "755"], name)
             if CGROUPS:
