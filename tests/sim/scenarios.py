@@ -5,7 +5,9 @@ a host_setup.HostSetup ("h") right after the host booted and stages it with
 its verbs: h.workload, h.service, h.daemon, h.shm, h.leak, h.nvidia_smi_mode,
 h.no_listener, h.tarpit, h.refuse_key, h.change_host_key, h.kill_sshd_on_stop,
 h.kill_sshd_on_nvidia_smi, h.bystanders, h.sleeper, h.charge,
-h.recovery_action, h.container_job.
+h.recovery_action, h.container_job, and for owners and scopes h.daemon,
+h.all_daemons, h.restarting_service, h.slurm_job, h.docker_container,
+h.k8s_pod, h.pod_sandbox, h.impostor (host_setup.py).
 Every host already runs its bystanders (simfleet.host_shape) when the
 scenario starts.
 To add one, write a function here; `scripts/fleet list` shows them all.

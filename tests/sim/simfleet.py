@@ -20,6 +20,8 @@ API (stdlib only):
         fleet.inventory, fleet.known_hosts, fleet.key     # absolute paths
         fleet.hosts["gpu01"].address                      # "127.0.N.1"
         fleet.exec("gpu01", "ps -e")    # CompletedProcess, run inside the host
+        fleet.exec("gpu01", "cat /proc/self/cgroup", cgroup="/system.slice/x.service")
+        fleet.exec_nested_pidns("gpu01", "fleetreap --local ...")  # a pod without hostPID
         fleet.ssh_argv("gpu01", "nvidia-smi -L")  # plain OpenSSH client argv
         truth = fleet.ground_truth()    # {host: {...}}, see ground_truth.py
     Fleet.cleanup(workdir)              # ends whatever a crashed run left
@@ -36,6 +38,12 @@ HostSpec(name, scenario="clean", gpus=8, sudo=True, user="root",
       simple one). up() refuses a fleet whose processes would not fit in
       the machine's free PIDs (pid_max is global: 32768 here).
 Scenarios are functions in scenarios.py, registered by name.
+
+cgroups (where the machine's cgroup v2 hierarchy is writable, see
+cgroups_available()): each host runs in its own subtree
+CGROUP2/fleetreap-sim/netN/HOST and cgroup namespace, laid out like a
+systemd host (README "cgroups"); fleet.cgroup is the fleet's tree (None
+without cgroups), removed by down() and cleanup().
 
 Process-count probe: fleet.pid_counter(name) is the last PID allocated in
 the host's PID namespace (/proc/sys/kernel/ns_last_pid, read by a process
@@ -658,7 +666,9 @@ def _check_pid_budget(specs):
         pid_max = int(f.read())
     used = sum(len(os.listdir(f"/proc/{p}/task")) for p in os.listdir("/proc")
                if p.isdigit() and os.path.isdir(f"/proc/{p}/task"))
-    need = sum(host_shape(s)[1] + 20 for s in specs)   # 20: init, sshd, workers, daemons
+    # 20: init, sshd, workers, a daemon; more for the scenarios with many.
+    extra = {"gpu_node_daemons": 25, "slurm_shared": 5, "realistic_host": 400}
+    need = sum(host_shape(s)[1] + 20 + extra.get(s.scenario, 0) for s in specs)
     spare = 2048
     if need > pid_max - used - spare:
         raise SimError(f"{len(specs)} hosts need about {need} PIDs; the machine has "
