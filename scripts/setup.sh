@@ -9,6 +9,7 @@ packages=(
   libssh-dev libboost-program-options-dev libyaml-cpp-dev nlohmann-json3-dev
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev
   openssh-server openssh-client psmisc procps tini sudo python3 python3-jsonschema util-linux iproute2 coreutils
+  ansible-core  # tests only: the oracle of tests/integration/test_ansible_compat.py
 )
 
 missing=()

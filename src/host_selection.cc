@@ -59,16 +59,15 @@ class Selector {
     const Subscript sub = SplitSubscript(term, &expression);
     std::vector<size_t> found;
     std::string unordered;
-    Enumerate(expression, &found, sub.present ? &unordered : nullptr);
+    const bool named = Enumerate(expression, &found, sub.present ? &unordered : nullptr);
     if (!unordered.empty()) {
       return UsageError(shown, "Ansible orders the hosts of group \"" + unordered +
                                    "\" differently from run to run, so a subscript on it "
                                    "selects unpredictably; name the hosts instead");
     }
-    bool index_error = false;
     if (sub.present) {
       std::vector<size_t> positions;
-      index_error = !ApplySubscript(sub, found.size(), &positions);
+      ApplySubscript(sub, found.size(), &positions);  // IndexError: no position
       std::vector<size_t> picked;
       for (size_t p : positions) picked.push_back(found[p]);
       found = std::move(picked);
@@ -76,12 +75,15 @@ class Selector {
     std::vector<size_t> range;
     std::string range_problem;
     const bool ranged = extend && HasHostRange(term) && RangeReading(term, &range, &range_problem);
-    if (index_error) {
-      if (ranged) return Disagree(shown, expression, {}, range);
-      return UsageError(shown, "Ansible finds no host at that position of \"" + expression + "\"");
-    }
-    if (!found.empty()) {
-      if (ranged && Sorted(found) != range) return Disagree(shown, expression, found, range);
+    if (named) {
+      // Ansible has a reading; a different range reading is a guess.
+      if (ranged && Sorted(found) != range) {
+        return Disagree(shown, sub.present ? expression : "", found, range);
+      }
+      if (sub.present && found.empty()) {
+        return UsageError(shown, "Ansible finds no host at that position of \"" + expression +
+                                     "\"");
+      }
       *out = std::move(found);
       return Status::Ok();
     }
@@ -104,14 +106,15 @@ class Selector {
     return v;
   }
 
-  Status Disagree(const std::string& shown, const std::string& expression,
+  // "subscripted" is the expression a subscript applies to, "" for a glob.
+  Status Disagree(const std::string& shown, const std::string& subscripted,
                   const std::vector<size_t>& ansible, const std::vector<size_t>& range) const {
-    std::string reads = ansible.empty() ? "finds no host at that position"
-                                        : "selects " + Names(inventory_, ansible);
-    return UsageError(shown, "Ansible reads this as a subscript of \"" + expression + "\" and " +
-                                 reads + "; as a host range it is " + Names(inventory_, range) +
-                                 ". Refusing to guess: name the hosts, or use " + expression +
-                                 "[N] or ~regex");
+    std::string reads = subscripted.empty()
+                            ? "Ansible reads the brackets as a glob character class"
+                            : "Ansible reads this as a subscript of \"" + subscripted + "\"";
+    reads += ansible.empty() ? " and selects no host" : " and selects " + Names(inventory_, ansible);
+    return UsageError(shown, reads + "; as a host range it is " + Names(inventory_, range) +
+                                 ". Refusing to guess: name the hosts, or use ~regex");
   }
 
   // Ansible's Group.get_hosts(): its own hosts, then those of the groups
@@ -171,8 +174,9 @@ class Selector {
   // Ansible's _enumerate_matches: groups whose name matches (in inventory
   // order), then hosts too when no group matched or the pattern has one of
   // ". ? * [". "unordered" (may be null) names a matched group whose host
-  // order Ansible does not fix.
-  void Enumerate(const std::string& glob, std::vector<size_t>* out,
+  // order Ansible does not fix. True when some group or host matched, even
+  // an empty group.
+  bool Enumerate(const std::string& glob, std::vector<size_t>* out,
                  std::string* unordered) const {
     bool any_group = false;
     for (const std::string& group : inventory_.group_names()) {
@@ -183,11 +187,16 @@ class Selector {
       if (ambiguous && unordered && unordered->empty()) *unordered = group;
       out->insert(out->end(), hosts.begin(), hosts.end());
     }
-    if (any_group && glob.find_first_of(".?*[") == std::string::npos) return;
+    if (any_group && glob.find_first_of(".?*[") == std::string::npos) return true;
     const std::vector<Host>& hosts = inventory_.hosts();
+    bool any_host = false;
     for (size_t i = 0; i < hosts.size(); ++i) {
-      if (AnsibleGlobMatch(glob, hosts[i].name)) out->push_back(i);
+      if (AnsibleGlobMatch(glob, hosts[i].name)) {
+        out->push_back(i);
+        any_host = true;
+      }
     }
+    return any_group || any_host;
   }
 
   // fleetreap's extension: every name of the range a host or group.
