@@ -131,6 +131,9 @@ class SimShapesTest(unittest.TestCase):
             charged = {k for p in self.truth["slurm"]["gpu_processes"]
                        if p["pid"] in j["workers"] for k in p["charged_gpus"]}
             self.assertEqual(charged, set(gpus))
+        epilog = self.fleet.exec_epilog("slurm", 41, "echo $SLURM_JOB_ID $SLURM_JOB_GPUS; "
+                                                     "tail -1 /proc/self/cgroup")
+        self.assertEqual(epilog.stdout, "41 0,1,2,3\n0::/system.slice/slurmd.service\n")
         stepds = self.sh("slurm", "ps -eo args= | grep '^slurmstepd: ' | sort").split("\n")
         self.assertIn("slurmstepd: [41.0]", stepds)
         self.assertIn("slurmstepd: [42.extern]", stepds)

@@ -22,6 +22,7 @@ API (stdlib only):
         fleet.exec("gpu01", "ps -e")    # CompletedProcess, run inside the host
         fleet.exec("gpu01", "cat /proc/self/cgroup", cgroup="/system.slice/x.service")
         fleet.exec_nested_pidns("gpu01", "fleetreap --local ...")  # a pod without hostPID
+        fleet.exec_epilog("gpu01", 41, "fleetreap --local ...")    # slurm_shared's job 41
         fleet.ssh_argv("gpu01", "nvidia-smi -L")  # plain OpenSSH client argv
         truth = fleet.ground_truth()    # {host: {...}}, see ground_truth.py
     Fleet.cleanup(workdir)              # ends whatever a crashed run left
@@ -550,6 +551,17 @@ class Fleet:
         if cgroup is None:
             cgroup = host_setup.pod_cgroup(name, "fleetreap-agent", "fleetreap")
         return self.exec(name, wrapped, timeout=timeout, check=check, cgroup=cgroup)
+
+    def exec_epilog(self, name, job_id, command, timeout=120):
+        """Runs 'command' on host 'name' as Slurm runs a job's epilog: as
+        root, in slurmd's cgroup (/system.slice/slurmd.service, outside every
+        job cgroup), with the job's environment (SLURM_JOB_ID, SLURM_JOB_GPUS
+        as host indexes, SLURM_JOB_USER, SLURM_JOB_UID, CUDA_VISIBLE_DEVICES,
+        SLURM_SCRIPT_CONTEXT=epilog_slurmd) from h.slurm_job."""
+        env = self.hosts[name].jobs[str(job_id)]["epilog_env"]
+        assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(env.items()))
+        return self.exec(name, f"export {assignments}; {command}", timeout=timeout,
+                         cgroup="/system.slice/slurmd.service")
 
     def ssh_argv(self, name, command, user="root", key=None):
         """The plain OpenSSH client command line for 'command' on host 'name'."""
