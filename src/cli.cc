@@ -38,7 +38,8 @@ po::options_description Describe(Options* o, RawFlags* raw) {
       ("forks,f", po::value(&o->forks)->value_name("N")->default_value(64),
        "hosts in flight at once")
       ("connect-timeout", po::value(&raw->connect_timeout)->value_name("DUR"),
-       "TCP, banner and key exchange (default 10s)")
+       "TCP, banner, key exchange and authentication, ssh-agent included "
+       "(default 10s)")
       ("command-timeout", po::value(&raw->command_timeout)->value_name("DUR"),
        "each remote command, also enforced on the host (default 60s)")
       ("host-timeout", po::value(&raw->host_timeout)->value_name("DUR"),
@@ -52,9 +53,12 @@ po::options_description Describe(Options* o, RawFlags* raw) {
       ("identity", po::value(&o->identity)->value_name("FILE"),
        "private key (the inventory's key file wins for its hosts)")
       ("known-hosts", po::value(&o->known_hosts)->value_name("FILE"),
-       "known_hosts file (default ~/.ssh/known_hosts)")
+       "your known_hosts file, the one accept-new writes (default "
+       "~/.ssh/known_hosts); /etc/ssh/ssh_known_hosts is read too")
       ("host-key-policy", po::value(&raw->host_key_policy)->value_name("POLICY"),
        "strict | accept-new | off (default strict)")
+      ("no-agent", po::bool_switch(&o->no_agent),
+       "never ask ssh-agent for keys")
       ("ssh-config", po::bool_switch(&o->ssh_config),
        "read ~/.ssh/config (User, Port, IdentityFile, ProxyJump, ProxyCommand)")
       ("ssh-config-file", po::value(&o->ssh_config_file)->value_name("FILE"),
@@ -69,7 +73,11 @@ po::options_description Describe(Options* o, RawFlags* raw) {
       ("dry-run,n", po::bool_switch(&o->dry_run),
        "inspect only; report what would be signalled and removed")
       ("protect", po::value(&o->protect)->value_name("NAME|PATH")->composing(),
-       "never signal this executable (repeatable), on top of the defaults");
+       "never signal this executable (repeatable), on top of the defaults")
+      ("gpus", po::value(&o->gpus)->value_name("LIST"),
+       "act only on holders whose GPUs are all in LIST (0,2,4-7)")
+      ("cgroup", po::value(&o->cgroup)->value_name("PATH"),
+       "act only on processes in this cgroup subtree (/system.slice/x.service)");
 
   po::options_description output("Output", kHelpWidth, kHelpWidth / 2);
   output.add_options()
@@ -216,9 +224,37 @@ CliResult ParseCommandLine(int argc, const char* const* argv) {
     error = "--limit needs --hosts";
     return result;
   }
+  Scope scope;
+  Status scoped = ScopeFromOptions(o, "", "", &scope);
+  if (!scoped.ok()) {
+    error = scoped.message();
+    return result;
+  }
   result.action = CliAction::kRun;
   result.error.clear();
   return result;
+}
+
+Status ScopeFromOptions(const Options& options, const std::string& slurm_job_id,
+                        const std::string& slurm_job_gpus, Scope* scope) {
+  *scope = Scope();
+  if (!options.cgroup.empty() && options.cgroup[0] != '/') {
+    return Status::Error(ErrorKind::kUsage,
+                         "--cgroup: \"" + options.cgroup + "\" is not a cgroup path (/...)");
+  }
+  if (options.gpus.empty() && options.cgroup.empty()) {
+    if (!options.local || slurm_job_id.empty()) return Status::Ok();
+    return SlurmScope(slurm_job_id, slurm_job_gpus, scope);
+  }
+  if (!options.gpus.empty()) {
+    std::vector<int> gpus;
+    Status status = ParseGpuList(options.gpus, "--gpus", &gpus);
+    if (!status.ok()) return status;
+    scope->gpus = gpus;
+  }
+  scope->cgroup = options.cgroup;
+  scope->source = "flags";
+  return Status::Ok();
 }
 
 std::string HelpText() {

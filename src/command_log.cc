@@ -93,6 +93,7 @@ class LoggedTransport : public Transport {
   }
 
   std::string Describe() const override { return inner_->Describe(); }
+  std::string HostKeyFingerprint() const override { return inner_->HostKeyFingerprint(); }
 
  private:
   void Write(std::chrono::system_clock::time_point when, const std::string& text) {

@@ -167,8 +167,7 @@ HolderFate FateAfterExit(const TrackedHolder& holder) {
 bool HostLooksDirty(const HostView& view) {
   if (view.gpus.empty()) return true;
   for (const GpuReading& gpu : view.gpus) {
-    if (gpu.state != GpuState::kClean &&
-        gpu.state != GpuState::kProtectedOnly) {
+    if (!GpuStateIsClean(gpu.state)) {
       return true;
     }
   }

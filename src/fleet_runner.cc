@@ -83,12 +83,15 @@ HostReport RunHost(Run& run, const FleetPlan& plan) {
       job.command_timeout = settings.command_timeout;
       job.deadline = host_deadline;
       job.extra_protect = settings.extra_protect;
+      job.scope = settings.scope;
       report = (*run.clean)(*transport, job);
+      report.host_key_fingerprint = transport->HostKeyFingerprint();
     } else {
       report.status = IsUnreachable(connected.kind()) ? HostStatus::kUnreachable
                                                       : HostStatus::kFailed;
       report.error_kind = connected.kind();
       report.error_message = connected.message();
+      report.host_key_fingerprint = transport->HostKeyFingerprint();
       if (Clock::now() >= host_deadline) {
         report.error_message += settings.host_timeout.count() > 0 &&
                                         host_deadline < run.deadline
@@ -150,6 +153,7 @@ FleetSettings FleetSettingsFor(const Options& options) {
   settings.dry_run = options.dry_run;
   settings.become = options.become;
   settings.extra_protect = options.protect;
+  settings.host_key_policy = options.local ? "" : HostKeyPolicyName(options.host_key_policy);
   return settings;
 }
 
@@ -161,6 +165,8 @@ RunReport RunFleet(const std::vector<FleetPlan>& plans, const FleetSettings& set
   report.tool_version = settings.tool_version;
   report.playbook = settings.playbook_name;
   report.dry_run = settings.dry_run;
+  report.host_key_policy = settings.host_key_policy;
+  report.scope = settings.scope;
   report.start_time = std::chrono::system_clock::now();
   const Clock::time_point start = Clock::now();
 

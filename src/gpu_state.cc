@@ -136,7 +136,7 @@ void ClassifyGpus(const std::vector<Holder>& holders, int expected_gpus,
 bool HostGpusClean(const std::vector<GpuReading>& gpus) {
   if (gpus.empty()) return false;
   return std::all_of(gpus.begin(), gpus.end(), [](const GpuReading& gpu) {
-    return gpu.state == GpuState::kClean || gpu.state == GpuState::kProtectedOnly;
+    return GpuStateIsClean(gpu.state);
   });
 }
 

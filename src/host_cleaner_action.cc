@@ -13,6 +13,11 @@ namespace host_cleaner_internal {
 
 using std::chrono::milliseconds;
 
+namespace {
+// A GPU reset normally takes seconds; one that hangs is given this long.
+constexpr milliseconds kResetPerGpu{30000};
+}  // namespace
+
 std::string Runner::SignalScriptFor(const Action& action, std::set<int>* parents) const {
   // The targets' parents: the respawn watch keeps only those still alive.
   for (const TrackedHolder& t : view_.holders) {
@@ -196,7 +201,11 @@ bool Runner::RescanWithShmAndVerify(bool quick) {
 bool Runner::ResetGpus(const Action& action) {
   TimePoint start = clock_.Now();
   CommandResult result;
-  bool ok = Exec(GpuResetScript(action.gpus), job_.command_timeout, &result);
+  // Each reset is bounded on the host; the command waits for all of them.
+  const std::chrono::milliseconds per_gpu = std::max(nvidia_smi_timeout_, kResetPerGpu);
+  const std::chrono::milliseconds all =
+      job_.command_timeout + (per_gpu + std::chrono::seconds(2)) * action.gpus.size();
+  bool ok = Exec(GpuResetScript(action.gpus, per_gpu), all, &result);
   Time("reset_gpus", start);
   history_.reset_done = true;
   history_.verified = false;
@@ -208,7 +217,13 @@ bool Runner::ResetGpus(const Action& action) {
     if (reset.exit_code == 0) {
       report_.gpus_reset.push_back(reset.gpu);
     } else if (report_.reset_blocked_by.empty()) {
-      report_.reset_blocked_by = "GPU " + std::to_string(reset.gpu) + ": " + reset.message;
+      report_.reset_blocked_by =
+          "GPU " + std::to_string(reset.gpu) + ": " +
+          (reset.exit_code == 124 || reset.exit_code == 137
+               ? "nvidia-smi --gpu-reset did not finish within " +
+                     std::to_string(std::max(nvidia_smi_timeout_, kResetPerGpu).count() / 1000) +
+                     "s"
+               : reset.message);
     }
   }
   return true;

@@ -7,7 +7,9 @@
 #include "fleetreap/host_view.h"
 #include "fleetreap/nvidia_smi.h"
 #include "fleetreap/proc_scan.h"
+#include "fleetreap/process_owner.h"
 #include "fleetreap/remote_script.h"
+#include "fleetreap/unit_properties.h"
 #include "host_cleaner_run.h"
 
 namespace fleetreap {
@@ -65,7 +67,7 @@ bool Runner::InspectWithShmDryRun(const std::vector<std::string>& units) {
 bool Runner::QuickScan(std::vector<GpuReading>* gpus, const ScanOutput* prefetched) {
   if (!Scan({}, gpus, /*holders=*/false, prefetched)) return false;
   for (const GpuReading& gpu : *gpus) {
-    if (gpu.state != GpuState::kClean && gpu.state != GpuState::kProtectedOnly) {
+    if (!GpuStateIsClean(gpu.state)) {
       return Scan({}, gpus);
     }
   }
@@ -91,7 +93,22 @@ bool Runner::Scan(const std::vector<std::string>& units,
     }
   }
   protect_.SetSession(scan.shell_pid, {scan.ancestors.begin(), scan.ancestors.end()});
-  if (!history_.inspected) view_.active_units = scan.active_units;
+  if (holders) {
+    protect_.SetPidFiles(scan.pid_files);
+    // nvidia-smi names PIDs of the host's namespace: seen from another one,
+    // they would name other processes, or none.
+    if (!SeesHostPidNamespace(scan)) {
+      stop_ladder_ = true;
+      return Fail(ErrorKind::kCommandFailed,
+                  "nothing signalled or removed: this shell does not see the host's PID "
+                  "namespace (" + (scan.pid_namespace.empty() ? std::string("unknown")
+                                                              : scan.pid_namespace) +
+                      "), where nvidia-smi's PIDs live; run fleetreap on the host, or in a "
+                      "container with the host's PID namespace (hostPID)");
+    }
+  }
+  std::map<std::string, UnitProperties> unit_props;
+  if (scan.show_exit == 0) unit_props = ParseSystemctlShow(scan.show_out);
 
   std::vector<Holder> scanned;
   std::vector<ComputeApp> apps;
@@ -140,7 +157,18 @@ bool Runner::Scan(const std::vector<std::string>& units,
     MapHolderGpusToIndexes(scan.minors, *gpus, &scanned);
     AddTableProcesses(scan, *gpus, &apps);
     AddComputeApps(scan, apps, *gpus, &scanned);
-    MergeHolderScan(scanned, protect_, history_.waves, &view_.holders);
+    for (Holder& h : scanned) {
+      auto unit = unit_props.find(h.owner.unit);
+      if (unit != unit_props.end() && unit->second.restart != "no") {
+        h.owner.unit_restart = unit->second.restart;
+      }
+    }
+    MergeHolderScan(scanned, protect_, job_.scope, history_.waves, &view_.holders);
+    if (!history_.inspected) {
+      view_.active_units =
+          UnitsSafeToStop(scan.active_units, unit_props, CgroupPathOf(scan.self_cgroup),
+                          view_.holders, &report_.units_skipped);
+    }
     view_.newcomers = FindNewcomers(scan.children, view_.holders);
     if (!scan.parents.empty()) view_.parents = scan.parents;
   }
@@ -151,6 +179,7 @@ bool Runner::Scan(const std::vector<std::string>& units,
   int expected = job_.host->expected_gpus > 0 ? job_.host->expected_gpus : device_gpus_;
   NumberTheLostGpu(expected, gpus);
   ClassifyGpus(current, expected, threshold_, gpus);
+  ApplyScopeToGpus(job_.scope, current, gpus);
   if (holders) {
     // Over the threshold under protected daemons only, and no process has
     // memory there: ghost memory (the compute apps came with this scan).

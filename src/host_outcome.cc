@@ -71,7 +71,7 @@ std::string GpuSummary(const HostReport& host) {
   int clean = 0;
   int64_t max_used = 0;
   for (const GpuReading& gpu : gpus) {
-    if (gpu.state == GpuState::kClean || gpu.state == GpuState::kProtectedOnly) {
+    if (GpuStateIsClean(gpu.state)) {
       ++clean;
     }
     if (gpu.used_mib) max_used = std::max(max_used, *gpu.used_mib);
@@ -241,7 +241,7 @@ HostOutcome OutcomeOf(const HostReport& host, bool dry_run) {
       // In a dry run, busy GPUs are what the planned signals fix.
       bool only_busy = true;
       for (const GpuReading& gpu : FinalGpus(host)) {
-        if (gpu.state != GpuState::kClean && gpu.state != GpuState::kProtectedOnly &&
+        if (!GpuStateIsClean(gpu.state) &&
             gpu.state != GpuState::kBusy) {
           only_busy = false;
         }

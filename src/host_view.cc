@@ -5,7 +5,7 @@
 namespace fleetreap {
 
 void MergeHolderScan(const std::vector<Holder>& scanned, const ProtectList& protect,
-                     int waves, std::vector<TrackedHolder>* holders) {
+                     const Scope& scope, int waves, std::vector<TrackedHolder>* holders) {
   for (TrackedHolder& t : *holders) t.present = false;
   for (const Holder& h : scanned) {
     auto it = std::find_if(holders->begin(), holders->end(), [&](const TrackedHolder& t) {
@@ -13,11 +13,14 @@ void MergeHolderScan(const std::vector<Holder>& scanned, const ProtectList& prot
     });
     if (it != holders->end()) {
       HolderFate fate = it->holder.fate;
-      std::string by = it->holder.protected_by;
-      int round = it->holder.round;
+      Holder before = it->holder;
       it->holder = h;
       it->holder.fate = fate == HolderFate::kGone ? HolderFate::kObserved : fate;
-      it->holder.protected_by = by;
+      it->holder.protected_by = before.protected_by;
+      it->holder.named_like = before.named_like;
+      it->holder.out_of_scope = before.out_of_scope;
+      if (h.owner.unit_restart.empty()) it->holder.owner.unit_restart = before.owner.unit_restart;
+      int round = before.round;
       it->holder.round = round;
       it->present = true;
       continue;
@@ -26,15 +29,61 @@ void MergeHolderScan(const std::vector<Holder>& scanned, const ProtectList& prot
     t.holder = h;
     t.holder.round = waves + 1;
     // A scan may already know (a PID this /proc does not show).
-    t.holder.protected_by = h.protected_by.empty() ? protect.Reason(h) : h.protected_by;
+    if (h.protected_by.empty()) {
+      ProtectDecision decision = protect.Judge(h);
+      t.holder.protected_by = decision.reason;
+      t.holder.named_like = decision.named_like;
+    }
     t.holder.fate = t.holder.protected_by.empty() ? HolderFate::kObserved
                                                   : HolderFate::kProtected;
+    if (t.holder.protected_by.empty()) {
+      t.holder.out_of_scope = OutOfScopeReason(t.holder, scope);
+      if (!t.holder.out_of_scope.empty()) t.holder.fate = HolderFate::kOutOfScope;
+    }
     holders->push_back(t);
   }
   for (TrackedHolder& t : *holders) {
-    if (t.present || t.holder.fate == HolderFate::kProtected) continue;
+    if (t.present) continue;
+    if (t.holder.fate == HolderFate::kProtected || t.holder.fate == HolderFate::kOutOfScope) {
+      continue;
+    }
     t.holder.fate = FateAfterExit(t);
   }
+}
+
+std::vector<std::string> UnitsSafeToStop(const std::vector<std::string>& active,
+                                         const std::map<std::string, UnitProperties>& props,
+                                         const std::string& self_cgroup,
+                                         const std::vector<TrackedHolder>& holders,
+                                         std::vector<std::string>* skipped) {
+  std::vector<std::string> safe;
+  for (const std::string& unit : active) {
+    std::string reason = ProtectedUnitReason(unit);
+    auto found = props.find(unit);
+    if (reason.empty() && found != props.end()) {
+      const UnitProperties& p = found->second;
+      if (!p.control_group.empty() && CgroupIsUnder(self_cgroup, p.control_group)) {
+        reason = "fleetreap's own session runs in it";
+      }
+      for (const TrackedHolder& t : holders) {
+        if (!reason.empty()) break;
+        if (t.holder.fate != HolderFate::kProtected) continue;
+        bool inside = (p.main_pid > 0 && t.holder.pid == p.main_pid) ||
+                      (!p.control_group.empty() &&
+                       CgroupIsUnder(t.holder.owner.cgroup, p.control_group));
+        if (inside) {
+          reason = "it runs protected " + t.holder.protected_by + " (pid " +
+                   std::to_string(t.holder.pid) + ")";
+        }
+      }
+    }
+    if (reason.empty()) {
+      safe.push_back(unit);
+    } else {
+      skipped->push_back(unit + ": " + reason);
+    }
+  }
+  return safe;
 }
 
 bool ReadRowsBesideLostGpus(const std::string& out, std::vector<GpuReading>* gpus) {

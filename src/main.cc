@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <csignal>
 #include <cstdio>
 #include <exception>
@@ -111,9 +112,17 @@ int Run(const Options& options) {
   }
 
   FleetSettings settings = FleetSettingsFor(options);
+  const char* job_id = std::getenv("SLURM_JOB_ID");
+  const char* job_gpus = std::getenv("SLURM_JOB_GPUS");
+  status = ScopeFromOptions(options, job_id ? job_id : "", job_gpus ? job_gpus : "",
+                            &settings.scope);
+  if (!status.ok()) return ExitCodeForLoadError(status);
+  if (!settings.scope.empty()) spdlog::info("scope: {}", DescribeScope(settings.scope));
   settings.tool_version = FLEETREAP_VERSION;
   settings.playbook_name = set.playbook_name;
 
+  const std::string host_key_warning = HostKeyPolicyWarning(options);
+  if (!host_key_warning.empty()) spdlog::warn("{}", host_key_warning);
   InstallInterruptHandler();
   RunReport report = RunFleet(set.plans, settings, MakeTransportFactory(options, log.get()),
                               progress.get(), &g_stop_requested);

@@ -1,5 +1,6 @@
 #include "fleetreap/playbook.h"
 
+#include <fnmatch.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <sstream>
 
 #include "fleetreap/duration.h"
+#include "fleetreap/unit_properties.h"
 
 namespace fleetreap {
 
@@ -111,6 +113,33 @@ void CheckShmPattern(const Reader& reader, const YAML::Node& at,
   }
 }
 
+// A unit pattern names units to stop: never one that sshd, systemd, the
+// container runtime or a protected daemon runs in, and never a sweep.
+void CheckUnitPattern(const Reader& reader, const YAML::Node& at, const std::string& unit) {
+  if (unit[0] == '-' || unit.find('/') != std::string::npos) {
+    reader.Fail(at, "units entry \"" + unit + "\" is not a unit name");
+  }
+  size_t literal = unit.find_first_of("*?[");
+  if (literal != std::string::npos && literal < 2) {
+    reader.Fail(at, "units entry \"" + unit +
+                        "\" must start with at least two literal characters");
+  }
+  std::string reason = ProtectedUnitReason(unit);
+  std::string match = unit;
+  for (const std::string& name : ProtectedUnitNames()) {
+    if (!reason.empty()) break;
+    if (fnmatch(unit.c_str(), name.c_str(), 0) == 0) {
+      reason = ProtectedUnitReason(name);
+      match = name;
+    }
+  }
+  if (!reason.empty()) {
+    reader.Fail(at, "units entry \"" + unit + "\" would stop " +
+                        (match == unit ? "" : match + ", ") + reason +
+                        "; fleetreap never stops it");
+  }
+}
+
 void ApplyKey(const Reader& reader, const YAML::Node& key,
               const YAML::Node& value, Playbook* p) {
   const std::string name = key.Scalar();
@@ -139,11 +168,8 @@ void ApplyKey(const Reader& reader, const YAML::Node& key,
     p->steps = steps;
   } else if (name == "units") {
     p->units = reader.List(key, value);
-    for (const std::string& unit : p->units) {
-      if (unit[0] == '-' || unit.find('/') != std::string::npos) {
-        reader.Fail(key, "units entry \"" + unit + "\" is not a unit name");
-      }
-    }
+    size_t i = 0;
+    for (const YAML::Node& item : value) CheckUnitPattern(reader, item, p->units[i++]);
   } else if (name == "unit_stop_timeout") {
     p->unit_stop_timeout = reader.Duration(key, value);
   } else if (name == "term_grace") {
@@ -209,9 +235,19 @@ Status ParsePlaybook(const std::string& yaml, const std::string& source,
       return Status::Error(ErrorKind::kInvalidInput, source + ": empty playbook");
     }
     if (!croot.IsMap()) reader.Fail(croot, "a playbook must be a mapping");
+    bool has_steps = false;
+    YAML::Node units_key;
     for (const auto& entry : croot) {
       if (!entry.first.IsScalar()) reader.Fail(entry.first, "keys must be names");
+      if (entry.first.Scalar() == "steps") has_steps = true;
+      if (entry.first.Scalar() == "units") units_key = entry.first;
       ApplyKey(reader, entry.first, entry.second, &parsed);
+    }
+    // No steps: the default ladder, not an inspect that changes nothing.
+    if (!has_steps) parsed.steps = DefaultPlaybookSteps();
+    if (!parsed.units.empty() && !parsed.Runs(Step::kStopUnits)) {
+      reader.Fail(units_key, "units are listed but the steps have no stop_units; add "
+                             "stop_units to steps, or remove units");
     }
     if (parsed.Runs(Step::kResetGhosts) && !parsed.Runs(Step::kVerify)) {
       return Status::Error(ErrorKind::kInvalidInput,
@@ -240,6 +276,11 @@ Status LoadPlaybookFile(const std::string& path, Playbook* playbook) {
   std::ostringstream text;
   text << in.rdbuf();
   return ParsePlaybook(text.str(), path, playbook);
+}
+
+std::vector<Step> DefaultPlaybookSteps() {
+  return {Step::kInspect, Step::kStopUnits, Step::kTerm,  Step::kKill,
+          Step::kRescan,  Step::kCleanShm,  Step::kVerify};
 }
 
 const char* DefaultPlaybookText() { return kDefaultPlaybookYaml; }

@@ -85,6 +85,9 @@ Status Describe(const ScanOutput& scan, int pid, Holder* holder, bool* found) {
   }
   holder->user = UserOf(UidOf(text->second.status), scan.passwd);
   holder->exe = Neutralise(text->second.exe, '?');
+  holder->exe_uid = text->second.exe_uid;
+  holder->exe_mode = text->second.exe_mode;
+  holder->owner = OwnerFromCgroup(CgroupPathOf(text->second.cgroup));
   std::string cmdline;
   for (const std::string& arg : text->second.argv) {
     if (cmdline.size() > 4096) break;
@@ -190,6 +193,11 @@ void AddComputeApps(const ScanOutput& scan, const std::vector<ComputeApp>& apps,
       holder->gpus.push_back(index);
       std::sort(holder->gpus.begin(), holder->gpus.end());
     }
+    if (index >= 0 && std::find(holder->charged_gpus.begin(), holder->charged_gpus.end(),
+                                index) == holder->charged_gpus.end()) {
+      holder->charged_gpus.push_back(index);
+      std::sort(holder->charged_gpus.begin(), holder->charged_gpus.end());
+    }
   }
   std::sort(holders->begin(), holders->end(),
             [](const Holder& a, const Holder& b) { return a.pid < b.pid; });
@@ -222,12 +230,23 @@ Status ParseProcStat(const std::string& stat, Holder* holder) {
   if (!ParseNumber(fields[19], UINT64_MAX, &start_time)) {  // field 22
     return Status::Error(ErrorKind::kParse, "proc stat: bad start time");
   }
+  uint64_t flags = 0;
+  if (!ParseNumber(fields[6], UINT32_MAX, &flags)) {  // field 9
+    return Status::Error(ErrorKind::kParse, "proc stat: bad flags");
+  }
+  holder->flags = static_cast<unsigned>(flags);
   holder->pid = pid;
   holder->comm = Neutralise(stat.substr(open + 2, close - open - 2), '?');
   holder->state = fields[0][0];
   holder->ppid = ppid;
   holder->start_time = start_time;
   return Status::Ok();
+}
+
+bool SeesHostPidNamespace(const ScanOutput& scan) {
+  if (scan.pid_namespace.empty()) return false;
+  if (scan.pid_namespace == "pid:[4026531836]") return true;
+  return scan.has_pid_marker && Trim(scan.pid_marker) == scan.pid_namespace;
 }
 
 int GpuIndexOfDevice(const std::string& path) {

@@ -6,18 +6,28 @@ namespace fleetreap {
 
 namespace {
 
+// docs/protected-daemons.md has a row per entry, with sources.
 constexpr const char* kDefaultEntries[] = {
-    "nvidia-persistenced",     "nv-hostengine",
-    "dcgm-exporter",           "nv-fabricmanager",
-    "nvidia-fabricmanager",    "nvidia-imex",
-    "nvidia-cuda-mps-control", "nvidia-cuda-mps-server",
-    "Xorg",                    "Xwayland",
-    "gdm*",                    "sshd",
-    "systemd",                 "nvidia-smi",
-    "fuser",
+    // The driver's daemons.
+    "nvidia-persistenced", "nv-fabricmanager", "nvidia-fabricmanager", "nvlsm",
+    "nvidia-gridd", "nvidia-topologyd", "nvidia-powerd",
+    // DCGM, standalone or embedded in the exporter.
+    "nv-hostengine", "dcgm-exporter",
+    // MPS and IMEX.
+    "nvidia-cuda-mps-control", "nvidia-cuda-mps-server", "mps-control-daemon",
+    "nvidia-imex", "nvidia-imex-ctl",
+    // The Kubernetes GPU operator's agents and the DRA driver.
+    "nvidia-device-plugin", "config-manager", "gpu-feature-discovery",
+    "nvidia-mig-manager", "nvidia-mig-parted", "nvidia-validator",
+    "gpu-kubelet-plugin", "compute-domain-kubelet-plugin", "compute-domain-daemon",
+    // DGX system management.
+    "nvsm*",
+    // Display servers, the way in, the tools fleetreap runs.
+    "Xorg", "Xwayland", "gdm*", "sshd", "systemd", "nvidia-smi", "fuser",
 };
 
 constexpr size_t kCommLength = 15;
+constexpr unsigned kPfKthread = 0x00200000;
 
 std::string Basename(const std::string& path) {
   size_t slash = path.rfind('/');
@@ -28,9 +38,17 @@ bool Glob(const std::string& pattern, const std::string& text) {
   return fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
 }
 
+bool IsPathEntry(const std::string& entry) { return entry.find('/') != std::string::npos; }
+
 bool EntryMatchesExe(const std::string& entry, const std::string& exe) {
-  if (entry.find('/') != std::string::npos) return Glob(entry, exe);
-  return Glob(entry, Basename(exe));
+  return IsPathEntry(entry) ? Glob(entry, exe) : Glob(entry, Basename(exe));
+}
+
+bool InSystemLocation(const std::string& exe) {
+  for (const char* dir : {"/usr/", "/opt/", "/bin/", "/sbin/"}) {
+    if (exe.rfind(dir, 0) == 0) return true;
+  }
+  return false;
 }
 
 // The kernel's comm is the executable name cut to 15 characters; an entry
@@ -42,17 +60,44 @@ bool EntryMatchesComm(const std::string& entry, const std::string& comm) {
   return name.size() > kCommLength && name.substr(0, kCommLength) == comm;
 }
 
+bool ParsePid(const std::string& text, int* pid) {
+  size_t start = text.find_first_not_of(" \t");
+  size_t end = text.find_last_not_of(" \t\r\n");
+  if (start == std::string::npos || end - start > 9) return false;
+  int value = 0;
+  for (size_t i = start; i <= end; ++i) {
+    if (text[i] < '0' || text[i] > '9') return false;
+    value = value * 10 + (text[i] - '0');
+  }
+  *pid = value;
+  return value > 1;
+}
+
 }  // namespace
+
+const std::vector<DaemonPidFile>& DaemonPidFiles() {
+  static const std::vector<DaemonPidFile> files = {
+      {"nvidia-persistenced", "/var/run/nvidia-persistenced/nvidia-persistenced.pid"},
+      {"nv-fabricmanager", "/var/run/nvidia-fabricmanager/nv-fabricmanager.pid"},
+      {"nvlsm", "/var/run/nvidia-fabricmanager/nvlsm.pid"},
+      {"nvidia-gridd", "/var/run/nvidia-gridd/nvidia-gridd.pid"},
+      {"nvidia-topologyd", "/var/run/nvidia-topologyd/nvidia-topologyd.pid"},
+  };
+  return files;
+}
 
 std::string ExePath(const Holder& holder) {
   static const std::string kDeleted = " (deleted)";
   std::string exe = holder.exe;
   if (exe.size() > kDeleted.size() &&
-      exe.compare(exe.size() - kDeleted.size(), kDeleted.size(), kDeleted) ==
-          0) {
+      exe.compare(exe.size() - kDeleted.size(), kDeleted.size(), kDeleted) == 0) {
     exe.resize(exe.size() - kDeleted.size());
   }
   return exe;
+}
+
+bool ExeOwnedByRoot(const Holder& holder) {
+  return holder.exe_uid == 0 && holder.exe_mode >= 0 && (holder.exe_mode & 022) == 0;
 }
 
 ProtectList ProtectList::Default() {
@@ -79,26 +124,48 @@ void ProtectList::SetSession(int shell_pid, const std::set<int>& ancestors) {
   ancestors_.erase(1);
 }
 
-std::string ProtectList::Reason(const Holder& holder) const {
-  if (holder.pid == 1) return "pid 1";
-  if (holder.pid <= 2 || holder.ppid == 2) return "kernel thread";
-  if (shell_pid_ > 0 &&
-      (holder.pid == shell_pid_ || holder.ppid == shell_pid_)) {
-    return "fleetreap session";
-  }
-  if (ancestors_.count(holder.pid)) return "fleetreap session";
-  std::string exe = ExePath(holder);
-  if (!exe.empty()) {
-    for (const std::string& entry : entries_) {
-      if (EntryMatchesExe(entry, exe)) return entry;
+void ProtectList::SetPidFiles(const std::map<int, std::string>& contents) {
+  pid_daemons_.clear();
+  const std::vector<DaemonPidFile>& files = DaemonPidFiles();
+  for (const auto& [index, text] : contents) {
+    int pid = 0;
+    if (index >= 0 && static_cast<size_t>(index) < files.size() && ParsePid(text, &pid)) {
+      pid_daemons_[pid] = files[index].daemon;
     }
-    return "";
   }
-  // The exe is unreadable: err on the side of not signalling.
+}
+
+ProtectDecision ProtectList::Judge(const Holder& holder) const {
+  ProtectDecision decision;
+  if (holder.pid == 1) return {"pid 1", ""};
+  if (holder.pid == 2 || (holder.flags & kPfKthread) != 0) return {"kernel thread", ""};
+  if (shell_pid_ > 0 && (holder.pid == shell_pid_ || holder.ppid == shell_pid_)) {
+    return {"fleetreap session", ""};
+  }
+  if (ancestors_.count(holder.pid)) return {"fleetreap session", ""};
+  std::string exe = ExePath(holder);
+  if (exe.empty()) {
+    // The exe is unreadable: err on the side of not signalling.
+    for (const std::string& entry : entries_) {
+      if (EntryMatchesComm(entry, holder.comm)) return {entry + " (by comm)", ""};
+    }
+    return decision;
+  }
+  // A root-owned PID file of a daemon names this process, and it is that
+  // daemon: a root-owned executable whose name the kernel cut from it.
+  auto daemon = pid_daemons_.find(holder.pid);
+  if (daemon != pid_daemons_.end() && ExeOwnedByRoot(holder) &&
+      EntryMatchesComm(daemon->second, holder.comm)) {
+    return {daemon->second + " (pid file)", ""};
+  }
   for (const std::string& entry : entries_) {
-    if (EntryMatchesComm(entry, holder.comm)) return entry + " (by comm)";
+    if (!EntryMatchesExe(entry, exe)) continue;
+    if (ExeOwnedByRoot(holder) && (IsPathEntry(entry) || InSystemLocation(exe))) {
+      return {entry, ""};
+    }
+    if (decision.named_like.empty()) decision.named_like = entry;
   }
-  return "";
+  return decision;
 }
 
 }  // namespace fleetreap

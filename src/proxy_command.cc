@@ -47,6 +47,21 @@ bool Ended(pid_t pid) {
 
 }  // namespace
 
+std::vector<std::string> ProxyEnvironment() {
+  std::vector<std::string> environment;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string text = *entry;
+    const std::string name = text.substr(0, text.find('='));
+    if (name == "DISPLAY" || name == "WAYLAND_DISPLAY" || name == "SSH_ASKPASS" ||
+        name == "SSH_ASKPASS_REQUIRE") {
+      continue;
+    }
+    environment.push_back(text);
+  }
+  environment.push_back("SSH_ASKPASS_REQUIRE=never");
+  return environment;
+}
+
 Status ExpandProxyCommand(const std::string& command, const ProxyTokens& tokens,
                           std::string* expanded) {
   expanded->clear();
@@ -107,6 +122,10 @@ Status ProxyCommand::Start(const std::string& command) {
   stderr_fd_ = memfd_create("proxy-stderr", MFD_CLOEXEC);
   const std::string script = "exec " + command;
   const char* argv[] = {"sh", "-c", script.c_str(), nullptr};
+  const std::vector<std::string> environment = ProxyEnvironment();
+  std::vector<const char*> envp;
+  for (const std::string& entry : environment) envp.push_back(entry.c_str());
+  envp.push_back(nullptr);
   pid_t pid = fork();
   if (pid == 0) {
     // Only async-signal-safe calls from here to exec. A new session: no
@@ -122,7 +141,7 @@ Status ProxyCommand::Start(const std::string& command) {
 #ifdef SYS_close_range
     syscall(SYS_close_range, 3U, ~0U, 0U);
 #endif
-    execv("/bin/sh", const_cast<char* const*>(argv));
+    execve("/bin/sh", const_cast<char* const*>(argv), const_cast<char* const*>(envp.data()));
     _exit(127);
   }
   close(pair[1]);

@@ -3,6 +3,7 @@
 #include "fleetreap/remote_script.h"
 
 #include "fleetreap/nvidia_smi.h"
+#include "fleetreap/protect.h"
 #include "fleetreap/transport.h"
 
 namespace fleetreap {
@@ -74,10 +75,11 @@ fds() {
 }
 dump() {
   set -f; f=; e=
-  for p in $1; do f="$f /proc/$p/stat /proc/$p/status /proc/$p/cmdline"; e="$e /proc/$p/exe"; done
+  for p in $1; do f="$f /proc/$p/stat /proc/$p/status /proc/$p/cmdline /proc/$p/cgroup"; e="$e /proc/$p/exe"; done
   if [ -n "$f" ]; then
     grep -a -z -H '' $f /etc/passwd 2>/dev/null
     find $e -maxdepth 0 -printf 'exe %h:%l\0' 2>/dev/null
+    find -L $e -maxdepth 0 -printf 'exs %h %U %m\0' 2>/dev/null
   fi
   set +f
 }
@@ -85,7 +87,7 @@ q() { o=$(timeout -k 1 $T nvidia-smi "$@" 2>&1 </dev/null); r=$?; }
 )SH";
 
 std::string Prelude(const HostPaths& paths) {
-  return std::string(kPrelude) + "DV=" + ShellQuote(paths.dev_dir) + "\nSD=; CI=; UI=; Q=\n";
+  return std::string(kPrelude) + "DV=" + ShellQuote(paths.dev_dir) + "\nSD=; CI=; UI=; Q=; UN=\n";
 }
 
 // The command's arguments after "nvidia-smi ".
@@ -130,6 +132,9 @@ else
     u=; r=127
   fi
   printf 'units %s:%s\0' "$r" "$u"
+  set -f; IFS=$NL
+  for l in $u; do IFS=' '; set -- $l; case $1 in *[!A-Za-z0-9:_.@-]*) ;; ?*) UN="$UN $1";; esac; IFS=$NL; done
+  IFS=" 	$NL"; set +f
 fi
 q $GQ
 case $o in *gpu_recovery_action*'not a valid field'*) q $GQ6;; esac
@@ -182,6 +187,39 @@ else
   # Each PID once, in the order first seen.
   HP=; for p in $D; do add $p; done
   dump "$HP"
+  # The PID namespace this shell sees, and which of the daemons' PID files
+  # (and the namespace marker) are root's and writable by no one else.
+  set -f
+  y=$(find /proc/$$/ns/pid $PF /etc/fleetreap/host-pid-namespace -maxdepth 0 \( -type l -printf 'L %l\n' \) -o \( -user 0 ! -perm /022 -printf 'O %p\n' \) 2>/dev/null)
+  IFS=$NL; ok=
+  for l in $y; do
+    case $l in 'L pid:['*']') printf 'pidns:%s\0' "${l#L }";; 'O '*) ok="$ok ${l#O }";; esac
+  done
+  IFS=" 	$NL"
+  i=0
+  for f in $PF; do
+    d=${f%/*}
+    case " $ok " in *" $d "*) case " $ok " in *" $f "*) v=; read -r v <"$f" 2>/dev/null; printf 'pidf %s:%s\0' $i "$v";; esac;; esac
+    i=$((i+1))
+  done
+  case " $ok " in *" /etc/fleetreap/host-pid-namespace "*) v=; read -r v </etc/fleetreap/host-pid-namespace 2>/dev/null; printf 'pidmark:%s\0' "$v";; esac
+  # This shell's cgroup, and the units that own the holders (from their
+  # cgroups) and the playbook's units: their Restart= and cgroup.
+  c=; while IFS= read -r l; do c="$c$l$NL"; done </proc/$$/cgroup 2>/dev/null
+  printf 'selfcg:%s\0' "$c"
+  U=
+  for p in $HP; do
+    while read -r l; do
+      case $l in 0::/*|*:name=systemd:/*) ;; *) continue;; esac
+      IFS=/; for w in ${l#*:/}; do case $w in *[!A-Za-z0-9:_.@-]*) ;; ?*.service) case " $U " in *" $w "*) ;; *) U="$U $w";; esac;; esac; done; IFS=" 	$NL"
+    done </proc/$p/cgroup 2>/dev/null
+  done
+  set +f
+  if [ -n "$U$UN" ] && command -v systemctl >/dev/null 2>&1; then
+    u=$(systemctl show -p Id,Restart,ControlGroup,MainPID -- $U $UN 2>/dev/null </dev/null); printf 'show %s:%s\0' $? "$u"
+  else
+    z 'show -'
+  fi
 fi
 z end
 )SH";
@@ -200,6 +238,9 @@ std::string ScanScript(const ScanRequest& request, const HostPaths& paths) {
   s += std::string("TABLE=") + (request.table ? "1" : "") + "\n";
   s += "WATCH='" + watch + "'\n";
   s += "DR=" + ShellQuote(paths.driver_dir) + "\n";
+  std::string pid_files;
+  for (const DaemonPidFile& file : DaemonPidFiles()) pid_files += " " + file.path;
+  s += "PF='" + pid_files + "'\n";
   return s + kScanBody;
 }
 
@@ -243,7 +284,10 @@ W=
 for t in $TG; do
   p=${t%%:*}; r=${t#*:}; w=${r%%:*}; m=${r#*:}
   if pst $p && [ "$S" = "$w" ] && { [ $m = m ] || case " $HP " in *" $p "*) true;; *) false;; esac; }; then
-    if kill -s $SIG $p 2>/dev/null; then z "sent $p"; W="$W $t"; else z "failed $p"; fi
+    # A holder that exits between the check and the kill is gone, not refused.
+    if kill -s $SIG $p 2>/dev/null; then z "sent $p"; W="$W $t"
+    elif pst $p && [ "$S" = "$w" ] && [ "$Z" != Z ]; then z "failed $p"
+    else z "gone $p"; fi
   else
     z "gone $p"
   fi
@@ -343,11 +387,12 @@ std::string ShmCleanScript(const std::vector<std::string>& patterns, bool dry_ru
   return s + kShmBody;
 }
 
-std::string GpuResetScript(const std::vector<int>& gpus) {
+std::string GpuResetScript(const std::vector<int>& gpus, std::chrono::milliseconds per_gpu) {
   std::string s = "z() { printf '%s\\0' \"$*\"; }\n";
   for (int gpu : gpus) {
     std::string index = std::to_string(gpu);
-    s += "o=$(nvidia-smi --gpu-reset -i " + index + " 2>&1 </dev/null); r=$?\n";
+    s += "o=$(timeout -k 2 " + Seconds(per_gpu) + " nvidia-smi --gpu-reset -i " + index +
+         " 2>&1 </dev/null); r=$?\n";
     s += "printf 'reset " + index + " %s:%s\\0' \"$r\" \"$o\"\n";
   }
   s += "z end\n";

@@ -12,8 +12,14 @@ const char* GpuStateName(GpuState state) {
     case GpuState::kMissing: return "missing";
     case GpuState::kUnknown: return "unknown";
     case GpuState::kRecovery: return "needs_recovery";
+    case GpuState::kOutOfScope: return "out_of_scope";
   }
   return "unknown";
+}
+
+bool GpuStateIsClean(GpuState state) {
+  return state == GpuState::kClean || state == GpuState::kProtectedOnly ||
+         state == GpuState::kOutOfScope;
 }
 
 const char* HolderFateName(HolderFate fate) {

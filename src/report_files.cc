@@ -1,5 +1,7 @@
 #include "fleetreap/report_files.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,6 +23,31 @@ Status WriteError(const std::string& path, int error) {
                        "cannot write " + path + ": " + std::strerror(error));
 }
 
+// The process's umask, read without changing it (umask(2) can only set it).
+mode_t CurrentUmask() {
+  std::FILE* status = std::fopen("/proc/self/status", "re");
+  unsigned mask = 022;
+  if (status != nullptr) {
+    char line[256];
+    while (std::fgets(line, sizeof line, status) != nullptr) {
+      if (std::sscanf(line, "Umask: %o", &mask) == 1) break;
+    }
+    std::fclose(status);
+  }
+  return static_cast<mode_t>(mask & 0777);
+}
+
+bool WriteAll(int fd, const std::string& content) {
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
 }  // namespace
 
 Status WriteReportFile(const std::string& path, const std::string& content,
@@ -32,22 +59,28 @@ Status WriteReportFile(const std::string& path, const std::string& content,
     }
     return Status::Ok();
   }
-  std::string temp = path + ".tmp." + std::to_string(getpid());
-  std::FILE* file = std::fopen(temp.c_str(), "wb");
-  if (file == nullptr) return WriteError(path, errno);
-  bool written = std::fwrite(content.data(), 1, content.size(), file) == content.size();
+  // mkstemp creates the name exclusively (O_CREAT | O_EXCL): whatever another
+  // user put in the directory, a symlink included, is never opened or followed.
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string temp = dir + "." + base + ".XXXXXX";
+  int fd = mkostemp(temp.data(), O_CLOEXEC);
+  if (fd < 0) return WriteError(path, errno);
+  bool written = fchmod(fd, 0666 & ~CurrentUmask()) == 0 &&
+                 WriteAll(fd, content) && fsync(fd) == 0;
   int error = errno;
-  if (std::fclose(file) != 0 && written) {
+  if (close(fd) != 0 && written) {
     written = false;
     error = errno;
   }
   if (!written) {
-    std::remove(temp.c_str());
+    unlink(temp.c_str());
     return WriteError(path, error);
   }
   if (std::rename(temp.c_str(), path.c_str()) != 0) {
     error = errno;
-    std::remove(temp.c_str());
+    unlink(temp.c_str());
     return WriteError(path, error);
   }
   return Status::Ok();

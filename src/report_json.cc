@@ -84,6 +84,7 @@ Json HostJson(const HostReport& host, bool dry_run) {
                           ? Json(nullptr)
                           : Json(ErrorKindName(host.error_kind));
   out["error_message"] = OptionalText(host.error_message);
+  out["host_key_fingerprint"] = OptionalText(host.host_key_fingerprint);
   out["attempts"] = host.attempts;
   out["duration_ms"] = host.duration.count();
   out["gpus_before"] = GpusJson(host.gpus_before);
@@ -93,6 +94,7 @@ Json HostJson(const HostReport& host, bool dry_run) {
   out["holders"] = std::move(holders);
   out["units_stopped"] = host.units_stopped;
   out["units_would_stop"] = host.units_would_stop;
+  out["units_skipped"] = host.units_skipped;
   out["shm_removed"] = host.shm_removed;
   out["shm_would_remove"] = host.shm_would_remove;
   out["term_sent"] = host.term_sent;
@@ -108,6 +110,18 @@ Json HostJson(const HostReport& host, bool dry_run) {
                            {"duration_ms", timing.duration.count()}});
   }
   out["timings"] = std::move(timings);
+  return out;
+}
+
+// null for a run over whole hosts.
+Json ScopeJson(const Scope& scope) {
+  if (scope.empty()) return Json(nullptr);
+  Json out;
+  out["gpus"] = scope.gpus ? Json(*scope.gpus) : Json(nullptr);
+  out["cgroup"] = OptionalText(scope.cgroup);
+  out["slurm_job"] = OptionalText(scope.slurm_job);
+  out["source"] = scope.source;
+  out["description"] = DescribeScope(scope);
   return out;
 }
 
@@ -156,6 +170,8 @@ std::string RenderJson(const RunReport& report) {
   doc["playbook"] = report.playbook;
   doc["dry_run"] = report.dry_run;
   doc["interrupted"] = report.interrupted;
+  doc["host_key_policy"] = OptionalText(report.host_key_policy);
+  doc["scope"] = ScopeJson(report.scope);
   doc["exit_code"] = ExitCodeFor(report);
   doc["summary"] = SummaryJson(report);
   Json hosts = Json::array();

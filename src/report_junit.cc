@@ -44,7 +44,7 @@ std::string FailureDetails(const HostReport& host) {
   const std::vector<GpuReading>& gpus =
       host.gpus_after.empty() ? host.gpus_before : host.gpus_after;
   for (const GpuReading& gpu : gpus) {
-    if (gpu.state == GpuState::kClean || gpu.state == GpuState::kProtectedOnly) {
+    if (GpuStateIsClean(gpu.state)) {
       continue;
     }
     text += GpuLabel(gpu) + " " + GpuStateName(gpu.state) +

@@ -3,6 +3,7 @@
 // scan_records.h.
 #include "scan_records.h"
 
+#include <set>
 #include <utility>
 
 #include "fleetreap/proc_scan.h"
@@ -104,8 +105,24 @@ Status ParseHolderPart(RecordReader& reader, ScanOutput* scan) {
 // "/proc/PID/stat:..." and friends, "/etc/passwd:...", "exe PID:TARGET".
 Status ParseDetails(RecordReader& reader, ScanOutput* scan) {
   const HostRecord* r = nullptr;
-  for (std::string word = reader.PeekWord(); word != "end" && !reader.AtEnd();
+  static const std::set<std::string> kAfter = {"end", "pidns", "pidf", "pidmark", "selfcg"};
+  for (std::string word = reader.PeekWord(); !kAfter.count(word) && !reader.AtEnd();
        word = reader.PeekWord()) {
+    if (word == "exs") {
+      Status status = reader.Take("exs", 4, false, "exs /proc/PID UID MODE", &r);
+      if (!status.ok()) return status;
+      std::vector<std::string> words = r->Words();
+      int pid = 0, uid = 0;
+      unsigned mode = 0;
+      bool ok = words[1].rfind("/proc/", 0) == 0 && ParseTagInt(words[1].substr(6), &pid) &&
+                ParseTagInt(words[2], &uid) && words[3].size() <= 6 && !words[3].empty() &&
+                words[3].find_first_not_of("01234567") == std::string::npos;
+      if (!ok) return reader.Error("bad exs record " + QuoteForMessage(r->tag, 40));
+      for (char c : words[3]) mode = mode * 8 + static_cast<unsigned>(c - '0');
+      scan->processes[pid].exe_uid = uid;
+      scan->processes[pid].exe_mode = static_cast<int>(mode);
+      continue;
+    }
     if (word == "exe") {
       Status status = reader.Take("exe", 2, true, "exe /proc/PID:TARGET", &r);
       if (!status.ok()) return status;
@@ -138,11 +155,44 @@ Status ParseDetails(RecordReader& reader, ScanOutput* scan) {
       text.status = r->payload;
     } else if (file == "cmdline") {
       text.argv.push_back(r->payload);
+    } else if (file == "cgroup") {
+      text.cgroup += r->payload;
     } else {
       return reader.Error("unexpected " + QuoteForMessage(word, 40));
     }
   }
   return Status::Ok();
+}
+
+// After the details: "pidns:LINK", "pidf N:PID"..., "pidmark:TEXT",
+// "selfcg:TEXT", then "show RC:TEXT" or "show -".
+Status ParseHostFacts(RecordReader& reader, ScanOutput* scan) {
+  const HostRecord* r = nullptr;
+  Status status;
+  if (reader.PeekWord() == "pidns") {
+    status = reader.Take("pidns", 1, true, "pidns:LINK", &r);
+    if (!status.ok()) return status;
+    scan->pid_namespace = r->payload;
+  }
+  while (reader.PeekWord() == "pidf") {
+    status = reader.Take("pidf", 2, true, "pidf N:TEXT", &r);
+    if (!status.ok()) return status;
+    int index = 0;
+    if (!ParseTagInt(r->Words()[1], &index) || scan->pid_files.count(index)) {
+      return reader.Error("bad pidf record " + QuoteForMessage(r->tag, 40));
+    }
+    scan->pid_files[index] = r->payload;
+  }
+  if (reader.PeekWord() == "pidmark") {
+    status = reader.Take("pidmark", 1, true, "pidmark:TEXT", &r);
+    if (!status.ok()) return status;
+    scan->has_pid_marker = true;
+    scan->pid_marker = r->payload;
+  }
+  status = reader.Take("selfcg", 1, true, "selfcg:TEXT", &r);
+  if (!status.ok()) return status;
+  scan->self_cgroup = r->payload;
+  return TakeCommand(reader, "show", "show RC:TEXT", &scan->show_exit, &scan->show_out);
 }
 
 // The watched parents and their children, described by the details.
@@ -192,6 +242,7 @@ Status ParseScanRecords(RecordReader& reader, ScanOutput* scan) {
       kids.push_back({pids[0], std::vector<int>(pids.begin() + 1, pids.end())});
     }
     status = ParseDetails(reader, scan);
+    if (status.ok()) status = ParseHostFacts(reader, scan);
     if (!status.ok()) return status;
   }
   status = reader.TakeEnd();

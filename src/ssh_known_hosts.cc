@@ -11,7 +11,6 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -48,6 +47,7 @@ std::string Fingerprint(ssh_key key) {
 struct KnownHostsIndex {
   struct stat info {};                // what the file was when read
   std::vector<std::string> lines;     // entry lines, newline-terminated
+  std::vector<int> numbers;           // their 1-based line numbers in the file
   std::vector<size_t> any_host;       // hashed, pattern and marker lines
   std::unordered_map<std::string, std::vector<size_t>> by_name;  // lowercase
 };
@@ -84,7 +84,9 @@ std::shared_ptr<const KnownHostsIndex> BuildIndex(const std::string& path) {
   close(fd);
   if (!ok) return nullptr;
   size_t start = 0;
+  int line_number = 0;
   while (start < text.size()) {
+    ++line_number;
     size_t end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
     std::string line = text.substr(start, end - start);
@@ -96,6 +98,7 @@ std::shared_ptr<const KnownHostsIndex> BuildIndex(const std::string& path) {
         line.substr(first, last == std::string::npos ? std::string::npos : last - first);
     size_t number = index->lines.size();
     index->lines.push_back(line + "\n");
+    index->numbers.push_back(line_number);
     // A tab before the first space, a pattern, a hash or a marker: libssh decides.
     if (last != line.find(' ', first) || hosts.find_first_of("*?!|@") != std::string::npos) {
       index->any_host.push_back(number);
@@ -111,6 +114,33 @@ std::shared_ptr<const KnownHostsIndex> BuildIndex(const std::string& path) {
     }
   }
   return index;
+}
+
+// The index of "path", read again only when the file changed. A missing
+// file gives a null index and Ok; an unreadable one kInternal.
+Status IndexOf(const std::string& path, std::shared_ptr<const KnownHostsIndex>* index) {
+  index->reset();
+  struct stat info {};
+  if (stat(path.c_str(), &info) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return Status::Ok();
+    return Status::Error(ErrorKind::kInternal,
+                         "cannot read known_hosts " + path + ": " + std::strerror(errno));
+  }
+  {
+    std::lock_guard<std::mutex> lock(g_index_mutex);
+    auto found = g_indexes.find(path);
+    if (found != g_indexes.end() && SameFile(found->second->info, info)) {
+      *index = found->second;
+      return Status::Ok();
+    }
+  }
+  *index = BuildIndex(path);
+  if (*index == nullptr) {
+    return Status::Error(ErrorKind::kInternal, "cannot read known_hosts " + path);
+  }
+  std::lock_guard<std::mutex> lock(g_index_mutex);
+  g_indexes[path] = *index;
+  return Status::Ok();
 }
 
 // Closes a descriptor (and so drops its flock) on every path out.
@@ -129,55 +159,81 @@ std::string KnownHostsName(const std::string& address, int port) {
 }
 
 Status FindKnownHostsLines(const std::string& path, const std::string& host_name,
-                           std::vector<KnownHostsLine>* lines) {
+                           std::vector<KnownHostsLine>* lines,
+                           std::vector<KnownHostsLine>* revoked) {
   lines->clear();
-  std::ifstream in(path);
-  if (!in) {
-    if (access(path.c_str(), F_OK) != 0 && errno == ENOENT) return Status::Ok();
-    return Status::Error(ErrorKind::kInternal, "cannot read known_hosts " + path);
-  }
-  std::string text;
-  int number = 0;
-  while (std::getline(in, text)) {
-    ++number;
-    size_t first = text.find_first_not_of(" \t");
-    if (first == std::string::npos || text[first] == '#' || text[first] == '@') continue;
-    ssh_knownhosts_entry* entry = nullptr;
-    if (ssh_known_hosts_parse_line(host_name.c_str(), text.c_str() + first, &entry) ==
-            SSH_OK &&
-        entry != nullptr && entry->publickey != nullptr) {
-      lines->push_back({number, KeyText(entry->publickey), Fingerprint(entry->publickey)});
-    }
-    ssh_knownhosts_entry_free(entry);
-  }
-  return Status::Ok();
-}
-
-bool KnownHostsSlice(const std::string& path, const std::string& host_name,
-                     std::string* text) {
-  struct stat info {};
-  if (stat(path.c_str(), &info) != 0) return false;
+  if (revoked != nullptr) revoked->clear();
   std::shared_ptr<const KnownHostsIndex> index;
-  {
-    std::lock_guard<std::mutex> lock(g_index_mutex);
-    auto found = g_indexes.find(path);
-    if (found != g_indexes.end() && SameFile(found->second->info, info)) index = found->second;
-  }
-  if (index == nullptr) {
-    index = BuildIndex(path);
-    if (index == nullptr) return false;
-    std::lock_guard<std::mutex> lock(g_index_mutex);
-    g_indexes[path] = index;
-  }
+  Status status = IndexOf(path, &index);
+  if (!status.ok() || index == nullptr) return status;
+  // Only the lines that name the host, and those only libssh can judge.
   std::vector<size_t> numbers = index->any_host;
   auto named = index->by_name.find(Lowercase(host_name));
   if (named != index->by_name.end()) {
     numbers.insert(numbers.end(), named->second.begin(), named->second.end());
     std::sort(numbers.begin(), numbers.end());
   }
-  text->clear();
-  for (size_t number : numbers) *text += index->lines[number];
-  return true;
+  for (size_t number : numbers) {
+    std::string text = index->lines[number];
+    text.pop_back();  // the newline
+    size_t first = text.find_first_not_of(" \t");
+    std::vector<KnownHostsLine>* into = lines;
+    if (text[first] == '@') {
+      const std::string marker = "@revoked";
+      if (revoked == nullptr || text.compare(first, marker.size(), marker) != 0) continue;
+      first = text.find_first_not_of(" \t", first + marker.size());
+      if (first == std::string::npos) continue;
+      into = revoked;
+    }
+    ssh_knownhosts_entry* entry = nullptr;
+    if (ssh_known_hosts_parse_line(host_name.c_str(), text.c_str() + first, &entry) ==
+            SSH_OK &&
+        entry != nullptr && entry->publickey != nullptr) {
+      into->push_back({index->numbers[number], KeyText(entry->publickey),
+                       Fingerprint(entry->publickey)});
+    }
+    ssh_knownhosts_entry_free(entry);
+  }
+  return Status::Ok();
+}
+
+Status ReadKnownHosts(const std::vector<std::string>& files, const std::string& host_name,
+                      std::vector<KnownHostsRecord>* records) {
+  records->clear();
+  for (const std::string& file : files) {
+    std::vector<KnownHostsLine> lines;
+    std::vector<KnownHostsLine> revoked;
+    Status status = FindKnownHostsLines(file, host_name, &lines, &revoked);
+    if (!status.ok()) return status;
+    for (KnownHostsLine& line : revoked) records->push_back({file, std::move(line), true});
+    for (KnownHostsLine& line : lines) records->push_back({file, std::move(line), false});
+  }
+  return Status::Ok();
+}
+
+KnownHostsVerdict JudgeHostKey(const std::vector<KnownHostsRecord>& records,
+                               const std::string& key) {
+  KnownHostsVerdict verdict;
+  const KnownHostsRecord* known = nullptr;
+  const KnownHostsRecord* other = nullptr;
+  for (const KnownHostsRecord& record : records) {
+    if (record.revoked && record.line.key == key) {
+      verdict.kind = KnownHostsVerdict::Kind::kRevoked;
+      verdict.where = record.file + ":" + std::to_string(record.line.line);
+      verdict.fingerprint = record.line.fingerprint;
+      return verdict;
+    }
+    if (record.revoked) continue;
+    if (record.line.key == key && known == nullptr) known = &record;
+    if (record.line.key != key && other == nullptr) other = &record;
+  }
+  const KnownHostsRecord* decided = known != nullptr ? known : other;
+  if (decided == nullptr) return verdict;
+  verdict.kind = known != nullptr ? KnownHostsVerdict::Kind::kKnown
+                                  : KnownHostsVerdict::Kind::kChanged;
+  verdict.where = decided->file + ":" + std::to_string(decided->line.line);
+  verdict.fingerprint = decided->line.fingerprint;
+  return verdict;
 }
 
 std::string KeyFingerprint(const std::string& key) {

@@ -1,14 +1,12 @@
 #include "fleetreap/ssh_transport.h"
 
 #include <pwd.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
 
 #include <utility>
 
-#include "fleetreap/ssh_known_hosts.h"
 #include "fleetreap/tcp_dialer.h"
 #include "fleetreap/text.h"
 #include "ssh_transport_session.h"
@@ -21,14 +19,6 @@ using std::chrono::milliseconds;
 
 // Never ask anyone for anything: libssh calls this for passphrases.
 int RefusePrompt(const char*, char*, size_t, int, int, void*) { return -1; }
-
-std::string HomeDirectory() {
-  // libssh takes ~ from the passwd entry, not $HOME; do the same.
-  const passwd* entry = getpwuid(getuid());
-  if (entry != nullptr && entry->pw_dir != nullptr) return entry->pw_dir;
-  const char* home = getenv("HOME");
-  return home != nullptr ? home : "/";
-}
 
 // Sorts what ssh_connect() said into our kinds. Our socket (or proxy) has
 // already seen the banner, so resolution and TCP cannot be the cause.
@@ -55,15 +45,15 @@ Status ClassifyConnectError(const std::string& error, const std::string& where,
   return Status::Error(ErrorKind::kKex, where + ": key exchange failed: " + error);
 }
 
-void SetTimeout(ssh_session session, milliseconds timeout) {
-  if (timeout.count() < 1) timeout = milliseconds(1);
-  long seconds = static_cast<long>(timeout.count() / 1000);
-  long micros = static_cast<long>(timeout.count() % 1000) * 1000;
-  ssh_options_set(session, SSH_OPTIONS_TIMEOUT, &seconds);
-  ssh_options_set(session, SSH_OPTIONS_TIMEOUT_USEC, &micros);
-}
-
 }  // namespace
+
+std::string HostKeyPolicyWarning(const Options& options) {
+  if (options.local || options.host_key_policy != HostKeyPolicy::kOff) return "";
+  return "--host-key-policy off: host keys are NOT checked, so anyone on the network "
+         "path can pose as any host, read what fleetreap sends and forge what it "
+         "reports (with --become, as root); each host's offered key is recorded in "
+         "the JSON report as host_key_fingerprint";
+}
 
 SshTransportOptions SshOptionsFor(const Host& host, const Options& options) {
   SshTransportOptions ssh;
@@ -77,6 +67,7 @@ SshTransportOptions SshOptionsFor(const Host& host, const Options& options) {
   }
   ssh.known_hosts = options.known_hosts;
   ssh.host_key_policy = options.host_key_policy;
+  ssh.use_agent = !options.no_agent;
   ssh.connect_timeout = options.connect_timeout;
   ssh.use_ssh_config = options.ssh_config || !options.ssh_config_file.empty();
   ssh.ssh_config_file = options.ssh_config_file;
@@ -84,11 +75,7 @@ SshTransportOptions SshOptionsFor(const Host& host, const Options& options) {
 }
 
 SshTransport::SshTransport(SshTransportOptions options)
-    : options_(std::move(options)) {
-  if (options_.known_hosts.empty()) {
-    options_.known_hosts = HomeDirectory() + "/.ssh/known_hosts";
-  }
-}
+    : options_(std::move(options)) {}
 
 SshTransport::~SshTransport() = default;
 
@@ -169,8 +156,8 @@ Status SshTransport::Connect(Clock::time_point not_after) {
       if (!proxy.empty()) ssh_options_set(session, SSH_OPTIONS_PROXYCOMMAND, "none");
     }
   }
-  const std::string known_hosts = KnownHostsFileForLibssh(state.get());
-  ssh_options_set(session, SSH_OPTIONS_KNOWNHOSTS, known_hosts.c_str());
+  Status prepared = PrepareKnownHosts(state.get());
+  if (!prepared.ok()) return prepared;
   // Either way libssh gets a socket that has already carried the banner, so
   // every wait up to here was bounded by our deadline.
   Status dialed = proxy.empty() ? DialTcp(target_host_, target_port_, deadline, &state->fd)
@@ -184,19 +171,19 @@ Status SshTransport::Connect(Clock::time_point not_after) {
   }
   int fd = proxy.empty() ? state->fd : state->proxy.fd();
   ssh_options_set(session, SSH_OPTIONS_FD, &fd);
-  SetTimeout(session, std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+  SetSessionTimeout(session, std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
   if (ssh_connect(session) != SSH_OK) {
     return ClassifyConnectError(ssh_get_error(session), where, budget);
   }
   session_ = std::move(state);
   Status status = VerifyHostKey();
-  if (status.ok()) status = Authenticate();
+  if (status.ok()) status = Authenticate(deadline);
   if (!status.ok()) {
     Close();
     return status;
   }
   // Later blocking calls (opening a channel) wait at most this long.
-  SetTimeout(session, options_.connect_timeout);
+  SetSessionTimeout(session, options_.connect_timeout);
   return Status::Ok();
 }
 
@@ -219,78 +206,6 @@ Status SshTransport::StartProxy(const std::string& proxy, Session* state,
   status = state->proxy.Start(command);
   if (!status.ok()) return status;
   return state->proxy.AwaitBanner(deadline, where);
-}
-
-std::string SshTransport::KnownHostsFileForLibssh(Session* state) const {
-  std::string slice;
-  if (!KnownHostsSlice(options_.known_hosts, KnownHostsName(target_host_, target_port_),
-                       &slice)) {
-    return options_.known_hosts;
-  }
-  int fd = memfd_create("known_hosts", MFD_CLOEXEC);
-  if (fd < 0) return options_.known_hosts;
-  state->known_hosts_fd = fd;
-  size_t done = 0;
-  while (done < slice.size()) {
-    ssize_t n = write(fd, slice.data() + done, slice.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return options_.known_hosts;
-    done += static_cast<size_t>(n);
-  }
-  std::string path = "/proc/self/fd/" + std::to_string(fd);
-  return access(path.c_str(), R_OK) == 0 ? path : options_.known_hosts;
-}
-
-Status SshTransport::VerifyHostKey() {
-  ssh_session session = session_->session;
-  ssh_key server_key = nullptr;
-  if (ssh_get_server_publickey(session, &server_key) != SSH_OK) {
-    return Status::Error(ErrorKind::kKex, options_.address + ": no server host key");
-  }
-  char* base64 = nullptr;
-  std::string key;
-  if (ssh_pki_export_pubkey_base64(server_key, &base64) == SSH_OK) {
-    key = std::string(ssh_key_type_to_char(ssh_key_type(server_key))) + " " + base64;
-    ssh_string_free_char(base64);
-  }
-  ssh_key_free(server_key);
-  fingerprint_ = KeyFingerprint(key);
-  if (options_.host_key_policy == HostKeyPolicy::kOff) return Status::Ok();
-
-  const std::string name = KnownHostsName(target_host_, target_port_);
-  const std::string who =
-      (options_.name.empty() ? target_host_ : options_.name) + " (" + name + ")";
-  const std::string& path = options_.known_hosts;
-  switch (ssh_session_is_known_server(session)) {
-    case SSH_KNOWN_HOSTS_OK:
-      return Status::Ok();
-    case SSH_KNOWN_HOSTS_CHANGED:
-    case SSH_KNOWN_HOSTS_OTHER: {
-      std::vector<KnownHostsLine> lines;
-      FindKnownHostsLines(path, name, &lines);
-      std::string recorded = path;
-      if (!lines.empty()) {
-        recorded += ":" + std::to_string(lines.front().line) + " has " +
-                    lines.front().fingerprint;
-      }
-      return Status::Error(ErrorKind::kHostKey,
-                           "host key for " + who + " has CHANGED: offered " + fingerprint_ +
-                               ", known_hosts " + recorded + "; refusing to connect");
-    }
-    case SSH_KNOWN_HOSTS_UNKNOWN:
-    case SSH_KNOWN_HOSTS_NOT_FOUND:
-      if (options_.host_key_policy == HostKeyPolicy::kAcceptNew) {
-        return AppendKnownHostsEntry(path, name, key);
-      }
-      return Status::Error(ErrorKind::kHostKey,
-                           "host key for " + who + " is not in known_hosts " + path +
-                               " (offered " + fingerprint_ +
-                               "); add it, or use --host-key-policy accept-new");
-    case SSH_KNOWN_HOSTS_ERROR:
-    default:
-      return Status::Error(ErrorKind::kHostKey, "cannot check the host key of " + who +
-                                                    ": " + ssh_get_error(session));
-  }
 }
 
 }  // namespace fleetreap

@@ -1,4 +1,5 @@
-// SshTransport::Authenticate: public keys only, never a prompt.
+// SshTransport::Authenticate: public keys only, never a prompt, and never
+// past the connect deadline (the agent included: ssh_agent_socket.h).
 #include <pwd.h>
 #include <unistd.h>
 
@@ -6,11 +7,15 @@
 #include <fstream>
 #include <sstream>
 
+#include "fleetreap/ssh_agent_socket.h"
 #include "fleetreap/ssh_transport.h"
 #include "ssh_transport_session.h"
 
 namespace fleetreap {
 namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
 
 int RefusePassphrase(const char*, char*, size_t, int, int, void*) { return -1; }
 
@@ -62,6 +67,11 @@ bool IsEncryptedKey(const std::string& path) {
 
 enum class KeyOutcome { kAccepted, kRejected, kSessionError };
 
+Status TimedOut(const std::string& who, const std::string& when) {
+  return Status::Error(ErrorKind::kConnectTimeout,
+                       who + ": the connect timeout ran out " + when);
+}
+
 KeyOutcome TryKeyFile(ssh_session session, const std::string& path, bool named,
                       std::vector<std::string>* notes) {
   ssh_key key = nullptr;
@@ -89,9 +99,17 @@ KeyOutcome TryKeyFile(ssh_session session, const std::string& path, bool named,
   return KeyOutcome::kRejected;
 }
 
+// The agent's socket path for this session: "" when it is not to be used.
+std::string AgentPath(bool use_agent, const std::string& identity_agent) {
+  if (!use_agent || identity_agent == "none") return "";
+  if (!identity_agent.empty() && identity_agent != "SSH_AUTH_SOCK") return identity_agent;
+  const char* socket = getenv("SSH_AUTH_SOCK");
+  return socket != nullptr ? socket : "";
+}
+
 }  // namespace
 
-Status SshTransport::Authenticate() {
+Status SshTransport::Authenticate(Clock::time_point deadline) {
   ssh_session session = session_->session;
   char* user_text = nullptr;
   std::string user = "?";
@@ -105,40 +123,81 @@ Status SshTransport::Authenticate() {
                          who + ": connection lost during authentication: " +
                              ssh_get_error(session));
   };
+  // Each libssh call waits at most until the connect deadline.
+  auto time_left = [&] {
+    const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    if (left.count() <= 0) return false;
+    SetSessionTimeout(session, left);
+    return true;
+  };
+  if (!time_left()) return TimedOut(who, "before authentication");
   int rc = ssh_userauth_none(session, nullptr);
   if (rc == SSH_AUTH_SUCCESS) return Status::Ok();
   if (rc == SSH_AUTH_ERROR) return lost();
 
-  // Order: the keys the inventory or --identity named, ssh-agent, then the
-  // default keys. An empty entry stands for the agent. The agent and the
-  // default keys are looked up only when the keys before them failed: a
-  // fleet whose inventory names a good key asks nothing else per host.
+  // libssh speaks to the agent over a socket of ours, bounded by the
+  // deadline; it is attached before libssh's first agent call (the agent
+  // step, or publickey_auto, which asks the agent too), never sooner.
   std::vector<std::string> notes;
+  const std::string agent_path = AgentPath(options_.use_agent, config_.identity_agent);
+  SshAgentSocket agent;
+  bool agent_attached = false;
+  auto attach_agent = [&] {
+    if (agent_attached) return;
+    agent_attached = true;
+    Status status = agent_path.empty() ? agent.ConnectNowhere()
+                                       : agent.Connect(agent_path, deadline);
+    if (!status.ok() && !agent_path.empty()) {
+      notes.push_back(status.message());
+      status = agent.ConnectNowhere();
+    }
+    if (status.ok() && ssh_set_agent_socket(session, agent.fd()) == SSH_OK) agent.release();
+  };
+  auto agent_stalled = [&] {
+    return Status::Error(
+        ErrorKind::kAuth,
+        "authentication as " + who + " failed: ssh-agent at " + agent_path +
+            " did not answer within the connect timeout (a stalled or forwarded agent, "
+            "or a key that waits for a confirmation, a touch or a PIN); --no-agent "
+            "skips the agent");
+  };
+
+  // Order: the keys the inventory or --identity named, ssh-agent, then the
+  // default keys. The agent and the default keys are looked up only when the
+  // keys before them failed: a fleet whose inventory names a good key asks
+  // nothing else per host.
   auto try_agent = [&] {
+    attach_agent();
     rc = ssh_userauth_agent(session, nullptr);
     if (rc == SSH_AUTH_SUCCESS) return KeyOutcome::kAccepted;
+    if (agent.expired()) return KeyOutcome::kSessionError;
     if (rc == SSH_AUTH_ERROR && !ssh_is_connected(session)) return KeyOutcome::kSessionError;
     notes.push_back("ssh-agent: no key accepted");
     return KeyOutcome::kRejected;
   };
   auto try_key = [&](const std::string& path, bool named) {
-    if (path.empty()) return try_agent();
     KeyOutcome outcome = TryKeyFile(session, path, named, &notes);
     if (outcome == KeyOutcome::kSessionError && ssh_is_connected(session)) {
       return KeyOutcome::kRejected;
     }
     return outcome;
   };
+  auto failed = [&] {
+    if (agent.expired()) return agent_stalled();
+    if (Clock::now() >= deadline) return TimedOut(who, "during authentication");
+    return lost();
+  };
   for (const std::string& path : options_.identity_files) {
+    if (!time_left()) return failed();
     KeyOutcome outcome = try_key(path, /*named=*/true);
     if (outcome == KeyOutcome::kAccepted) return Status::Ok();
-    if (outcome == KeyOutcome::kSessionError) return lost();
+    if (outcome == KeyOutcome::kSessionError) return failed();
   }
-  const char* agent_socket = getenv("SSH_AUTH_SOCK");
-  if (options_.use_agent && agent_socket != nullptr && *agent_socket != '\0') {
+  if (!agent_path.empty()) {
+    if (!time_left()) return failed();
     KeyOutcome outcome = try_agent();
     if (outcome == KeyOutcome::kAccepted) return Status::Ok();
-    if (outcome == KeyOutcome::kSessionError) return lost();
+    if (outcome == KeyOutcome::kSessionError) return failed();
   }
   if (options_.use_default_keys) {
     const passwd* entry = getpwuid(getuid());
@@ -146,17 +205,22 @@ Status SshTransport::Authenticate() {
     for (const char* name : {"id_ed25519", "id_ecdsa", "id_rsa"}) {
       std::string path = home + "/.ssh/" + name;
       if (access(path.c_str(), R_OK) != 0) continue;
+      if (!time_left()) return failed();
       KeyOutcome outcome = try_key(path, /*named=*/false);
       if (outcome == KeyOutcome::kAccepted) return Status::Ok();
-      if (outcome == KeyOutcome::kSessionError) return lost();
+      if (outcome == KeyOutcome::kSessionError) return failed();
     }
   }
   if (options_.use_ssh_config) {
     // The config's IdentityFile entries live in the session's own list;
-    // publickey_auto tries them (and the agent), passphrases refused.
+    // publickey_auto tries them (and the agent again), passphrases refused.
+    if (!time_left()) return failed();
+    attach_agent();
     rc = ssh_userauth_publickey_auto(session, nullptr, nullptr);
     if (rc == SSH_AUTH_SUCCESS) return Status::Ok();
-    if (rc == SSH_AUTH_ERROR && !ssh_is_connected(session)) return lost();
+    if (agent.expired() || (rc == SSH_AUTH_ERROR && !ssh_is_connected(session))) {
+      return failed();
+    }
     notes.push_back("ssh config identities: none accepted");
   }
   if (notes.empty()) notes.push_back("no usable key (no identity, no agent, no ~/.ssh/id_*)");

@@ -7,6 +7,12 @@
 #include <libssh/callbacks.h>
 #include <libssh/libssh.h>
 
+#include <pwd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+
 #include "fleetreap/proxy_command.h"
 #include "fleetreap/ssh_transport.h"
 
@@ -33,5 +39,22 @@ struct SshTransport::Session {
     if (known_hosts_fd >= 0) close(known_hosts_fd);
   }
 };
+
+// Bounds libssh's blocking calls on "session" (at least 1 ms).
+inline void SetSessionTimeout(ssh_session session, std::chrono::milliseconds timeout) {
+  if (timeout.count() < 1) timeout = std::chrono::milliseconds(1);
+  long seconds = static_cast<long>(timeout.count() / 1000);
+  long micros = static_cast<long>(timeout.count() % 1000) * 1000;
+  ssh_options_set(session, SSH_OPTIONS_TIMEOUT, &seconds);
+  ssh_options_set(session, SSH_OPTIONS_TIMEOUT_USEC, &micros);
+}
+
+// The home directory as libssh takes it: from the passwd entry, not $HOME.
+inline std::string SshHomeDirectory() {
+  const passwd* entry = getpwuid(getuid());
+  if (entry != nullptr && entry->pw_dir != nullptr) return entry->pw_dir;
+  const char* home = getenv("HOME");
+  return home != nullptr ? home : "/";
+}
 
 }  // namespace fleetreap

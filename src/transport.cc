@@ -34,11 +34,10 @@ std::string BoundedCommand(const std::string& script,
   // but busybox's does not, and a second of slack costs nothing here.
   long long seconds = (timeout.count() + 999) / 1000;
   if (seconds < 1) seconds = 1;
-  std::string command;
-  if (become) command += "sudo -n ";
-  command += "timeout -k 2 " + std::to_string(seconds) + " sh -c " +
-             ShellQuote(script);
-  return command;
+  // sudo runs inside the bound: its own phase (NSS, PAM, hostname lookups)
+  // is bounded on the host too.
+  return "timeout -k 2 " + std::to_string(seconds) + (become ? " sudo -n" : "") + " sh -c " +
+         ShellQuote(script);
 }
 
 bool IsSudoRefusal(const CommandResult& result) {
@@ -46,6 +45,7 @@ bool IsSudoRefusal(const CommandResult& result) {
   const std::string& err = result.err;
   return err.find("sudo: a password is required") != std::string::npos ||
          err.find("sudo: a terminal is required") != std::string::npos ||
+         err.find("you must have a tty to run sudo") != std::string::npos ||
          err.find("is not in the sudoers file") != std::string::npos ||
          err.find("is not allowed to run sudo") != std::string::npos ||
          err.find("sudo: command not found") != std::string::npos ||

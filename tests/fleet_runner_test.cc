@@ -299,6 +299,30 @@ TEST(FleetRunnerTest, NullTransportFailsOnlyThatHost) {
   EXPECT_EQ(report.hosts[1].status, HostStatus::kClean);
 }
 
+// Offers a host key on connect, then succeeds or fails as told.
+class KeyedTransport : public ScriptedTransport {
+ public:
+  explicit KeyedTransport(Status status) : ScriptedTransport({std::move(status)}) {}
+  std::string HostKeyFingerprint() const override { return "SHA256:abc"; }
+};
+
+TEST(FleetRunnerTest, ReportsTheHostKeyOfferedAndThePolicy) {
+  FleetSettings settings = FastSettings();
+  settings.host_key_policy = "off";
+  RunReport report = RunFleet(
+      Plans(2), settings,
+      [](const Host& host) -> std::unique_ptr<Transport> {
+        return std::make_unique<KeyedTransport>(host.name == "gpu0" ? Status::Ok()
+                                                                    : Err(ErrorKind::kHostKey));
+      },
+      nullptr, nullptr, CleanReport);
+  EXPECT_EQ(report.host_key_policy, "off");
+  ASSERT_EQ(report.hosts.size(), 2u);
+  EXPECT_EQ(report.hosts[0].host_key_fingerprint, "SHA256:abc");
+  EXPECT_EQ(report.hosts[1].error_kind, ErrorKind::kHostKey);
+  EXPECT_EQ(report.hosts[1].host_key_fingerprint, "SHA256:abc");
+}
+
 TEST(FleetRunnerTest, SettingsFromOptions) {
   Options options;
   options.forks = 0;
@@ -316,6 +340,11 @@ TEST(FleetRunnerTest, SettingsFromOptions) {
   EXPECT_TRUE(settings.dry_run);
   EXPECT_TRUE(settings.become);
   EXPECT_EQ(settings.extra_protect, std::vector<std::string>{"x"});
+  EXPECT_EQ(settings.host_key_policy, "strict");
+  options.host_key_policy = HostKeyPolicy::kAcceptNew;
+  EXPECT_EQ(FleetSettingsFor(options).host_key_policy, "accept-new");
+  options.local = true;
+  EXPECT_EQ(FleetSettingsFor(options).host_key_policy, "");
 }
 
 }  // namespace

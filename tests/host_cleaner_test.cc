@@ -27,6 +27,7 @@ struct FakeProc {
   std::string unit;  // main process of this unit
   bool alive = true;
   bool foreign = false;  // owned by another user: kill(1) is refused
+  std::string cgroup;    // its cgroup v2 path, "" for the root
   uint64_t start() const { return 5000 + pid; }
 };
 
@@ -40,6 +41,7 @@ struct FakeHost {
   int nvidia_smi_exit = 0;
   int lost_gpu = -1;  // nvidia-smi prints the lost line for it and exits 15
   bool sudo_refuses = false;
+  std::string pid_namespace = "pid:[4026531836]";  // the scan shell's
 };
 
 class FakeClock : public CleanerClock {
@@ -207,10 +209,15 @@ class FakeTransport : public Transport {
       stat << " " << p.start() << " 0 0";
       std::string proc = "/proc/" + std::to_string(p.pid);
       details << Nul(proc + "/stat:" + stat.str()) << Nul(proc + "/status:Uid:\t0\t0\t0\t0\n")
-              << Nul(proc + "/cmdline:" + p.comm);
-      if (!p.exe.empty()) details << Nul("exe " + proc + ":" + p.exe);
+              << Nul(proc + "/cmdline:" + p.comm)
+              << Nul(proc + "/cgroup:0::" + (p.cgroup.empty() ? "/" : p.cgroup) + "\n");
+      if (!p.exe.empty()) {
+        details << Nul("exe " + proc + ":" + p.exe) << Nul("exs " + proc + " 0 755");
+      }
     }
-    return out + details.str() + Nul("/etc/passwd:root:x:0:0::/root:/bin/sh\n") + Nul("end");
+    return out + details.str() + Nul("/etc/passwd:root:x:0:0::/root:/bin/sh\n") +
+           Nul("pidns:" + host_.pid_namespace) + Nul("selfcg:0::/system.slice/ssh.service\n") +
+           Nul("show -") + Nul("end");
   }
 
   std::string Stop() {
@@ -306,7 +313,8 @@ struct Outcome {
   milliseconds slept;
 };
 
-Outcome Clean(FakeHost host, const Playbook& playbook, bool dry_run = false) {
+Outcome Clean(FakeHost host, const Playbook& playbook, bool dry_run = false,
+              const Scope& scope = Scope()) {
   FakeClock clock;
   FakeTransport transport(std::move(host), &clock);
   Host h;
@@ -317,6 +325,7 @@ Outcome Clean(FakeHost host, const Playbook& playbook, bool dry_run = false) {
   job.playbook = &playbook;
   job.dry_run = dry_run;
   job.clock = &clock;
+  job.scope = scope;
   Outcome outcome{CleanHost(transport, job), transport.Log(), clock.slept_};
   return outcome;
 }
@@ -400,6 +409,68 @@ TEST(HostCleanerTest, ProtectedDaemonsAreNeverTargets) {
   EXPECT_EQ(o.report.holders[0].fate, HolderFate::kProtected);
   EXPECT_EQ(o.report.holders[0].protected_by, "nvidia-persistenced");
   EXPECT_EQ(o.report.holders[1].fate, HolderFate::kTerminated);
+}
+
+// A user's copy of python named like a daemon is a job; a real daemon that
+// holds memory leaves the GPU busy and named, never silently accepted.
+TEST(HostCleanerTest, ImpostorsAreJobsAndBusyDaemonsAreNamed) {
+  FakeHost host;
+  FakeProc impostor = Worker(60, 1);
+  impostor.comm = "nvidia-persiste";
+  impostor.exe = "/home/gpuops/bin/nvidia-persistenced";
+  FakeProc daemon;
+  daemon.pid = 50;
+  daemon.comm = "nv-hostengine";
+  daemon.exe = "/usr/bin/nv-hostengine";
+  daemon.gpus = {2};
+  daemon.mib = 512;
+  host.procs = {daemon, impostor};
+  Outcome o = Clean(host, DefaultPlaybook());
+  EXPECT_EQ(o.report.status, HostStatus::kDirty);
+  EXPECT_EQ(o.report.term_sent, 1);
+  EXPECT_EQ(o.report.holders[1].fate, HolderFate::kTerminated);
+  EXPECT_EQ(o.report.holders[1].named_like, "nvidia-persistenced");
+  EXPECT_EQ(o.report.holders[0].fate, HolderFate::kProtected);
+  EXPECT_EQ(o.report.gpus_after[2].state, GpuState::kBusy);
+  EXPECT_EQ(o.report.gpus_after[2].detail,
+            "512 MiB used, held only by protected nv-hostengine (50)");
+}
+
+// Seen from a PID namespace that is not the host's, nvidia-smi's PIDs name
+// other processes: nothing is signalled, dry run or not.
+TEST(HostCleanerTest, ForeignPidNamespaceSignalsNothing) {
+  FakeHost host = Incident();
+  host.pid_namespace = "pid:[4026532999]";
+  for (bool dry_run : {false, true}) {
+    Outcome o = Clean(host, Vllm(), dry_run);
+    EXPECT_EQ(o.log, dry_run ? "shm?+scan" : "scan") << dry_run;
+    EXPECT_EQ(o.report.status, HostStatus::kFailed);
+    EXPECT_EQ(o.report.term_sent + o.report.kill_sent, 0);
+    EXPECT_NE(o.report.error_message.find("does not see the host's PID namespace "
+                                          "(pid:[4026532999])"),
+              std::string::npos)
+        << o.report.error_message;
+  }
+}
+
+// Two jobs share the host; the run is scoped to the second one's GPUs.
+TEST(HostCleanerTest, ScopedRunNeverTouchesTheCoTenant) {
+  FakeHost host;
+  for (int i = 0; i < 4; ++i) host.procs.push_back(Worker(300 + i, i));
+  for (int i = 4; i < 8; ++i) host.procs.push_back(Worker(300 + i, i));
+  Scope scope;
+  scope.gpus = std::vector<int>{4, 5, 6, 7};
+  scope.source = "flags";
+  Outcome o = Clean(host, DefaultPlaybook(), false, scope);
+  EXPECT_EQ(o.report.status, HostStatus::kClean) << o.report.error_message;
+  EXPECT_EQ(o.report.term_sent, 4);
+  EXPECT_EQ(CountFate(o.report, HolderFate::kOutOfScope), 4);
+  EXPECT_EQ(CountFate(o.report, HolderFate::kTerminated), 4);
+  for (const Holder& h : o.report.holders) {
+    EXPECT_EQ(h.fate == HolderFate::kOutOfScope, h.pid < 304) << h.pid;
+  }
+  EXPECT_EQ(o.report.gpus_after[0].state, GpuState::kOutOfScope);
+  EXPECT_EQ(o.report.gpus_after[5].state, GpuState::kClean);
 }
 
 TEST(HostCleanerTest, GhostMemoryIsNamed) {

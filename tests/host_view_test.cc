@@ -11,6 +11,8 @@ Holder Proc(int pid, uint64_t start, const std::string& exe, std::vector<int> gp
   h.ppid = 1;
   h.start_time = start;
   h.exe = exe;
+  h.exe_uid = 0;
+  h.exe_mode = 0755;
   h.comm = exe.substr(exe.rfind('/') + 1).substr(0, 15);
   h.gpus = std::move(gpus);
   return h;
@@ -25,12 +27,78 @@ GpuReading Gpu(int index, GpuState state, const std::string& uuid = "") {
   return g;
 }
 
+// A shared node: job 41 on GPUs 0-3, job 42 on GPUs 4-7, cleaned with
+// --gpus 4-7. Job 41's worker, a process holding only nvidiactl and one
+// charged on GPUs 3 and 4 are out of scope; the charged GPU decides, not
+// the device files every CUDA process opens.
+TEST(HostViewTest, MergeHolderScanOutOfScope) {
+  ProtectList protect = ProtectList::Default();
+  Scope scope;
+  scope.gpus = std::vector<int>{4, 5, 6, 7};
+  scope.source = "flags";
+  Holder theirs = Proc(10, 100, "/usr/bin/python3", {0, 1, 2, 3, 4, 5, 6, 7});
+  theirs.charged_gpus = {2};
+  Holder ours = Proc(20, 200, "/usr/bin/python3", {0, 1, 2, 3, 4, 5, 6, 7});
+  ours.charged_gpus = {5};
+  Holder ctl = Proc(30, 300, "/usr/bin/python3", {});
+  Holder both = Proc(40, 400, "/usr/bin/python3", {3, 4});
+  Holder daemon = Proc(50, 500, "/usr/bin/nvidia-persistenced", {0, 1, 2, 3, 4, 5, 6, 7});
+  std::vector<TrackedHolder> holders;
+  MergeHolderScan({theirs, ours, ctl, both, daemon}, protect, scope, 0, &holders);
+  ASSERT_EQ(holders.size(), 5u);
+  EXPECT_EQ(holders[0].holder.fate, HolderFate::kOutOfScope);
+  EXPECT_EQ(holders[0].holder.out_of_scope, "uses GPU 2, outside --gpus 4-7");
+  EXPECT_EQ(holders[1].holder.fate, HolderFate::kObserved);
+  EXPECT_EQ(holders[2].holder.out_of_scope, "uses no GPU of --gpus 4-7");
+  EXPECT_EQ(holders[3].holder.out_of_scope, "uses GPU 3, outside --gpus 4-7");
+  EXPECT_EQ(holders[4].holder.fate, HolderFate::kProtected);
+  // Out of scope stays out of scope when it is gone: never "terminated".
+  MergeHolderScan({ours}, protect, scope, 1, &holders);
+  EXPECT_EQ(holders[0].holder.fate, HolderFate::kOutOfScope);
+
+  Scope job;
+  ASSERT_TRUE(SlurmScope("42", "", &job).ok());
+  Holder in_job = Proc(60, 600, "/usr/bin/python3", {4});
+  in_job.owner = OwnerFromCgroup("/system.slice/slurmstepd.scope/job_42/step_0/user/task_0");
+  Holder other_job = Proc(61, 610, "/usr/bin/python3", {0});
+  other_job.owner = OwnerFromCgroup("/system.slice/slurmstepd.scope/job_41/step_0/user/task_0");
+  std::vector<TrackedHolder> shared;
+  MergeHolderScan({in_job, other_job}, protect, job, 0, &shared);
+  EXPECT_EQ(shared[0].holder.fate, HolderFate::kObserved);
+  EXPECT_EQ(shared[1].holder.out_of_scope, "not in Slurm job 42 (slurm job 41 step 0)");
+}
+
+TEST(HostViewTest, UnitsSafeToStop) {
+  ProtectList protect = ProtectList::Default();
+  Holder daemon = Proc(10, 100, "/usr/bin/nv-hostengine", {0});
+  daemon.owner = OwnerFromCgroup("/system.slice/gpu-monitor.service");
+  std::vector<TrackedHolder> holders;
+  MergeHolderScan({daemon}, protect, Scope(), 0, &holders);
+  std::map<std::string, UnitProperties> props = ParseSystemctlShow(
+      "Id=vllm.service\nRestart=always\nControlGroup=/system.slice/vllm.service\nMainPID=77\n\n"
+      "Id=gpu-monitor.service\nRestart=no\nControlGroup=/system.slice/gpu-monitor.service\n"
+      "MainPID=0\n\nId=ops-shell.service\nControlGroup=/system.slice/ops-shell.service\n");
+  ASSERT_EQ(props.size(), 3u);
+  EXPECT_EQ(props["vllm.service"].restart, "always");
+  EXPECT_EQ(props["vllm.service"].main_pid, 77);
+  std::vector<std::string> skipped;
+  std::vector<std::string> safe = UnitsSafeToStop(
+      {"vllm.service", "gpu-monitor.service", "ops-shell.service", "nvidia-persistenced.service"},
+      props, "/system.slice/ops-shell.service", holders, &skipped);
+  EXPECT_EQ(safe, std::vector<std::string>{"vllm.service"});
+  EXPECT_EQ(skipped, (std::vector<std::string>{
+                         "gpu-monitor.service: it runs protected nv-hostengine (pid 10)",
+                         "ops-shell.service: fleetreap's own session runs in it",
+                         "nvidia-persistenced.service: a protected daemon's unit "
+                         "(nvidia-persistenced)"}));
+}
+
 TEST(HostViewTest, MergeHolderScan) {
   ProtectList protect = ProtectList::Default();
   std::vector<TrackedHolder> holders;
   Holder daemon = Proc(10, 100, "/usr/bin/nvidia-persistenced", {0, 1});
   Holder worker = Proc(20, 200, "/usr/bin/python3", {0});
-  MergeHolderScan({daemon, worker}, protect, 0, &holders);
+  MergeHolderScan({daemon, worker}, protect, Scope(), 0, &holders);
   ASSERT_EQ(holders.size(), 2u);
   EXPECT_EQ(holders[0].holder.fate, HolderFate::kProtected);
   EXPECT_EQ(holders[0].holder.protected_by, "nvidia-persistenced");
@@ -42,7 +110,7 @@ TEST(HostViewTest, MergeHolderScan) {
   holders[1].term_sent = true;
   Holder reused = Proc(20, 999, "/usr/bin/bash", {1});
   Holder straggler = Proc(30, 300, "/usr/bin/python3", {5});
-  MergeHolderScan({daemon, reused, straggler}, protect, 1, &holders);
+  MergeHolderScan({daemon, reused, straggler}, protect, Scope(), 1, &holders);
   ASSERT_EQ(holders.size(), 4u);
   EXPECT_TRUE(holders[0].present);
   EXPECT_EQ(holders[0].holder.fate, HolderFate::kProtected);
@@ -53,7 +121,7 @@ TEST(HostViewTest, MergeHolderScan) {
   EXPECT_EQ(holders[3].holder.round, 2);
 
   // A protected daemon that is gone stays protected in the report.
-  MergeHolderScan({}, protect, 1, &holders);
+  MergeHolderScan({}, protect, Scope(), 1, &holders);
   EXPECT_EQ(holders[0].holder.fate, HolderFate::kProtected);
   EXPECT_EQ(holders[3].holder.fate, HolderFate::kGone);
 }

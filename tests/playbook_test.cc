@@ -75,7 +75,7 @@ TEST(PlaybookTest, ParsesSettings) {
   Playbook p;
   Status status = ParsePlaybook(
       "name: fast\n"
-      "steps: [term, inspect, verify, kill]\n"
+      "steps: [term, inspect, verify, kill, stop_units]\n"
       "units: [a.service, 'b@1.service']\n"
       "term_grace: 1.5s\n"
       "kill_grace: 250ms\n"
@@ -89,7 +89,7 @@ TEST(PlaybookTest, ParsesSettings) {
       "fast.yaml", &p);
   ASSERT_TRUE(status.ok()) << status.ToString();
   EXPECT_EQ(p.name, "fast");
-  EXPECT_EQ(p.steps, (std::vector<Step>{Step::kInspect, Step::kTerm,
+  EXPECT_EQ(p.steps, (std::vector<Step>{Step::kInspect, Step::kStopUnits, Step::kTerm,
                                         Step::kKill, Step::kVerify}));
   EXPECT_EQ(p.units.size(), 2u);
   EXPECT_EQ(p.term_grace.count(), 1500);
@@ -124,7 +124,31 @@ TEST(PlaybookTest, Errors) {
       {"shm_patterns: [../etc/*]\n",
        "x.yaml:1:1: shm_patterns entry \"../etc/*\" must be a file name glob "
        "starting with at least two literal characters"},
-      {"units: [--now]\n", "x.yaml:1:1: units entry \"--now\" is not a unit name"},
+      {"units: [--now]\n", "x.yaml:1:9: units entry \"--now\" is not a unit name"},
+      // Units obey the protected set: never a daemon's, sshd's or systemd's.
+      {"units: [vllm.service, nvidia*]\n",
+       "x.yaml:1:23: units entry \"nvidia*\" would stop nvidia-persistenced.service, a "
+       "protected daemon's unit (nvidia-persistenced); fleetreap never stops it"},
+      {"units:\n  - ssh.service\n",
+       "x.yaml:2:5: units entry \"ssh.service\" would stop sshd's unit; fleetreap never "
+       "stops it"},
+      {"units: ['*']\n",
+       "x.yaml:1:9: units entry \"*\" must start with at least two literal characters"},
+      {"units: ['*.service']\n",
+       "x.yaml:1:9: units entry \"*.service\" must start with at least two literal "
+       "characters"},
+      {"units: [session-*]\n",
+       "x.yaml:1:9: units entry \"session-*\" would stop session-1.scope, a session or "
+       "container scope; fleetreap never stops it"},
+      {"units: [systemd-journald.service]\n",
+       "x.yaml:1:9: units entry \"systemd-journald.service\" would stop systemd's own unit; "
+       "fleetreap never stops it"},
+      {"units: [dcgm*]\n",
+       "x.yaml:1:9: units entry \"dcgm*\" would stop dcgm.service, a protected daemon's unit "
+       "(nv-hostengine); fleetreap never stops it"},
+      {"steps: [inspect, term]\nunits: [vllm.service]\n",
+       "x.yaml:2:1: units are listed but the steps have no stop_units; add stop_units to "
+       "steps, or remove units"},
       {"units: a.service\n", "x.yaml:1:1: units must be a list"},
       {"poll_interval: 1ms\n", "x.yaml:1:1: poll_interval must be from 10ms to 5s"},
       {"- a\n- b\n", "x.yaml:1:1: a playbook must be a mapping"},
@@ -140,6 +164,17 @@ TEST(PlaybookTest, Errors) {
     EXPECT_EQ(status.message(), row.error) << row.yaml;
     EXPECT_EQ(p.name, "untouched");
   }
+}
+
+// A playbook that names no steps runs the default ladder, not an inspect
+// that changes nothing.
+TEST(PlaybookTest, NoStepsMeansTheDefaultLadder) {
+  Playbook p;
+  ASSERT_TRUE(ParsePlaybook("name: quick\nterm_grace: 2s\n", "q.yaml", &p).ok());
+  EXPECT_EQ(p.steps, DefaultPlaybookSteps());
+  EXPECT_EQ(p.steps, DefaultPlaybook().steps);
+  ASSERT_TRUE(ParsePlaybook("name: vllm\nunits: [vllm*.service]\n", "v.yaml", &p).ok());
+  EXPECT_TRUE(p.Runs(Step::kStopUnits));
 }
 
 TEST(PlaybookTest, MissingFile) {

@@ -5,52 +5,111 @@
 namespace fleetreap {
 namespace {
 
-Holder Make(int pid, int ppid, const std::string& comm, const std::string& exe) {
+constexpr int kRoot = 0;
+constexpr unsigned kKthread = 0x00200000;
+
+// A holder whose executable file is owned by "uid" with "mode".
+Holder Make(int pid, int ppid, const std::string& comm, const std::string& exe,
+            int uid = kRoot, int mode = 0755, unsigned flags = 0) {
   Holder h;
   h.pid = pid;
   h.ppid = ppid;
   h.comm = comm;
   h.exe = exe;
+  h.exe_uid = exe.empty() ? -1 : uid;
+  h.exe_mode = exe.empty() ? -1 : mode;
+  h.flags = flags;
   return h;
 }
 
 TEST(ProtectTest, Table) {
   ProtectList list = ProtectList::Default();
   list.Add("/opt/agent/bin/*");
+  list.Add("/srv/agents/gpu-agent");
   list.SetSession(5000, {4990, 4980, 1});
+  list.SetPidFiles({{0, "4242\n"}, {1, "junk"}, {2, "4343"}});
   struct Row {
     Holder holder;
     const char* reason;
+    const char* named_like;
   };
   const Row rows[] = {
-      {Make(1, 0, "systemd", "/usr/lib/systemd/systemd"), "pid 1"},
-      {Make(77, 2, "kworker/0:1", ""), "kernel thread"},
-      {Make(2, 0, "kthreadd", ""), "kernel thread"},
-      {Make(5000, 4990, "sh", "/usr/bin/dash"), "fleetreap session"},
-      {Make(5001, 5000, "fuser", "/usr/bin/fuser"), "fleetreap session"},
-      {Make(4980, 900, "sshd", "/usr/sbin/sshd"), "fleetreap session"},
+      {Make(1, 0, "systemd", "/usr/lib/systemd/systemd"), "pid 1", ""},
+      {Make(77, 2, "kworker/0:1", "", kRoot, 0, kKthread), "kernel thread", ""},
+      {Make(2, 0, "kthreadd", ""), "kernel thread", ""},
+      // In a container PID 2 is an ordinary process, and so are its children.
+      {Make(78, 2, "python3", "/usr/bin/python3.11"), "", ""},
+      {Make(5000, 4990, "sh", "/usr/bin/dash"), "fleetreap session", ""},
+      {Make(5001, 5000, "fuser", "/usr/bin/fuser"), "fleetreap session", ""},
+      {Make(4980, 900, "sshd", "/usr/sbin/sshd"), "fleetreap session", ""},
       // An orphan reparented to PID 1 is not protected by the session rule.
-      {Make(3000, 1, "python3", "/usr/bin/python3.11"), ""},
-      {Make(812, 1, "nvidia-persiste", "/usr/bin/nvidia-persistenced"),
-       "nvidia-persistenced"},
-      {Make(813, 1, "nv-fabricmanage", "/usr/bin/nv-fabricmanager"),
-       "nv-fabricmanager"},
-      {Make(814, 1, "nv-hostengine", "/usr/bin/nv-hostengine (deleted)"),
-       "nv-hostengine"},
-      {Make(815, 1, "gdm-session-wor", "/usr/libexec/gdm-session-worker"), "gdm*"},
-      {Make(816, 1, "agent", "/opt/agent/bin/agent"), "/opt/agent/bin/*"},
-      // A user process named like a daemon: the exe decides.
-      {Make(900, 1, "nvidia-persiste", "/usr/bin/python3.11"), ""},
-      {Make(901, 1, "nvidia-smi", "/home/u/venv/bin/python"), ""},
-      {Make(902, 1, "VLLM::Worker_TP", "/usr/bin/python3.11"), ""},
+      {Make(3000, 1, "python3", "/usr/bin/python3.11"), "", ""},
+      {Make(812, 1, "nvidia-persiste", "/usr/bin/nvidia-persistenced"), "nvidia-persistenced", ""},
+      {Make(813, 1, "nv-fabricmanage", "/usr/bin/nv-fabricmanager"), "nv-fabricmanager", ""},
+      {Make(814, 1, "nv-hostengine", "/usr/bin/nv-hostengine (deleted)"), "nv-hostengine", ""},
+      {Make(815, 1, "gdm-session-wor", "/usr/libexec/gdm-session-worker"), "gdm*", ""},
+      {Make(816, 1, "agent", "/opt/agent/bin/agent"), "/opt/agent/bin/*", ""},
+      // An operator's path entry may lie outside the system folders...
+      {Make(817, 1, "gpu-agent", "/srv/agents/gpu-agent"), "/srv/agents/gpu-agent", ""},
+      // ...but must still be root's.
+      {Make(818, 1, "gpu-agent", "/srv/agents/gpu-agent", 1000), "", "/srv/agents/gpu-agent"},
+      // The agents of a Kubernetes GPU node, from their images' /usr/bin.
+      {Make(820, 1, "nvidia-device-p", "/usr/bin/nvidia-device-plugin"), "nvidia-device-plugin", ""},
+      {Make(821, 1, "gpu-feature-dis", "/usr/bin/gpu-feature-discovery"), "gpu-feature-discovery", ""},
+      {Make(822, 1, "nvidia-gridd", "/usr/bin/nvidia-gridd"), "nvidia-gridd", ""},
+      {Make(823, 1, "nvsm-core", "/usr/bin/nvsm-core"), "nvsm*", ""},
+      // Named like a daemon, and not it: a user's copy, a copy in /tmp, a
+      // root-owned copy outside the system folders, a writable one.
+      {Make(900, 1, "sshd", "/home/gpuops/bin/sshd", 1000), "", "sshd"},
+      {Make(901, 1, "nvidia-persiste", "/tmp/nvidia-persistenced", 1000), "", "nvidia-persistenced"},
+      {Make(902, 1, "nv-hostengine", "/root/bin/nv-hostengine"), "", "nv-hostengine"},
+      {Make(903, 1, "nvidia-smi", "/usr/local/bin/nvidia-smi", kRoot, 0777), "", "nvidia-smi"},
+      {Make(904, 1, "nvidia-smi", "/usr/local/bin/nvidia-smi", kRoot, 0775), "", "nvidia-smi"},
+      // The name in comm or argv[0] alone says nothing.
+      {Make(905, 1, "nvidia-persiste", "/usr/bin/python3.11"), "", ""},
+      {Make(906, 1, "VLLM::Worker_TP", "/usr/bin/python3.11"), "", ""},
+      // PID files: a root-owned daemon the file names, though not in the list
+      // by path; not a process whose comm is another's.
+      {Make(4242, 1, "nvidia-persiste", "/run/nvidia/driver/bin/nvidia-persistenced"),
+       "nvidia-persistenced (pid file)", "nvidia-persistenced"},
+      {Make(4343, 1, "python3", "/usr/bin/python3.11"), "", ""},
       // Unreadable exe: comm may only protect, never expose.
-      {Make(903, 1, "nvidia-persiste", ""), "nvidia-persistenced (by comm)"},
-      {Make(904, 1, "nv-hostengine", ""), "nv-hostengine (by comm)"},
-      {Make(905, 1, "VLLM::Worker_TP", ""), ""},
+      {Make(907, 1, "nvidia-persiste", ""), "nvidia-persistenced (by comm)", ""},
+      {Make(908, 1, "VLLM::Worker_TP", ""), "", ""},
   };
   for (const Row& row : rows) {
-    EXPECT_EQ(list.Reason(row.holder), row.reason)
-        << row.holder.pid << " " << row.holder.comm;
+    ProtectDecision decision = list.Judge(row.holder);
+    EXPECT_EQ(decision.reason, row.reason) << row.holder.pid << " " << row.holder.exe;
+    if (decision.reason.empty()) {
+      EXPECT_EQ(decision.named_like, row.named_like) << row.holder.pid << " " << row.holder.exe;
+    }
+  }
+}
+
+// Every built-in entry protects a root-owned daemon in /usr/bin and no
+// user's copy of it.
+TEST(ProtectTest, EveryDefaultEntryNeedsARootOwnedSystemExecutable) {
+  ProtectList list = ProtectList::Default();
+  ASSERT_GE(list.entries().size(), 30u);
+  for (const std::string& entry : list.entries()) {
+    std::string name = entry;
+    if (name.back() == '*') name = name.substr(0, name.size() - 1) + "-core";
+    EXPECT_EQ(list.Reason(Make(700, 1, name.substr(0, 15), "/usr/bin/" + name)), entry);
+    ProtectDecision copy = list.Judge(Make(701, 1, name.substr(0, 15), "/home/u/" + name, 1000));
+    EXPECT_EQ(copy.reason, "") << entry;
+    EXPECT_EQ(copy.named_like, entry);
+  }
+}
+
+TEST(ProtectTest, PidFilesAreTheDaemonsOwn) {
+  const std::vector<DaemonPidFile>& files = DaemonPidFiles();
+  ASSERT_EQ(files.size(), 5u);
+  EXPECT_EQ(files[0].path, "/var/run/nvidia-persistenced/nvidia-persistenced.pid");
+  ProtectList list = ProtectList::Default();
+  for (const DaemonPidFile& file : files) {
+    bool listed = false;
+    for (const std::string& entry : list.entries()) listed = listed || entry == file.daemon;
+    EXPECT_TRUE(listed) << file.daemon;
   }
 }
 

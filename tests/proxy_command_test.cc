@@ -98,6 +98,24 @@ pid_t ReadPid(const std::string& path) {
   return -1;
 }
 
+TEST(ProxyCommandTest, RunsWithNoWayToRaiseADialog) {
+  setenv("DISPLAY", ":0", 1);
+  setenv("SSH_ASKPASS", "/usr/bin/ssh-askpass", 1);
+  setenv("SSH_ASKPASS_REQUIRE", "force", 1);
+  ProxyCommand proxy;
+  ASSERT_TRUE(proxy
+                  .Start("printf 'SSH-2.0-x %s|%s|%s\\r\\n' \"${DISPLAY-unset}\" "
+                         "\"${SSH_ASKPASS-unset}\" \"$SSH_ASKPASS_REQUIRE\"; sleep 30")
+                  .ok());
+  unsetenv("DISPLAY");
+  unsetenv("SSH_ASKPASS");
+  unsetenv("SSH_ASKPASS_REQUIRE");
+  ASSERT_TRUE(proxy.AwaitBanner(Clock::now() + milliseconds(10000), "gpu01").ok());
+  char buf[128] = {};
+  ASSERT_GT(read(proxy.fd(), buf, sizeof buf - 1), 0);
+  EXPECT_EQ(std::string(buf), "SSH-2.0-x unset|unset|never\r\n");
+}
+
 TEST(ProxyCommandTest, PassesTheBannerOn) {
   ProxyCommand proxy;
   ASSERT_TRUE(proxy.Start("printf 'SSH-2.0-test\\r\\n'; sleep 30").ok());

@@ -146,7 +146,8 @@ TEST(RemoteScriptTest, ScanReportsSessionAndNvidiaSmiFailure) {
   EXPECT_EQ(scan.apps_exit, 9);
   EXPECT_TRUE(scan.active_units.empty());
   EXPECT_EQ(scan.units_exit, -1);
-  EXPECT_EQ(runner.Args(), "");  // no units: systemctl is not asked
+  // No units: systemctl is not asked for them.
+  EXPECT_EQ(runner.Args().find("list-units"), std::string::npos);
 }
 
 TEST(RemoteScriptTest, ScanAsksAgainWithoutTheRecoveryFieldWhenRefused) {
@@ -241,6 +242,32 @@ TEST_F(SignalLiveTest, SignalsOnlyWhatStillHoldsADevice) {
   ASSERT_EQ(result.left.size(), 2u) << out;
   EXPECT_EQ(result.left[0].second, 'Z');
   EXPECT_EQ(kill(bystander, 0), 0);  // never signalled
+}
+
+// A holder that exits between the check and the kill (kill(1) says "no such
+// process") is gone, not refused: the host is not failed for it. kill is
+// played by a function that ends the process first and then fails.
+TEST_F(SignalLiveTest, HolderThatExitsBeforeItsSignalIsGone) {
+  ScriptRunner runner;
+  runner.Write(runner.dir() + "/dev/nvidia0", "", 0644);
+  pid_t holder = Start(runner.dir() + "/dev/nvidia0");
+  usleep(200 * 1000);
+  HostPaths paths;
+  paths.dev_dir = runner.dir() + "/dev";
+  std::string racing = "kill() { command kill -s KILL \"$3\"; sleep 0.2; return 1; }\n";
+  std::string out = runner.Run(racing + SignalScript("TERM", {{holder, StartTime(holder), true}},
+                                                     milliseconds(300), milliseconds(50), paths));
+  SignalOutput result;
+  ASSERT_TRUE(ParseSignalOutput(out, &result).ok()) << out;
+  EXPECT_EQ(result.gone, std::vector<int>{holder});
+  EXPECT_TRUE(result.sent.empty());
+  EXPECT_TRUE(result.failed.empty());
+}
+
+TEST(RemoteScriptTest, GpuResetIsBoundedPerGpu) {
+  std::string script = GpuResetScript({3, 5}, milliseconds(30000));
+  EXPECT_NE(script.find("timeout -k 2 30 nvidia-smi --gpu-reset -i 3 "), std::string::npos);
+  EXPECT_NE(script.find("timeout -k 2 30 nvidia-smi --gpu-reset -i 5 "), std::string::npos);
 }
 
 TEST(RemoteScriptTest, ScanListsChildrenOfWatchedParentsAfterTheSignalTime) {
@@ -423,8 +450,23 @@ TEST(RemoteScriptTest, Parsers) {
                                   Nul("/proc/811/stat:" + stat) + Nul("/proc/811/cmdline:a") +
                                   Nul("/proc/811/cmdline:") + Nul("/proc/811/cmdline:b\nc") +
                                   Nul("/etc/passwd:root:x:0:0::/:/bin/sh\n") +
-                                  Nul("exe /proc/811:/usr/bin/python3\n") + Nul("end"),
+                                  Nul("exe /proc/811:/usr/bin/python3\n") +
+                                  Nul("exs /proc/811 0 755") +
+                                  Nul("/proc/811/cgroup:0::/system.slice/vllm.service\n") +
+                                  Nul("pidns:pid:[4026531836]") + Nul("pidf 0:811\n") +
+                                  Nul("pidmark:pid:[4026532000]") +
+                                  Nul("selfcg:0::/system.slice/ssh.service\n") +
+                                  Nul("show 0:Id=vllm.service\nRestart=always\n") + Nul("end"),
                               &scan).ok());
+  EXPECT_EQ(scan.processes.at(811).exe_uid, 0);
+  EXPECT_EQ(scan.processes.at(811).exe_mode, 0755);
+  EXPECT_EQ(scan.processes.at(811).cgroup, "0::/system.slice/vllm.service\n");
+  EXPECT_EQ(scan.pid_namespace, "pid:[4026531836]");
+  EXPECT_EQ(scan.pid_files.at(0), "811\n");
+  EXPECT_TRUE(scan.has_pid_marker);
+  EXPECT_EQ(scan.pid_marker, "pid:[4026532000]");
+  EXPECT_EQ(scan.self_cgroup, "0::/system.slice/ssh.service\n");
+  EXPECT_EQ(scan.show_exit, 0);
   EXPECT_EQ(scan.majors.at(238), "nvidia-uvm");
   ASSERT_EQ(scan.fds.size(), 2u);
   EXPECT_EQ(scan.fds[1].path, "/dev/nvidia\n3");
@@ -452,6 +494,18 @@ TEST(RemoteScriptTest, Parsers) {
        "parse: scan output record 8: unexpected \"/proc/1/environ\""},
       {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("kids x") + Nul("end"),
        "parse: scan output record 8: bad kids \"kids x\""},
+      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("exs /proc/1 0 9") +
+           Nul("end"),
+       "parse: scan output record 8: bad exs record \"exs /proc/1 0 9\""},
+      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("pidns:pid:[1]") +
+           Nul("end"),
+       "parse: scan output record 9: expected \"selfcg:TEXT\", got \"end\""},
+      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("pidf 0:1") +
+           Nul("pidf 0:2") + Nul("selfcg:") + Nul("show -") + Nul("end"),
+       "parse: scan output record 9: bad pidf record \"pidf 0\""},
+      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("selfcg:") +
+           Nul("end"),
+       "parse: scan output record 9: expected \"show RC:TEXT\", got \"end\""},
       {Nul("scan 1") + Nul("session") + Nul("end"), "parse: scan output record 2: bad session \"session\""},
       {Nul("@@session") + Nul("end"),
        "parse: scan output: record 1 has a bad tag \"@@session\""},

@@ -2,9 +2,13 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "fleetreap/report_json.h"
 #include "report_fixture.h"
@@ -13,6 +17,12 @@ namespace fleetreap {
 namespace {
 
 using testing_fixture::ReadFile;
+
+mode_t CurrentUmaskForTest() {
+  mode_t mask = umask(022);
+  umask(mask);
+  return mask;
+}
 
 class ReportFilesTest : public ::testing::Test {
  protected:
@@ -83,6 +93,60 @@ TEST_F(ReportFilesTest, ReplacesAnOldFileWhole) {
 
 namespace fleetreap {
 namespace {
+
+TEST_F(ReportFilesTest, NeverFollowsASymlinkPlantedAtATempName) {
+  // A local user who can write the directory (say /tmp) plants symlinks at
+  // every name a writer might use for its temporary file: the old scheme's
+  // "PATH.tmp.PID" and mkstemp's own pattern cannot be guessed, but the
+  // predictable one must never be opened.
+  const std::string victim = dir_ + "/victim";
+  const std::string path = dir_ + "/r.json";
+  ASSERT_TRUE(WriteReportFile(victim, "precious\n").ok());
+  const std::string planted = path + ".tmp." + std::to_string(getpid());
+  ASSERT_EQ(symlink(victim.c_str(), planted.c_str()), 0);
+  ASSERT_TRUE(WriteReportFile(path, "{}\n").ok());
+  EXPECT_EQ(ReadFile(victim), "precious\n");
+  EXPECT_EQ(ReadFile(path), "{}\n");
+  struct stat info {};
+  ASSERT_EQ(lstat(path.c_str(), &info), 0);
+  EXPECT_TRUE(S_ISREG(info.st_mode));
+  unlink(planted.c_str());
+  unlink(victim.c_str());
+}
+
+TEST_F(ReportFilesTest, ReplacesASymlinkAtTheTargetInsteadOfWritingThroughIt) {
+  const std::string victim = dir_ + "/victim";
+  const std::string path = dir_ + "/r.json";
+  ASSERT_TRUE(WriteReportFile(victim, "precious\n").ok());
+  ASSERT_EQ(symlink(victim.c_str(), path.c_str()), 0);
+  ASSERT_TRUE(WriteReportFile(path, "{}\n").ok());
+  EXPECT_EQ(ReadFile(victim), "precious\n");
+  struct stat info {};
+  ASSERT_EQ(lstat(path.c_str(), &info), 0);
+  EXPECT_TRUE(S_ISREG(info.st_mode));
+  EXPECT_EQ(info.st_mode & 0777, 0666 & ~CurrentUmaskForTest());
+  unlink(victim.c_str());
+}
+
+TEST_F(ReportFilesTest, LeavesNoTemporaryFileBehind) {
+  // Success, and a failed rename (the target is a directory).
+  ASSERT_TRUE(WriteReportFile(dir_ + "/r.md", "x").ok());
+  const std::string blocked = dir_ + "/r.xml";
+  ASSERT_EQ(mkdir(blocked.c_str(), 0700), 0);
+  EXPECT_EQ(WriteReportFile(blocked, "x").kind(), ErrorKind::kInternal);
+  rmdir(blocked.c_str());
+  DIR* dir = opendir(dir_.c_str());
+  ASSERT_NE(dir, nullptr);
+  std::vector<std::string> names;
+  while (dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] != '.' || (std::string(entry->d_name) != "." &&
+                                    std::string(entry->d_name) != "..")) {
+      names.push_back(entry->d_name);
+    }
+  }
+  closedir(dir);
+  EXPECT_EQ(names, std::vector<std::string>{"r.md"});
+}
 
 TEST(HumanStreamTest, StderrWhenAReportGoesToStdout) {
   struct Row {

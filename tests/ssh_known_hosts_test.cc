@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -90,6 +91,71 @@ TEST_F(KnownHostsTest, MissingFileHasNoLines) {
   std::vector<KnownHostsLine> found;
   EXPECT_TRUE(FindKnownHostsLines(dir_ + "/absent", "gpu01", &found).ok());
   EXPECT_TRUE(found.empty());
+}
+
+TEST_F(KnownHostsTest, RevokedEntriesAreFoundApart) {
+  const std::string path = Write(std::string("@revoked * ") + kKeyB + "\n" +
+                                 "@cert-authority * " + kKeyA + "\n" + "gpu01 " + kKeyA + "\n");
+  std::vector<KnownHostsLine> found;
+  std::vector<KnownHostsLine> revoked;
+  ASSERT_TRUE(FindKnownHostsLines(path, "gpu01", &found, &revoked).ok());
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].line, 3);
+  ASSERT_EQ(revoked.size(), 1u);
+  EXPECT_EQ(revoked[0].key, kKeyB);
+  EXPECT_EQ(revoked[0].line, 1);
+}
+
+TEST_F(KnownHostsTest, EveryFileIsReadAndJudged) {
+  // The user's file knows nothing about gpu01; the global one disagrees.
+  const std::string user = Write(std::string("gpu02 ") + kKeyA + "\n");
+  const std::string global = dir_ + "/global";
+  std::ofstream(global) << "# fleet\n" << "gpu01 " << kKeyB << "\n";
+  std::vector<KnownHostsRecord> records;
+  ASSERT_TRUE(ReadKnownHosts({user, dir_ + "/absent", global}, "gpu01", &records).ok());
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].file, global);
+
+  struct Case {
+    const char* name;
+    std::vector<KnownHostsRecord> records;
+    const char* key;
+    KnownHostsVerdict::Kind kind;
+    std::string where;
+  };
+  auto record = [](const std::string& file, int line, const char* key, bool revoked) {
+    return KnownHostsRecord{file, KnownHostsLine{line, key, KeyFingerprint(key)}, revoked};
+  };
+  const Case kCases[] = {
+      {"nothing recorded", {}, kKeyA, KnownHostsVerdict::Kind::kUnknown, ""},
+      {"only the global file, another key", records, kKeyA, KnownHostsVerdict::Kind::kChanged,
+       global + ":2"},
+      {"only the global file, this key", records, kKeyB, KnownHostsVerdict::Kind::kKnown,
+       global + ":2"},
+      {"one file agrees, another does not",
+       {record("u", 1, kKeyB, false), record("g", 4, kKeyA, false)}, kKeyA,
+       KnownHostsVerdict::Kind::kKnown, "g:4"},
+      {"revoked wins", {record("u", 1, kKeyA, false), record("g", 9, kKeyA, true)}, kKeyA,
+       KnownHostsVerdict::Kind::kRevoked, "g:9"},
+      {"another key revoked", {record("g", 9, kKeyB, true)}, kKeyA,
+       KnownHostsVerdict::Kind::kUnknown, ""},
+  };
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.name);
+    KnownHostsVerdict verdict = JudgeHostKey(c.records, c.key);
+    EXPECT_EQ(verdict.kind, c.kind);
+    EXPECT_EQ(verdict.where, c.where);
+  }
+}
+
+TEST_F(KnownHostsTest, AnUnreadableFileIsAnError) {
+  const std::string path = Write(std::string("gpu01 ") + kKeyA + "\n");
+  std::vector<KnownHostsRecord> records;
+  EXPECT_EQ(ReadKnownHosts({path + "/not-a-dir/x"}, "gpu01", &records).kind(), ErrorKind::kNone);
+  if (getuid() != 0) {
+    chmod(path.c_str(), 0);
+    EXPECT_EQ(ReadKnownHosts({path}, "gpu01", &records).kind(), ErrorKind::kInternal);
+  }
 }
 
 TEST_F(KnownHostsTest, AppendIsOncePerKeyAndRefusesAnotherKey) {

@@ -2,7 +2,18 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <memory>
+#include <mutex>
+#include <thread>
+
+#include "fleetreap/ssh_known_hosts.h"
 
 #include "ssh_test_server.h"
 
@@ -41,6 +52,7 @@ class SshTransportTest : public ::testing::Test {
     options.known_hosts = server_->WriteKnownHosts(
         "known_hosts", "[127.0.0.1]:" + std::to_string(server_->port()) + " " +
                            server_->host_key() + "\n");
+    options.global_known_hosts = {};  // this machine's /etc/ssh stays out of it
     options.connect_timeout = milliseconds(5000);
     return options;
   }
@@ -51,6 +63,76 @@ class SshTransportTest : public ::testing::Test {
 
 SshTestServer* SshTransportTest::server_ = nullptr;
 std::string SshTransportTest::why_;
+
+// An ssh-agent socket that takes connections into its queue and never
+// answers, for at most "hold": then it closes, so that code with no bound of
+// its own comes back (late) instead of hanging the test binary.
+class StalledAgent {
+ public:
+  explicit StalledAgent(milliseconds hold) {
+    char pattern[] = "/tmp/fleetreap-stalled-agent-XXXXXX";
+    dir_ = mkdtemp(pattern);
+    path_ = dir_ + "/agent.sock";
+    fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::memcpy(address.sun_path, path_.c_str(), path_.size());
+    bind(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address);
+    listen(fd_, 16);
+    closer_ = std::thread([this, hold] {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait_for(lock, hold, [this] { return done_; });
+      close(fd_);
+    });
+  }
+  ~StalledAgent() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_ = true;
+    }
+    wake_.notify_all();
+    closer_.join();
+    unlink(path_.c_str());
+    rmdir(dir_.c_str());
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string dir_;
+  std::string path_;
+  int fd_ = -1;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool done_ = false;
+  std::thread closer_;
+};
+
+// Sets (or with nullptr unsets) an environment variable for a scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    if (value != nullptr) {
+      setenv(name, value, 1);
+    } else {
+      unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    if (had_) {
+      setenv(name_, old_.c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
 
 struct RunCase {
   std::string command;
@@ -77,7 +159,7 @@ TEST_F(SshTransportTest, RunsCommandsOnOneConnection) {
   SshTransport transport(Good());
   Status status = transport.Connect(kNoDeadline);
   ASSERT_TRUE(status.ok()) << status.ToString();
-  EXPECT_EQ(transport.host_key_fingerprint().rfind("SHA256:", 0), 0u);
+  EXPECT_EQ(transport.HostKeyFingerprint().rfind("SHA256:", 0), 0u);
   for (const RunCase& c : kCases) {
     SCOPED_TRACE(c.command);
     CommandResult r = transport.Run(c.command, milliseconds(20000));
@@ -289,6 +371,162 @@ TEST_F(SshTransportTest, SshConfigSuppliesHostNamePortUserAndKey) {
   EXPECT_EQ(plain.Connect(kNoDeadline).kind(), ErrorKind::kDns);
 }
 
+TEST_F(SshTransportTest, AStalledAgentEndsTheConnectWithinItsTimeout) {
+  // The named key is refused, so the agent is asked next; it never answers
+  // (a stalled forwarded agent, a confirm-on-use key). The host must fail
+  // by the connect timeout, naming the agent, and not be retried.
+  StalledAgent agent(milliseconds(10000));
+  struct Case {
+    const char* name;
+    bool via_config;  // IdentityAgent in the ssh config, no SSH_AUTH_SOCK
+  };
+  for (const Case& c : {Case{"SSH_AUTH_SOCK", false}, Case{"IdentityAgent", true}}) {
+    SCOPED_TRACE(c.name);
+    ScopedEnv env("SSH_AUTH_SOCK", c.via_config ? nullptr : agent.path().c_str());
+    SshTransportOptions options = Good();
+    options.identity_files = {server_->stranger_key()};
+    options.use_agent = true;
+    options.connect_timeout = milliseconds(1500);
+    if (c.via_config) {
+      options.use_ssh_config = true;
+      options.ssh_config_file = server_->WriteKnownHosts(
+          "agent_ssh_config", "Host *\n  IdentityAgent " + agent.path() + "\n");
+    }
+    SshTransport transport(options);
+    const auto start = std::chrono::steady_clock::now();
+    Status status = transport.Connect(kNoDeadline);
+    const auto took = std::chrono::steady_clock::now() - start;
+    EXPECT_EQ(status.kind(), ErrorKind::kAuth) << status.ToString();
+    EXPECT_NE(status.message().find("ssh-agent at " + agent.path() + " did not answer"),
+              std::string::npos)
+        << status.message();
+    EXPECT_LT(took, milliseconds(3500));
+  }
+  // --no-agent never touches it.
+  ScopedEnv env("SSH_AUTH_SOCK", agent.path().c_str());
+  SshTransportOptions options = Good();
+  options.identity_files = {server_->stranger_key()};
+  options.use_agent = false;
+  SshTransport transport(options);
+  Status status = transport.Connect(kNoDeadline);
+  EXPECT_EQ(status.kind(), ErrorKind::kAuth);
+  EXPECT_EQ(status.message().find("ssh-agent"), std::string::npos) << status.message();
+}
+
+TEST_F(SshTransportTest, AWorkingAgentStillLogsIn) {
+  const std::string socket = server_->dir() + "/agent.sock";
+  const std::string pid_file = server_->dir() + "/agent.pid";
+  ASSERT_TRUE(Shell("ssh-agent -a " + socket + " | sed -n 's/^SSH_AGENT_PID=\\([0-9]*\\);.*/\\1/p' > " +
+                    pid_file));
+  std::ifstream in(pid_file);
+  int pid = 0;
+  in >> pid;
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(Shell("SSH_AUTH_SOCK=" + socket + " ssh-add -q " + server_->client_key() +
+                    " 2>/dev/null"));
+  ScopedEnv env("SSH_AUTH_SOCK", socket.c_str());
+  SshTransportOptions options = Good();
+  options.identity_files = {server_->stranger_key()};
+  options.use_agent = true;
+  SshTransport transport(options);
+  Status status = transport.Connect(kNoDeadline);
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(transport.Run("echo via-agent", milliseconds(20000)).out, "via-agent\n");
+  kill(pid, SIGTERM);
+}
+
+TEST_F(SshTransportTest, EveryKnownHostsFileCounts) {
+  const std::string name = "[127.0.0.1]:" + std::to_string(server_->port());
+  const std::string good = name + " " + server_->host_key() + "\n";
+  const std::string bad = name + " " + server_->other_host_key() + "\n";
+  // accept-new: a key that a global file contradicts is refused, and the
+  // user's file stays untouched.
+  SshTransportOptions options = Good();
+  options.host_key_policy = HostKeyPolicy::kAcceptNew;
+  options.known_hosts = server_->WriteKnownHosts("user_empty", "");
+  options.global_known_hosts = {server_->dir() + "/absent_global",
+                                server_->WriteKnownHosts("global_bad", "# fleet\n" + bad)};
+  {
+    SshTransport transport(options);
+    Status status = transport.Connect(kNoDeadline);
+    EXPECT_EQ(status.kind(), ErrorKind::kHostKey) << status.ToString();
+    EXPECT_NE(status.message().find("CHANGED"), std::string::npos) << status.message();
+    EXPECT_NE(status.message().find("global_bad:2"), std::string::npos) << status.message();
+    EXPECT_EQ(transport.HostKeyFingerprint(), KeyFingerprint(server_->host_key()));
+    EXPECT_EQ(Slurp(options.known_hosts), "");
+  }
+  // strict: a key only the global file knows is known.
+  options.host_key_policy = HostKeyPolicy::kStrict;
+  options.global_known_hosts = {server_->WriteKnownHosts("global_good", good)};
+  {
+    SshTransport transport(options);
+    Status status = transport.Connect(kNoDeadline);
+    EXPECT_TRUE(status.ok()) << status.ToString();
+  }
+  // @revoked wins over a matching entry.
+  options.global_known_hosts = {
+      server_->WriteKnownHosts("global_revoked", "@revoked * " + server_->host_key() + "\n")};
+  options.known_hosts = server_->WriteKnownHosts("user_good", good);
+  {
+    SshTransport transport(options);
+    Status status = transport.Connect(kNoDeadline);
+    EXPECT_EQ(status.kind(), ErrorKind::kHostKey) << status.ToString();
+    EXPECT_NE(status.message().find("@revoked at"), std::string::npos) << status.message();
+  }
+}
+
+TEST_F(SshTransportTest, TheSshConfigsKnownHostsFilesAndHostKeyAlias) {
+  const std::string user1 = server_->dir() + "/config_user1";
+  const std::string user2 = server_->WriteKnownHosts(
+      "config_user2", "fleet-gpu01 " + server_->other_host_key() + "\n");
+  const std::string global = server_->WriteKnownHosts("config_global", "");
+  SshTransportOptions options = Good();
+  options.known_hosts = "";  // the config's UserKnownHostsFile
+  options.use_ssh_config = true;
+  options.ssh_config_file = server_->WriteKnownHosts(
+      "known_hosts_ssh_config",
+      "Host 127.0.0.1\n  HostKeyAlias fleet-gpu01\n  UserKnownHostsFile " + user1 + " " +
+          user2 + "\n  GlobalKnownHostsFile " + global + "\n");
+  options.host_key_policy = HostKeyPolicy::kAcceptNew;
+  {
+    // The alias is recorded with another key in the second user file.
+    SshTransport transport(options);
+    Status status = transport.Connect(kNoDeadline);
+    EXPECT_EQ(status.kind(), ErrorKind::kHostKey) << status.ToString();
+    EXPECT_NE(status.message().find("gpu01 (fleet-gpu01) has CHANGED"), std::string::npos)
+        << status.message();
+    EXPECT_NE(status.message().find("config_user2:1"), std::string::npos) << status.message();
+  }
+  // Without that entry the key is new: it goes to the first user file, under
+  // the alias; strict then knows it.
+  server_->WriteKnownHosts("config_user2", "");
+  {
+    SshTransport transport(options);
+    Status status = transport.Connect(kNoDeadline);
+    EXPECT_TRUE(status.ok()) << status.ToString();
+  }
+  EXPECT_EQ(Slurp(user1), "fleet-gpu01 " + server_->host_key() + "\n");
+  EXPECT_EQ(Slurp(global), "");
+  options.host_key_policy = HostKeyPolicy::kStrict;
+  SshTransport transport(options);
+  Status status = transport.Connect(kNoDeadline);
+  EXPECT_TRUE(status.ok()) << status.ToString();
+}
+
+TEST(HostKeyPolicyWarningTest, OnlyOffWarnsAndSaysWhereTheKeysAre) {
+  Options options;
+  EXPECT_EQ(HostKeyPolicyWarning(options), "");
+  options.host_key_policy = HostKeyPolicy::kAcceptNew;
+  EXPECT_EQ(HostKeyPolicyWarning(options), "");
+  options.host_key_policy = HostKeyPolicy::kOff;
+  const std::string warning = HostKeyPolicyWarning(options);
+  EXPECT_NE(warning.find("--host-key-policy off"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("NOT checked"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("host_key_fingerprint"), std::string::npos) << warning;
+  options.local = true;
+  EXPECT_EQ(HostKeyPolicyWarning(options), "");
+}
+
 TEST_F(SshTransportTest, DescribeNamesUserAddressAndPort) {
   SshTransport transport(Good());
   EXPECT_EQ(transport.Describe(), "root@127.0.0.1:" + std::to_string(server_->port()));
@@ -341,6 +579,9 @@ TEST(SshOptionsForTest, InventoryWinsOverCommandLine) {
   ssh = SshOptionsFor(host, options);
   EXPECT_EQ(ssh.user, "inv-user");
   EXPECT_EQ(ssh.address, "gpu07");
+  EXPECT_TRUE(ssh.use_agent);
+  options.no_agent = true;
+  EXPECT_FALSE(SshOptionsFor(host, options).use_agent);
 }
 
 }  // namespace

@@ -46,7 +46,7 @@ TEST(TransportTest, BoundedCommandWrapsWithTimeoutAndSudo) {
   EXPECT_EQ(BoundedCommand("echo hi", std::chrono::milliseconds(1500), false),
             "timeout -k 2 2 sh -c 'echo hi'");
   EXPECT_EQ(BoundedCommand("id", std::chrono::milliseconds(60000), true),
-            "sudo -n timeout -k 2 60 sh -c 'id'");
+            "timeout -k 2 60 sudo -n sh -c 'id'");
 }
 
 TEST(ReportTest, ExitCodeBits) {

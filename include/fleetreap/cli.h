@@ -6,6 +6,8 @@
 #include <string>
 
 #include "fleetreap/options.h"
+#include "fleetreap/scope.h"
+#include "fleetreap/status.h"
 
 namespace fleetreap {
 
@@ -31,5 +33,11 @@ CliResult ParseCommandLine(int argc, const char* const* argv);
 
 /// The full --help text, every flag on one line, grouped.
 std::string HelpText();
+
+/// The run's scope from --gpus and --cgroup; without them, for --local with
+/// "slurm_job_id" set (SLURM_JOB_ID, as in an epilog), that job and its
+/// GPUs ("slurm_job_gpus", SLURM_JOB_GPUS). kUsage on a bad list or path.
+[[nodiscard]] Status ScopeFromOptions(const Options& options, const std::string& slurm_job_id,
+                                      const std::string& slurm_job_gpus, Scope* scope);
 
 }  // namespace fleetreap

@@ -42,12 +42,15 @@ struct FleetSettings {
   bool dry_run = false;
   bool become = false;                          // --become; a host's own become also counts
   std::vector<std::string> extra_protect;       // --protect
+  Scope scope;                                  // --gpus, --cgroup, Slurm
   std::string tool_version;                     // copied into the RunReport
   std::string playbook_name;                    // copied into the RunReport
+  std::string host_key_policy;                  // copied into the RunReport
 };
 
 /// The settings the command line asks for (forks, timeouts, retries, dry run,
-/// become, protect). tool_version and playbook_name are left to the caller.
+/// become, protect, the host key policy's name, "" under --local).
+/// tool_version and playbook_name are left to the caller.
 FleetSettings FleetSettingsFor(const Options& options);
 
 /// Makes the (not yet connected) transport for one host. Called on a worker
@@ -66,7 +69,8 @@ using HostCleanerFunction = std::function<HostReport(Transport&, const HostJob&)
 /// and --deadline; then Close. A host that cannot be connected is reported
 /// kUnreachable (or kFailed for a non-network kind) with its ErrorKind and
 /// message. Name, address, port, attempts, a leading "connect" StepTiming and
-/// the total duration are always filled.
+/// the total duration are always filled, and the transport's
+/// HostKeyFingerprint() whenever it has one.
 ///
 /// Stopping: once "*stop_requested" is true (Ctrl-C) or the run deadline has
 /// passed, no new host is started; hosts already in flight finish (their own

@@ -41,6 +41,7 @@ struct HostJob {
   std::chrono::steady_clock::time_point deadline =
       std::chrono::steady_clock::time_point::max();
   std::vector<std::string> extra_protect;  // --protect
+  Scope scope;                             // what the run may act on
   /// nullptr: RealCleanerClock(). Must outlive the call.
   CleanerClock* clock = nullptr;
 };

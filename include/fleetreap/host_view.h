@@ -6,6 +6,7 @@
 // no clock; thread-safe. host_cleaner.cc does the I/O around them.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,8 @@
 #include "fleetreap/nvidia_smi.h"
 #include "fleetreap/protect.h"
 #include "fleetreap/report.h"
+#include "fleetreap/scope.h"
+#include "fleetreap/unit_properties.h"
 
 namespace fleetreap {
 
@@ -20,9 +23,21 @@ namespace fleetreap {
 /// start time) keeps its fate, protection and round and is present; a new one
 /// gets round "waves" + 1 and is kProtected (with the reason) when "protect"
 /// says so; one no longer seen is absent, with FateAfterExit as its fate
-/// unless it is protected.
+/// unless it is protected. A new holder that is not protected but lies
+/// outside "scope" is kOutOfScope, with the reason in out_of_scope.
 void MergeHolderScan(const std::vector<Holder>& scanned, const ProtectList& protect,
-                     int waves, std::vector<TrackedHolder>* holders);
+                     const Scope& scope, int waves, std::vector<TrackedHolder>* holders);
+
+/// The playbook's active units that may be stopped; each other one goes to
+/// "skipped" as "UNIT: reason": a unit whose name is protected
+/// (unit_properties.h), whose cgroup holds fleetreap's own session
+/// ("self_cgroup"), or which runs a protected holder (its main PID, or a
+/// holder in its cgroup).
+std::vector<std::string> UnitsSafeToStop(const std::vector<std::string>& active,
+                                         const std::map<std::string, UnitProperties>& props,
+                                         const std::string& self_cgroup,
+                                         const std::vector<TrackedHolder>& holders,
+                                         std::vector<std::string>* skipped);
 
 /// nvidia-smi exits non-zero when a GPU is lost, yet still prints the other
 /// GPUs' rows. Appends those rows (read with the lost-GPU lines taken out;

@@ -10,6 +10,16 @@ namespace fleetreap {
 
 enum class HostKeyPolicy { kStrict, kAcceptNew, kOff };
 
+/// "strict", "accept-new" or "off", as --host-key-policy spells it.
+inline const char* HostKeyPolicyName(HostKeyPolicy policy) {
+  switch (policy) {
+    case HostKeyPolicy::kAcceptNew: return "accept-new";
+    case HostKeyPolicy::kOff: return "off";
+    case HostKeyPolicy::kStrict: break;
+  }
+  return "strict";
+}
+
 struct Options {
   // selection
   std::string hosts_file;        // --hosts
@@ -31,11 +41,14 @@ struct Options {
   bool ssh_config = false;       // --ssh-config (or --ssh-config-file)
   std::string ssh_config_file;   // --ssh-config-file, "" = ~/.ssh/config
   bool become = false;           // --become
+  bool no_agent = false;         // --no-agent
 
   // escalation
   std::string playbook;          // --playbook, "" = built-in default
   bool dry_run = false;
   std::vector<std::string> protect;   // --protect, repeatable
+  std::string gpus;              // --gpus LIST, "" = every GPU
+  std::string cgroup;            // --cgroup PATH, "" = any
 
   // output
   std::string json;              // --json FILE or -

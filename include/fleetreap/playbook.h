@@ -93,4 +93,8 @@ const Playbook& DefaultPlaybook();
 /// The text DefaultPlaybook() was parsed from.
 const char* DefaultPlaybookText();
 
+/// The steps of a playbook that names none: the whole ladder (inspect,
+/// stop_units, term, kill, rescan, clean_shm, verify).
+std::vector<Step> DefaultPlaybookSteps();
+
 }  // namespace fleetreap

@@ -55,6 +55,12 @@ std::string DeviceName(int major, int minor, const std::map<int, std::string>& m
 /// ')'. kParse on a malformed text.
 [[nodiscard]] Status ParseProcStat(const std::string& stat, Holder* holder);
 
+/// Whether the scan ran in the host's PID namespace, where nvidia-smi's PIDs
+/// live: the initial one (pid:[4026531836], the kernel's PROC_PID_INIT_INO),
+/// or the one a root-owned /etc/fleetreap/host-pid-namespace names (a host
+/// that is itself a container, as the simulated hosts are).
+bool SeesHostPidNamespace(const ScanOutput& scan);
+
 /// The GPU index of an NVIDIA device path: "/dev/nvidia3" -> 3 (any
 /// directory, so tests may use stand-in files). Returns -1 for every other
 /// path (nvidiactl, nvidia-uvm, nvidia-caps/nvidia-cap1...).

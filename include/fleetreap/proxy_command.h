@@ -1,7 +1,8 @@
 // ProxyCommand: an OpenSSH ProxyCommand (or the ProxyCommand that libssh 0.10
 // makes of a ProxyJump) run by fleetreap itself instead of by libssh, so that
 // it is bounded like a direct connection. It runs "/bin/sh -c 'exec CMD'" in a
-// session of its own with no terminal (so an ssh inside it cannot prompt),
+// session of its own with no terminal and no askpass (so an ssh inside it
+// cannot prompt, on a terminal or in a dialog),
 // speaks over a socketpair, keeps its stderr for error messages, and is ended
 // with its whole process group when the connection closes or is abandoned.
 // One object per connection, used by one thread; not thread-safe.
@@ -11,6 +12,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "fleetreap/status.h"
 
@@ -31,6 +33,11 @@ struct ProxyTokens {
 /// Errors are kInvalidInput with the reason.
 Status ExpandProxyCommand(const std::string& command, const ProxyTokens& tokens,
                           std::string* expanded);
+
+/// The environment a proxy runs with: this process's, less DISPLAY,
+/// WAYLAND_DISPLAY and SSH_ASKPASS, with SSH_ASKPASS_REQUIRE=never (an ssh
+/// in it must not raise a passphrase or confirmation dialog either).
+std::vector<std::string> ProxyEnvironment();
 
 /// Sorts what a proxy that ended before the SSH banner printed on stderr
 /// into the connection error kinds (refused, dns, connect_timeout, auth,

@@ -125,6 +125,6 @@ std::string ShmCleanScript(const std::vector<std::string>& patterns, bool dry_ru
 
 /// Runs "nvidia-smi --gpu-reset -i N" for each GPU in turn. Prints
 /// "reset N RC:TEXT" per GPU, then "end".
-std::string GpuResetScript(const std::vector<int>& gpus);
+std::string GpuResetScript(const std::vector<int>& gpus, std::chrono::milliseconds per_gpu);
 
 }  // namespace fleetreap

@@ -45,6 +45,9 @@ struct ProcessText {
   std::vector<std::string> argv;   // cmdline split at NULs
   bool has_exe = false;
   std::string exe;                 // the link's target
+  std::string cgroup;              // /proc/PID/cgroup
+  int exe_uid = -1;                // the executable file's owner and mode
+  int exe_mode = -1;               // (through the link), -1 unknown
 };
 
 struct ScanOutput {
@@ -66,6 +69,13 @@ struct ScanOutput {
   std::string passwd;                    // /etc/passwd, for user names
   std::vector<ChildProcess> children;    // of the watched parents
   std::vector<ChildProcess> parents;     // the watched parents (pid 0, comm)
+  std::string pid_namespace;             // "pid:[4026531836]", "" unknown
+  bool has_pid_marker = false;           // /etc/fleetreap/host-pid-namespace, root's
+  std::string pid_marker;                // its first line
+  std::map<int, std::string> pid_files;  // DaemonPidFiles() index -> first line
+  std::string self_cgroup;               // the scan shell's /proc/self/cgroup
+  int show_exit = -1;                    // systemctl show of the units, -1 not run
+  std::string show_out;
 };
 
 /// Parses ScanScript's stdout.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "fleetreap/process_owner.h"
+#include "fleetreap/scope.h"
 #include "fleetreap/status.h"
 
 namespace fleetreap {
@@ -24,8 +25,13 @@ enum class GpuState {
   kMissing,        // expected by the inventory but absent
   kUnknown,        // the value could not be read
   kRecovery,       // the driver asks for a recovery action (gpu_recovery_action)
+  kOutOfScope,     // outside the run's scope (--gpus), or held only by others' jobs
 };
 const char* GpuStateName(GpuState state);
+
+/// Whether a GPU in this state lets its host be clean: clean,
+/// protected_only or out_of_scope.
+bool GpuStateIsClean(GpuState state);
 
 struct GpuReading {
   int index = -1;
@@ -81,6 +87,7 @@ struct Holder {
   std::vector<int> charged_gpus;  // GPUs nvidia-smi charges memory to it on
   int exe_uid = -1;          // owner and mode of the executable file, -1 unknown
   int exe_mode = -1;
+  unsigned flags = 0;        // /proc/PID/stat field 9 (PF_KTHREAD...)
   int round = 1;             // the scan round that found it
 };
 
@@ -99,11 +106,15 @@ struct HostReport {
   HostStatus status = HostStatus::kFailed;
   ErrorKind error_kind = ErrorKind::kNone;
   std::string error_message;
+  /// The host key the server offered ("SHA256:...", as ssh-keygen -l prints
+  /// it), whatever the policy; "" when key exchange never got that far.
+  std::string host_key_fingerprint;
   std::vector<GpuReading> gpus_before;
   std::vector<GpuReading> gpus_after;
   std::vector<Holder> holders;
   std::vector<std::string> units_stopped;
   std::vector<std::string> units_would_stop;   // dry run
+  std::vector<std::string> units_skipped;      // "UNIT: why it was not stopped"
   std::vector<std::string> shm_removed;
   std::vector<std::string> shm_would_remove;   // dry run
   std::vector<StepTiming> timings;
@@ -125,6 +136,9 @@ struct RunReport {
   std::string playbook;           // playbook name
   bool dry_run = false;
   bool interrupted = false;       // Ctrl-C: hosts not started are left out
+  /// --host-key-policy ("strict", "accept-new", "off"); "" under --local.
+  std::string host_key_policy;
+  Scope scope;                    // --gpus, --cgroup, or the Slurm job
   std::vector<HostReport> hosts;  // in inventory order
   /// Names of selected hosts never started (interrupted, deadline), in
   /// inventory order; the reports list them and --failed-hosts includes them.

@@ -1,8 +1,10 @@
 // ReportFiles: writes the reports a run asked for (--json, --junit,
 // --summary-md, --failed-hosts) to their files. The renderers stay pure; this
 // is the only report code that touches the file system. Files are written to
-// a temporary name next to the target and renamed, so a reader never sees
-// half a report. Thread-compatible; call once, after the run.
+// a temporary file that mkstemp creates exclusively next to the target (a
+// symlink or file another user planted there is never followed or reused)
+// and renamed over it, so a reader never sees half a report.
+// Thread-compatible; call once, after the run.
 #pragma once
 
 #include <cstdio>
@@ -15,7 +17,10 @@
 namespace fleetreap {
 
 /// Writes "content" to "path". "-" means "stdout" (the stream given, so
-/// tests can pass their own). On failure returns kInternal with a message
+/// tests can pass their own). The file is written as ".NAME.XXXXXX" beside
+/// it (created with O_EXCL, mode 0666 less the umask), synced, then renamed
+/// over "path"; a symlink at "path" is replaced, not followed. On failure
+/// returns kInternal with a message
 /// naming the path and the system error, e.g.
 ///   cannot write /nope/r.json: No such file or directory
 /// and leaves any existing file at "path" untouched.

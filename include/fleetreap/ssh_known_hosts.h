@@ -1,9 +1,10 @@
-// SshKnownHosts: the known_hosts file as fleetreap reads and writes it. It
-// finds the lines that name a host (plain or hashed entries), so that a
-// changed key can be reported with the file and line that disagree, and it
-// appends new entries for --host-key-policy accept-new safely while many
-// sessions, threads or fleetreap processes write at once (one whole line per
-// write with O_APPEND, under flock). No libssh type appears here.
+// SshKnownHosts: the known_hosts files as fleetreap reads and writes them. It
+// finds the lines that name a host (plain or hashed entries) in every file
+// OpenSSH would read, judges an offered key against all of them, so that a
+// changed key is refused and reported with the file and line that disagree,
+// and it appends new entries for --host-key-policy accept-new safely while
+// many sessions, threads or fleetreap processes write at once (one whole line
+// per write with O_APPEND, under flock). No libssh type appears here.
 // Free functions; thread-safe.
 #pragma once
 
@@ -24,23 +25,48 @@ struct KnownHostsLine {
 };
 
 /// Fills "*lines" with every entry of "path" that names "host_name" (from
-/// KnownHostsName), plain or hashed (|1|salt|hash), in file order. Lines with
-/// a marker (@cert-authority, @revoked) and malformed lines are skipped. A
-/// missing file gives no lines and Ok; an unreadable one gives kInternal.
+/// KnownHostsName, or a HostKeyAlias), plain or hashed (|1|salt|hash), in
+/// file order; with "revoked", the @revoked entries that concern it go there.
+/// Other marker lines (@cert-authority) and malformed lines are skipped. The
+/// file is read once per process and again only when it changes (size,
+/// mtime or inode), and only the lines that could name the host are parsed,
+/// so a fleet-sized file costs little per host. A missing file gives no
+/// lines and Ok; an unreadable one gives kInternal.
 Status FindKnownHostsLines(const std::string& path, const std::string& host_name,
-                           std::vector<KnownHostsLine>* lines);
+                           std::vector<KnownHostsLine>* lines,
+                           std::vector<KnownHostsLine>* revoked = nullptr);
 
-/// The lines of known_hosts "path" that libssh could match for "host_name"
-/// (from KnownHostsName), in file order, each ending in a newline: entries
-/// that name it (case aside), and every hashed, pattern or marker line, which
-/// only libssh can judge. Comments, blank lines and entries that name only
-/// other hosts are left out, so that libssh, which reads its known_hosts file
-/// twice per connection, reads a few lines instead of the whole fleet's. The
-/// file is read once per process and again only when it changes (size, mtime
-/// or inode). Returns false, leaving "*text" alone, when the file cannot be
-/// read (missing included): the caller then gives libssh the file itself.
-bool KnownHostsSlice(const std::string& path, const std::string& host_name,
-                     std::string* text);
+/// One entry for a host, and the file it is in.
+struct KnownHostsRecord {
+  std::string file;
+  KnownHostsLine line;
+  bool revoked = false;  // a @revoked entry
+};
+
+/// Every entry (revoked ones included) that "files" hold for "host_name", as
+/// OpenSSH reads them: the user's files, then the global ones. Errors as
+/// FindKnownHostsLines.
+Status ReadKnownHosts(const std::vector<std::string>& files, const std::string& host_name,
+                      std::vector<KnownHostsRecord>* records);
+
+/// What the records say about an offered "key" ("type base64").
+struct KnownHostsVerdict {
+  enum class Kind {
+    kUnknown,  // no entry for the host
+    kKnown,    // an entry records this key
+    kChanged,  // entries record the host, none with this key
+    kRevoked,  // a @revoked entry names this key: refused whatever else
+  };
+  Kind kind = Kind::kUnknown;
+  std::string where;        // "FILE:LINE" of the deciding entry
+  std::string fingerprint;  // the key recorded there
+};
+
+/// A key recorded anywhere is known (OpenSSH accepts it as soon as one file
+/// has it); a host recorded only with other keys, in any file and of any
+/// type, has CHANGED; a @revoked key is refused first.
+KnownHostsVerdict JudgeHostKey(const std::vector<KnownHostsRecord>& records,
+                               const std::string& key);
 
 /// "SHA256:..." for a public key written as "type base64"; "" if malformed.
 std::string KeyFingerprint(const std::string& key);

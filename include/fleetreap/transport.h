@@ -63,6 +63,11 @@ class Transport {
 
   /// A short name for logs: "root@127.0.1.3:22" or "local".
   virtual std::string Describe() const = 0;
+
+  /// The host key the last Connect was offered ("SHA256:...", as ssh-keygen
+  /// -l prints it), also when the key was refused; "" when there is none
+  /// (no key exchange, or no SSH at all).
+  virtual std::string HostKeyFingerprint() const { return ""; }
 };
 
 /// Wraps "script" so the remote side ends it after "timeout": GNU timeout with

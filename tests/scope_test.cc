@@ -1,0 +1,108 @@
+#include "fleetreap/scope.h"
+
+#include <gtest/gtest.h>
+
+#include "fleetreap/report.h"
+
+namespace fleetreap {
+namespace {
+
+TEST(ScopeTest, ParseGpuList) {
+  struct Row {
+    const char* text;
+    std::vector<int> gpus;
+    const char* error;
+  };
+  const Row rows[] = {
+      {"0", {0}, ""},
+      {"4-7", {4, 5, 6, 7}, ""},
+      {"0,2-3,2", {0, 2, 3}, ""},
+      {"", {}, "usage: --gpus: \"\" is not a GPU index or range (0,2,4-7)"},
+      {"1,", {}, "usage: --gpus: \"\" is not a GPU index or range (0,2,4-7)"},
+      {"3-1", {}, "usage: --gpus: \"3-1\" is not a GPU index or range (0,2,4-7)"},
+      {"gpu0", {}, "usage: --gpus: \"gpu0\" is not a GPU index or range (0,2,4-7)"},
+      {"-1", {}, "usage: --gpus: \"-1\" is not a GPU index or range (0,2,4-7)"},
+  };
+  for (const Row& row : rows) {
+    std::vector<int> gpus;
+    Status status = ParseGpuList(row.text, "--gpus", &gpus);
+    EXPECT_EQ(status.ok() ? "" : status.ToString(), row.error) << row.text;
+    if (status.ok()) {
+      EXPECT_EQ(gpus, row.gpus) << row.text;
+    }
+  }
+}
+
+TEST(ScopeTest, SlurmScopeAndDescription) {
+  Scope scope;
+  ASSERT_TRUE(SlurmScope("42", "1,3", &scope).ok());
+  EXPECT_EQ(DescribeScope(scope),
+            "GPUs 1,3, Slurm job 42 (from SLURM_JOB_ID, SLURM_JOB_GPUS)");
+  ASSERT_TRUE(SlurmScope("42", "", &scope).ok());
+  EXPECT_FALSE(scope.gpus);
+  EXPECT_EQ(SlurmScope("42", "gpu:1", &scope).ToString(),
+            "usage: SLURM_JOB_GPUS: \"gpu:1\" is not a GPU index or range (0,2,4-7)");
+  EXPECT_EQ(DescribeScope(Scope()), "");
+}
+
+Holder Worker(int pid, std::vector<int> gpus, const std::string& cgroup) {
+  Holder h;
+  h.pid = pid;
+  h.comm = "VLLM::Worker_TP";
+  h.gpus = {0, 1, 2, 3};
+  h.charged_gpus = std::move(gpus);
+  h.owner = OwnerFromCgroup(cgroup);
+  return h;
+}
+
+TEST(ScopeTest, OutOfScopeReason) {
+  Scope cgroup;
+  cgroup.cgroup = "/system.slice/slurmstepd.scope/job_42";
+  cgroup.source = "flags";
+  EXPECT_EQ(OutOfScopeReason(Worker(1, {0}, "/system.slice/slurmstepd.scope/job_42/step_0"),
+                             cgroup), "");
+  EXPECT_EQ(OutOfScopeReason(Worker(1, {0}, "/system.slice/slurmstepd.scope/job_421"), cgroup),
+            "cgroup /system.slice/slurmstepd.scope/job_421, outside --cgroup "
+            "/system.slice/slurmstepd.scope/job_42");
+  EXPECT_EQ(OutOfScopeReason(Worker(1, {0}, ""), cgroup),
+            "cgroup unknown, outside --cgroup /system.slice/slurmstepd.scope/job_42");
+}
+
+TEST(ScopeTest, ApplyScopeToGpus) {
+  auto gpu = [](int index, GpuState state) {
+    GpuReading g;
+    g.index = index;
+    g.used_mib = 1000;
+    g.state = state;
+    return g;
+  };
+  Holder theirs = Worker(10, {1}, "/system.slice/other.service");
+  theirs.gpus = {1};
+  theirs.fate = HolderFate::kOutOfScope;
+  Holder ours = Worker(11, {0}, "/system.slice/ours.service");
+  ours.gpus = {0};
+  // --gpus 0,1: GPU 2 is not ours; GPU 1 is ours and someone else's holder
+  // keeps it busy.
+  Scope listed;
+  listed.gpus = std::vector<int>{0, 1};
+  listed.source = "flags";
+  std::vector<GpuReading> gpus = {gpu(0, GpuState::kBusy), gpu(1, GpuState::kBusy),
+                                  gpu(2, GpuState::kBusy)};
+  ApplyScopeToGpus(listed, {theirs, ours}, &gpus);
+  EXPECT_EQ(gpus[0].state, GpuState::kBusy);
+  EXPECT_EQ(gpus[1].state, GpuState::kBusy);
+  EXPECT_EQ(gpus[2].state, GpuState::kOutOfScope);
+  EXPECT_EQ(gpus[2].detail, "outside --gpus 0-1");
+  // --cgroup only: a GPU only another tenant uses is theirs.
+  Scope cgroup;
+  cgroup.cgroup = "/system.slice/ours.service";
+  gpus = {gpu(0, GpuState::kBusy), gpu(1, GpuState::kBusy)};
+  ApplyScopeToGpus(cgroup, {theirs, ours}, &gpus);
+  EXPECT_EQ(gpus[0].state, GpuState::kBusy);
+  EXPECT_EQ(gpus[1].state, GpuState::kOutOfScope);
+  EXPECT_EQ(gpus[1].detail, "held only by out-of-scope VLLM::Worker_TP (10)");
+  EXPECT_TRUE(GpuStateIsClean(GpuState::kOutOfScope));
+}
+
+}  // namespace
+}  // namespace fleetreap
