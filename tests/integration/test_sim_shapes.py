@@ -34,6 +34,7 @@ SPECS = [
     HostSpec("restart", scenario="restart_unit", bystanders=20),
     HostSpec("daemons", scenario="gpu_node_daemons", bystanders=20),
     HostSpec("elsewhere", scenario="persistenced_elsewhere", bystanders=0),
+    HostSpec("operator", scenario="gpu_operator_node", bystanders=0),
     HostSpec("impostors", scenario="impostors", bystanders=0),
 ]
 
@@ -246,6 +247,28 @@ class SimShapesTest(unittest.TestCase):
             self.assertIn(unit, units)
         # Nothing but the daemons and the vLLM engine holds memory.
         self.assertTrue(all(g["memory_used_mib"] == 96844 for g in truth["gpus"]))
+
+    def test_operator_agents_run_from_their_own_container_roots(self):
+        truth = self.truth["operator"]
+        self.assertEqual({p["name"] for p in truth["protected"]}, set(DAEMONS))
+        self.assertEqual(len(truth["gpu_processes"]), 8)
+        pods = [n for n, spec in DAEMONS.items() if spec[1].startswith("pod:")]
+        self.assertIn("nvidia-device-plugin", pods)
+        for name in pods:
+            d = truth["daemons"][name]
+            pid, path = d["pid"], DAEMONS[name][0]
+            self.assertTrue(d["alive"], name)
+            out = self.sh("operator", f"readlink /proc/{pid}/exe /proc/{pid}/root; "
+                                      f"stat -L -c '%U %a' /proc/{pid}/root{path}; "
+                                      f"test -e {path} && echo host-has-it || echo host-lacks-it; "
+                                      f"for f in /proc/{pid}/fd/*; do readlink $f; done")
+            exe, root, owner, host_copy, *fds = out.split("\n")
+            self.assertEqual((exe, root, owner, host_copy),
+                             (path, "/", "root 755", "host-lacks-it"), name)
+            self.assertIn("/dev/nvidia7", fds)
+        # The driver-stack daemons still run from the host's own files.
+        self.assertEqual(self.sh("operator", "test -x /usr/bin/nvidia-persistenced && echo ok"),
+                         "ok\n")
 
     def test_persistenced_at_an_unusual_path_writes_its_pid_file(self):
         d = self.truth["elsewhere"]["daemons"]["nvidia-persistenced"]

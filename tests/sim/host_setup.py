@@ -107,7 +107,10 @@ DAEMONS = {
 # restarted when their main process dies).
 DAEMON_UNIT_RESTART = {"nvidia-persistenced.service": "always"}
 # Every executable installed in each host: daemons and other system binaries.
-INSTALLED = dict({name: spec[0] for name, spec in DAEMONS.items()},
+# (Pod daemons come with their image: installed in the host's /usr/bin only
+# when run without a container root, see HostSetup.daemon.)
+INSTALLED = dict({name: spec[0] for name, spec in DAEMONS.items()
+                  if not spec[1].startswith("pod:")},
                  slurmd="/usr/sbin/slurmd", slurmstepd="/usr/sbin/slurmstepd")
 
 
@@ -368,16 +371,24 @@ class HostSetup:
         self.host.restart_units[unit] = {"first_pid": pids["parent"], "gpus": str(gpus)}
         return pids["parent"]
 
-    def daemon(self, name, argv=None, unit=None, path=None, pidfile="default", cgroup=None):
+    def daemon(self, name, argv=None, unit=None, path=None, pidfile="default", cgroup=None,
+               container_root=False):
         """Starts protected daemon 'name' of DAEMONS (a real executable of
         that name, root-owned 0755 at its usual path, or at 'path', copied
         there), holding nvidiactl, nvidia-uvm and every GPU at 0 MiB, in its
         unit's cgroup (/system.slice/UNIT; the fake systemctl knows the unit)
         or in its pod's container cgroup; it writes its PID file where the
-        real one does (pidfile=None: none). Returns its PID."""
+        real one does (pidfile=None: none). container_root (pod daemons only):
+        run it as containerd does, from its own root filesystem
+        (/run/containerd/io.containerd.runtime.v2.task/k8s.io/<id>/rootfs in
+        the host, pivot_root'ed into, with the host's /dev and libraries
+        bound in): /proc/PID/exe then reads /usr/bin/NAME, a path that does
+        not exist in the host's own /usr/bin, and /proc/PID/root reads "/";
+        the file is reachable through /proc/PID/exe or /proc/PID/root/...
+        Returns its PID."""
         default_path, owner, args, default_pidfile = DAEMONS[name]
         path = path or default_path
-        if path != default_path:
+        if path != default_path or (owner.startswith("pod:") and not container_root):
             installed = self.fleet.exec(
                 self.name, f"install -D -o root -g root -m 0755 /usr/local/bin/gpuload "
                            f"{shlex.quote(path)}")
@@ -393,20 +404,59 @@ class HostSetup:
                 cgroup = f"/system.slice/{unit}"
             else:
                 cgroup = pod_cgroup(self.name, owner[4:], name)
-        pids = self.workload(hold_all=True, mib=0, argv=argv, exe=path, on_term="exit", unit=unit,
-                             cgroup=cgroup, own_pidfile=pidfile)
-        pid = pids["parent"]
+        if container_root:
+            if not owner.startswith("pod:") or unit:
+                raise ValueError(f"{name}: container_root is for pod daemons")
+            pid = self._container_daemon(name, path, argv, cgroup, pidfile)
+        else:
+            pids = self.workload(hold_all=True, mib=0, argv=argv, exe=path, on_term="exit",
+                                 unit=unit, cgroup=cgroup, own_pidfile=pidfile)
+            pid = pids["parent"]
         self.host.protected[pid] = name
         self.host.daemons[name] = {"pid": pid, "exe": path, "cgroup": cgroup, "unit": unit,
-                                   "pidfile": pidfile}
+                                   "pidfile": pidfile, "container_root": container_root}
         if unit and not os.path.exists(os.path.join(self.host.state, "units", unit)):
             self._write_unit(unit, pid, "control-group", name, 5, cgroup=cgroup,
                              Restart=DAEMON_UNIT_RESTART.get(unit, "no"), PIDFile=pidfile)
         return pid
 
-    def all_daemons(self):
-        """Every daemon of DAEMONS, each where it runs on a real node."""
-        return {name: self.daemon(name) for name in DAEMONS}
+    def _container_daemon(self, name, path, argv, cgroup, pidfile):
+        """Starts daemon 'name' from a container root of its own (see
+        daemon(container_root=True)); returns its PID."""
+        self._seq += 1
+        env = {"FAKEGPU_GPUS": "", "FAKEGPU_ON_TERM": "exit", "FAKEGPU_DAEMONIZE": "1",
+               "FAKEGPU_PIDFILE": f"/run/fakegpu/pids/{self._seq}", "FAKEGPU_NO_FLAGS": "1",
+               "FAKEGPU_HOLD_ALL": "1", "FAKEGPU_COMM": os.path.basename(path)[:15],
+               "FAKEGPU_TITLE_PAD": "none"}
+        if pidfile:
+            env["FAKEGPU_OWN_PIDFILE"] = pidfile
+        cid = cgroup.rsplit("cri-containerd-", 1)[-1].split(".")[0]
+        root = f"/run/containerd/io.containerd.runtime.v2.task/k8s.io/{cid}/rootfs"
+        setup = "\n".join([
+            "set -e", f"R={root}", "mkdir -p $R", "mount --bind $R $R",
+            f"mkdir -p $R{os.path.dirname(path)} $R/dev $R/run/fakegpu $R/var $R/old $R/tmp $R/proc",
+            "ln -sfn /run $R/var/run",
+            "for d in lib lib64 usr/lib; do",
+            "  if [ -d /$d ]; then mkdir -p $R/$d; mount --rbind /$d $R/$d; fi",
+            "done",
+            f"install -o root -g root -m 0755 /usr/local/bin/gpuload $R{path}",
+            "mount --rbind /dev $R/dev", "mount --bind /run/fakegpu $R/run/fakegpu",
+            "cd $R", "pivot_root . old",
+            "/old/usr/bin/mount -t proc proc /proc", "/old/usr/bin/umount -l /old",
+            " ".join(f"export {k}={shlex.quote(v)};" for k, v in env.items()),
+            "exec " + " ".join(shlex.quote(a) for a in argv)])
+        command = f"unshare --mount --propagation private sh -c {shlex.quote(setup)}"
+        result = self.fleet.exec(self.name, command, cgroup=cgroup)
+        if result.returncode != 0:
+            raise RuntimeError(f"{self.name}: container daemon {name} failed: {result.stderr}")
+        return self._read_pids(os.path.join(self.host.state, "pids", str(self._seq)))["parent"]
+
+    def all_daemons(self, container_root=False):
+        """Every daemon of DAEMONS, each where it runs on a real node; with
+        container_root, the pod daemons run from their own container roots."""
+        return {name: self.daemon(name, container_root=container_root
+                                  and DAEMONS[name][1].startswith("pod:"))
+                for name in DAEMONS}
 
     def pod_sandbox(self, pod):
         """The pod's pause process (/pause, in its own container cgroup)."""

@@ -377,6 +377,21 @@ def gpu_node_daemons(h):
 
 
 @scenario
+def gpu_operator_node(h):
+    """gpu_node_daemons as a Kubernetes node runs it: the GPU Operator's and
+    the DRA driver's agents (dcgm-exporter, the device plugin and its
+    config-manager, GFD, the MIG manager, the validator, MPS, the kubelet
+    plugins, the compute-domain daemon) each from its own container root
+    (/run/containerd/io.containerd.runtime.v2.task/k8s.io/<id>/rootfs,
+    pivot_root'ed): /proc/PID/exe reads /usr/bin/NAME, which the host's own
+    /usr/bin does not have. The driver-stack daemons run in their units;
+    plus the vLLM incident. Every daemon must survive."""
+    h.all_daemons(container_root=True)
+    h.service("vllm.service", killmode="process", description="vLLM OpenAI server",
+              mib=96844, title="VLLM::Worker_TP%d", argv=VLLM_ARGV)
+
+
+@scenario
 def persistenced_elsewhere(h):
     """nvidia-persistenced runs from /opt/nvidia/driver/bin (root-owned 0755,
     as a driver container or a custom install puts it) and writes its usual
