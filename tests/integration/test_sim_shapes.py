@@ -24,7 +24,7 @@ from host_setup import DAEMONS, HostSetup, pod_uid  # noqa: E402
 from scenarios import IMPOSTORS, wait_until  # noqa: E402
 from simfleet import Fleet, HostSpec, scratch_dir  # noqa: E402
 
-CGROUPS, CGROUPS_WHY = simfleet.cgroups_available()
+CGROUPS, CGROUPS_WHY = simfleet.cgroups_status()
 needs_cgroups = unittest.skipUnless(CGROUPS, f"no writable cgroups: {CGROUPS_WHY}")
 
 SPECS = [

@@ -41,7 +41,7 @@ HostSpec(name, scenario="clean", gpus=8, sudo=True, user="root",
 Scenarios are functions in scenarios.py, registered by name.
 
 cgroups (where the machine's cgroup v2 hierarchy is writable, see
-cgroups_available()): each host runs in its own subtree
+cgroups_available() and cgroups_status()): each host runs in its own subtree
 CGROUP2/fleetreap-sim/netN/HOST and cgroup namespace, laid out like a
 systemd host (README "cgroups"); fleet.cgroup is the fleet's tree (None
 without cgroups), removed by down() and cleanup().
@@ -110,7 +110,7 @@ def cgroup2_mount():
 _CGROUPS = None
 
 
-def cgroups_available():
+def cgroups_status():
     """(True, base) when simulated hosts get real cgroups under 'base'
     (CGROUP_ROOT/fleetreap-sim), else (False, why). Off with
     FLEETREAP_SIM_CGROUPS=0. Probed once per process (mkdir + rmdir of a
@@ -119,6 +119,12 @@ def cgroups_available():
     if _CGROUPS is None:
         _CGROUPS = _probe_cgroups()
     return _CGROUPS
+
+
+def cgroups_available():
+    """Whether simulated hosts get real cgroups (a bool, for skipUnless;
+    cgroups_status() says why not)."""
+    return cgroups_status()[0]
 
 
 def _probe_cgroups():
@@ -181,7 +187,7 @@ def remove_stale_cgroups():
     """Removes every fleet cgroup tree under fleetreap-sim/ that holds no
     process any more (fleets that crashed or were ended without their
     cgroups); returns the trees removed. Trees with live processes stay."""
-    ok, base = cgroups_available()
+    ok, base = cgroups_status()
     removed = []
     if not ok or not os.path.isdir(base):
         return removed
@@ -368,7 +374,7 @@ class Fleet:
     def _make_fleet_cgroup(self, first_net):
         """CGROUP_ROOT/fleetreap-sim/netN (N: the fleet's first claimed net,
         unique among live fleets), or a note why hosts get no cgroups."""
-        ok, base = cgroups_available()
+        ok, base = cgroups_status()
         if not ok:
             self.cgroup_note = base
             print(f"simfleet: hosts run without cgroups ({base}); /proc/PID/cgroup "
@@ -643,7 +649,7 @@ class Fleet:
         end_hosts(hosts)
         wait_gone([h.unshare_pid for h in hosts] + [h.init_pid for h in hosts if h.init_pid])
         cgroup = record.get("cgroup")
-        ok, base = cgroups_available()
+        ok, base = cgroups_status()
         if cgroup and ok and os.path.dirname(cgroup) == base:   # only ever ours
             remove_cgroup_tree(cgroup)
         _remove_created(workdir)
