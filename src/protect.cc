@@ -82,6 +82,7 @@ const std::vector<DaemonPidFile>& DaemonPidFiles() {
       {"nvlsm", "/var/run/nvidia-fabricmanager/nvlsm.pid"},
       {"nvidia-gridd", "/var/run/nvidia-gridd/nvidia-gridd.pid"},
       {"nvidia-topologyd", "/var/run/nvidia-topologyd/nvidia-topologyd.pid"},
+      {"nv-hostengine", "/var/run/nvhostengine.pid"},  // DCGM's --pid default
   };
   return files;
 }

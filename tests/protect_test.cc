@@ -103,7 +103,7 @@ TEST(ProtectTest, EveryDefaultEntryNeedsARootOwnedSystemExecutable) {
 
 TEST(ProtectTest, PidFilesAreTheDaemonsOwn) {
   const std::vector<DaemonPidFile>& files = DaemonPidFiles();
-  ASSERT_EQ(files.size(), 5u);
+  ASSERT_EQ(files.size(), 6u);
   EXPECT_EQ(files[0].path, "/var/run/nvidia-persistenced/nvidia-persistenced.pid");
   ProtectList list = ProtectList::Default();
   for (const DaemonPidFile& file : files) {

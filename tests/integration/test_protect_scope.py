@@ -1,0 +1,245 @@
+"""Never touch what is not ours (issue 12), end to end: the real fleetreap
+binary against simulated GPU nodes over real SSH and with --local inside a
+host, checked against the fleet's own ground truth. Every protected daemon of
+a real GPU node survives and is named; jobs that only name themselves like a
+daemon are signalled; a scoped run (--gpus, --cgroup, a Slurm epilog's job)
+never touches a co-tenant; holders are reported with their owner (unit and
+its Restart=, container, pod, Slurm job); units that run a protected daemon
+are skipped, playbook patterns that would stop one are refused; a shell that
+does not see the host's PID namespace signals nothing.
+Needs root and the built sim tools (FLEETREAP_SIM_BIN_DIR, FLEETREAP_BIN).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "sim"))
+
+import host_setup  # noqa: E402
+from host_setup import HostSetup  # noqa: E402
+from scenarios import IMPOSTORS  # noqa: E402
+from simfleet import Fleet, HostSpec, cgroups_available, scratch_dir  # noqa: E402
+
+SOURCE = os.environ.get("FLEETREAP_SOURCE_DIR", os.path.join(HERE, "..", ".."))
+BIN = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE, "build", "fleetreap"))
+DEFAULT_PLAYBOOK = os.path.join(SOURCE, "playbooks", "default.yaml")
+
+
+def parse_report(proc):
+    try:
+        return json.loads(proc.stdout[proc.stdout.index("{"):])
+    except ValueError:
+        raise AssertionError(f"no JSON report (exit {proc.returncode}): {proc.stderr[-2000:]}")
+
+
+def run_fleetreap(fleet, *extra, playbook=DEFAULT_PLAYBOOK):
+    argv = [BIN, "--hosts", fleet.inventory, "--known-hosts", fleet.known_hosts,
+            "--identity", fleet.key, "--playbook", playbook, "--command-timeout", "8s",
+            "--json", "-", "--quiet", "--color", "never", *extra]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    report = parse_report(proc)
+    return proc.returncode, {h["name"]: h for h in report["hosts"]}, report
+
+
+def local_command(*extra):
+    return " ".join([BIN, "--local", "--json", "-", "--quiet", "--color", "never", *extra])
+
+
+@unittest.skipUnless(cgroups_available(), "needs a writable cgroup v2 hierarchy")
+class ProtectScopeTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = scratch_dir(prefix="protecttest-")
+        cls.fleet = Fleet(os.path.join(cls.tmp, "fleet"))
+        cls.fleet.up([HostSpec("daemons", scenario="gpu_node_daemons", bystanders=10),
+                      HostSpec("impost", scenario="impostors", bystanders=10),
+                      HostSpec("elsewhere", scenario="persistenced_elsewhere", bystanders=10),
+                      HostSpec("slurm", scenario="slurm_shared", bystanders=10),
+                      HostSpec("flags", scenario="slurm_shared", bystanders=10),
+                      HostSpec("boxes", scenario="container_shapes", bystanders=10),
+                      HostSpec("restart", scenario="restart_unit", bystanders=10),
+                      HostSpec("units", scenario="vllm_incident", bystanders=10),
+                      HostSpec("nested", scenario="vllm_incident", bystanders=10)])
+        # An innocently named unit that runs DCGM, and a vLLM unit to stop.
+        cls.telemetry = HostSetup(cls.fleet, cls.fleet.host("units")).daemon(
+            "nv-hostengine", unit="gpu-telemetry.service")
+        cls.before = cls.fleet.ground_truth()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.fleet.down()
+
+    def fleet_run(self, hosts, *extra, playbook=DEFAULT_PLAYBOOK):
+        return run_fleetreap(self.fleet, "--limit", hosts, *extra, playbook=playbook)
+
+    @classmethod
+    def clean_daemon_node(cls):
+        """One run over the GPU node with every daemon, shared by the
+        per-daemon tests below."""
+        if not hasattr(cls, "daemon_run"):
+            rc, hosts, _ = run_fleetreap(cls.fleet, "--limit", "daemons")
+            cls.daemon_run = (rc, hosts["daemons"], cls.fleet.ground_truth()["daemons"])
+        return cls.daemon_run
+
+    def test_gpu_node_with_every_daemon_ends_clean(self):
+        rc, host, truth = self.clean_daemon_node()
+        self.assertEqual(host["status"], "clean", host["error_message"])
+        self.assertEqual(rc, 0)
+        self.assertEqual(truth["gpu_processes"], [])
+        self.assertEqual(set(truth["daemons"]), set(host_setup.DAEMONS))
+
+    def check_daemon(self, name):
+        rc, host, truth = self.clean_daemon_node()
+        self.assertTrue(truth["daemons"][name]["alive"], f"{name} was killed")
+        before = self.before["daemons"]["daemons"][name]
+        holder = next((h for h in host["holders"] if h["pid"] == before["pid"]), None)
+        self.assertIsNotNone(holder, f"{name} (pid {before['pid']}) not reported")
+        self.assertEqual(holder["fate"], "protected")
+        self.assertIn(holder["protected_by"], (name, name + " (pid file)", "nvsm*"))
+
+    def test_a_job_named_like_a_daemon_is_a_job(self):
+        rc, hosts, _ = self.fleet_run("impost")
+        host = hosts["impost"]
+        truth = self.fleet.ground_truth()["impost"]
+        self.assertEqual(host["status"], "clean", host["error_message"])
+        self.assertTrue(all(d["alive"] for d in truth["daemons"].values()))
+        by_exe = {h["exe"]: h for h in host["holders"]}
+        for path, user, mode, gpu, mib in IMPOSTORS:
+            with self.subTest(impostor=path):
+                holder = by_exe[path]
+                self.assertIn(holder["fate"], ("terminated", "killed"))
+                self.assertEqual(holder["named_like"], os.path.basename(path))
+                self.assertIsNone(holder["protected_by"])
+        self.assertFalse(any(i["alive"] for i in truth["impostors"]))
+
+    def test_persistenced_outside_usr_bin_is_still_protected(self):
+        rc, hosts, _ = self.fleet_run("elsewhere")
+        host = hosts["elsewhere"]
+        self.assertEqual(host["status"], "clean", host["error_message"])
+        daemon = self.before["elsewhere"]["daemons"]["nvidia-persistenced"]
+        holder = next(h for h in host["holders"] if h["pid"] == daemon["pid"])
+        self.assertEqual(holder["fate"], "protected")
+        self.assertTrue(self.fleet.ground_truth()["elsewhere"]["daemons"]
+                        ["nvidia-persistenced"]["alive"])
+
+    def test_slurm_epilog_cleans_only_its_job(self):
+        proc = self.fleet.exec_epilog("slurm", 41, local_command())
+        report = parse_report(proc)
+        host = report["hosts"][0]
+        self.assertEqual(proc.returncode, 0, host["error_message"])
+        self.assertEqual(report["scope"]["slurm_job"], "41")
+        self.assertEqual(report["scope"]["source"], "slurm")
+        self.assertEqual(report["scope"]["gpus"], [0, 1, 2, 3])
+        jobs = self.fleet.ground_truth()["slurm"]["jobs"]
+        self.assertEqual(jobs["41"]["workers_alive"], [])
+        self.assertEqual(jobs["42"]["workers_alive"], jobs["42"]["workers"])
+        self.assertEqual(self.before["slurm"]["jobs"]["42"]["processes"],
+                         jobs["42"]["processes"])
+        fates = {h["owner"]["slurm_job"]: set() for h in host["holders"]}
+        for h in host["holders"]:
+            fates[h["owner"]["slurm_job"]].add(h["fate"])
+        self.assertEqual(fates["42"], {"out_of_scope"})
+        self.assertTrue(fates["41"] <= {"terminated", "killed"})
+        states = {g["index"]: g["state"] for g in host["gpus_after"]}
+        self.assertEqual({states[i] for i in range(4, 8)}, {"out_of_scope"})
+
+    def test_gpus_flag_over_ssh_never_touches_the_co_tenant(self):
+        rc, hosts, report = self.fleet_run("flags", "--gpus", "4-7")
+        host = hosts["flags"]
+        self.assertEqual(rc, 0, host["error_message"])
+        self.assertEqual(report["scope"]["gpus"], [4, 5, 6, 7])
+        jobs = self.fleet.ground_truth()["flags"]["jobs"]
+        self.assertEqual(jobs["41"]["workers_alive"], jobs["41"]["workers"])
+        self.assertEqual(jobs["42"]["workers_alive"], [])
+
+    def test_owners_and_cgroup_scope(self):
+        # Read-only first: every holder names its container or pod.
+        rc, hosts, _ = self.fleet_run("boxes", "--dry-run")
+        host = hosts["boxes"]
+        jobs = self.before["boxes"]["jobs"]
+        docker_cgroup = jobs["docker:trainer"]["cgroup"]
+        owners = {}
+        for h in host["holders"]:
+            if h["fate"] == "protected":
+                continue
+            owners.setdefault(h["cgroup"], h["owner"])
+        docker = owners[docker_cgroup]
+        self.assertEqual(docker["container_runtime"], "docker")
+        self.assertEqual(len(docker["container_id"]), 64)
+        pod_cgroup = jobs["pod:llm-serve-7d9f8b6c5-x2x4q"]["cgroup"]
+        pod = next(o for c, o in owners.items() if c.startswith(pod_cgroup + "/"))
+        self.assertEqual(pod["container_runtime"], "containerd")
+        self.assertEqual(len(pod["pod_uid"]), 36)
+        # Scoped to the Docker container: the pod is never touched.
+        rc, hosts, _ = self.fleet_run("boxes", "--cgroup", docker_cgroup)
+        truth = self.fleet.ground_truth()["boxes"]["jobs"]
+        self.assertEqual(truth["docker:trainer"]["gpu_processes"], [])
+        self.assertEqual(truth["pod:llm-serve-7d9f8b6c5-x2x4q"]["processes"],
+                         jobs["pod:llm-serve-7d9f8b6c5-x2x4q"]["processes"])
+        fates = {h["fate"] for h in hosts["boxes"]["holders"]
+                 if h["cgroup"].startswith(pod_cgroup + "/")}
+        self.assertEqual(fates, {"out_of_scope"})
+
+    def test_a_restarting_unit_is_named_and_can_be_stopped(self):
+        rc, hosts, _ = self.fleet_run("restart", "--dry-run")
+        unit = self.before["restart"]["restart_units"]["embed.service"]
+        holder = next(h for h in hosts["restart"]["holders"] if h["pid"] == unit["main_pid"])
+        self.assertEqual(holder["owner"]["unit"], "embed.service")
+        self.assertEqual(holder["owner"]["unit_restart"], "always")
+        with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as f:
+            f.write("name: embed\nunits: [embed.service]\n")
+        try:
+            rc, hosts, _ = self.fleet_run("restart", playbook=f.name)
+        finally:
+            os.unlink(f.name)
+        self.assertEqual(hosts["restart"]["status"], "clean", hosts["restart"]["error_message"])
+        self.assertEqual(hosts["restart"]["units_stopped"], ["embed.service"])
+        truth = self.fleet.ground_truth()["restart"]["restart_units"]["embed.service"]
+        self.assertFalse(truth["main_alive"])
+
+    def test_units_obey_the_protected_set(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            bad = os.path.join(tmp, "bad.yaml")
+            with open(bad, "w") as f:
+                f.write("name: bad\nunits:\n  - vllm.service\n  - nvidia*\n")
+            proc = subprocess.run([BIN, "--hosts", self.fleet.inventory, "--playbook", bad,
+                                   "--limit", "units"], capture_output=True, text=True)
+            self.assertEqual(proc.returncode, 65)
+            self.assertIn(f"{bad}:4:5: units entry \"nvidia*\" would stop "
+                          "nvidia-persistenced.service", proc.stderr)
+            good = os.path.join(tmp, "good.yaml")
+            with open(good, "w") as f:
+                f.write("name: good\nunits: [vllm.service, gpu-telemetry.service]\n")
+            rc, hosts, _ = self.fleet_run("units", playbook=good)
+        host = hosts["units"]
+        self.assertEqual(host["status"], "clean", host["error_message"])
+        self.assertEqual(host["units_stopped"], ["vllm.service"])
+        self.assertEqual(host["units_skipped"],
+                         [f"gpu-telemetry.service: it runs protected nv-hostengine "
+                          f"(pid {self.telemetry})"])
+        self.assertTrue(self.fleet.ground_truth()["units"]["daemons"]["nv-hostengine"]["alive"])
+
+    def test_local_in_a_foreign_pid_namespace_signals_nothing(self):
+        proc = self.fleet.exec_nested_pidns("nested", local_command(), timeout=120)
+        report = parse_report(proc)
+        host = report["hosts"][0]
+        self.assertEqual(host["status"], "failed")
+        self.assertIn("does not see the host's PID namespace", host["error_message"])
+        self.assertEqual(proc.returncode, 2)
+        self.assertEqual(self.fleet.ground_truth()["nested"]["gpu_processes"],
+                         self.before["nested"]["gpu_processes"])
+
+
+# One test per entry of the default protected set that the sim runs.
+for _name in host_setup.DAEMONS:
+    setattr(ProtectScopeTest, "test_daemon_" + _name.replace("-", "_"),
+            lambda self, name=_name: self.check_daemon(name))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
