@@ -224,6 +224,12 @@ Status IniLoader::HostLine(const std::string& line, int group) {
   int port = -1;
   Status s = ExpandAnsibleHostKey(tokens[0], &names, &port);
   if (!s.ok()) return Error(s.message());
+  if (port >= 0) {
+    s = inventory_internal::CheckVariable(
+        "host \"" + names.front() + "\"", "ansible_port",
+        {Variable::Kind::kScalar, std::to_string(port), {}, Here()});
+    if (!s.ok()) return s;
+  }
   std::string key = Strip(tokens[0]);
   if (!key.empty() && key.back() == ':' && port < 0) {
     return Error("Invalid host pattern '" + tokens[0] +

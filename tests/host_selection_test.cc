@@ -89,6 +89,15 @@ TEST_F(HostSelectionTest, SelectsWithAnsiblePatterns) {
       {"~.*7", "gpu07,spare7"},
       {" rack1 , &h200 ", "gpu[05-08]"},
       {"login1,login1,gpu01", "gpu01,login1"},
+      {"rack1[0]", "gpu01"},
+      {"rack1[-1]", "gpu08"},
+      {"rack2[1:3]", "gpu[10-12]"},
+      {"rack2[6:]", "gpu[15-16]"},
+      {"gpus[8]", "gpu09"},
+      {"h200[4]", "gpu13"},
+      {"gpus[0],h200[0]", "gpu[01,05]"},
+      {"gpu0[1-3]", "gpu[01-03]"},
+      {"~gpu(0[1-2]|16)$", "gpu[01-02,16]"},
   };
   for (const Row& row : rows) {
     EXPECT_EQ(Select(row.limit), row.selected) << row.limit;
@@ -123,6 +132,14 @@ TEST_F(HostSelectionTest, RejectsLimitsThatNameNothing) {
       {"rack1:&rack2", "--limit \"rack1:&rack2\": selects no hosts"},
       {"gpus:!gpus", "--limit \"gpus:!gpus\": selects no hosts"},
       {"rack1:!", "--limit \"!\": operator without a pattern"},
+      {"rack1[8]", "--limit \"rack1[8]\": Ansible finds no host at that position of \"rack1\""},
+      {"rack1[9:]", "--limit \"rack1[9:]\": Ansible finds no host at that position of \"rack1\""},
+      {"rack1:login1,spare7",
+       "--limit \"rack1:login1\": matches no host or group in inv/fleet.yaml (with a \",\" in "
+       "the pattern Ansible does not split at \":\"; use one of them)"},
+      {"~(?P<x>gpu)",
+       "--limit \"~(?P<x>gpu)\": \"(?P\" in a regular expression is Python syntax that "
+       "fleetreap cannot match the way Ansible does"},
       {"@/nonexistent/failed.txt",
        "--limit \"@/nonexistent/failed.txt\": cannot read /nonexistent/failed.txt: No such "
        "file or directory"},
@@ -149,6 +166,60 @@ TEST_F(HostSelectionTest, ReadsNamesFromAFile) {
                 "\" line 2: \"gpu99\": matches no host or group in inv/fleet.yaml");
   std::ofstream(path) << "# nothing\n";
   EXPECT_EQ(Select("@" + path), "--limit \"@" + path + "\": " + path + " names no hosts");
+}
+
+// Where Ansible's reading and a host-range reading both select hosts and
+// differ, or Ansible's own order is not fixed, fleetreap refuses.
+TEST(HostSelectionRefusalTest, RefusesWhereAnsibleAndRangesCouldDisagree) {
+  const char* yaml = R"(all:
+  children:
+    gpu:
+      hosts:
+        gpu[01:04]:
+    letters:
+      hosts:
+        node-[a:c]:
+    fleet:
+      children:
+        east: {children: {east1: {hosts: {e1: , e2: }}}}
+        west: {children: {west1: {hosts: {w1: , w2: }}}}
+    empty:
+    templated:
+      hosts:
+        t1: {ansible_user: "{{ deploy_user }}"}
+)";
+  Inventory inventory;
+  std::vector<std::string> warnings;
+  ASSERT_TRUE(ParseYamlInventory(yaml, "inv/f.yaml", &inventory, &warnings).ok());
+  struct Row {
+    const char* limit;
+    const char* result;
+  };
+  const Row rows[] = {
+      {"gpu[01:02]",
+       "--limit \"gpu[01:02]\": Ansible reads this as a subscript of \"gpu\" and selects "
+       "gpu[02-03]; as a host range it is gpu[01-02]. Refusing to guess: name the hosts, or "
+       "use ~regex"},
+      {"gpu[0:1]", "gpu[01-02]"},
+      {"node-[a:c]",
+       "--limit \"node-[a:c]\": Ansible reads the brackets as a glob character class and "
+       "selects node-a,node-c; as a host range it is node-a,node-b,node-c. Refusing to guess: "
+       "name the hosts, or use ~regex"},
+      {"fleet[0]",
+       "--limit \"fleet[0]\": Ansible orders the hosts of group \"fleet\" differently from "
+       "run to run, so a subscript on it selects unpredictably; name the hosts instead"},
+      {"east[-1]", "e2"},
+      {"fleet:!empty", "e[1-2],w[1-2]"},
+      {"t1", "inv/f.yaml:16:28: host \"t1\": ansible_user \"{{ deploy_user }}\" is a Jinja "
+             "template, which fleetreap does not evaluate (write the value itself)"},
+  };
+  for (const Row& row : rows) {
+    std::vector<Host> hosts;
+    Status s = SelectHosts(inventory, row.limit, &hosts);
+    std::vector<std::string> names;
+    for (const Host& h : hosts) names.push_back(h.name);
+    EXPECT_EQ(s.ok() ? FoldHostNames(names) : s.message(), row.result) << row.limit;
+  }
 }
 
 TEST(HostListTest, FormatsAlignedColumns) {
