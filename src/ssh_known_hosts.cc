@@ -214,22 +214,27 @@ Status ReadKnownHosts(const std::vector<std::string>& files, const std::string& 
 KnownHostsVerdict JudgeHostKey(const std::vector<KnownHostsRecord>& records,
                                const std::string& key) {
   KnownHostsVerdict verdict;
+  const std::string type = key.substr(0, key.find(' '));
   const KnownHostsRecord* known = nullptr;
-  const KnownHostsRecord* other = nullptr;
+  const KnownHostsRecord* contradicts = nullptr;  // same type, another key
+  const KnownHostsRecord* other = nullptr;        // another type
   for (const KnownHostsRecord& record : records) {
-    if (record.revoked && record.line.key == key) {
+    const bool same = record.line.key == key;
+    if (record.revoked) {
+      if (!same) continue;
       verdict.kind = KnownHostsVerdict::Kind::kRevoked;
       verdict.where = record.file + ":" + std::to_string(record.line.line);
       verdict.fingerprint = record.line.fingerprint;
       return verdict;
     }
-    if (record.revoked) continue;
-    if (record.line.key == key && known == nullptr) known = &record;
-    if (record.line.key != key && other == nullptr) other = &record;
+    const bool same_type = record.line.key.compare(0, type.size() + 1, type + " ") == 0;
+    const KnownHostsRecord** slot = same ? &known : same_type ? &contradicts : &other;
+    if (*slot == nullptr) *slot = &record;
   }
-  const KnownHostsRecord* decided = known != nullptr ? known : other;
+  const KnownHostsRecord* decided =
+      contradicts != nullptr ? contradicts : known != nullptr ? known : other;
   if (decided == nullptr) return verdict;
-  verdict.kind = known != nullptr ? KnownHostsVerdict::Kind::kKnown
+  verdict.kind = decided == known ? KnownHostsVerdict::Kind::kKnown
                                   : KnownHostsVerdict::Kind::kChanged;
   verdict.where = decided->file + ":" + std::to_string(decided->line.line);
   verdict.fingerprint = decided->line.fingerprint;

@@ -51,6 +51,19 @@ TEST(ReportJsonTest, SummaryAndHostFields) {
   EXPECT_EQ(unreachable["status"], "unreachable");
   EXPECT_EQ(unreachable["error_kind"], "connect_timeout");
   EXPECT_EQ(unreachable["attempts"], 3);
+  EXPECT_EQ(unreachable["host_key_fingerprint"], nullptr);
+  EXPECT_EQ(doc["host_key_policy"], nullptr);
+}
+
+TEST(ReportJsonTest, HostKeyPolicyAndFingerprints) {
+  RunReport run = testing_fixture::MixedFleet();
+  run.host_key_policy = "off";
+  run.hosts[0].host_key_fingerprint = "SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8";
+  nlohmann::json doc = nlohmann::json::parse(RenderJson(run));
+  EXPECT_EQ(doc["host_key_policy"], "off");
+  EXPECT_EQ(doc["hosts"][0]["host_key_fingerprint"],
+            "SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8");
+  EXPECT_EQ(doc["hosts"][1]["host_key_fingerprint"], nullptr);
 }
 
 TEST(ReportJsonTest, UnknownMemoryIsNullAndBadUtf8DoesNotThrow) {

@@ -22,6 +22,9 @@ const char kKeyA[] =
 const char kKeyB[] =
     "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIIb08cm/ajQvori8DuExJ13xFvqWeBDbifGOlHUylOV4";
 
+// Only its type matters here.
+const char kRsa[] = "ssh-rsa AAAAB3NzaC1yc2EAAAADAQABAAAAgQC7";
+
 class KnownHostsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -132,9 +135,13 @@ TEST_F(KnownHostsTest, EveryFileIsReadAndJudged) {
        global + ":2"},
       {"only the global file, this key", records, kKeyB, KnownHostsVerdict::Kind::kKnown,
        global + ":2"},
-      {"one file agrees, another does not",
+      {"one file agrees, another contradicts it",
        {record("u", 1, kKeyB, false), record("g", 4, kKeyA, false)}, kKeyA,
-       KnownHostsVerdict::Kind::kKnown, "g:4"},
+       KnownHostsVerdict::Kind::kChanged, "u:1"},
+      {"keys of other types beside it", {record("u", 1, kRsa, false), record("g", 4, kKeyA, false)},
+       kKeyA, KnownHostsVerdict::Kind::kKnown, "g:4"},
+      {"only keys of other types", {record("u", 1, kRsa, false)}, kKeyA,
+       KnownHostsVerdict::Kind::kChanged, "u:1"},
       {"revoked wins", {record("u", 1, kKeyA, false), record("g", 9, kKeyA, true)}, kKeyA,
        KnownHostsVerdict::Kind::kRevoked, "g:9"},
       {"another key revoked", {record("g", 9, kKeyB, true)}, kKeyA,

@@ -62,9 +62,10 @@ struct KnownHostsVerdict {
   std::string fingerprint;  // the key recorded there
 };
 
-/// A key recorded anywhere is known (OpenSSH accepts it as soon as one file
-/// has it); a host recorded only with other keys, in any file and of any
-/// type, has CHANGED; a @revoked key is refused first.
+/// A key that any entry contradicts (another key of the same type for the
+/// host, in any file, even where another file has this key) has CHANGED, as
+/// has a host recorded only with keys of other types; otherwise a key
+/// recorded anywhere is known. A @revoked key is refused before all that.
 KnownHostsVerdict JudgeHostKey(const std::vector<KnownHostsRecord>& records,
                                const std::string& key);
 
