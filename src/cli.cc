@@ -25,11 +25,11 @@ po::options_description Describe(Options* o, RawFlags* raw) {
   po::options_description selection("Selection", kHelpWidth, kHelpWidth / 2);
   selection.add_options()
       ("hosts,i", po::value(&o->hosts_file)->value_name("FILE"),
-       "inventory: Ansible YAML, or one host (or range) per line")
+       "Ansible inventory, YAML or INI (group_vars/, host_vars/ beside it)")
       ("limit,l", po::value(&o->limit)->value_name("PATTERN"),
-       "select hosts: names, groups, globs, ranges, ',' ':' '&' '!', @FILE")
+       "Ansible host pattern: groups, globs, ~regex, g[0], ',' ':' '&' '!'; ranges, @FILE")
       ("list-hosts", po::bool_switch(&o->list_hosts),
-       "print the selected hosts and exit; contacts none")
+       "print the selected hosts and exit (-v: all settings, --json -: JSON)")
       ("local", po::bool_switch(&o->local),
        "run the escalation on this machine, without SSH (epilog, DaemonSet)");
 
