@@ -126,6 +126,24 @@ std::vector<std::string> Problems(const HostReport& host) {
   return problems;
 }
 
+// What was left alone on purpose, and jobs that only look like daemons:
+// "4 out of scope", "1 named like a daemon", "1 unit skipped".
+std::vector<std::string> LeftAlone(const HostReport& host) {
+  std::vector<std::string> parts;
+  int foreign = CountFate(host, HolderFate::kOutOfScope);
+  if (foreign > 0) parts.push_back(std::to_string(foreign) + " out of scope");
+  int named_like = 0;
+  for (const Holder& h : host.holders) named_like += !h.named_like.empty();
+  if (named_like > 0) {
+    parts.push_back(std::to_string(named_like) + " named like a daemon, not it");
+  }
+  if (!host.units_skipped.empty()) {
+    parts.push_back(Plural(static_cast<int>(host.units_skipped.size()), "unit", "units") +
+                    " skipped");
+  }
+  return parts;
+}
+
 std::string ActionsTaken(const HostReport& host) {
   std::vector<std::string> parts = {KilledSummary(host)};
   int gone = CountFate(host, HolderFate::kGone);
@@ -142,6 +160,7 @@ std::string ActionsTaken(const HostReport& host) {
   if (!host.respawning_parent.empty() && host.status == HostStatus::kClean) {
     parts.push_back("restarted by " + OneLine(host.respawning_parent));
   }
+  for (const std::string& part : LeftAlone(host)) parts.push_back(part);
   return Join(parts, ", ");
 }
 
@@ -165,6 +184,7 @@ std::string ActionsPlanned(const HostReport& host) {
                     Plural(static_cast<int>(host.shm_would_remove.size()),
                            "/dev/shm entry", "/dev/shm entries"));
   }
+  for (const std::string& part : LeftAlone(host)) parts.push_back(part);
   return Join(parts, ", ");
 }
 

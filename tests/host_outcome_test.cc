@@ -145,3 +145,25 @@ TEST(HostOutcomeTest, GroupsIdenticalOutcomesProblemsLast) {
 
 }  // namespace
 }  // namespace fleetreap
+
+namespace fleetreap {
+namespace {
+
+// What a scoped or guarded run left alone is said, not hidden.
+TEST(HostOutcomeTest, SaysWhatWasLeftAlone) {
+  HostReport host = testing_fixture::CleanedHost("shared", 1);
+  host.holders.clear();
+  host.holders.push_back(testing_fixture::MakeHolder(7, "python3", {0}, HolderFate::kTerminated));
+  host.holders.push_back(testing_fixture::MakeHolder(8, "python3", {4}, HolderFate::kOutOfScope));
+  host.holders.push_back(testing_fixture::MakeHolder(9, "sshd", {3}, HolderFate::kKilled));
+  host.holders.back().named_like = "sshd";
+  host.units_stopped.clear();
+  host.shm_removed.clear();
+  host.units_skipped = {"gpu-telemetry.service: it runs protected nv-hostengine (pid 4)"};
+  EXPECT_EQ(OutcomeOf(host, false).detail,
+            "2 killed (TERM 1, KILL 1), 1 out of scope, 1 named like a daemon, not it, "
+            "1 unit skipped");
+}
+
+}  // namespace
+}  // namespace fleetreap
