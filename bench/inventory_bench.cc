@@ -114,7 +114,7 @@ int Main(int argc, char** argv) {
       "r*-gpu0??:!region5",
       "edge[0001-2000]",
       "~r1[0-9]-gpu1",
-      "model1,model2,edge0007:!r01-gpu001",
+      "model1,model2,edge0007,!r01-gpu001",
   };
   std::vector<double> worst_select(reps, 0), worst_select_cpu(reps, 0);
   for (const char* limit : limits) {

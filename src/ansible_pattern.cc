@@ -22,98 +22,6 @@ bool IsBlank(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
-// One glob item: a literal, "?", "*", or a class of ranges.
-struct GlobItem {
-  enum class Kind { kLiteral, kAny, kStar, kClass };
-  explicit GlobItem(Kind k) : kind(k) {}
-  Kind kind;
-  char literal = 0;
-  bool negate = false;
-  std::vector<std::pair<unsigned char, unsigned char>> ranges;
-};
-
-std::vector<GlobItem> CompileGlob(const std::string& pat) {
-  std::vector<GlobItem> items;
-  const size_t n = pat.size();
-  for (size_t i = 0; i < n; ++i) {
-    char c = pat[i];
-    if (c == '*') {
-      if (items.empty() || items.back().kind != GlobItem::Kind::kStar) {
-        items.emplace_back(GlobItem::Kind::kStar);
-      }
-      continue;
-    }
-    if (c == '?') {
-      items.emplace_back(GlobItem::Kind::kAny);
-      continue;
-    }
-    if (c == '[') {
-      size_t j = i + 1;
-      if (j < n && pat[j] == '!') ++j;
-      if (j < n && pat[j] == ']') ++j;
-      while (j < n && pat[j] != ']') ++j;
-      if (j < n) {
-        GlobItem item(GlobItem::Kind::kClass);
-        std::string stuff = pat.substr(i + 1, j - i - 1);
-        size_t k = 0;
-        if (!stuff.empty() && stuff[0] == '!') {
-          item.negate = true;
-          k = 1;
-        }
-        for (; k < stuff.size(); ++k) {
-          unsigned char lo = static_cast<unsigned char>(stuff[k]);
-          if (k + 2 < stuff.size() && stuff[k + 1] == '-') {
-            unsigned char hi = static_cast<unsigned char>(stuff[k + 2]);
-            if (lo <= hi) item.ranges.emplace_back(lo, hi);  // Python drops z-a
-            k += 2;
-          } else {
-            item.ranges.emplace_back(lo, lo);
-          }
-        }
-        items.push_back(std::move(item));
-        i = j;
-        continue;
-      }
-    }
-    GlobItem literal(GlobItem::Kind::kLiteral);
-    literal.literal = c;
-    items.push_back(literal);
-  }
-  return items;
-}
-
-bool ItemMatches(const GlobItem& item, char c) {
-  switch (item.kind) {
-    case GlobItem::Kind::kLiteral: return item.literal == c;
-    case GlobItem::Kind::kAny: return true;
-    case GlobItem::Kind::kClass: {
-      bool in = false;
-      for (const auto& r : item.ranges) {
-        unsigned char u = static_cast<unsigned char>(c);
-        in = in || (u >= r.first && u <= r.second);
-      }
-      return in != item.negate;
-    }
-    case GlobItem::Kind::kStar: return true;
-  }
-  return false;
-}
-
-bool MatchFrom(const std::vector<GlobItem>& items, size_t p, const std::string& s, size_t i) {
-  while (p < items.size()) {
-    if (items[p].kind == GlobItem::Kind::kStar) {
-      for (size_t k = i; k <= s.size(); ++k) {
-        if (MatchFrom(items, p + 1, s, k)) return true;
-      }
-      return false;
-    }
-    if (i >= s.size() || !ItemMatches(items[p], s[i])) return false;
-    ++p;
-    ++i;
-  }
-  return i == s.size();
-}
-
 }  // namespace
 
 std::vector<std::string> SplitAnsiblePattern(const std::string& pattern) {
@@ -160,8 +68,88 @@ std::vector<std::string> SplitAnsiblePattern(const std::string& pattern) {
   return terms;
 }
 
+AnsibleGlob::AnsibleGlob(const std::string& pat) {
+  const size_t n = pat.size();
+  for (size_t i = 0; i < n; ++i) {
+    char c = pat[i];
+    if (c == '*') {
+      if (items_.empty() || items_.back().kind != Item::Kind::kStar) {
+        items_.emplace_back(Item::Kind::kStar);
+      }
+      continue;
+    }
+    if (c == '?') {
+      items_.emplace_back(Item::Kind::kAny);
+      continue;
+    }
+    if (c == '[') {
+      size_t j = i + 1;
+      if (j < n && pat[j] == '!') ++j;
+      if (j < n && pat[j] == ']') ++j;
+      while (j < n && pat[j] != ']') ++j;
+      if (j < n) {
+        Item item(Item::Kind::kClass);
+        std::string stuff = pat.substr(i + 1, j - i - 1);
+        size_t k = 0;
+        if (!stuff.empty() && stuff[0] == '!') {
+          item.negate = true;
+          k = 1;
+        }
+        for (; k < stuff.size(); ++k) {
+          unsigned char lo = static_cast<unsigned char>(stuff[k]);
+          if (k + 2 < stuff.size() && stuff[k + 1] == '-') {
+            unsigned char hi = static_cast<unsigned char>(stuff[k + 2]);
+            if (lo <= hi) item.ranges.emplace_back(lo, hi);  // Python drops z-a
+            k += 2;
+          } else {
+            item.ranges.emplace_back(lo, lo);
+          }
+        }
+        items_.push_back(std::move(item));
+        i = j;
+        continue;
+      }
+    }
+    Item literal(Item::Kind::kLiteral);
+    literal.literal = c;
+    items_.push_back(literal);
+  }
+}
+
+bool AnsibleGlob::ItemMatches(const Item& item, char c) {
+  switch (item.kind) {
+    case Item::Kind::kLiteral: return item.literal == c;
+    case Item::Kind::kClass: {
+      bool in = false;
+      for (const auto& r : item.ranges) {
+        unsigned char u = static_cast<unsigned char>(c);
+        in = in || (u >= r.first && u <= r.second);
+      }
+      return in != item.negate;
+    }
+    default: return true;
+  }
+}
+
+bool AnsibleGlob::MatchFrom(size_t p, const std::string& s, size_t i) const {
+  while (p < items_.size()) {
+    if (items_[p].kind == Item::Kind::kStar) {
+      for (size_t k = i; k <= s.size(); ++k) {
+        if (MatchFrom(p + 1, s, k)) return true;
+      }
+      return false;
+    }
+    if (i >= s.size() || !ItemMatches(items_[p], s[i])) return false;
+    ++p;
+    ++i;
+  }
+  return i == s.size();
+}
+
+bool AnsibleGlob::Matches(const std::string& name) const { return MatchFrom(0, name, 0); }
+
 bool AnsibleGlobMatch(const std::string& glob, const std::string& name) {
-  return MatchFrom(CompileGlob(glob), 0, name, 0);
+  return AnsibleGlob(glob).Matches(name);
 }
 
 Subscript SplitSubscript(const std::string& pattern, std::string* expression) {

@@ -121,30 +121,27 @@ class Selector {
   // below it, breadth first. Below the first level Ansible walks a Python
   // set, so the order can change between runs: "*ambiguous" tells.
   std::vector<size_t> GroupHosts(const std::string& group, bool* ambiguous) const {
-    std::vector<std::string> ordered = {group};
-    std::set<std::string> seen = {group};
-    const Inventory::GroupLinks* top = inventory_.Links(group);
-    std::vector<std::string> round = {group};
-    if (top) {
-      for (const std::string& c : top->children) {
-        ordered.push_back(c);
-        round.push_back(c);
-      }
-    }
-    std::set<size_t> hosts_seen;
-    auto hosts_of = [&](const std::string& g) {
-      std::vector<size_t> hs;
-      if (const Inventory::GroupLinks* l = inventory_.Links(g)) hs = l->hosts;
-      return hs;
+    const std::vector<size_t> none;
+    auto hosts_of = [&](const std::string& g) -> const std::vector<size_t>& {
+      const Inventory::GroupLinks* l = inventory_.Links(g);
+      return l ? l->hosts : none;
     };
+    std::vector<std::string> ordered = {group};
+    std::vector<std::string> round = {group};
+    if (const Inventory::GroupLinks* top = inventory_.Links(group)) {
+      ordered.insert(ordered.end(), top->children.begin(), top->children.end());
+      round.insert(round.end(), top->children.begin(), top->children.end());
+    }
+    std::set<std::string> seen;
+    std::vector<char> before(inventory_.hosts().size(), 0);  // hosts of groups so far
+    for (const std::string& g : ordered) {
+      for (size_t h : hosts_of(g)) before[h] = 1;
+    }
     *ambiguous = false;
     while (!round.empty()) {
-      for (const std::string& g : round) seen.insert(g);
-      std::set<size_t> before;
-      for (const std::string& g : ordered) {
-        for (size_t h : hosts_of(g)) before.insert(h);
-      }
-      std::vector<std::string> next;
+      seen.insert(round.begin(), round.end());
+      std::set<std::string> next;
+      std::vector<size_t> brought;
       int contributors = 0;
       for (const std::string& item : round) {
         const Inventory::GroupLinks* l = inventory_.Links(item);
@@ -153,19 +150,28 @@ class Selector {
         for (const std::string& c : l->children) {
           if (seen.count(c)) continue;
           ordered.push_back(c);
-          next.push_back(c);
-          for (size_t h : hosts_of(c)) brings_hosts = brings_hosts || !before.count(h);
+          next.insert(c);
+          for (size_t h : hosts_of(c)) {
+            if (!before[h]) {
+              brings_hosts = true;
+              brought.push_back(h);
+            }
+          }
         }
         contributors += brings_hosts;
       }
       if (contributors > 1) *ambiguous = true;
-      std::set<std::string> unique(next.begin(), next.end());
-      round.assign(unique.begin(), unique.end());
+      for (size_t h : brought) before[h] = 1;
+      round.assign(next.begin(), next.end());
     }
     std::vector<size_t> hosts;
+    std::vector<char> listed(inventory_.hosts().size(), 0);
     for (const std::string& g : ordered) {
       for (size_t h : hosts_of(g)) {
-        if (hosts_seen.insert(h).second) hosts.push_back(h);
+        if (!listed[h]) {
+          listed[h] = 1;
+          hosts.push_back(h);
+        }
       }
     }
     return hosts;
@@ -178,9 +184,10 @@ class Selector {
   // an empty group.
   bool Enumerate(const std::string& glob, std::vector<size_t>* out,
                  std::string* unordered) const {
+    const bool literal = glob.find_first_of("*?[") == std::string::npos;
     bool any_group = false;
     for (const std::string& group : inventory_.group_names()) {
-      if (!AnsibleGlobMatch(glob, group)) continue;
+      if (literal ? group != glob : !AnsibleGlobMatch(glob, group)) continue;
       any_group = true;
       bool ambiguous = false;
       std::vector<size_t> hosts = GroupHosts(group, &ambiguous);
@@ -188,10 +195,16 @@ class Selector {
       out->insert(out->end(), hosts.begin(), hosts.end());
     }
     if (any_group && glob.find_first_of(".?*[") == std::string::npos) return true;
+    if (literal) {
+      int index = inventory_.HostIndex(glob);
+      if (index >= 0) out->push_back(static_cast<size_t>(index));
+      return any_group || index >= 0;
+    }
     const std::vector<Host>& hosts = inventory_.hosts();
+    const AnsibleGlob compiled(glob);
     bool any_host = false;
     for (size_t i = 0; i < hosts.size(); ++i) {
-      if (AnsibleGlobMatch(glob, hosts[i].name)) {
+      if (compiled.Matches(hosts[i].name)) {
         out->push_back(i);
         any_host = true;
       }

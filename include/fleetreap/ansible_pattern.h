@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace fleetreap {
@@ -19,6 +20,27 @@ std::vector<std::string> SplitAnsiblePattern(const std::string& pattern);
 
 /// Python's fnmatch.fnmatchcase(name, glob) with fnmatch.translate's rules:
 /// "*", "?", "[seq]", "[!seq]"; an unclosed "[" is literal; no escapes.
+/// Compiled once, matched against many names.
+class AnsibleGlob {
+ public:
+  explicit AnsibleGlob(const std::string& glob);
+  bool Matches(const std::string& name) const;
+
+ private:
+  struct Item {
+    enum class Kind { kLiteral, kAny, kStar, kClass };
+    explicit Item(Kind k) : kind(k) {}
+    Kind kind;
+    char literal = 0;
+    bool negate = false;
+    std::vector<std::pair<unsigned char, unsigned char>> ranges;
+  };
+  static bool ItemMatches(const Item& item, char c);
+  bool MatchFrom(size_t p, const std::string& s, size_t i) const;
+  std::vector<Item> items_;
+};
+
+/// AnsibleGlob(glob).Matches(name).
 bool AnsibleGlobMatch(const std::string& glob, const std::string& name);
 
 /// A pattern's [subscript] suffix as PATTERN_WITH_SUBSCRIPT reads it:
