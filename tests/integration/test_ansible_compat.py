@@ -6,8 +6,8 @@ public repositories, see SOURCES.md there, plus edge cases) and the shipped
 examples in inventory/, ansible-core 2.14 (the Debian package) loads the
 inventory in a subprocess, through the same InventoryManager.get_hosts that
 `ansible PATTERN --list-hosts` uses, the VariableManager behind
-`ansible-inventory --list`, and the ssh connection plugin's own option
-resolution. fleetreap runs `--list-hosts --json -` for the same inventory and
+`ansible-inventory --list` (whose host list is checked against it), and the
+ssh connection plugin's own option resolution. fleetreap runs `--list-hosts --json -` for the same inventory and
 patterns. Compared: which hosts each pattern selects, the inventory's host
 order, every host's groups, address, port, user, key file and become.
 
@@ -146,6 +146,12 @@ class Work:
             raise AssertionError("ansible oracle failed on %s:\n%s" % (path, p.stderr[-3000:]))
         return json.loads(p.stdout)
 
+    def inventory_list(self, path):
+        """`ansible-inventory -i PATH --list`: the CLI's own view, to check the oracle."""
+        p = subprocess.run(["ansible-inventory", "-i", path, "--list"], cwd=self.dir,
+                           env=self.env, capture_output=True, text=True, timeout=300)
+        return json.loads(p.stdout) if p.returncode == 0 else None
+
     def fleetreap(self, path, limit):
         args = [BIN, "--hosts", path, "--list-hosts", "--json", "-"]
         if limit is not None:
@@ -214,6 +220,14 @@ class AnsibleCompatTest(unittest.TestCase):
             patterns = list(dict.fromkeys(generated_patterns(first) + case_patterns(path)))
             oracle = work.oracle(path, patterns)
             unparsed = [w for w in oracle["parse_warnings"] if "parse" in w.lower()]
+            listed_by_cli = work.inventory_list(path)
+            cli_hosts = set((listed_by_cli or {}).get("_meta", {}).get("hostvars", {}))
+            for group, body in (listed_by_cli or {}).items():
+                if group != "_meta":
+                    cli_hosts.update(body.get("hosts", []))
+            note("agree" if cli_hosts == set(oracle["hosts"]) else "DIFFERENT",
+                 "%s: ansible-inventory --list %s vs the oracle %s" % (
+                     rel, sorted(cli_hosts), oracle["hosts"]))
             whole = work.fleetreap(path, None)
             if not oracle["hosts"] or unparsed:
                 kind = "refused: inventory Ansible reads no host from" if whole["rc"] == 65 \
