@@ -117,66 +117,6 @@ class Selector {
                                  ". Refusing to guess: name the hosts, or use ~regex");
   }
 
-  // Ansible's Group.get_hosts(): its own hosts, then those of the groups
-  // below it, breadth first. Below the first level Ansible walks a Python
-  // set, so the order can change between runs: "*ambiguous" tells.
-  std::vector<size_t> GroupHosts(const std::string& group, bool* ambiguous) const {
-    const std::vector<size_t> none;
-    auto hosts_of = [&](const std::string& g) -> const std::vector<size_t>& {
-      const Inventory::GroupLinks* l = inventory_.Links(g);
-      return l ? l->hosts : none;
-    };
-    std::vector<std::string> ordered = {group};
-    std::vector<std::string> round = {group};
-    if (const Inventory::GroupLinks* top = inventory_.Links(group)) {
-      ordered.insert(ordered.end(), top->children.begin(), top->children.end());
-      round.insert(round.end(), top->children.begin(), top->children.end());
-    }
-    std::set<std::string> seen;
-    std::vector<char> before(inventory_.hosts().size(), 0);  // hosts of groups so far
-    for (const std::string& g : ordered) {
-      for (size_t h : hosts_of(g)) before[h] = 1;
-    }
-    *ambiguous = false;
-    while (!round.empty()) {
-      seen.insert(round.begin(), round.end());
-      std::set<std::string> next;
-      std::vector<size_t> brought;
-      int contributors = 0;
-      for (const std::string& item : round) {
-        const Inventory::GroupLinks* l = inventory_.Links(item);
-        if (!l) continue;
-        bool brings_hosts = false;
-        for (const std::string& c : l->children) {
-          if (seen.count(c)) continue;
-          ordered.push_back(c);
-          next.insert(c);
-          for (size_t h : hosts_of(c)) {
-            if (!before[h]) {
-              brings_hosts = true;
-              brought.push_back(h);
-            }
-          }
-        }
-        contributors += brings_hosts;
-      }
-      if (contributors > 1) *ambiguous = true;
-      for (size_t h : brought) before[h] = 1;
-      round.assign(next.begin(), next.end());
-    }
-    std::vector<size_t> hosts;
-    std::vector<char> listed(inventory_.hosts().size(), 0);
-    for (const std::string& g : ordered) {
-      for (size_t h : hosts_of(g)) {
-        if (!listed[h]) {
-          listed[h] = 1;
-          hosts.push_back(h);
-        }
-      }
-    }
-    return hosts;
-  }
-
   // Ansible's _enumerate_matches: groups whose name matches (in inventory
   // order), then hosts too when no group matched or the pattern has one of
   // ". ? * [". "unordered" (may be null) names a matched group whose host
@@ -190,7 +130,7 @@ class Selector {
       if (literal ? group != glob : !AnsibleGlobMatch(glob, group)) continue;
       any_group = true;
       bool ambiguous = false;
-      std::vector<size_t> hosts = GroupHosts(group, &ambiguous);
+      std::vector<size_t> hosts = inventory_.AnsibleGroupHosts(group, &ambiguous);
       if (ambiguous && unordered && unordered->empty()) *unordered = group;
       out->insert(out->end(), hosts.begin(), hosts.end());
     }
@@ -261,7 +201,7 @@ class Selector {
     for (const std::string& group : inventory_.group_names()) {
       if (!matches(group)) continue;
       bool ambiguous = false;
-      std::vector<size_t> hosts = GroupHosts(group, &ambiguous);
+      std::vector<size_t> hosts = inventory_.AnsibleGroupHosts(group, &ambiguous);
       out->insert(out->end(), hosts.begin(), hosts.end());
     }
     const std::vector<Host>& hosts = inventory_.hosts();

@@ -144,7 +144,7 @@ bool ParseGroupPriority(const std::string& text, int64_t* value);
 std::string DirectoryOf(const std::string& path);
 
 /// What "text" is as YAML: a mapping (an Ansible inventory), something else
-/// (a scalar or list: read it as a plain host list), or not YAML at all.
+/// (a scalar or list: Ansible then reads the file as INI), or not YAML at all.
 enum class YamlShape { kMapping, kOther, kSyntaxError };
 YamlShape ProbeYaml(const std::string& text);
 

@@ -66,6 +66,13 @@ class Inventory {
   /// nullptr for a group without links recorded.
   const GroupLinks* Links(const std::string& group) const;
 
+  /// Indices into hosts() of group "group"'s hosts in Ansible's own order
+  /// (Group.get_hosts(): its own hosts, then those of the groups below it,
+  /// breadth first). Below the first level Ansible walks a Python set, so
+  /// its order can change from run to run: "*unordered" says when that
+  /// could change the host order.
+  std::vector<size_t> AnsibleGroupHosts(const std::string& group, bool* unordered) const;
+
  private:
   std::string path_;
   std::vector<Host> hosts_;

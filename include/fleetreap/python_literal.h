@@ -32,8 +32,12 @@ struct PythonLiteral {
 /// takes), so such values stay text here.
 bool ParsePythonLiteral(const std::string& source, PythonLiteral* out);
 
-/// Python's repr() of a str: 'it''s' -> "it's" in double quotes, as Python
-/// picks; used to print containers.
+/// Python's repr() of "value" ('ops', "it's", [1, 'a'], {'a': 1}); the
+/// text of a container.
 std::string PythonRepr(const PythonLiteral& value);
+
+/// Python's repr() of a float: the shortest text that reads back the same,
+/// in exponent form below 1e-4 and from 1e16 on ("1000.0", "1e+16").
+std::string PythonFloatRepr(double v);
 
 }  // namespace fleetreap
