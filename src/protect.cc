@@ -45,7 +45,8 @@ bool EntryMatchesExe(const std::string& entry, const std::string& exe) {
 }
 
 bool InSystemLocation(const std::string& exe) {
-  for (const char* dir : {"/usr/", "/opt/", "/bin/", "/sbin/"}) {
+  // /nix/store: NixOS runs the driver's daemons from there (root's, read-only).
+  for (const char* dir : {"/usr/", "/opt/", "/bin/", "/sbin/", "/nix/store/"}) {
     if (exe.rfind(dir, 0) == 0) return true;
   }
   return false;
@@ -80,6 +81,8 @@ const std::vector<DaemonPidFile>& DaemonPidFiles() {
       {"nvidia-persistenced", "/var/run/nvidia-persistenced/nvidia-persistenced.pid"},
       {"nv-fabricmanager", "/var/run/nvidia-fabricmanager/nv-fabricmanager.pid"},
       {"nvlsm", "/var/run/nvidia-fabricmanager/nvlsm.pid"},
+      {"nvlsm", "/var/run/nvlsm.pid"},  // where nvlsm is started on its own
+      {"nvlsm", "/var/run/nvidia-nvlsm/nvlsm.pid"},
       {"nvidia-gridd", "/var/run/nvidia-gridd/nvidia-gridd.pid"},
       {"nvidia-topologyd", "/var/run/nvidia-topologyd/nvidia-topologyd.pid"},
       {"nv-hostengine", "/var/run/nvhostengine.pid"},  // DCGM's --pid default

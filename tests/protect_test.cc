@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <sstream>
+
 namespace fleetreap {
 namespace {
 
@@ -58,6 +61,9 @@ TEST(ProtectTest, Table) {
       {Make(821, 1, "gpu-feature-dis", "/usr/bin/gpu-feature-discovery"), "gpu-feature-discovery", ""},
       {Make(822, 1, "nvidia-gridd", "/usr/bin/nvidia-gridd"), "nvidia-gridd", ""},
       {Make(823, 1, "nvsm-core", "/usr/bin/nvsm-core"), "nvsm*", ""},
+      {Make(824, 1, "nvidia-persiste",
+            "/nix/store/0c7xr5-nvidia-x11-580.95/bin/nvidia-persistenced", kRoot, 0555),
+       "nvidia-persistenced", ""},
       // Named like a daemon, and not it: a user's copy, a copy in /tmp, a
       // root-owned copy outside the system folders, a writable one.
       {Make(900, 1, "sshd", "/home/gpuops/bin/sshd", 1000), "", "sshd"},
@@ -103,7 +109,7 @@ TEST(ProtectTest, EveryDefaultEntryNeedsARootOwnedSystemExecutable) {
 
 TEST(ProtectTest, PidFilesAreTheDaemonsOwn) {
   const std::vector<DaemonPidFile>& files = DaemonPidFiles();
-  ASSERT_EQ(files.size(), 6u);
+  ASSERT_EQ(files.size(), 8u);
   EXPECT_EQ(files[0].path, "/var/run/nvidia-persistenced/nvidia-persistenced.pid");
   ProtectList list = ProtectList::Default();
   for (const DaemonPidFile& file : files) {
@@ -111,6 +117,21 @@ TEST(ProtectTest, PidFilesAreTheDaemonsOwn) {
     for (const std::string& entry : list.entries()) listed = listed || entry == file.daemon;
     EXPECT_TRUE(listed) << file.daemon;
   }
+}
+
+// docs/protected-daemons.md has one row per built-in entry, in order, its
+// first column the entry: the list and its sources cannot drift apart.
+TEST(ProtectTest, DefaultListMatchesItsResearchedDoc) {
+  std::ifstream in(FLEETREAP_SOURCE_DIR "/docs/protected-daemons.md");
+  ASSERT_TRUE(in.good());
+  std::vector<std::string> documented;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("| `", 0) != 0) continue;
+    size_t end = line.find('`', 3);
+    documented.push_back(line.substr(3, end - 3));
+  }
+  EXPECT_EQ(documented, ProtectList::Default().entries());
 }
 
 TEST(ProtectTest, AddIgnoresEmptyAndDuplicates) {

@@ -8,7 +8,7 @@
 // is a glob on the whole path, one without a glob on its last component.
 // A match counts only when a user could not have made it: the file is owned
 // by root and writable by no one else, and (for a name entry) lies under
-// /usr, /opt, /bin or /sbin as the process sees its root (a container's
+// /usr, /opt, /bin, /sbin or /nix/store as the process sees its root (a container's
 // image included). A process that matches by name alone is "named like" the
 // daemon and is a job: it may be signalled, and the report says so.
 // argv[0] and the 15-character comm are never trusted; when the exe cannot
