@@ -142,6 +142,7 @@ Status SshTransport::Authenticate(Clock::time_point deadline) {
   const std::string agent_path = AgentPath(options_.use_agent, config_.identity_agent);
   SshAgentSocket agent;
   bool agent_attached = false;
+  bool agent_stalled = false;  // an agent call ran into the deadline
   auto attach_agent = [&] {
     if (agent_attached) return;
     agent_attached = true;
@@ -153,7 +154,7 @@ Status SshTransport::Authenticate(Clock::time_point deadline) {
     }
     if (status.ok() && ssh_set_agent_socket(session, agent.fd()) == SSH_OK) agent.release();
   };
-  auto agent_stalled = [&] {
+  auto agent_failure = [&] {
     return Status::Error(
         ErrorKind::kAuth,
         "authentication as " + who + " failed: ssh-agent at " + agent_path +
@@ -170,7 +171,8 @@ Status SshTransport::Authenticate(Clock::time_point deadline) {
     attach_agent();
     rc = ssh_userauth_agent(session, nullptr);
     if (rc == SSH_AUTH_SUCCESS) return KeyOutcome::kAccepted;
-    if (agent.expired()) return KeyOutcome::kSessionError;
+    agent_stalled = agent.expired();
+    if (agent_stalled) return KeyOutcome::kSessionError;
     if (rc == SSH_AUTH_ERROR && !ssh_is_connected(session)) return KeyOutcome::kSessionError;
     notes.push_back("ssh-agent: no key accepted");
     return KeyOutcome::kRejected;
@@ -183,7 +185,7 @@ Status SshTransport::Authenticate(Clock::time_point deadline) {
     return outcome;
   };
   auto failed = [&] {
-    if (agent.expired()) return agent_stalled();
+    if (agent_stalled) return agent_failure();
     if (Clock::now() >= deadline) return TimedOut(who, "during authentication");
     return lost();
   };
@@ -218,7 +220,8 @@ Status SshTransport::Authenticate(Clock::time_point deadline) {
     attach_agent();
     rc = ssh_userauth_publickey_auto(session, nullptr, nullptr);
     if (rc == SSH_AUTH_SUCCESS) return Status::Ok();
-    if (agent.expired() || (rc == SSH_AUTH_ERROR && !ssh_is_connected(session))) {
+    agent_stalled = agent.expired();
+    if (agent_stalled || (rc == SSH_AUTH_ERROR && !ssh_is_connected(session))) {
       return failed();
     }
     notes.push_back("ssh config identities: none accepted");

@@ -22,8 +22,9 @@ struct SshTransport::Session {
   ssh_session session = nullptr;
   int fd = -1;  // our socket; libssh 0.10 does not close one given by SSH_OPTIONS_FD
   ssh_callbacks_struct callbacks{};  // must outlive the session
-  // A memfd holding the lines of known_hosts that concern this host, which
-  // libssh reads through /proc/self/fd; -1 when libssh reads the file itself.
+  // A memfd holding the keys every known_hosts file records for this host,
+  // which libssh reads through /proc/self/fd (only to prefer those key
+  // types); -1 when there are none.
   int known_hosts_fd = -1;
   ProxyCommand proxy;  // when the ssh config names one; owns its own socket
 

@@ -205,10 +205,10 @@ class SshHardeningTest(unittest.TestCase):
         victim = self.path("victim", "precious\n")
         target = self.path("report_dir_json")
         # The old writer used PATH.tmp.<its pid>: plant the name for the next
-        # few PIDs the binary could get, pointing at the victim.
+        # PIDs the binary could get, pointing at the victim.
         planted = []
-        base = os.getpid()
-        for pid in range(base, base + 400):
+        base = int(read("/proc/sys/kernel/ns_last_pid"))
+        for pid in range(base + 1, base + 3000):
             name = f"{target}.tmp.{pid}"
             os.symlink(victim, name)
             planted.append(name)
@@ -223,7 +223,8 @@ class SshHardeningTest(unittest.TestCase):
             self.assertEqual(json.loads(read(target))["hosts"][0]["name"], "gpu01")
         finally:
             for name in planted:
-                os.unlink(name)
+                if os.path.lexists(name):
+                    os.unlink(name)
 
 
 if __name__ == "__main__":
