@@ -45,7 +45,9 @@ std::string Names(const Inventory& inventory, const std::vector<size_t>& hosts) 
 
 class Selector {
  public:
-  explicit Selector(const Inventory& inventory) : inventory_(inventory) {}
+  // "comma_list": the pattern has a ",", so Ansible does not split at ":".
+  Selector(const Inventory& inventory, bool comma_list)
+      : inventory_(inventory), comma_list_(comma_list) {}
 
   // What one term (without "!" or "&") selects, in Ansible's order.
   // "shown" is how the term is quoted in errors; "extend" allows fleetreap's
@@ -94,7 +96,9 @@ class Selector {
     if (!range_problem.empty()) return UsageError(shown, range_problem);
     std::string hint;
     if (term.find(':') != std::string::npos && term.find('[') == std::string::npos) {
-      hint = " (with a \",\" in the pattern Ansible does not split at \":\"; use one of them)";
+      hint = comma_list_ ? " (with a \",\" in the pattern Ansible does not split at \":\"; "
+                           "use one of them)"
+                         : " (Ansible reads \"NAME:PORT\" as one name)";
     }
     return UsageError(shown, "matches no host or group in " + inventory_.path() + hint);
   }
@@ -240,6 +244,7 @@ class Selector {
   }
 
   const Inventory& inventory_;
+  const bool comma_list_;
 };
 
 // The terms of "limit": Ansible's split, unless it cuts a bracket in two
@@ -268,7 +273,7 @@ Status Terms(const Selector& selector, const std::string& limit,
 Status SelectHostIndices(const Inventory& inventory, const std::string& limit,
                          std::vector<size_t>* indices) {
   const size_t n = inventory.hosts().size();
-  Selector selector(inventory);
+  Selector selector(inventory, limit.find(',') != std::string::npos);
   std::vector<std::string> terms;
   Status s = Terms(selector, limit, &terms);
   if (!s.ok()) return s;

@@ -137,6 +137,9 @@ TEST_F(HostSelectionTest, RejectsLimitsThatNameNothing) {
       {"rack1:login1,spare7",
        "--limit \"rack1:login1\": matches no host or group in inv/fleet.yaml (with a \",\" in "
        "the pattern Ansible does not split at \":\"; use one of them)"},
+      {"gpu07:22",
+       "--limit \"gpu07:22\": matches no host or group in inv/fleet.yaml (Ansible reads "
+       "\"NAME:PORT\" as one name)"},
       {"~(?P<x>gpu)",
        "--limit \"~(?P<x>gpu)\": \"(?P\" in a regular expression is Python syntax that "
        "fleetreap cannot match the way Ansible does"},
