@@ -144,6 +144,13 @@ std::vector<std::string> LeftAlone(const HostReport& host) {
   return parts;
 }
 
+// "text" and what was left alone, in one line.
+std::string WithLeftAlone(const HostReport& host, const std::string& text) {
+  std::vector<std::string> parts = {text};
+  for (const std::string& part : LeftAlone(host)) parts.push_back(part);
+  return Join(parts, ", ");
+}
+
 std::string ActionsTaken(const HostReport& host) {
   std::vector<std::string> parts = {KilledSummary(host)};
   int gone = CountFate(host, HolderFate::kGone);
@@ -160,7 +167,6 @@ std::string ActionsTaken(const HostReport& host) {
   if (!host.respawning_parent.empty() && host.status == HostStatus::kClean) {
     parts.push_back("restarted by " + OneLine(host.respawning_parent));
   }
-  for (const std::string& part : LeftAlone(host)) parts.push_back(part);
   return Join(parts, ", ");
 }
 
@@ -184,7 +190,6 @@ std::string ActionsPlanned(const HostReport& host) {
                     Plural(static_cast<int>(host.shm_would_remove.size()),
                            "/dev/shm entry", "/dev/shm entries"));
   }
-  for (const std::string& part : LeftAlone(host)) parts.push_back(part);
   return Join(parts, ", ");
 }
 
@@ -250,10 +255,12 @@ HostOutcome OutcomeOf(const HostReport& host, bool dry_run) {
     case HostStatus::kClean: {
       if (dry_run) {
         std::string planned = ActionsPlanned(host);
-        if (!planned.empty()) return {OutcomeKind::kWouldClean, planned};
+        if (!planned.empty()) return {OutcomeKind::kWouldClean, WithLeftAlone(host, planned)};
       }
-      if (HostChanged(host)) return {OutcomeKind::kCleaned, ActionsTaken(host)};
-      return {OutcomeKind::kClean, GpuSummary(host)};
+      if (HostChanged(host)) {
+        return {OutcomeKind::kCleaned, WithLeftAlone(host, ActionsTaken(host))};
+      }
+      return {OutcomeKind::kClean, WithLeftAlone(host, GpuSummary(host))};
     }
     case HostStatus::kDirty: {
       std::vector<std::string> problems = Problems(host);
@@ -269,10 +276,10 @@ HostOutcome OutcomeOf(const HostReport& host, bool dry_run) {
       if (!planned.empty() && only_busy && host.error_kind == ErrorKind::kNone &&
           CountFate(host, HolderFate::kUnkillable) == 0 &&
           host.respawning_parent.empty()) {
-        return {OutcomeKind::kWouldClean, planned};
+        return {OutcomeKind::kWouldClean, WithLeftAlone(host, planned)};
       }
       std::string detail = problems.empty() ? "not clean" : Join(problems, ", ");
-      std::string taken = dry_run ? planned : ActionsTaken(host);
+      std::string taken = WithLeftAlone(host, dry_run ? planned : ActionsTaken(host));
       if (!taken.empty()) detail += "; " + std::string(dry_run ? "" : "after ") + taken;
       return {OutcomeKind::kDirty, detail};
     }

@@ -163,6 +163,15 @@ TEST(HostOutcomeTest, SaysWhatWasLeftAlone) {
   EXPECT_EQ(OutcomeOf(host, false).detail,
             "2 killed (TERM 1, KILL 1), 1 out of scope, 1 named like a daemon, not it, "
             "1 unit skipped");
+  // A dry run as another job's epilog: nothing would be signalled, and the
+  // job's GPU is still busy with the co-tenant's holders.
+  HostReport epilog = testing_fixture::CleanHost("epilog", 2);
+  epilog.status = HostStatus::kDirty;
+  epilog.gpus_after = testing_fixture::Gpus({2575}, {GpuState::kBusy});
+  epilog.holders = {testing_fixture::MakeHolder(8, "python3", {0}, HolderFate::kOutOfScope)};
+  HostOutcome outcome = OutcomeOf(epilog, /*dry_run=*/true);
+  EXPECT_EQ(outcome.kind, OutcomeKind::kDirty);
+  EXPECT_EQ(outcome.detail, "GPU 0 busy; 1 out of scope");
 }
 
 }  // namespace
