@@ -29,6 +29,22 @@ SOURCE = os.environ.get("FLEETREAP_SOURCE_DIR", os.path.join(HERE, "..", ".."))
 BIN = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE, "build", "fleetreap"))
 DEFAULT_PLAYBOOK = os.path.join(SOURCE, "playbooks", "default.yaml")
 
+# The built-in entries the sim's DAEMONS do not run, each installed
+# root-owned 0755 at a system path of the host and holding every device at
+# 0 MiB ('sshd' and 'systemd' under /opt: the host's own are in use).
+OTHER_ENTRIES = {
+    "nvidia-fabricmanager": "/usr/bin/nvidia-fabricmanager",
+    "nvidia-imex-ctl": "/usr/bin/nvidia-imex-ctl",
+    "nvidia-mig-parted": "/usr/bin/nvidia-mig-parted",
+    "Xorg": "/usr/bin/Xorg",
+    "Xwayland": "/usr/bin/Xwayland",
+    "gdm*": "/usr/bin/gdm-x-session",
+    "sshd": "/opt/openssh/sbin/sshd",
+    "systemd": "/opt/systemd/systemd",
+    "nvidia-smi": "/usr/bin/nvidia-smi",
+    "fuser": "/usr/bin/fuser",
+}
+
 
 def parse_report(proc):
     try:
@@ -64,7 +80,11 @@ class ProtectScopeTest(unittest.TestCase):
                       HostSpec("boxes", scenario="container_shapes", bystanders=10),
                       HostSpec("restart", scenario="restart_unit", bystanders=10),
                       HostSpec("units", scenario="vllm_incident", bystanders=10),
-                      HostSpec("nested", scenario="vllm_incident", bystanders=10)])
+                      HostSpec("nested", scenario="vllm_incident", bystanders=10),
+                      HostSpec("others", scenario="vllm_incident", bystanders=10)])
+        others = HostSetup(cls.fleet, cls.fleet.host("others"))
+        cls.other_pids = {entry: others.impostor(path, gpus="0-7", mib=0, user="root")
+                          for entry, path in OTHER_ENTRIES.items()}
         # An innocently named unit that runs DCGM, and a vLLM unit to stop.
         cls.telemetry = HostSetup(cls.fleet, cls.fleet.host("units")).daemon(
             "nv-hostengine", unit="gpu-telemetry.service")
@@ -101,6 +121,31 @@ class ProtectScopeTest(unittest.TestCase):
         self.assertIsNotNone(holder, f"{name} (pid {before['pid']}) not reported")
         self.assertEqual(holder["fate"], "protected")
         self.assertIn(holder["protected_by"], (name, name + " (pid file)", "nvsm*"))
+
+    @classmethod
+    def clean_other_entries(cls):
+        if not hasattr(cls, "others_run"):
+            rc, hosts, _ = run_fleetreap(cls.fleet, "--limit", "others")
+            cls.others_run = (rc, hosts["others"], cls.fleet.ground_truth()["others"])
+        return cls.others_run
+
+    def check_other_entry(self, entry):
+        rc, host, truth = self.clean_other_entries()
+        self.assertEqual(host["status"], "clean", host["error_message"])
+        pid = self.other_pids[entry]
+        holder = next((h for h in host["holders"] if h["pid"] == pid), None)
+        self.assertIsNotNone(holder, f"{entry} (pid {pid}) not reported")
+        self.assertEqual(holder["fate"], "protected")
+        self.assertEqual(holder["protected_by"], entry)
+        alive = {p["pid"] for p in truth["impostors"] if p["alive"]}
+        self.assertIn(pid, alive)
+
+    def test_every_entry_of_the_default_list_is_tested(self):
+        with open(os.path.join(SOURCE, "docs", "protected-daemons.md")) as f:
+            entries = {line.split("`")[1] for line in f if line.startswith("| `")}
+        tested = set(host_setup.DAEMONS) | set(OTHER_ENTRIES)
+        tested = {"nvsm*" if name == "nvsm-core" else name for name in tested}
+        self.assertEqual(entries, tested)
 
     def test_a_job_named_like_a_daemon_is_a_job(self):
         rc, hosts, _ = self.fleet_run("impost")
@@ -235,10 +280,14 @@ class ProtectScopeTest(unittest.TestCase):
                          self.before["nested"]["gpu_processes"])
 
 
-# One test per entry of the default protected set that the sim runs.
+# One test per entry of the default protected set: the daemons the sim runs,
+# and the other entries.
 for _name in host_setup.DAEMONS:
     setattr(ProtectScopeTest, "test_daemon_" + _name.replace("-", "_"),
             lambda self, name=_name: self.check_daemon(name))
+for _entry in OTHER_ENTRIES:
+    setattr(ProtectScopeTest, "test_entry_" + _entry.replace("-", "_").replace("*", "_glob"),
+            lambda self, entry=_entry: self.check_other_entry(entry))
 
 
 if __name__ == "__main__":
