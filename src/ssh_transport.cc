@@ -189,17 +189,8 @@ Status SshTransport::Connect(Clock::time_point not_after) {
 
 Status SshTransport::StartProxy(const std::string& proxy, Session* state,
                                 Clock::time_point deadline, const std::string& where) {
-  ProxyTokens tokens;
-  tokens.host = target_host_;
-  tokens.original_host = options_.address;
-  tokens.port = target_port_;
-  char* user = nullptr;
-  if (ssh_options_get(state->session, SSH_OPTIONS_USER, &user) == SSH_OK) {
-    tokens.user = user;
-    ssh_string_free_char(user);
-  }
-  const passwd* entry = getpwuid(getuid());
-  tokens.local_user = entry != nullptr && entry->pw_name != nullptr ? entry->pw_name : "";
+  const ProxyTokens tokens = SessionTokens(state->session, target_host_, options_.address,
+                                           target_port_);
   std::string command;
   Status status = ExpandProxyCommand(proxy, tokens, &command);
   if (!status.ok()) return Status::Error(status.kind(), where + ": " + status.message());

@@ -43,17 +43,8 @@ int MemoryFile(const std::string& text) {
 
 Status SshTransport::PrepareKnownHosts(Session* state) {
   const std::string home = SshHomeDirectory();
-  ProxyTokens tokens;
-  tokens.host = target_host_;
-  tokens.original_host = options_.address;
-  tokens.port = target_port_;
-  char* user = nullptr;
-  if (ssh_options_get(state->session, SSH_OPTIONS_USER, &user) == SSH_OK) {
-    tokens.user = user;
-    ssh_string_free_char(user);
-  }
-  const passwd* entry = getpwuid(getuid());
-  tokens.local_user = entry != nullptr && entry->pw_name != nullptr ? entry->pw_name : "";
+  const ProxyTokens tokens = SessionTokens(state->session, target_host_, options_.address,
+                                           target_port_);
 
   config_ = SshConfigValues();
   if (options_.use_ssh_config) {

@@ -50,6 +50,24 @@ inline void SetSessionTimeout(ssh_session session, std::chrono::milliseconds tim
   ssh_options_set(session, SSH_OPTIONS_TIMEOUT_USEC, &micros);
 }
 
+// What OpenSSH's %-tokens stand for in this session: "host" and "port" after
+// the config, "original_host" as given, the remote user libssh will log in as.
+inline ProxyTokens SessionTokens(ssh_session session, const std::string& host,
+                                 const std::string& original_host, int port) {
+  ProxyTokens tokens;
+  tokens.host = host;
+  tokens.original_host = original_host;
+  tokens.port = port;
+  char* user = nullptr;
+  if (ssh_options_get(session, SSH_OPTIONS_USER, &user) == SSH_OK) {
+    tokens.user = user;
+    ssh_string_free_char(user);
+  }
+  const passwd* entry = getpwuid(getuid());
+  tokens.local_user = entry != nullptr && entry->pw_name != nullptr ? entry->pw_name : "";
+  return tokens;
+}
+
 // The home directory as libssh takes it: from the passwd entry, not $HOME.
 inline std::string SshHomeDirectory() {
   const passwd* entry = getpwuid(getuid());

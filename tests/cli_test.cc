@@ -37,6 +37,8 @@ TEST(CliTest, FlagsAndVerbosity) {
   EXPECT_EQ(r.options.protect, (std::vector<std::string>{"a", "/usr/bin/b"}));
   EXPECT_TRUE(r.options.dry_run);
   EXPECT_EQ(r.options.json, "-");
+  EXPECT_FALSE(r.options.no_agent);
+  EXPECT_TRUE(Parse({"-i", "x.yaml", "--no-agent"}).options.no_agent);
 }
 
 TEST(CliTest, UsageErrorsAreOneLine) {
@@ -79,7 +81,8 @@ TEST(CliTest, HelpAndVersion) {
   for (const char* flag : {"--hosts", "--limit", "--list-hosts", "--local", "--forks",
                            "--connect-timeout", "--command-timeout", "--host-timeout",
                            "--deadline", "--retries", "--identity", "--known-hosts",
-                           "--host-key-policy", "--ssh-config", "--ssh-config-file", "--become",
+                           "--host-key-policy", "--no-agent", "--ssh-config",
+                           "--ssh-config-file", "--become",
                            "--playbook", "--dry-run", "--json", "--junit",
                            "--summary-md", "--log-dir", "--failed-hosts", "--quiet"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "ssh_test_server.h"
+
 namespace fleetreap {
 namespace {
 
@@ -23,12 +25,7 @@ class StalledAgent {
     char pattern[] = "/tmp/fleetreap-agent-XXXXXX";
     dir_ = mkdtemp(pattern);
     path_ = dir_ + "/agent.sock";
-    fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    std::memcpy(address.sun_path, path_.c_str(), path_.size());
-    bind(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address);
-    listen(fd_, backlog);
+    fd_ = ListenUnix(path_, backlog);
   }
   ~StalledAgent() {
     for (int fd : fillers_) close(fd);

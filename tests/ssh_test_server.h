@@ -10,10 +10,12 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -25,6 +27,9 @@ namespace fleetreap {
 inline bool Shell(const std::string& command);
 /// A port on 127.0.0.1 where nothing listens (bound once, then released).
 inline int UnusedPort();
+/// A UNIX stream socket listening at "path" (what an ssh-agent looks like
+/// to its clients, before it answers anything); -1 on failure.
+inline int ListenUnix(const std::string& path, int backlog);
 
 class SshTestServer {
  public:
@@ -119,6 +124,20 @@ inline int UnusedPort() {
   int fd = BindLoopback(&port);
   if (fd >= 0) close(fd);
   return port;
+}
+
+inline int ListenUnix(const std::string& path, int backlog) {
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  if (fd < 0 || path.size() >= sizeof address.sun_path) return -1;
+  std::memcpy(address.sun_path, path.c_str(), path.size());
+  if (bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0 ||
+      listen(fd, backlog) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 inline SshTestServer::~SshTestServer() { Stop(); }

@@ -73,12 +73,7 @@ class StalledAgent {
     char pattern[] = "/tmp/fleetreap-stalled-agent-XXXXXX";
     dir_ = mkdtemp(pattern);
     path_ = dir_ + "/agent.sock";
-    fd_ = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un address{};
-    address.sun_family = AF_UNIX;
-    std::memcpy(address.sun_path, path_.c_str(), path_.size());
-    bind(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof address);
-    listen(fd_, 16);
+    fd_ = ListenUnix(path_, 16);
     closer_ = std::thread([this, hold] {
       std::unique_lock<std::mutex> lock(mutex_);
       wake_.wait_for(lock, hold, [this] { return done_; });
