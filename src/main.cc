@@ -112,7 +112,11 @@ int Run(const Options& options) {
   }
 
   FleetSettings settings = FleetSettingsFor(options);
-  const char* job_id = std::getenv("SLURM_JOB_ID");
+  // A Slurm prolog or epilog runs with the job's SLURM_JOB_ID and outside
+  // any step; an srun task (a fleet-wide run) has a SLURM_STEP_ID and acts
+  // on the whole node, or on --gpus / --cgroup.
+  const char* step_id = std::getenv("SLURM_STEP_ID");
+  const char* job_id = step_id == nullptr ? std::getenv("SLURM_JOB_ID") : nullptr;
   const char* job_gpus = std::getenv("SLURM_JOB_GPUS");
   status = ScopeFromOptions(options, job_id ? job_id : "", job_gpus ? job_gpus : "",
                             &settings.scope);
