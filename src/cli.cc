@@ -4,6 +4,7 @@
 #include <sstream>
 #include <vector>
 
+#include "cli_output.h"
 #include "fleetreap/duration.h"
 
 namespace po = boost::program_options;
@@ -80,19 +81,10 @@ po::options_description Describe(Options* o, RawFlags* raw) {
        "act only on processes in this cgroup subtree (/system.slice/x.service)");
 
   po::options_description output("Output", kHelpWidth, kHelpWidth / 2);
+  AddReportFlags(output.add_options(), o);
   output.add_options()
-      ("json", po::value(&o->json)->value_name("FILE"),
-       "write the JSON report to FILE ('-' for stdout)")
-      ("junit", po::value(&o->junit)->value_name("FILE"),
-       "write JUnit XML, one test case per host")
-      ("summary-md", po::value(&o->summary_md)->value_name("FILE"),
-       "write a Markdown summary (CI job summary page)")
       ("log-dir", po::value(&o->log_dir)->value_name("DIR"),
        "write one log per host: every command, exit code, output")
-      ("failed-hosts", po::value(&o->failed_hosts)->value_name("FILE"),
-       "write the hosts that are not clean, for --limit @FILE")
-      ("color", po::value(&o->color)->value_name("WHEN"),
-       "auto | always | never (NO_COLOR is honoured)")
       ("quiet,q", po::bool_switch(&o->quiet), "only the final table and errors")
       (",v", "more log detail on stderr; -vv for debug");
 
@@ -117,6 +109,9 @@ bool ParseFlagDuration(const std::string& flag, const std::string& text,
 }  // namespace
 
 CliResult ParseCommandLine(int argc, const char* const* argv) {
+  if (argc > 1 && std::string(argv[1]) == "merge") {
+    return ParseMergeCommandLine(argc - 1, argv + 1);
+  }
   CliResult result;
   RawFlags raw;
   po::options_description desc = Describe(&result.options, &raw);
@@ -198,20 +193,12 @@ CliResult ParseCommandLine(int argc, const char* const* argv) {
     error = "--retries: must be 0 to 10, got " + std::to_string(o.retries);
     return result;
   }
-  if (o.color != "auto" && o.color != "always" && o.color != "never") {
-    error = "--color: expected auto, always or never, got \"" + o.color + "\"";
-    return result;
-  }
   if (o.quiet && o.verbosity > 0) {
     error = "--quiet and -v cannot be used together";
     return result;
   }
-  const int to_stdout = (o.json == "-") + (o.junit == "-") +
-                        (o.summary_md == "-") + (o.failed_hosts == "-");
-  if (to_stdout > 1) {
-    error = "only one of --json, --junit, --summary-md, --failed-hosts can be '-'";
-    return result;
-  }
+  error = CheckReportFlags(o);
+  if (!error.empty()) return result;
   if (o.local && !o.hosts_file.empty()) {
     error = "--local and --hosts cannot be used together";
     return result;
@@ -262,7 +249,8 @@ std::string HelpText() {
   RawFlags raw;
   std::ostringstream text;
   text << "Usage: fleetreap --hosts INVENTORY [options]\n"
-          "       fleetreap --local [options]\n\n"
+          "       fleetreap --local [options]\n"
+          "       fleetreap merge [output options] REPORT.json...  (see merge --help)\n\n"
           "Empties every GPU of every selected host: stops units, signals the\n"
           "processes that hold /dev/nvidia* (TERM, then KILL), re-scans for\n"
           "stragglers, removes /dev/shm leftovers and verifies with nvidia-smi.\n"
@@ -274,7 +262,7 @@ std::string HelpText() {
           "  1   (bit) at least one reached host is not clean\n"
           "  2   (bit) at least one host was unreachable or failed; 3 = both\n"
           "  64  usage error (flags)\n"
-          "  65  invalid inventory or playbook\n"
+          "  65  invalid inventory or playbook, or a report merge cannot read\n"
           "  70  internal error\n"
           "  A dry run exits 0 unless a host could not be inspected.\n";
   return text.str();

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
+#include <string>
 
 #include "fleetreap/cli.h"
 #include "fleetreap/command_log.h"
@@ -20,6 +21,7 @@
 #include "fleetreap/local_transport.h"
 #include "fleetreap/progress.h"
 #include "fleetreap/report_files.h"
+#include "fleetreap/report_merge.h"
 #include "fleetreap/ssh_transport.h"
 #include "fleetreap/version.h"
 
@@ -135,6 +137,14 @@ int Run(const Options& options) {
   return FinishRun(report, options);
 }
 
+// fleetreap merge: the per-node reports joined, then finished as a run.
+int Merge(const Options& options) {
+  RunReport report;
+  Status status = MergeReportFiles(options.merge_reports, &report);
+  if (!status.ok()) return ExitCodeForLoadError(status);
+  return FinishRun(report, options);
+}
+
 }  // namespace
 }  // namespace fleetreap
 
@@ -143,7 +153,10 @@ int main(int argc, char** argv) {
   const fleetreap::CliResult cli = fleetreap::ParseCommandLine(argc, argv);
   switch (cli.action) {
     case CliAction::kHelp:
-      std::fputs(fleetreap::HelpText().c_str(), stdout);
+      std::fputs((argc > 1 && std::string(argv[1]) == "merge" ? fleetreap::MergeHelpText()
+                                                               : fleetreap::HelpText())
+                     .c_str(),
+                 stdout);
       return fleetreap::kExitClean;
     case CliAction::kVersion:
       std::printf("fleetreap %s\n", FLEETREAP_VERSION);
@@ -153,9 +166,11 @@ int main(int argc, char** argv) {
                    cli.error.c_str());
       return fleetreap::kExitUsage;
     case CliAction::kRun:
+    case CliAction::kMerge:
       break;
   }
   try {
+    if (cli.action == CliAction::kMerge) return fleetreap::Merge(cli.options);
     return fleetreap::Run(cli.options);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fleetreap: internal error: %s\n", e.what());

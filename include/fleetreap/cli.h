@@ -19,7 +19,7 @@ constexpr int kExitUsage = 64;        // EX_USAGE
 constexpr int kExitDataErr = 65;      // EX_DATAERR: inventory or playbook
 constexpr int kExitSoftware = 70;     // EX_SOFTWARE: internal error
 
-enum class CliAction { kRun, kHelp, kVersion, kUsageError };
+enum class CliAction { kRun, kMerge, kHelp, kVersion, kUsageError };
 
 struct CliResult {
   CliAction action = CliAction::kRun;
@@ -33,6 +33,15 @@ CliResult ParseCommandLine(int argc, const char* const* argv);
 
 /// The full --help text, every flag on one line, grouped.
 std::string HelpText();
+
+/// `fleetreap merge [output flags] REPORT.json...` (argv[0] is "merge"):
+/// kMerge with options.merge_reports and the output flags (--json,
+/// --junit, --summary-md, --failed-hosts, --color) set; kHelp for --help;
+/// kUsageError without a report or with any other flag. cli_merge.cc.
+CliResult ParseMergeCommandLine(int argc, const char* const* argv);
+
+/// merge's --help text.
+std::string MergeHelpText();
 
 /// The run's scope from --gpus and --cgroup; without them, for --local with
 /// "slurm_job_id" set (SLURM_JOB_ID, as in an epilog), that job and its

@@ -59,6 +59,9 @@ struct Options {
   bool quiet = false;
   int verbosity = 0;             // -v, -vv
   std::string color = "auto";    // --color auto|always|never
+
+  // fleetreap merge REPORT.json...
+  std::vector<std::string> merge_reports;
 };
 
 }  // namespace fleetreap

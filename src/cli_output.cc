@@ -1,0 +1,32 @@
+#include "cli_output.h"
+
+namespace po = boost::program_options;
+
+namespace fleetreap {
+
+void AddReportFlags(po::options_description_easy_init add, Options* o) {
+  add("json", po::value(&o->json)->value_name("FILE"),
+      "write the JSON report to FILE ('-' for stdout)")
+     ("junit", po::value(&o->junit)->value_name("FILE"),
+      "write JUnit XML, one test case per host")
+     ("summary-md", po::value(&o->summary_md)->value_name("FILE"),
+      "write a Markdown summary (CI job summary page)")
+     ("failed-hosts", po::value(&o->failed_hosts)->value_name("FILE"),
+      "write the hosts that are not clean, for --limit @FILE")
+     ("color", po::value(&o->color)->value_name("WHEN"),
+      "auto | always | never (NO_COLOR is honoured)");
+}
+
+std::string CheckReportFlags(const Options& o) {
+  if (o.color != "auto" && o.color != "always" && o.color != "never") {
+    return "--color: expected auto, always or never, got \"" + o.color + "\"";
+  }
+  const int to_stdout = (o.json == "-") + (o.junit == "-") + (o.summary_md == "-") +
+                        (o.failed_hosts == "-");
+  if (to_stdout > 1) {
+    return "only one of --json, --junit, --summary-md, --failed-hosts can be '-'";
+  }
+  return "";
+}
+
+}  // namespace fleetreap

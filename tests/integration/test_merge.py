@@ -1,0 +1,125 @@
+"""fleetreap merge end to end (issue 14): each simulated node runs
+`fleetreap --local --json` inside its own namespaces (as srun or a Slurm
+epilog would run it; never against this machine's process table), and
+`fleetreap merge` joins the per-node reports into one fleet report whose
+table rows, statuses, failed-hosts file and exit code are those of one SSH
+run over the same fleet, and agree with the fleet's ground truth. Bad input
+exits 65 naming the file.
+Needs root and the built sim tools (FLEETREAP_SIM_BIN_DIR, FLEETREAP_BIN).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "sim"))
+
+from simfleet import Fleet, HostSpec, scratch_dir  # noqa: E402
+
+SOURCE = os.environ.get("FLEETREAP_SOURCE_DIR", os.path.join(HERE, "..", ".."))
+BIN = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE, "build", "fleetreap"))
+PLAYBOOK = os.path.join(SOURCE, "playbooks", "default.yaml")
+NODES = ("node01", "node02", "node03")
+
+
+def rows(table):
+    """The table without its verdict line's timing ("in 1.2 s")."""
+    lines = table.strip().splitlines()
+    return lines[:-1], lines[-1].split(" in ")[0]
+
+
+class MergeTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = scratch_dir(prefix="mergetest-")
+        cls.fleet = Fleet(os.path.join(cls.tmp, "fleet"))
+        cls.fleet.up([HostSpec("node01", scenario="vllm_incident"),
+                      HostSpec("node02", scenario="ghost_memory"),
+                      HostSpec("node03", scenario="clean")])
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.fleet.down()
+
+    def local_reports(self, *extra):
+        paths = []
+        for node in NODES:
+            command = " ".join([BIN, "--local", "--json", "-", "--quiet", "--color", "never",
+                                "--playbook", PLAYBOOK, *extra])
+            proc = self.fleet.exec(node, command, timeout=120)
+            self.assertIn("{", proc.stdout, proc.stderr[-2000:])
+            path = os.path.join(self.tmp, f"{node}{'-dry' if extra else ''}.json")
+            with open(path, "w") as f:
+                f.write(proc.stdout[proc.stdout.index("{"):])
+            paths.append(path)
+        return paths
+
+    def merge(self, *args):
+        return subprocess.run([BIN, "merge", "--color", "never", *args],
+                              capture_output=True, text=True, timeout=60)
+
+    def test_1_dry_run_merge_reads_like_the_ssh_run(self):
+        ssh = subprocess.run([BIN, "--hosts", self.fleet.inventory, "--known-hosts",
+                              self.fleet.known_hosts, "--identity", self.fleet.key,
+                              "--playbook", PLAYBOOK, "--dry-run", "--quiet", "--color",
+                              "never"], capture_output=True, text=True, timeout=300)
+        merged = self.merge(*self.local_reports("--dry-run"))
+        self.assertEqual(merged.returncode, ssh.returncode, merged.stderr)
+        self.assertEqual(rows(merged.stdout), rows(ssh.stdout))
+
+    def test_2_real_runs_merge_into_one_report(self):
+        paths = self.local_reports()
+        failed = os.path.join(self.tmp, "failed.txt")
+        junit = os.path.join(self.tmp, "junit.xml")
+        summary = os.path.join(self.tmp, "summary.md")
+        proc = self.merge("--json", "-", "--failed-hosts", failed, "--junit", junit,
+                          "--summary-md", summary, *paths)
+        report = json.loads(proc.stdout)
+        self.assertEqual(proc.returncode, 1, proc.stderr)  # node02: ghost memory
+        self.assertEqual(report["exit_code"], 1)
+        self.assertEqual([h["name"] for h in report["hosts"]], list(NODES))
+        status = {h["name"]: h["status"] for h in report["hosts"]}
+        self.assertEqual(status, {"node01": "clean", "node02": "dirty", "node03": "clean"})
+        # The truth: every node is as clean as cleaning can make it; node02's
+        # GPU 2 keeps its leaked memory, which only a reset frees.
+        truth = self.fleet.ground_truth()
+        for node in NODES:
+            self.assertTrue(truth[node]["clean"], node)
+            self.assertEqual(truth[node]["gpu_processes"], [], node)
+        leaked = {node: [g["index"] for g in truth[node]["gpus"] if g["memory_used_mib"]]
+                  for node in NODES}
+        self.assertEqual(leaked, {"node01": [], "node02": [2], "node03": []})
+        self.assertEqual(report["summary"]["changed"], 1)
+        with open(failed) as f:
+            self.assertEqual(f.read(), "node02\n")
+        with open(junit) as f:
+            self.assertIn('tests="3" failures="1"', f.read())
+        with open(summary) as f:
+            self.assertIn("node02", f.read())
+        self.assertIn("dirty", proc.stderr)  # the table goes to stderr with --json -
+
+    def test_3_bad_input_exits_65_naming_the_file(self):
+        paths = [os.path.join(self.tmp, f"{node}.json") for node in NODES]
+        bad = os.path.join(self.tmp, "table.json")
+        with open(bad, "w") as f:
+            f.write("node04 clean\n")
+        cases = [([paths[0], bad], f"fleetreap: {bad}: not JSON (parse error at byte 2)"),
+                 ([paths[0], paths[0]],
+                  f"fleetreap: {paths[0]}: host node01 is also in {paths[0]}"),
+                 ([paths[0], paths[1].replace(".json", "-dry.json")],
+                  f"fleetreap: {paths[1].replace('.json', '-dry.json')}: a dry run cannot be "
+                  f"merged with a real run ({paths[1].replace('.json', '-dry.json')} is a dry "
+                  f"run, {paths[0]} is not)")]
+        for args, error in cases:
+            proc = self.merge(*args)
+            self.assertEqual(proc.returncode, 65, proc.stderr)
+            self.assertEqual(proc.stderr.strip(), error)
+            self.assertEqual(proc.stdout, "")
+        self.assertEqual(self.merge().returncode, 64)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
