@@ -13,6 +13,8 @@ void AddReportFlags(po::options_description_easy_init add, Options* o) {
       "write a Markdown summary (CI job summary page)")
      ("failed-hosts", po::value(&o->failed_hosts)->value_name("FILE"),
       "write the hosts that are not clean, for --limit @FILE")
+     ("drain-reasons", po::value(&o->drain_reasons)->value_name("FILE"),
+      "write one 'HOST fleetreap: REASON' line per host that is not clean")
      ("color", po::value(&o->color)->value_name("WHEN"),
       "auto | always | never (NO_COLOR is honoured)");
 }
@@ -22,9 +24,10 @@ std::string CheckReportFlags(const Options& o) {
     return "--color: expected auto, always or never, got \"" + o.color + "\"";
   }
   const int to_stdout = (o.json == "-") + (o.junit == "-") + (o.summary_md == "-") +
-                        (o.failed_hosts == "-");
+                        (o.failed_hosts == "-") + (o.drain_reasons == "-");
   if (to_stdout > 1) {
-    return "only one of --json, --junit, --summary-md, --failed-hosts can be '-'";
+    return "only one of --json, --junit, --summary-md, --failed-hosts, --drain-reasons can be "
+           "'-'";
   }
   return "";
 }

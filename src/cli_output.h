@@ -1,6 +1,6 @@
 // CliOutput: the report flags that a run and `fleetreap merge` share
-// (--json, --junit, --summary-md, --failed-hosts, --color) and their
-// checks. Part of the Cli module (cli.h), internal to src/; pure;
+// (--json, --junit, --summary-md, --failed-hosts, --drain-reasons, --color)
+// and their checks. Part of the Cli module (cli.h), internal to src/; pure;
 // thread-compatible.
 #pragma once
 
@@ -17,7 +17,7 @@ void AddReportFlags(boost::program_options::options_description_easy_init add, O
 
 /// "" when the report flags of "o" are consistent; else one line:
 /// "--color: expected auto, always or never, got \"pink\"", "only one of
-/// --json, --junit, --summary-md, --failed-hosts can be '-'".
+/// --json, --junit, --summary-md, --failed-hosts, --drain-reasons can be '-'".
 std::string CheckReportFlags(const Options& o);
 
 }  // namespace fleetreap

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 
+#include "fleetreap/drain_reason.h"
 #include "fleetreap/failed_hosts.h"
 #include "fleetreap/report_json.h"
 #include "fleetreap/report_junit.h"
@@ -97,6 +98,7 @@ Status WriteReports(const RunReport& report, const Options& options,
       {options.junit, RenderJunit},
       {options.summary_md, RenderMarkdown},
       {options.failed_hosts, RenderFailedHosts},
+      {options.drain_reasons, RenderDrainReasons},
   };
   Status first;
   for (const Output& output : outputs) {
@@ -109,7 +111,7 @@ Status WriteReports(const RunReport& report, const Options& options,
 
 std::FILE* HumanStream(const Options& options) {
   for (const std::string* path : {&options.json, &options.junit, &options.summary_md,
-                                  &options.failed_hosts}) {
+                                  &options.failed_hosts, &options.drain_reasons}) {
     if (*path == "-") return stderr;
   }
   return stdout;

@@ -28,6 +28,19 @@ TEST(CliMergeTest, ReportsAndOutputFlags) {
   EXPECT_TRUE(r.options.hosts_file.empty());
 }
 
+// --drain-reasons is a report flag of a run and of merge alike.
+TEST(CliMergeTest, DrainReasonsOnRunAndMerge) {
+  CliResult merge = Parse({"merge", "--drain-reasons", "-", "a.json"});
+  ASSERT_EQ(merge.action, CliAction::kMerge) << merge.error;
+  EXPECT_EQ(merge.options.drain_reasons, "-");
+  CliResult run = Parse({"--local", "--drain-reasons", "r.txt", "--json", "-"});
+  ASSERT_EQ(run.action, CliAction::kRun) << run.error;
+  EXPECT_EQ(run.options.drain_reasons, "r.txt");
+  EXPECT_EQ(Parse({"--local", "--drain-reasons", "-", "--json", "-"}).error,
+            "only one of --json, --junit, --summary-md, --failed-hosts, --drain-reasons can be "
+            "'-'");
+}
+
 TEST(CliMergeTest, Help) {
   EXPECT_EQ(Parse({"merge", "--help"}).action, CliAction::kHelp);
   EXPECT_NE(MergeHelpText().find("Usage: fleetreap merge [options] REPORT.json..."),
@@ -48,7 +61,8 @@ TEST(CliMergeTest, UsageErrors) {
       {{"merge", "a.json", "--color", "pink"},
        "merge: --color: expected auto, always or never, got \"pink\""},
       {{"merge", "a.json", "--json", "-", "--junit", "-"},
-       "merge: only one of --json, --junit, --summary-md, --failed-hosts can be '-'"},
+       "merge: only one of --json, --junit, --summary-md, --failed-hosts, --drain-reasons can "
+       "be '-'"},
   };
   for (const Case& c : cases) {
     CliResult r = Parse(c.args);

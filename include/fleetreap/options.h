@@ -56,6 +56,7 @@ struct Options {
   std::string summary_md;        // --summary-md FILE
   std::string log_dir;           // --log-dir DIR
   std::string failed_hosts;      // --failed-hosts FILE
+  std::string drain_reasons;     // --drain-reasons FILE: "HOST REASON" lines
   bool quiet = false;
   int verbosity = 0;             // -v, -vv
   std::string color = "auto";    // --color auto|always|never

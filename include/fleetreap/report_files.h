@@ -1,6 +1,7 @@
 // ReportFiles: writes the reports a run asked for (--json, --junit,
-// --summary-md, --failed-hosts) to their files. The renderers stay pure; this
-// is the only report code that touches the file system. Files are written to
+// --summary-md, --failed-hosts, --drain-reasons) to their files. The
+// renderers stay pure; this is the only report code that touches the file
+// system. Files are written to
 // a temporary file that mkstemp creates exclusively next to the target (a
 // symlink or file another user planted there is never followed or reused)
 // and renamed over it, so a reader never sees half a report.
@@ -28,9 +29,9 @@ Status WriteReportFile(const std::string& path, const std::string& content,
                        std::FILE* stdout_stream = stdout);
 
 /// Renders and writes every report that "options" names (json, junit,
-/// summary_md, failed_hosts; empty means "not asked for"). Keeps going after
-/// a failure, so one bad path does not cost the other reports, and returns
-/// the first error. At most one of them may be "-" (cli.cc checks).
+/// summary_md, failed_hosts, drain_reasons; empty means "not asked for").
+/// Keeps going after a failure, so one bad path does not cost the other
+/// reports, and returns the first error. At most one of them may be "-" (cli.cc checks).
 Status WriteReports(const RunReport& report, const Options& options,
                     std::FILE* stdout_stream = stdout);
 
