@@ -26,7 +26,8 @@ po::options_description Describe(Options* o, RawFlags* raw) {
   po::options_description selection("Selection", kHelpWidth, kHelpWidth / 2);
   selection.add_options()
       ("hosts,i", po::value(&o->hosts_file)->value_name("FILE"),
-       "Ansible inventory, YAML or INI (group_vars/, host_vars/ beside it)")
+       "Ansible inventory, YAML or INI (group_vars/, host_vars/ beside it); "
+       "slurm:PARTITION: the partition's nodes (sinfo)")
       ("limit,l", po::value(&o->limit)->value_name("PATTERN"),
        "Ansible host pattern: groups, globs, ~regex, g[0], ',' ':' '&' '!'; ranges, @FILE")
       ("list-hosts", po::bool_switch(&o->list_hosts),

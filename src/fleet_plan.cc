@@ -7,7 +7,9 @@
 
 #include "fleetreap/host_selection.h"
 #include "fleetreap/inventory.h"
+#include "fleetreap/local_transport.h"
 #include "fleetreap/playbook.h"
+#include "fleetreap/slurm_hosts.h"
 
 namespace fleetreap {
 namespace {
@@ -52,7 +54,12 @@ Status BuildFleetPlans(const Options& options, FleetPlanSet* set) {
     hosts.push_back(LocalHost());
   } else {
     Inventory inventory;
-    Status status = LoadInventory(options.hosts_file, &inventory, &set->warnings, &set->notes);
+    LocalTransport sinfo_runner;
+    Status status =
+        IsSlurmHostsSpec(options.hosts_file)
+            ? LoadSlurmHosts(options.hosts_file, &sinfo_runner, options.command_timeout,
+                             &inventory)
+            : LoadInventory(options.hosts_file, &inventory, &set->warnings, &set->notes);
     if (!status.ok()) return status;
     status = SelectHosts(inventory, options.limit, &hosts);
     if (!status.ok()) return status;
