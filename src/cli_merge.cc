@@ -17,7 +17,10 @@ constexpr unsigned kHelpWidth = 110;
 po::options_description DescribeMerge(Options* o) {
   po::options_description output("Output", kHelpWidth, kHelpWidth / 2);
   AddReportFlags(output.add_options(), o);
-  output.add_options()("help,h", "print this help and exit");
+  output.add_options()
+      ("expect", po::value(&o->merge_expect)->value_name("FILE"),
+       "hosts that must have a report, one per line; a missing one is 'not started'")
+      ("help,h", "print this help and exit");
   return output;
 }
 

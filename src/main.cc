@@ -141,6 +141,9 @@ int Run(const Options& options) {
 int Merge(const Options& options) {
   RunReport report;
   Status status = MergeReportFiles(options.merge_reports, &report);
+  if (status.ok() && !options.merge_expect.empty()) {
+    status = ExpectHostsFromFile(options.merge_expect, &report);
+  }
   if (!status.ok()) return ExitCodeForLoadError(status);
   return FinishRun(report, options);
 }

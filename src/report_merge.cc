@@ -4,9 +4,11 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "fleetreap/report_reader.h"
+#include "fleetreap/text.h"
 
 namespace fleetreap {
 namespace {
@@ -93,6 +95,29 @@ Status MergeReports(const std::vector<SourcedReport>& inputs, RunReport* merged)
   }
   merged->duration =
       std::chrono::duration_cast<std::chrono::milliseconds>(end - merged->start_time);
+  return Status::Ok();
+}
+
+void ExpectHosts(const std::vector<std::string>& expected, RunReport* merged) {
+  std::set<std::string> known(merged->not_started.begin(), merged->not_started.end());
+  for (const HostReport& host : merged->hosts) known.insert(host.name);
+  for (const std::string& name : expected) {
+    if (known.insert(name).second) merged->not_started.push_back(name);
+  }
+}
+
+Status ExpectHostsFromFile(const std::string& path, RunReport* merged) {
+  std::string text;
+  Status status = ReadFile(path, &text);
+  if (!status.ok()) return status;
+  std::vector<std::string> names;
+  for (std::string line : SplitLines(text)) {
+    const size_t hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    line = Trim(line);
+    if (!line.empty()) names.push_back(line);
+  }
+  ExpectHosts(names, merged);
   return Status::Ok();
 }
 

@@ -16,7 +16,7 @@ CliResult Parse(std::vector<const char*> args) {
 TEST(CliMergeTest, ReportsAndOutputFlags) {
   CliResult r = Parse({"merge", "a.json", "--json", "-", "b.json", "--junit", "j.xml",
                        "--summary-md", "s.md", "--failed-hosts", "f.txt", "--color",
-                       "never", "c.json"});
+                       "never", "c.json", "--expect", "nodes.txt"});
   ASSERT_EQ(r.action, CliAction::kMerge) << r.error;
   EXPECT_EQ(r.options.merge_reports, (std::vector<std::string>{"a.json", "b.json", "c.json"}));
   EXPECT_EQ(r.options.json, "-");
@@ -24,6 +24,7 @@ TEST(CliMergeTest, ReportsAndOutputFlags) {
   EXPECT_EQ(r.options.summary_md, "s.md");
   EXPECT_EQ(r.options.failed_hosts, "f.txt");
   EXPECT_EQ(r.options.color, "never");
+  EXPECT_EQ(r.options.merge_expect, "nodes.txt");
   EXPECT_FALSE(r.options.local);
   EXPECT_TRUE(r.options.hosts_file.empty());
 }

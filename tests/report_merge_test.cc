@@ -135,6 +135,15 @@ TEST(ReportMergeTest, Errors) {
   }
 }
 
+TEST(ReportMergeTest, ExpectedHostsWithoutAReportAreNotStarted) {
+  RunReport merged;
+  ASSERT_TRUE(MergeReports({{"a", NodeReport(testing_fixture::MixedFleet(), 0)}}, &merged).ok());
+  merged.not_started = {"gpu20"};
+  ExpectHosts({"gpu01", "gpu30", "gpu20", "gpu21", "gpu30"}, &merged);
+  EXPECT_EQ(merged.not_started, (std::vector<std::string>{"gpu20", "gpu30", "gpu21"}));
+  EXPECT_EQ(ExitCodeFor(merged), 2);
+}
+
 class ReportMergeFilesTest : public testing::Test {
  protected:
   void SetUp() override {
@@ -166,6 +175,17 @@ TEST_F(ReportMergeFilesTest, MergesFilesInOrder) {
   ASSERT_EQ(merged.hosts.size(), 2u);
   EXPECT_EQ(merged.hosts[0].name, fleet.hosts[3].name);
   EXPECT_EQ(merged.hosts[1].name, fleet.hosts[0].name);
+}
+
+TEST_F(ReportMergeFilesTest, ExpectedHostsFile) {
+  RunReport merged;
+  ASSERT_TRUE(MergeReports({{"a", NodeReport(testing_fixture::MixedFleet(), 0)}}, &merged).ok());
+  std::string path = Write("hosts.txt", "gpu01\n\n# spares\ngpu02  # rack b\n gpu03\n");
+  ASSERT_TRUE(ExpectHostsFromFile(path, &merged).ok());
+  EXPECT_EQ(merged.not_started, (std::vector<std::string>{"gpu02", "gpu03"}));
+  Status status = ExpectHostsFromFile(dir_ + "/absent.txt", &merged);
+  EXPECT_EQ(status.kind(), ErrorKind::kInvalidInput);
+  EXPECT_EQ(status.message(), dir_ + "/absent.txt: cannot read: No such file or directory");
 }
 
 TEST_F(ReportMergeFilesTest, ErrorsNameTheFile) {

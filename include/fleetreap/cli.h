@@ -35,9 +35,9 @@ CliResult ParseCommandLine(int argc, const char* const* argv);
 std::string HelpText();
 
 /// `fleetreap merge [output flags] REPORT.json...` (argv[0] is "merge"):
-/// kMerge with options.merge_reports and the output flags (--json,
-/// --junit, --summary-md, --failed-hosts, --color) set; kHelp for --help;
-/// kUsageError without a report or with any other flag. cli_merge.cc.
+/// kMerge with options.merge_reports, --expect and the output flags set;
+/// kHelp for --help; kUsageError without a report or with any other flag.
+/// In cli_merge.cc.
 CliResult ParseMergeCommandLine(int argc, const char* const* argv);
 
 /// merge's --help text.

@@ -63,6 +63,7 @@ struct Options {
 
   // fleetreap merge REPORT.json...
   std::vector<std::string> merge_reports;
+  std::string merge_expect;      // --expect FILE: hosts whose reports must be there
 };
 
 }  // namespace fleetreap

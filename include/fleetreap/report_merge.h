@@ -33,6 +33,16 @@ struct SourcedReport {
 /// kUsage when "inputs" is empty.
 [[nodiscard]] Status MergeReports(const std::vector<SourcedReport>& inputs, RunReport* merged);
 
+/// Adds to merged->not_started, in the order of "expected", each name that
+/// is neither a host nor a never-started host of "merged": a node whose
+/// report never came is not known to be clean (exit bit 2, --failed-hosts).
+void ExpectHosts(const std::vector<std::string>& expected, RunReport* merged);
+
+/// ExpectHosts with the names in file "path", one per line (blank lines and
+/// "#" comments skipped; `scontrol show hostnames` output). kInvalidInput
+/// "hosts.txt: cannot read: No such file or directory" when unreadable.
+[[nodiscard]] Status ExpectHostsFromFile(const std::string& path, RunReport* merged);
+
 /// Reads each file of "paths" (ReadReportJson) and merges them. Errors name
 /// the file: "r.json: cannot read: No such file or directory", or those of
 /// ReadReportJson and MergeReports; all are kInvalidInput but for no paths.

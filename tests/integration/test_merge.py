@@ -120,6 +120,18 @@ class MergeTest(unittest.TestCase):
             self.assertEqual(proc.stdout, "")
         self.assertEqual(self.merge().returncode, 64)
 
+    def test_4_a_node_without_a_report_is_not_started(self):
+        paths = [os.path.join(self.tmp, f"{node}.json") for node in NODES]
+        expect = os.path.join(self.tmp, "nodes.txt")
+        with open(expect, "w") as f:
+            f.write("node01\nnode02\nnode03\nnode04\n")
+        failed = os.path.join(self.tmp, "failed-expect.txt")
+        proc = self.merge("--expect", expect, "--failed-hosts", failed, "--json", "-", *paths)
+        self.assertEqual(proc.returncode, 3, proc.stderr)
+        self.assertEqual(json.loads(proc.stdout)["not_started"], ["node04"])
+        with open(failed) as f:
+            self.assertEqual(f.read(), "node02\nnode04\n")
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
