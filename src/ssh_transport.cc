@@ -83,10 +83,7 @@ void SshTransport::Close() { session_.reset(); }
 
 std::string SshTransport::Describe() const {
   std::string user = options_.user;
-  if (user.empty()) {
-    const passwd* entry = getpwuid(getuid());
-    if (entry != nullptr) user = entry->pw_name;
-  }
+  if (user.empty()) user = LocalAccount().name;
   const bool v6 = options_.address.find(':') != std::string::npos;
   return user + "@" + (v6 ? "[" + options_.address + "]" : options_.address) + ":" +
          std::to_string(options_.port);

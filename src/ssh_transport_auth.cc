@@ -202,8 +202,7 @@ Status SshTransport::Authenticate(Clock::time_point deadline) {
     if (outcome == KeyOutcome::kSessionError) return failed();
   }
   if (options_.use_default_keys) {
-    const passwd* entry = getpwuid(getuid());
-    const std::string home = entry != nullptr ? entry->pw_dir : "";
+    const std::string home = SshHomeDirectory();
     for (const char* name : {"id_ed25519", "id_ecdsa", "id_rsa"}) {
       std::string path = home + "/.ssh/" + name;
       if (access(path.c_str(), R_OK) != 0) continue;

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "fleetreap/proxy_command.h"
 #include "fleetreap/ssh_transport.h"
@@ -50,6 +51,33 @@ inline void SetSessionTimeout(ssh_session session, std::chrono::milliseconds tim
   ssh_options_set(session, SSH_OPTIONS_TIMEOUT_USEC, &micros);
 }
 
+// The local user's name and home directory, read once with getpwuid_r:
+// sessions connect on the fan-out's worker threads, and getpwuid's static
+// entry is not theirs to share (ThreadSanitizer saw the race).
+struct LocalAccountInfo {
+  std::string name;
+  std::string home;
+};
+inline const LocalAccountInfo& LocalAccount() {
+  static const LocalAccountInfo account = [] {
+    LocalAccountInfo info;
+    passwd entry{};
+    passwd* found = nullptr;
+    std::vector<char> buffer(16384);
+    if (getpwuid_r(getuid(), &entry, buffer.data(), buffer.size(), &found) == 0 &&
+        found != nullptr) {
+      info.name = entry.pw_name != nullptr ? entry.pw_name : "";
+      info.home = entry.pw_dir != nullptr ? entry.pw_dir : "";
+    }
+    if (info.home.empty()) {
+      const char* home = getenv("HOME");
+      info.home = home != nullptr ? home : "/";
+    }
+    return info;
+  }();
+  return account;
+}
+
 // What OpenSSH's %-tokens stand for in this session: "host" and "port" after
 // the config, "original_host" as given, the remote user libssh will log in as.
 inline ProxyTokens SessionTokens(ssh_session session, const std::string& host,
@@ -63,17 +91,11 @@ inline ProxyTokens SessionTokens(ssh_session session, const std::string& host,
     tokens.user = user;
     ssh_string_free_char(user);
   }
-  const passwd* entry = getpwuid(getuid());
-  tokens.local_user = entry != nullptr && entry->pw_name != nullptr ? entry->pw_name : "";
+  tokens.local_user = LocalAccount().name;
   return tokens;
 }
 
 // The home directory as libssh takes it: from the passwd entry, not $HOME.
-inline std::string SshHomeDirectory() {
-  const passwd* entry = getpwuid(getuid());
-  if (entry != nullptr && entry->pw_dir != nullptr) return entry->pw_dir;
-  const char* home = getenv("HOME");
-  return home != nullptr ? home : "/";
-}
+inline std::string SshHomeDirectory() { return LocalAccount().home; }
 
 }  // namespace fleetreap
