@@ -156,7 +156,8 @@ class SlurmEpilogTest(unittest.TestCase):
         subprocess.run(["cmake", "--install", os.path.dirname(BIN), "--prefix", prefix],
                        check=True, capture_output=True, timeout=120)
         libexec = os.path.join(prefix, "libexec", "fleetreap")
-        self.assertEqual(sorted(os.listdir(libexec)), ["fleetreap-epilog", "fleetreap-prolog"])
+        self.assertEqual(sorted(os.listdir(libexec)),
+                         ["fleetreap-epilog", "fleetreap-prolog", "fleetreap-sweep.sbatch"])
         command = (f"FLEETREAP_REPORT_DIR={self.report_dir('shared')} "
                    f"{os.path.join(libexec, 'fleetreap-epilog')}")
         proc = self.fleet.exec_epilog("shared", 42, command)
