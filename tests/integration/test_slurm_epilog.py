@@ -157,7 +157,8 @@ class SlurmEpilogTest(unittest.TestCase):
                        check=True, capture_output=True, timeout=120)
         libexec = os.path.join(prefix, "libexec", "fleetreap")
         self.assertEqual(sorted(os.listdir(libexec)),
-                         ["fleetreap-epilog", "fleetreap-prolog", "fleetreap-sweep.sbatch"])
+                         ["fleetreap-drain", "fleetreap-epilog", "fleetreap-prolog",
+                          "fleetreap-sweep.sbatch"])
         command = (f"FLEETREAP_REPORT_DIR={self.report_dir('shared')} "
                    f"{os.path.join(libexec, 'fleetreap-epilog')}")
         proc = self.fleet.exec_epilog("shared", 42, command)
