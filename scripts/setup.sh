@@ -10,6 +10,7 @@ packages=(
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev
   openssh-server openssh-client psmisc procps tini sudo python3 python3-jsonschema util-linux iproute2 coreutils
   ansible-core  # tests only: the oracle of tests/integration/test_ansible_compat.py
+  slurmctld slurmd slurm-client munge  # tests only: the real Slurm of the simulated fleet (never started as the machine's services)
 )
 
 missing=()
