@@ -5,7 +5,7 @@ hide the truth).
 
 collect(fleet) returns {host name: {
   "address": "127.0.N.X", "scenario": str,
-  "listener": "sshd"|"tarpit"|"none"  (what listens now: an sshd killed mid-run
+  "listener": "sshd"|"tarpit"|"black_hole"|"none"  (what listens now: an sshd killed mid-run
       reads "none"),
   "gpu_processes": [{"pid", "name", "comm", "exe", "user_uid", "gpus",
       "charged_gpus", "mib"}],
@@ -294,7 +294,7 @@ def collect(fleet):
         if any(p["exe"] == "/usr/sbin/sshd" for p in procs):
             listener = "sshd"
         else:
-            listener = "tarpit" if host.listener == "tarpit" else "none"
+            listener = host.listener if host.listener in ("tarpit", "black_hole") else "none"
         owned = _owned(host, procs)
         for p in gpu_processes:
             for key in ("holds_device", "bystander", "genuine", "ppid"):

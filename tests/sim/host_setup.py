@@ -227,8 +227,10 @@ class HostSetup:
 
     @property
     def realistic(self):
-        """Whether this host has the realistic shape (see simfleet.host_shape)."""
-        return self.host.shape == "realistic"
+        """Whether this host has the realistic worker layout: the realistic
+        shape, or the lean one (the same with fewer bystanders); see
+        simfleet.host_shape."""
+        return self.host.shape in ("realistic", "lean")
 
     def workload(self, gpus="all", mib=96844, title="gpuload-worker-%d", on_term="exit",
                  respawn_once=False, respawn_delay_ms=300, respawn_init_ms=0, detach=False,
@@ -664,6 +666,35 @@ class HostSetup:
             time.sleep(0.01)
         from simfleet import SimError   # simfleet imports this module
         raise SimError(f"{self.name}: tarpit (pid {pid}) is not listening on port 22")
+
+    def black_hole(self):
+        """Port 22 neither answers nor refuses: a listener whose accept
+        queue is full and never accepted, so the kernel drops new SYNs (a
+        host behind a firewall that drops, or a wedged kernel): a connect
+        times out."""
+        self.fleet.kill_sshd(self.name)
+        script = ("import socket,sys,time\n"
+                  "s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+                  "for i in range(1000):\n"
+                  "    try: s.bind((sys.argv[1], 22)); break\n"
+                  "    except OSError: time.sleep(0.01)\n"
+                  "s.listen(0); fill=[]\n"
+                  "for i in range(3):\n"
+                  "    c=socket.socket(); c.setblocking(False); fill.append(c)\n"
+                  "    try: c.connect((sys.argv[1], 22))\n"
+                  "    except BlockingIOError: pass\n"
+                  "open('/run/fakegpu/black_hole', 'w').close()\n"
+                  "while True: time.sleep(3600)\n")
+        _write(os.path.join(self.host.state, "black_hole.py"), script)
+        self.fleet.exec(self.name, f"python3 /run/fakegpu/black_hole.py {self.host.address} "
+                                   "</dev/null >/dev/null 2>&1 &")
+        self.host.listener = "black_hole"
+        deadline = time.monotonic() + 15
+        while not os.path.exists(os.path.join(self.host.state, "black_hole")):
+            if time.monotonic() > deadline:
+                from simfleet import SimError   # simfleet imports this module
+                raise SimError(f"{self.name}: the black hole is not listening on port 22")
+            time.sleep(0.01)
 
     def refuse_key(self):
         """The fleet's client key is not authorized for any user."""

@@ -190,6 +190,14 @@ def no_banner(h):
 
 
 @scenario
+def black_hole(h):
+    """The vLLM incident behind a port that drops SYNs (a full, never
+    accepted backlog): connect times out, nothing on the host changes."""
+    vllm_incident(h)
+    h.black_hole()
+
+
+@scenario
 def key_refused(h):
     """sshd refuses the fleet's client key (publickey auth fails)."""
     vllm_incident(h)

@@ -31,12 +31,13 @@ HostSpec(name, scenario="clean", gpus=8, sudo=True, user="root",
          bystanders=None, shape=None):
   sudo: whether gpuops has passwordless sudo on that host;
   user: the inventory's ansible_user ("root", or "gpuops" with become);
-  shape: "realistic" (default, or $FLEETREAP_SIM_SHAPE) or "simple" (the
+  shape: "realistic" (default, or $FLEETREAP_SIM_SHAPE), "simple" (the
       old shape: workers hold only their own GPU, argv = [title], no
-      bystanders), see host_shape();
+      bystanders) or "lean" (realistic with 10 bystanders, for fleets of
+      1,000 hosts), see host_shape();
   bystanders: unrelated sleeping processes on the host (default
-      $FLEETREAP_SIM_BYSTANDERS, else 100 in the realistic shape, 0 in the
-      simple one). up() refuses a fleet whose processes would not fit in
+      $FLEETREAP_SIM_BYSTANDERS, else 100 in the realistic shape, 10 in the
+      lean one, 0 in the simple one). up() refuses a fleet whose processes would not fit in
       the machine's free PIDs (pid_max is global: 32768 here).
 Scenarios are functions in scenarios.py, registered by name.
 
@@ -211,7 +212,8 @@ class HostSpec:
 
 
 DEFAULT_BYSTANDERS = 100
-SHAPES = ("realistic", "simple")
+LEAN_BYSTANDERS = 10   # the lean shape: realistic hosts for 1,000-host fleets
+SHAPES = ("realistic", "simple", "lean")
 
 
 def host_shape(spec):
@@ -223,7 +225,8 @@ def host_shape(spec):
     count = spec.bystanders
     if count is None:
         env = os.environ.get("FLEETREAP_SIM_BYSTANDERS")
-        count = int(env) if env else (DEFAULT_BYSTANDERS if shape == "realistic" else 0)
+        count = int(env) if env else {"realistic": DEFAULT_BYSTANDERS,
+                                      "lean": LEAN_BYSTANDERS}.get(shape, 0)
     return shape, max(0, int(count))
 
 
