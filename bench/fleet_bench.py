@@ -28,32 +28,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "sim"))
 
 from bench_binary import find_fleetreap  # noqa: E402
+from controller_sample import sshd_children_cpu  # noqa: E402
 from simfleet import Fleet, HostSpec, scratch_dir  # noqa: E402
-
-TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def sshd_children_cpu(workdir):
-    """CPU seconds the fleet's sshd listeners' reaped children used so far."""
-    total = 0.0
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmdline = f.read().split(b"\0")
-            # The listener retitles itself "sshd: /usr/sbin/sshd -D -f ... [listener]".
-            if not cmdline or b"sshd" not in cmdline[0]:
-                continue
-            if not any(workdir.encode() in arg for arg in cmdline):
-                continue
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            total += (int(fields[13]) + int(fields[14])) / TICKS  # cutime, cstime
-        except OSError:
-            continue
-    return total
-
 
 def one_run(binary, fleet, forks):
     out = os.path.join(fleet.workdir, "bench.json")
