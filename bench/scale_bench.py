@@ -19,7 +19,7 @@ fleet's own cost: `up` time, memory (MemTotal - MemAvailable before and
 after) and processes. The machine's load average is printed with each run.
 
   bench/scale_bench.py [--hosts 1000] [--forks 64,256,1000] [--shape lean]
-                       [--parts dry,full] [--json-out FILE]
+                       [--parts dry,full] [--extra 'FLAGS'] [--json-out FILE]
                        [--fleetreap build/fleetreap]
 
 Needs root (the simulated fleet). The fleet needs about 25 PIDs per host
@@ -43,18 +43,19 @@ from simfleet import Fleet, HostSpec, scratch_dir  # noqa: E402
 PLAYBOOK = os.path.join(ROOT, "playbooks", "vllm.yaml")
 
 
-def fleetreap_argv(binary, fleet, forks, out, dry):
+def fleetreap_argv(binary, fleet, forks, out, dry, extra):
     argv = [binary, "--hosts", fleet.inventory, "--known-hosts", fleet.known_hosts,
             "--playbook", PLAYBOOK, "--forks", str(forks), "--json", out,
             "--quiet", "--color", "never"]
-    return argv + (["--dry-run"] if dry else [])
+    return argv + (["--dry-run"] if dry else []) + extra
 
 
-def measured_run(binary, fleet, forks, dry):
+def measured_run(binary, fleet, forks, dry, extra):
     out = os.path.join(fleet.workdir, "scale.json")
     sshd_before = sshd_children_cpu(fleet.workdir)
     load_before = load()
-    r = run_sampled(fleetreap_argv(binary, fleet, forks, out, dry), timeout=1800)
+    r = run_sampled(fleetreap_argv(binary, fleet, forks, out, dry, extra),
+                    timeout=1800)
     time.sleep(1)   # the last sessions' sshd children exit and are reaped
     r["sshd_cpu_s"] = sshd_children_cpu(fleet.workdir) - sshd_before
     r["load"] = f"{load_before} -> {load()}"
@@ -158,11 +159,14 @@ def main():
     parser.add_argument("--shape", default="lean")
     parser.add_argument("--parts", default="dry,full")
     parser.add_argument("--json-out")
+    parser.add_argument("--extra", default="",
+                        help="more fleetreap flags, space-separated (e.g. '--connect-timeout 60s')")
     parser.add_argument("--fleetreap")
     args = parser.parse_args()
     binary = find_fleetreap(args.fleetreap, "scale_bench")
     forks = [int(x) for x in args.forks.split(",")]
     parts = set(args.parts.split(","))
+    extra = args.extra.split()
     with open("/proc/sys/kernel/pid_max") as f:
         pid_max = f.read().strip()
     print(f"fleetreap: {binary}\nmachine: {os.cpu_count()} cores, pid_max {pid_max}, "
@@ -174,7 +178,7 @@ def main():
     try:
         if "dry" in parts:
             for n in forks:
-                r = measured_run(binary, fleet, n, dry=True)
+                r = measured_run(binary, fleet, n, True, extra)
                 problems = check_dry(r["report"], before, fleet.ground_truth(), names)
                 describe("dry-run", n, r, args.hosts, problems)
                 failures += bool(problems) or r["timed_out"]
@@ -183,7 +187,7 @@ def main():
             if i > 0:
                 fleet.down()
                 fleet, before = bring_up(args.hosts, args.shape, runs)
-            r = measured_run(binary, fleet, n, dry=False)
+            r = measured_run(binary, fleet, n, False, extra)
             t0 = time.monotonic()
             after = fleet.ground_truth()
             problems = check_full(r["report"], r["exit"], before, after, names)
