@@ -93,10 +93,20 @@ bool AllDigits(const std::string& s) {
   return true;
 }
 
+// Slurm's cgroup/v1 job layout: "/slurm/uid_U/job_J/..." ("/slurm_NODE/..."
+// with several slurmd per host). In such a hierarchy the job's cgroup is the
+// one that owns the process; the name=systemd and v2 lines name slurmd's unit.
+bool IsSlurmV1JobPath(const std::string& path) {
+  std::vector<std::string> parts = Components(path);
+  return parts.size() >= 3 && StartsWith(parts[0], "slurm") && StartsWith(parts[1], "uid_") &&
+         AllDigits(parts[1].substr(4)) && StartsWith(parts[2], "job_") &&
+         AllDigits(parts[2].substr(4));
+}
+
 }  // namespace
 
 std::string CgroupPathOf(const std::string& proc_cgroup) {
-  std::string v2, systemd, other;
+  std::string v2, systemd, other, slurm_v1;
   for (const std::string& line : SplitLines(proc_cgroup)) {
     size_t first = line.find(':');
     size_t second = first == std::string::npos ? first : line.find(':', first + 1);
@@ -106,12 +116,15 @@ std::string CgroupPathOf(const std::string& proc_cgroup) {
     if (path.empty() || path[0] != '/' || path == "/") continue;
     if (line.compare(0, 3, "0::") == 0) {
       v2 = path;
+    } else if (slurm_v1.empty() && IsSlurmV1JobPath(path)) {
+      slurm_v1 = path;
     } else if (controllers == "name=systemd") {
       systemd = path;
     } else if (other.empty()) {
       other = path;
     }
   }
+  if (!slurm_v1.empty()) return slurm_v1;
   if (!v2.empty()) return v2;
   return systemd.empty() ? other : systemd;
 }

@@ -18,6 +18,20 @@ TEST(ProcessOwnerTest, CgroupPathOf) {
       // cgroup v1 Slurm: the first controller that says anything.
       {"11:freezer:/slurm/uid_1000/job_42/step_0\n4:memory:/slurm/uid_1000/job_42/step_0\n",
        "/slurm/uid_1000/job_42/step_0"},
+      // Slurm's cgroup/v1 plugin (RHEL 8): the job is in the controllers'
+      // hierarchies, name=systemd names slurmd's unit; the job wins.
+      {"12:freezer:/slurm/uid_0/job_41/step_0\n4:memory:/slurm/uid_0/job_41/step_0\n"
+       "1:name=systemd:/system.slice/slurmd.service\n",
+       "/slurm/uid_0/job_41/step_0"},
+      // Hybrid, as a real slurmd made it in the simulated fleet: v2 line last.
+      {"9:name=systemd:/\n6:freezer:/slurm/uid_1000/job_3/step_batch\n5:devices:/\n"
+       "0::/system.slice/slurmd.service\n",
+       "/slurm/uid_1000/job_3/step_batch"},
+      {"6:freezer:/slurm_gpu07/uid_0/job_5/step_extern\n0::/system.slice/slurmd.service\n",
+       "/slurm_gpu07/uid_0/job_5/step_extern"},
+      // Not Slurm's layout: the v2 line still wins.
+      {"6:freezer:/slurm/job_5\n0::/system.slice/slurmd.service\n",
+       "/system.slice/slurmd.service"},
       {"0::/\n", ""},
       {"garbage\n0:x\n", ""},
       {"", ""},

@@ -23,10 +23,12 @@ struct ProcessOwner {
   }
 };
 
-/// The cgroup path of a /proc/PID/cgroup text: the cgroup v2 line ("0::")
-/// when it names more than the root, else the name=systemd line, else the
-/// first other non-root line; "" when there is none (the root, or text
-/// that is not a cgroup file).
+/// The cgroup path of a /proc/PID/cgroup text: a cgroup v1 controller line
+/// in Slurm's cgroup/v1 job layout ("4:freezer:/slurm/uid_0/job_41/step_0":
+/// there the name=systemd and v2 lines name slurmd's unit, not the job),
+/// else the cgroup v2 line ("0::") when it names more than the root, else
+/// the name=systemd line, else the first other non-root line; "" when there
+/// is none (the root, or text that is not a cgroup file).
 std::string CgroupPathOf(const std::string& proc_cgroup);
 
 /// Reads the owner from a cgroup path ("/system.slice/docker-<id>.scope",
