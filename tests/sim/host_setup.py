@@ -186,6 +186,8 @@ def prepare_host_dir(host, fleet):
     _write(f"{state}/seed", spec.name + "\n")
     os.chmod(f"{state}/pids", 0o777)
     for path in sorted(set(INSTALLED.values())):
+        if fleet.real_slurm and path in ("/usr/sbin/slurmd", "/usr/sbin/slurmstepd"):
+            continue   # the machine's real ones (slurm_cluster.py)
         target = f"{d}/rootfs{path}"
         os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
         os.link(os.path.join(fleet.workdir, "daemons", os.path.basename(path)), target)

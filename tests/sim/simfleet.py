@@ -314,6 +314,8 @@ class Fleet:
         self._pid_reads = {}
         self.cgroup = None            # the fleet's cgroup (machine path), None: no cgroups
         self.cgroup_note = None       # why hosts have no cgroups, when they have none
+        self.real_slurm = False       # hosts run Debian's slurmd (up(slurm=True))
+        self.slurm = None             # the SlurmCluster over the hosts, if any
 
     def __enter__(self):
         return self
@@ -324,9 +326,13 @@ class Fleet:
 
     # ---- bring-up -------------------------------------------------------
 
-    def up(self, specs, timeout=60):
+    def up(self, specs, timeout=60, slurm=False):
         """Starts every host, applies its scenario, writes inventory and
-        known_hosts. Raises SimError (after cleaning up) on failure."""
+        known_hosts. slurm=True: the hosts get Debian's real slurmd (not
+        the fake one) and, after the scenarios, a real Slurm cluster starts
+        over them (self.slurm, a slurm_cluster.SlurmCluster; slurm may also
+        be a dict of its options). Raises SimError (after cleaning up) on
+        failure."""
         import scenarios
         names = [s.name for s in specs]
         if len(set(names)) != len(names):
@@ -336,6 +342,7 @@ class Fleet:
         _check_pid_budget(specs)
         t0 = time.monotonic()
         os.makedirs(self.workdir, exist_ok=True)
+        self.real_slurm = bool(slurm)
         first_net = claim_net(self.workdir, (len(specs) + 249) // 250, Fleet.cleanup)
         if first_net is None:
             raise SimError("no free 127.0.N.0/24 left for a simulated fleet")
@@ -368,6 +375,10 @@ class Fleet:
             self._write_inventory()
             self._write_known_hosts()
             self._save()
+            if slurm:
+                from slurm_cluster import SlurmCluster
+                self.slurm = SlurmCluster(self, **(slurm if isinstance(slurm, dict) else {}))
+                self.slurm.start()
             self.timings["up_s"] = time.monotonic() - t0
         except BaseException:
             self.down()
@@ -439,6 +450,11 @@ class Fleet:
             # where unshare stands when it makes it.
             argv = ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', host.cgroup,
                     argv[0], "--cgroup"] + argv[1:]
+        if host.cgroup and self.real_slurm:
+            # Slurm's cgroup/v1 hierarchies, rooted at the host's own subtrees too.
+            import slurm_cluster
+            for path in slurm_cluster.make_v1_cgroups(self.cgroup, host.name):
+                argv = ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', path] + argv
         host.popen = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True,
             preexec_fn=None if self.persistent else die_with_parent)
@@ -624,6 +640,9 @@ class Fleet:
 
     def down(self):
         """Ends every host (by recorded PID), removes files, frees the net."""
+        if self.slurm:
+            self.slurm.stop()
+            self.slurm = None
         end_hosts(self.hosts.values())
         for host in self.hosts.values():
             if host.popen is not None:
@@ -634,6 +653,7 @@ class Fleet:
         wait_gone([h.init_pid for h in self.hosts.values() if h.init_pid])
         self.hosts = {}
         if self.cgroup:
+            _remove_slurm_v1(self.cgroup)
             remove_cgroup_tree(self.cgroup)
         _remove_created(self.workdir)
         release_nets(self.workdir)
@@ -648,12 +668,15 @@ class Fleet:
             records = record["hosts"]
         except (OSError, ValueError, KeyError):
             record, records = {}, []
+        from slurm_cluster import SlurmCluster
+        SlurmCluster.cleanup(workdir)
         hosts = [Host.from_record(r) for r in records]
         end_hosts(hosts)
         wait_gone([h.unshare_pid for h in hosts] + [h.init_pid for h in hosts if h.init_pid])
         cgroup = record.get("cgroup")
         ok, base = cgroups_status()
         if cgroup and ok and os.path.dirname(cgroup) == base:   # only ever ours
+            _remove_slurm_v1(cgroup)
             remove_cgroup_tree(cgroup)
         _remove_created(workdir)
         release_nets(workdir)
@@ -697,8 +720,16 @@ def _check_pid_budget(specs):
                        "spare): set FLEETREAP_SIM_BYSTANDERS lower")
 
 
+def _remove_slurm_v1(fleet_cgroup):
+    """Removes the fleet's v1 cgroup trees a real Slurm used (up(slurm=True))."""
+    import slurm_cluster
+    for path in slurm_cluster.v1_cgroups(fleet_cgroup):
+        if os.path.isdir(path):
+            remove_cgroup_tree(path)
+
+
 def _remove_created(workdir):
-    for entry in ("hosts", "bin", "daemons", "keys", "inventory.yaml", "known_hosts",
+    for entry in ("hosts", "bin", "daemons", "keys", "slurm", "inventory.yaml", "known_hosts",
                   "fleet.json", "fleet.json.tmp"):
         path = os.path.join(workdir, entry)
         if os.path.isdir(path) and not os.path.islink(path):
