@@ -169,10 +169,25 @@ class SlurmCluster:
             end_recorded(record["ctl_pid"], record.get("ctl_start"))
             wait_gone([record["ctl_pid"]])
 
+    @classmethod
+    def attach(cls, fleet):
+        """The cluster a persistent fleet ('scripts/fleet up --slurm') runs."""
+        try:
+            with open(os.path.join(fleet.workdir, "slurm", "cluster.json")) as f:
+                record = json.load(f)
+        except (OSError, ValueError):
+            raise SlurmError(f"{fleet.workdir}: no Slurm cluster (up --slurm)")
+        cluster = cls(fleet, fleetreap=record.get("fleetreap"))
+        if not record.get("ctl_pid") or start_time(record["ctl_pid"]) != record.get("ctl_start"):
+            raise SlurmError(f"{fleet.workdir}: the Slurm controller is not running")
+        cluster.ctl_pid, cluster.ctl_start = record["ctl_pid"], record["ctl_start"]
+        return cluster
+
     def _save(self):
         with open(os.path.join(self.dir, "cluster.json"), "w") as f:
             json.dump({"ctl_pid": self.ctl_pid, "ctl_start": self.ctl_start,
-                       "address": self.address, "port": self.port}, f)
+                       "address": self.address, "port": self.port,
+                       "fleetreap": self.fleetreap}, f)
 
     def _write_key(self):
         key = os.path.join(self.dir, "munge.key")
