@@ -65,7 +65,9 @@ bool IsEncryptedKey(const std::string& path) {
   return bytes.compare(magic.size() + 4, length, "none") != 0;
 }
 
-enum class KeyOutcome { kAccepted, kRejected, kSessionError };
+// kTimedOut: no answer before the session's timeout (libssh's SSH_AUTH_AGAIN
+// on a blocking session), which is the connect deadline here.
+enum class KeyOutcome { kAccepted, kRejected, kSessionError, kTimedOut };
 
 Status TimedOut(const std::string& who, const std::string& when) {
   return Status::Error(ErrorKind::kConnectTimeout,
@@ -94,6 +96,7 @@ KeyOutcome TryKeyFile(ssh_session session, const std::string& path, bool named,
   ssh_key_free(key);
   if (rc == SSH_AUTH_SUCCESS) return KeyOutcome::kAccepted;
   if (rc == SSH_AUTH_ERROR) return KeyOutcome::kSessionError;
+  if (rc == SSH_AUTH_AGAIN) return KeyOutcome::kTimedOut;
   notes->push_back(path + (rc == SSH_AUTH_PARTIAL ? ": accepted, but more is required"
                                                    : ": refused by the server"));
   return KeyOutcome::kRejected;
@@ -134,6 +137,8 @@ Status SshTransport::Authenticate(Clock::time_point deadline) {
   int rc = ssh_userauth_none(session, nullptr);
   if (rc == SSH_AUTH_SUCCESS) return Status::Ok();
   if (rc == SSH_AUTH_ERROR) return lost();
+  if (rc == SSH_AUTH_AGAIN) return TimedOut(who, "during authentication");
+  bool timed_out = false;  // the server did not answer a key before the deadline
 
   // libssh speaks to the agent over a socket of ours, bounded by the
   // deadline; it is attached before libssh's first agent call (the agent
@@ -173,12 +178,17 @@ Status SshTransport::Authenticate(Clock::time_point deadline) {
     if (rc == SSH_AUTH_SUCCESS) return KeyOutcome::kAccepted;
     agent_stalled = agent.expired();
     if (agent_stalled) return KeyOutcome::kSessionError;
-    if (rc == SSH_AUTH_ERROR && !ssh_is_connected(session)) return KeyOutcome::kSessionError;
+    timed_out = rc == SSH_AUTH_AGAIN;
+    if (timed_out || (rc == SSH_AUTH_ERROR && !ssh_is_connected(session))) {
+      return KeyOutcome::kSessionError;
+    }
     notes.push_back("ssh-agent: no key accepted");
     return KeyOutcome::kRejected;
   };
   auto try_key = [&](const std::string& path, bool named) {
     KeyOutcome outcome = TryKeyFile(session, path, named, &notes);
+    timed_out = outcome == KeyOutcome::kTimedOut;
+    if (timed_out) return KeyOutcome::kSessionError;
     if (outcome == KeyOutcome::kSessionError && ssh_is_connected(session)) {
       return KeyOutcome::kRejected;
     }
@@ -186,7 +196,7 @@ Status SshTransport::Authenticate(Clock::time_point deadline) {
   };
   auto failed = [&] {
     if (agent_stalled) return agent_failure();
-    if (Clock::now() >= deadline) return TimedOut(who, "during authentication");
+    if (timed_out || Clock::now() >= deadline) return TimedOut(who, "during authentication");
     return lost();
   };
   for (const std::string& path : options_.identity_files) {
@@ -220,7 +230,8 @@ Status SshTransport::Authenticate(Clock::time_point deadline) {
     rc = ssh_userauth_publickey_auto(session, nullptr, nullptr);
     if (rc == SSH_AUTH_SUCCESS) return Status::Ok();
     agent_stalled = agent.expired();
-    if (agent_stalled || (rc == SSH_AUTH_ERROR && !ssh_is_connected(session))) {
+    timed_out = rc == SSH_AUTH_AGAIN;
+    if (agent_stalled || timed_out || (rc == SSH_AUTH_ERROR && !ssh_is_connected(session))) {
       return failed();
     }
     notes.push_back("ssh config identities: none accepted");
