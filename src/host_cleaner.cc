@@ -54,30 +54,30 @@ bool Runner::Exec(const std::string& script, milliseconds timeout,
     timeout = std::min(timeout, duration_cast<milliseconds>(job_.deadline - now));
   }
   *result = transport_.Run(BoundedCommand(script, timeout, job_.become), timeout);
+  // Each error names the step: "inspect: stdout exceeded 4 MiB, stopped reading".
+  const std::string step = std::string(step_) + ": ";
   switch (result->end) {
     case CommandEnd::kExited:
       break;
     case CommandEnd::kTimedOut:
       return Fail(ErrorKind::kCommandTimeout,
-                  "command did not finish within " +
-                      std::to_string(timeout.count()) + "ms");
+                  step + "command did not finish within " + std::to_string(timeout.count()) +
+                      "ms");
     case CommandEnd::kConnectionLost:
-      return Fail(ErrorKind::kConnectionLost, result->error);
+      return Fail(ErrorKind::kConnectionLost, step + result->error);
     case CommandEnd::kSignaled:
-      return Fail(ErrorKind::kCommandFailed,
-                  "remote command killed by SIG" + result->signal);
+      return Fail(ErrorKind::kCommandFailed, step + "remote command killed by SIG" + result->signal);
     case CommandEnd::kNotStarted:
-      return Fail(ErrorKind::kCommandFailed,
-                  "remote command not started: " + result->error);
+      return Fail(ErrorKind::kCommandFailed, step + "remote command not started: " + result->error);
+    case CommandEnd::kOutputLimit:
+      return Fail(ErrorKind::kParse, step + result->error);
+    case CommandEnd::kNoStatus:
+      return Fail(ErrorKind::kCommandFailed, step + result->error);
   }
   if (IsSudoRefusal(*result)) return Fail(ErrorKind::kSudo, FirstLine(result->err));
-  if (result->out_truncated) {
-    return Fail(ErrorKind::kParse, "the host printed more than the output cap (" +
-                                       std::to_string(result->out.size()) + " bytes kept)");
-  }
   if (result->exit_code == 124 || result->exit_code == 137) {
     return Fail(ErrorKind::kCommandTimeout,
-                "remote command ran past " + std::to_string(timeout.count()) + "ms");
+                step + "remote command ran past " + std::to_string(timeout.count()) + "ms");
   }
   return true;
 }
@@ -100,6 +100,7 @@ HostReport Runner::Run() {
     if (stop_ladder_ && history_.inspected) break;
     Action action = NextAction(playbook_, view_, history_);
     if (action.kind == ActionKind::kDone) break;
+    step_ = ActionKindName(action.kind);
     TimePoint start = clock_.Now();
     switch (action.kind) {
       case ActionKind::kInspect: {

@@ -100,6 +100,7 @@ class Runner {
   History history_;
   TimePoint last_signal_;
   bool failed_ = false;
+  const char* step_ = "inspect";  // the action under way, for Exec's errors
   bool nvidia_smi_failed_ = false;  // the latest scan's query failed outright
   bool stop_ladder_ = false;        // inspect saw no driver or a lost GPU
   bool table_scan_ = false;         // the scan asks for the plain table too

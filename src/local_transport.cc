@@ -22,12 +22,11 @@ constexpr milliseconds kReapGrace{1000};   // KILL to giving up on the pipes
 
 struct Stream {
   int fd = -1;
-  std::string* text = nullptr;
-  bool* truncated = nullptr;
+  bool is_stderr = false;
 };
 
-// Reads what is there on "stream"; closes it at EOF or error.
-void Drain(Stream& stream, size_t cap) {
+// Reads what is there on "stream" into "output"; closes it at EOF or error.
+void Drain(Stream& stream, OutputCollector& output) {
   char buffer[16384];
   ssize_t n = read(stream.fd, buffer, sizeof buffer);
   if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
@@ -36,10 +35,7 @@ void Drain(Stream& stream, size_t cap) {
     stream.fd = -1;
     return;
   }
-  size_t room = cap > stream.text->size() ? cap - stream.text->size() : 0;
-  size_t keep = static_cast<size_t>(n) < room ? static_cast<size_t>(n) : room;
-  stream.text->append(buffer, keep);
-  if (keep < static_cast<size_t>(n)) *stream.truncated = true;
+  output.Add(stream.is_stderr, buffer, static_cast<size_t>(n));
 }
 
 int MillisUntil(Clock::time_point when) {
@@ -63,7 +59,7 @@ std::string SignalName(int signal_number) {
   return std::to_string(signal_number);
 }
 
-LocalTransport::LocalTransport(size_t output_cap) : output_cap_(output_cap) {}
+LocalTransport::LocalTransport(OutputLimits limits) : limits_(limits) {}
 
 Status LocalTransport::Connect(std::chrono::steady_clock::time_point) { return Status::Ok(); }
 
@@ -109,22 +105,36 @@ CommandResult LocalTransport::Run(const std::string& command,
   }
   setpgid(pid, pid);  // also done by the child; whoever is first wins
 
-  Stream streams[2] = {{out_pipe[0], &result.out, &result.out_truncated},
-                       {err_pipe[0], &result.err, &result.err_truncated}};
-  const Clock::time_point term_at = start + timeout;
-  const Clock::time_point kill_at = term_at + kKillGrace;
-  const Clock::time_point give_up_at = kill_at + kReapGrace;
-  bool timed_out = false;
+  Stream streams[2] = {{out_pipe[0], false}, {err_pipe[0], true}};
+  OutputCollector output(&result, limits_);
+  Clock::time_point term_at = start + timeout;
+  Clock::time_point kill_at = term_at + kKillGrace;
+  Clock::time_point give_up_at = kill_at + kReapGrace;
+  bool stopped = false;  // past an output limit: stopped now as at the deadline
+  bool terminated = false;
   bool killed = false;
   int wait_status = 0;
   bool reaped = false;
   while (true) {
     const Clock::time_point now = Clock::now();
-    if (!timed_out && now >= term_at) {
-      timed_out = true;
+    if (!stopped && output.Exceeded()) {
+      // Read no more: closing the pipes makes the next write fail (SIGPIPE).
+      stopped = true;
+      for (Stream& s : streams) {
+        if (s.fd >= 0) close(s.fd);
+        s.fd = -1;
+      }
+      if (!terminated) {
+        term_at = now;
+        kill_at = now + kKillGrace;
+        give_up_at = kill_at + kReapGrace;
+      }
+    }
+    if (!terminated && now >= term_at) {
+      terminated = true;
       kill(-pid, SIGTERM);
     }
-    if (timed_out && !killed && now >= kill_at) {
+    if (terminated && !killed && now >= kill_at) {
       killed = true;
       kill(-pid, SIGKILL);
     }
@@ -134,7 +144,7 @@ CommandResult LocalTransport::Run(const std::string& command,
     // those are read until the deadline like the shell itself.
     if (reaped && !open_streams) break;
     if (killed && now >= give_up_at) break;
-    Clock::time_point next = !timed_out ? term_at : !killed ? kill_at : give_up_at;
+    Clock::time_point next = !terminated ? term_at : !killed ? kill_at : give_up_at;
     if (!open_streams) {
       usleep(5000);  // the shell closed its output but has not exited yet
       continue;
@@ -149,7 +159,7 @@ CommandResult LocalTransport::Run(const std::string& command,
     for (Stream& s : streams) {
       if (s.fd < 0) continue;
       for (int i = 0; i < count; ++i) {
-        if (fds[i].fd == s.fd && fds[i].revents != 0) Drain(s, output_cap_);
+        if (fds[i].fd == s.fd && fds[i].revents != 0) Drain(s, output);
       }
     }
   }
@@ -162,7 +172,9 @@ CommandResult LocalTransport::Run(const std::string& command,
   }
   result.duration =
       std::chrono::duration_cast<milliseconds>(Clock::now() - start);
-  if (timed_out) {
+  if (output.Exceeded()) {
+    output.Finish(result.duration);
+  } else if (terminated) {
     result.end = CommandEnd::kTimedOut;
     result.error = "timed out after " + std::to_string(timeout.count()) + " ms";
   } else if (reaped && WIFEXITED(wait_status)) {

@@ -2,6 +2,7 @@
 // channel callbacks driven by an ssh_event, bounded by a local deadline.
 #include <algorithm>
 
+#include "fleetreap/command_output.h"
 #include "fleetreap/ssh_transport.h"
 #include "ssh_transport_session.h"
 
@@ -14,8 +15,8 @@ using std::chrono::milliseconds;
 // What the callbacks learn about one channel. Lives on Run's stack, which
 // outlives the channel.
 struct ChannelState {
-  CommandResult* result = nullptr;
-  size_t cap = 0;
+  explicit ChannelState(CommandResult* result, OutputLimits limits) : output(result, limits) {}
+  OutputCollector output;
   bool closed = false;
   bool has_status = false;
   int status = -1;
@@ -23,23 +24,11 @@ struct ChannelState {
   ssh_channel_callbacks_struct callbacks{};
 };
 
-void Keep(const char* data, uint32_t length, size_t cap, std::string* text,
-          bool* truncated) {
-  size_t room = cap > text->size() ? cap - text->size() : 0;
-  size_t keep = std::min<size_t>(length, room);
-  text->append(data, keep);
-  if (keep < length) *truncated = true;
-}
-
 int OnData(ssh_session, ssh_channel, void* data, uint32_t length, int is_stderr,
            void* user) {
   auto* state = static_cast<ChannelState*>(user);
-  CommandResult* r = state->result;
-  if (is_stderr) {
-    Keep(static_cast<const char*>(data), length, state->cap, &r->err, &r->err_truncated);
-  } else {
-    Keep(static_cast<const char*>(data), length, state->cap, &r->out, &r->out_truncated);
-  }
+  // Past a limit the data is dropped and Run stops the command.
+  state->output.Add(is_stderr != 0, static_cast<const char*>(data), length);
   return static_cast<int>(length);  // all consumed, so the window reopens
 }
 
@@ -94,9 +83,7 @@ CommandResult SshTransport::Run(const std::string& command, milliseconds timeout
                   "not connected");
   }
   ssh_session session = session_->session;
-  ChannelState state;
-  state.result = &result;
-  state.cap = options_.output_cap;
+  ChannelState state(&result, options_.output_limits);
   state.callbacks.userdata = &state;
   state.callbacks.channel_data_function = OnData;
   state.callbacks.channel_close_function = OnClose;
@@ -122,6 +109,13 @@ CommandResult SshTransport::Run(const std::string& command, milliseconds timeout
   const Clock::time_point deadline = start + timeout + options_.command_grace;
   int errors = 0;
   while (!state.closed) {
+    if (state.output.Exceeded()) {
+      // Read no more: the channel closes on return, so sshd closes the
+      // command's pipes and its next write fails (SIGPIPE).
+      ssh_channel_request_send_signal(channel.get(), "KILL");
+      state.output.Finish(std::chrono::duration_cast<milliseconds>(Clock::now() - start));
+      return result;
+    }
     auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
       // The remote "timeout -k" should have ended it; ask sshd too (it may
@@ -147,7 +141,11 @@ CommandResult SshTransport::Run(const std::string& command, milliseconds timeout
     result.signal = state.signal;
     return finish(CommandEnd::kSignaled, "");
   }
-  return finish(CommandEnd::kConnectionLost, "the channel closed without an exit status");
+  if (!ssh_is_connected(session)) {
+    return finish(CommandEnd::kConnectionLost,
+                  std::string("connection lost: ") + ssh_get_error(session));
+  }
+  return finish(CommandEnd::kNoStatus, "channel closed without exit status");
 }
 
 }  // namespace fleetreap

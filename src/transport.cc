@@ -11,6 +11,8 @@ const char* CommandEndName(CommandEnd end) {
     case CommandEnd::kTimedOut: return "timed_out";
     case CommandEnd::kConnectionLost: return "connection_lost";
     case CommandEnd::kNotStarted: return "not_started";
+    case CommandEnd::kOutputLimit: return "output_limit";
+    case CommandEnd::kNoStatus: return "no_status";
   }
   return "not_started";
 }

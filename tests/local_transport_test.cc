@@ -41,7 +41,7 @@ TEST(LocalTransportTest, EndsAndStreams) {
 }
 
 TEST(LocalTransportTest, DrainsBothLargeStreamsTogether) {
-  LocalTransport transport;
+  LocalTransport transport({3 << 20, 3 << 20});
   // 2 MiB on each stream, interleaved: a reader of one stream only would stall.
   CommandResult r = transport.Run(
       "head -c 2097152 /dev/zero >&2 & head -c 2097152 /dev/zero; wait",
@@ -52,15 +52,35 @@ TEST(LocalTransportTest, DrainsBothLargeStreamsTogether) {
   EXPECT_FALSE(r.out_truncated);
 }
 
-TEST(LocalTransportTest, CapsOutputButKeepsReading) {
-  LocalTransport transport(1000);
-  CommandResult r = transport.Run("head -c 100000 /dev/zero; echo done >&2",
-                                  milliseconds(60000));
-  EXPECT_EQ(r.end, CommandEnd::kExited);
-  EXPECT_EQ(r.out.size(), 1000u);
-  EXPECT_TRUE(r.out_truncated);
-  EXPECT_EQ(r.err, "done\n");
-  EXPECT_FALSE(r.err_truncated);
+TEST(LocalTransportTest, OutputPastTheLimitStopsTheCommand) {
+  struct Case {
+    const char* command;
+    const char* error;
+    size_t out;
+    size_t err;
+  };
+  // "yes" never ends by itself; the limit ends it at once, long before the
+  // 60 s timeout. A stream is read up to its limit, the other one as is.
+  const Case kCases[] = {
+      {"echo start >&2; yes", "stdout exceeded 1000 bytes, stopped reading", 1000, 6},
+      {"echo start; yes >&2", "stderr exceeded 100 bytes, stopped reading", 6, 100},
+      {"trap '' TERM PIPE; while :; do echo x; done", "stdout exceeded 1000 bytes, stopped reading",
+       1000, 0},
+  };
+  LocalTransport transport({1000, 100});
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.command);
+    CommandResult r = transport.Run(c.command, milliseconds(60000));
+    EXPECT_EQ(r.end, CommandEnd::kOutputLimit) << CommandEndName(r.end) << " " << r.error;
+    EXPECT_EQ(r.error, c.error);
+    EXPECT_EQ(r.out.size(), c.out);
+    EXPECT_EQ(r.err.size(), c.err);
+    EXPECT_LT(r.duration, milliseconds(10000));  // TERM, at worst KILL 2 s later
+    EXPECT_FALSE(r.Succeeded());
+  }
+  CommandResult under = transport.Run("head -c 1000 /dev/zero", milliseconds(60000));
+  EXPECT_TRUE(under.Succeeded()) << under.error;
+  EXPECT_EQ(under.out.size(), 1000u);
 }
 
 TEST(LocalTransportTest, TimeoutEndsTheWholeProcessGroup) {

@@ -166,9 +166,9 @@ TEST_F(SshTransportTest, RunsCommandsOnOneConnection) {
   }
 }
 
-TEST_F(SshTransportTest, DrainsBothLargeStreamsAndCaps) {
+TEST_F(SshTransportTest, DrainsBothLargeStreams) {
   SshTransportOptions options = Good();
-  options.output_cap = 3 << 20;
+  options.output_limits = {9 << 20, 9 << 20};
   SshTransport transport(options);
   ASSERT_TRUE(transport.Connect(kNoDeadline).ok());
   // 8 MiB on each stream at once: reading one stream only would stall.
@@ -177,10 +177,44 @@ TEST_F(SshTransportTest, DrainsBothLargeStreamsAndCaps) {
       milliseconds(60000));
   EXPECT_EQ(r.end, CommandEnd::kExited) << r.error;
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.out.size(), size_t{3} << 20);
-  EXPECT_EQ(r.err.size(), size_t{3} << 20);
-  EXPECT_TRUE(r.out_truncated);
-  EXPECT_TRUE(r.err_truncated);
+  EXPECT_EQ(r.out.size(), size_t{8} << 20);
+  EXPECT_EQ(r.err.size(), (size_t{8} << 20) + 4);
+  EXPECT_FALSE(r.out_truncated);
+  EXPECT_FALSE(r.err_truncated);
+}
+
+TEST_F(SshTransportTest, OutputPastTheLimitStopsTheCommand) {
+  SshTransport transport(Good());  // the default limits: 4 MiB and 64 KiB
+  ASSERT_TRUE(transport.Connect(kNoDeadline).ok());
+  struct Case {
+    const char* command;
+    const char* error;
+  };
+  // "yes" never ends by itself: only the limit ends it, long before 60 s.
+  const Case kCases[] = {
+      {"echo $$ >&2; exec yes", "stdout exceeded 4 MiB, stopped reading"},
+      {"echo $$; exec yes >&2", "stderr exceeded 64 KiB, stopped reading"},
+  };
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.command);
+    CommandResult r = transport.Run(c.command, milliseconds(60000));
+    EXPECT_EQ(r.end, CommandEnd::kOutputLimit) << CommandEndName(r.end) << " " << r.error;
+    EXPECT_EQ(r.error, c.error);
+    EXPECT_LE(r.out.size(), kStdoutLimit);
+    EXPECT_LE(r.err.size(), kStderrLimit);
+    EXPECT_LT(r.duration, milliseconds(30000));
+    // The writer is gone (its next write after the channel closed failed),
+    // and the connection serves the next command.
+    const std::string& words = c.error[3] == 'o' ? r.err : r.out;
+    const std::string pid = words.substr(0, words.find('\n'));
+    ASSERT_FALSE(pid.empty());
+    CommandResult gone = transport.Run(
+        "for i in $(seq 100); do kill -0 " + pid +
+            " 2>/dev/null || { echo gone; exit 0; }; sleep 0.1; done; echo alive",
+        milliseconds(20000));
+    EXPECT_TRUE(gone.Succeeded()) << CommandEndName(gone.end) << " " << gone.error;
+    EXPECT_EQ(gone.out, "gone\n");
+  }
 }
 
 TEST_F(SshTransportTest, UnboundedHangEndsAsTimedOut) {

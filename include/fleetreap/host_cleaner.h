@@ -51,7 +51,10 @@ struct HostJob {
 /// caller sets. Never throws; transport failures become the report's status:
 /// a sudo refusal is kFailed/kSudo, a command that ran out of time
 /// kFailed/kCommandTimeout, a lost session kFailed/kConnectionLost (the
-/// fleet runner decides about retrying), the deadline kFailed/kHostTimeout,
+/// fleet runner decides about retrying), output past a limit of
+/// command_output.h kFailed/kParse, a channel closed without an exit status
+/// kFailed/kCommandFailed (each message starts with the step: "inspect: "),
+/// the deadline kFailed/kHostTimeout,
 /// nvidia-smi failing on the whole host kFailed/kCommandFailed with the
 /// tool's message in nvidia_smi_error. Otherwise the host is kClean when
 /// every GPU verified clean or protected_only, else kDirty. "rounds" counts

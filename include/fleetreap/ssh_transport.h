@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "fleetreap/command_output.h"
 #include "fleetreap/host.h"
 #include "fleetreap/options.h"
 #include "fleetreap/ssh_config_lookup.h"
@@ -54,7 +55,7 @@ struct SshTransportOptions {
   /// The config file for use_ssh_config; "" means ~/.ssh/config (from the
   /// passwd entry, not $HOME) and the system-wide ssh_config.
   std::string ssh_config_file;
-  size_t output_cap = 4 << 20;      // bytes kept of each stream per command
+  OutputLimits output_limits;       // per command; past them it is stopped
   /// Extra time the controller waits past a command's timeout for the remote
   /// "timeout -k" to end it before giving up on the channel.
   std::chrono::milliseconds command_grace{5000};
@@ -83,10 +84,12 @@ class SshTransport : public Transport {
 
   /// Opens a channel and execs "command" as given (callers bound it on the
   /// remote side with BoundedCommand). Stdout and stderr are drained together
-  /// as they arrive, whatever their size; each keeps output_cap bytes. Ends
-  /// as kExited, kSignaled (exit-signal), kTimedOut (no end within "timeout"
-  /// plus command_grace; the channel is then abandoned), kConnectionLost
-  /// (the session died, or the channel closed without a status), or
+  /// as they arrive, each up to its output_limits. Ends as kExited, kSignaled
+  /// (exit-signal), kTimedOut (no end within "timeout" plus command_grace;
+  /// the channel is then abandoned), kOutputLimit (a stream went past its
+  /// limit: the channel is closed at once, so the command's next write
+  /// fails), kNoStatus (the channel closed, the session alive, without an
+  /// exit status or signal), kConnectionLost (the session died), or
   /// kNotStarted (not connected, channel refused).
   CommandResult Run(const std::string& command,
                     std::chrono::milliseconds timeout) override;

@@ -18,6 +18,8 @@ enum class CommandEnd {
   kTimedOut,        // our deadline passed; the remote side was bounded too
   kConnectionLost,  // the session died under the command
   kNotStarted,      // the command could not be started (channel refused...)
+  kOutputLimit,     // it printed past a limit of command_output.h; it was stopped
+  kNoStatus,        // the channel closed without an exit status or signal
 };
 
 const char* CommandEndName(CommandEnd end);
@@ -30,8 +32,8 @@ struct CommandResult {
   CommandEnd end = CommandEnd::kNotStarted;
   int exit_code = -1;       // valid when end == kExited
   std::string signal;       // valid when end == kSignaled, without "SIG"
-  std::string out;          // stdout, capped (see out_truncated)
-  std::string err;          // stderr, capped
+  std::string out;          // stdout, at most kStdoutLimit (command_output.h)
+  std::string err;          // stderr, at most kStderrLimit
   bool out_truncated = false;
   bool err_truncated = false;
   std::chrono::milliseconds duration{0};
@@ -54,7 +56,8 @@ class Transport {
   /// Runs "command" with /bin/sh semantics. The command is bounded on both
   /// sides: the remote side by wrapping it (timeout -k), this side by a
   /// deadline of "timeout" plus a small grace. Both output streams are always
-  /// drained. Never throws.
+  /// drained together, each up to its limit in command_output.h; past it the
+  /// command is stopped and ends as kOutputLimit. Never throws.
   virtual CommandResult Run(const std::string& command,
                             std::chrono::milliseconds timeout) = 0;
 
