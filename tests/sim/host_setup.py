@@ -698,6 +698,30 @@ class HostSetup:
                 raise SimError(f"{self.name}: the black hole is not listening on port 22")
             time.sleep(0.01)
 
+    def sshd_options(self, text):
+        """Appends 'text' (sshd_config lines) to the host's sshd_config and
+        has sshd re-read it (SIGHUP: it re-executes itself, same PID), as an
+        administrator does; returns once it listens again."""
+        d = self.host.dir
+        with open(f"{d}/etc/sshd_config", "a") as f:
+            f.write(text if text.endswith("\n") else text + "\n")
+        log = f"{d}/sshd.log"
+
+        def listening():
+            try:
+                with open(log, errors="replace") as f:
+                    return f.read().count("Server listening on")
+            except OSError:
+                return 0
+        before = listening()
+        self.fleet.exec(self.name, "kill -HUP $(cat /run/fakegpu/sshd.pid)")
+        deadline = time.monotonic() + 15
+        while listening() <= before:
+            if time.monotonic() > deadline:
+                from simfleet import SimError   # simfleet imports this module
+                raise SimError(f"{self.name}: sshd did not listen again after SIGHUP")
+            time.sleep(0.01)
+
     def refuse_key(self):
         """The fleet's client key is not authorized for any user."""
         with open(os.path.join(self.fleet.workdir, "keys", "other_ed25519.pub")) as f:

@@ -24,6 +24,7 @@
  * alone, exit 15) | unknown-error:K (every command prints only "Unable to
  * determine the device handle for GPU <bus id of K>: Unknown Error", exit
  * 15; sample 06). Which of the two real drivers print is not settled.
+ * flood:KIND:AMOUNT: hostile volume (nvidia_smi_flood.c).
  *
  * Supported: --query-gpu=, --query-compute-apps=, --format=csv[,noheader]
  * [,nounits], -i/--id, -L, -r/--gpu-reset [-i N], and the default table. Texts and exit codes follow
@@ -317,6 +318,10 @@ int main(int argc, char **argv) {
   }
 
   load_gpus();
+  if (!strncmp(mode, "flood:", 6)) {
+    int rc = nvsmi_flood(mode, query_apps != NULL);
+    if (rc >= 0) return rc;
+  }
   if (only >= gpu_count) {
     printf("No devices were found\n");
     return 6;

@@ -47,6 +47,10 @@ int nvsmi_query(const char *query, int apps, int header, int units, int only);
 int nvsmi_reset(int only);
 /* The default table. */
 int nvsmi_table(void);
+/* The hostile-volume modes of nvidia_smi_flood.c ("flood:KIND:AMOUNT"):
+ * prints and returns the exit code, or -1 when "mode" is none of them (or
+ * does not apply to this query: "apps" is 1 for --query-compute-apps). */
+int nvsmi_flood(const char *mode, int apps);
 /* The "GPU is lost" line for lost_gpu, if any. */
 void nvsmi_print_lost(void);
 

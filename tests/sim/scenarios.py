@@ -14,6 +14,7 @@ To add one, write a function here; `scripts/fleet list` shows them all.
 DEMO is the mixed fleet of the README's demo.
 """
 
+import shlex
 import time
 
 SCENARIOS = {}
@@ -429,6 +430,72 @@ def impostors(h):
     h.daemon("nvidia-persistenced")
     for path, user, mode, gpu, mib in IMPOSTORS:
         h.impostor(path, gpus=gpu, mib=mib, user=user, mode=mode)
+
+
+# Hostile volume (issue 16): hosts that print far too much, or whose SSH
+# server ends a command in ways a healthy host never does. Each runs the vLLM
+# incident underneath, so a test can check that nothing was signalled there.
+FLOOD_BYTES = 300 * 1000 * 1000
+
+
+@scenario
+def nvsmi_flood(h):
+    """nvidia-smi prints 300 MB (its GPU rows over and over) on every call."""
+    vllm_incident(h)
+    h.nvidia_smi_mode(f"flood:text:{FLOOD_BYTES}")
+
+
+@scenario
+def nvsmi_binary(h):
+    """nvidia-smi prints 1 MiB of binary garbage (NULs and control bytes)."""
+    vllm_incident(h)
+    h.nvidia_smi_mode(f"flood:binary:{1 << 20}")
+
+
+@scenario
+def nvsmi_million_rows(h):
+    """--query-compute-apps prints 1,000,000 rows (about 75 MB)."""
+    vllm_incident(h)
+    h.nvidia_smi_mode("flood:rows:1000000")
+
+
+@scenario
+def nvsmi_one_line(h):
+    """nvidia-smi prints 100 MB of a progress bar redrawn with carriage
+    returns: one line, never a newline."""
+    vllm_incident(h)
+    h.nvidia_smi_mode(f"flood:line:{100 * 1000 * 1000}")
+
+
+@scenario
+def channel_timeout(h):
+    """A hardened sshd (ChannelTimeout session:*=2s, as hardening guides
+    suggest) and a wedged nvidia-smi: after 2 s without output sshd closes
+    the channel while the command still runs, so no exit status is sent."""
+    vllm_incident(h)
+    h.nvidia_smi_mode("hang")
+    h.sshd_options("ChannelTimeout session:*=2s")
+
+
+MAINTENANCE_NOTICE = """#!/bin/sh
+# sshd's ForceCommand on a host under maintenance: the requested command
+# ($SSH_ORIGINAL_COMMAND) never runs; the notice waits for an operator.
+echo "$(hostname): under maintenance (OPS-4711); your command was not run."
+echo "Press Enter to acknowledge."
+read answer
+"""
+
+
+@scenario
+def maintenance_notice(h):
+    """sshd runs a ForceCommand instead of what is asked: a notice that waits
+    for Enter and never exits (fleetreap sends no stdin), and that no remote
+    timeout bounds, since the requested command is never run."""
+    vllm_incident(h)
+    path = "/usr/local/bin/maintenance-notice"
+    h.fleet.exec(h.name, f"printf %s {shlex.quote(MAINTENANCE_NOTICE)} > {path} && "
+                         f"chmod 755 {path}", check=True)
+    h.sshd_options("ForceCommand /usr/local/bin/maintenance-notice")
 
 
 # The README's demo: a small mixed fleet, one flag (scripts/fleet up --demo).
