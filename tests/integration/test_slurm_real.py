@@ -18,7 +18,10 @@ hold:
     incident, ghost) plus fleetreap merge agrees with the ground truth, and
     fleetreap-drain drains the ghost node with a 'fleetreap:' reason (real
     scontrol), leaves the 'Epilog error' node alone, and resumes the node
-    once a later run finds it clean.
+    once a later run finds it clean;
+  * the prolog (Prolog= fleetreap-prolog) refuses a job whose GPU holds
+    ghost memory: slurmd drains the node ("Prolog error") and the job is
+    requeued held, never run. Jobs without GPUs pass it unchecked.
 Needs root, writable cgroups and Debian's Slurm (scripts/setup.sh); skips
 with the reason otherwise. Nothing is left running: the controller's
 namespace and the hosts are ended by recorded PID.
@@ -70,7 +73,7 @@ class RealSlurmTest(unittest.TestCase):
                       HostSpec("clean", bystanders=10),
                       HostSpec("incident", scenario="vllm_incident", bystanders=10),
                       HostSpec("leaky", scenario="ghost_memory", bystanders=10)],
-                     slurm={"fleetreap": BIN, "proctrack": "linuxproc"})
+                     slurm={"fleetreap": BIN, "proctrack": "linuxproc", "prolog": True})
         cls.slurm = cls.fleet.slurm
         print(f"fleet and Slurm up in {time.monotonic() - cls.t0:.1f}s", file=sys.stderr)
 
@@ -249,6 +252,28 @@ class RealSlurmTest(unittest.TestCase):
                                        what="leaky resumed")
         self.assertIn("DRAIN", states["ghost"]["State"])
         print(f"srun sweep, merge, drain: {time.monotonic() - t0:.1f}s", file=sys.stderr)
+
+    def test_4_prolog_refuses_a_job_on_a_dirty_gpu(self):
+        t0 = time.monotonic()
+        # leaky is idle and clean again after test 3; now GPU 3 leaks.
+        HostSetup(self.fleet, self.fleet.host("leaky")).leak(3, 2048)
+        job = self.submit("leaky", gpus=8)
+        node = self.slurm.wait_nodes(lambda n: "DRAIN" in n["State"], names=["leaky"],
+                                     what="leaky drained by the prolog")["leaky"]
+        self.assertTrue(node["Reason"].startswith("Prolog error"), node)
+        self.assertIn("error: prolog failed: rc:1 output:fleetreap: GPU 3 ghost memory "
+                      "(2048 MiB, no process holds it)", self.slurmd_log("leaky"))
+        # The job never ran: requeued and held (22.05's default on a prolog failure).
+        info = self.slurm.wait_job(job, states=("PENDING",))
+        self.assertEqual((info["Reason"], info["Priority"], info["Restarts"]),
+                         ("launch_failed_requeued_held", "0", "1"), info)
+        self.assertFalse(os.path.exists(os.path.join(self.fleet.host("leaky").state, "pids",
+                                                     f"job-{job}")))
+        report = os.path.join(self.slurm.reports, "leaky", f"job-{job}.prolog.json")
+        with open(report) as f:
+            self.assertTrue(json.load(f)["dry_run"])
+        self.slurm.run(["scancel", job], check=True)
+        print(f"prolog refusal: {time.monotonic() - t0:.1f}s", file=sys.stderr)
 
 
 if __name__ == "__main__":
