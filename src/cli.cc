@@ -79,7 +79,9 @@ po::options_description Describe(Options* o, RawFlags* raw) {
       ("gpus", po::value(&o->gpus)->value_name("LIST"),
        "act only on holders whose GPUs are all in LIST (0,2,4-7)")
       ("cgroup", po::value(&o->cgroup)->value_name("PATH"),
-       "act only on processes in this cgroup subtree (/system.slice/x.service)");
+       "act only on processes in this cgroup subtree (/system.slice/x.service)")
+      ("spare-pods", po::bool_switch(&o->spare_pods),
+       "never act on a process that a Kubernetes pod owns (its cgroup names the pod)");
 
   po::options_description output("Output", kHelpWidth, kHelpWidth / 2);
   AddReportFlags(output.add_options(), o);
@@ -231,8 +233,14 @@ Status ScopeFromOptions(const Options& options, const std::string& slurm_job_id,
                          "--cgroup: \"" + options.cgroup + "\" is not a cgroup path (/...)");
   }
   if (options.gpus.empty() && options.cgroup.empty()) {
-    if (!options.local || slurm_job_id.empty()) return Status::Ok();
-    return SlurmScope(slurm_job_id, slurm_job_gpus, scope);
+    Status status = Status::Ok();
+    if (options.local && !slurm_job_id.empty()) {
+      status = SlurmScope(slurm_job_id, slurm_job_gpus, scope);
+    } else if (options.spare_pods) {
+      scope->source = "flags";
+    }
+    scope->spare_pods = options.spare_pods;
+    return status;
   }
   if (!options.gpus.empty()) {
     std::vector<int> gpus;
@@ -242,6 +250,7 @@ Status ScopeFromOptions(const Options& options, const std::string& slurm_job_id,
   }
   scope->cgroup = options.cgroup;
   scope->source = "flags";
+  scope->spare_pods = options.spare_pods;
   return Status::Ok();
 }
 

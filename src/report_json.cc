@@ -121,6 +121,7 @@ Json ScopeJson(const Scope& scope) {
   out["cgroup"] = OptionalText(scope.cgroup);
   out["slurm_job"] = OptionalText(scope.slurm_job);
   out["source"] = scope.source;
+  out["spare_pods"] = scope.spare_pods;
   out["description"] = DescribeScope(scope);
   return out;
 }

@@ -26,6 +26,7 @@ void IntersectScope(const Scope& other, Scope* scope) {
   if (scope->gpus != other.gpus) scope->gpus.reset();
   if (scope->cgroup != other.cgroup) scope->cgroup.clear();
   if (scope->slurm_job != other.slurm_job) scope->slurm_job.clear();
+  if (scope->spare_pods != other.spare_pods) scope->spare_pods = false;
   if (scope->source != other.source) scope->source = "merged";
   if (scope->empty()) *scope = Scope();
 }

@@ -130,6 +130,7 @@ void ReadScope(FieldReader& r, const Json& doc, Scope* scope) {
   r.Text(*o, "scope", "cgroup", &scope->cgroup);
   r.Text(*o, "scope", "slurm_job", &scope->slurm_job);
   r.Text(*o, "scope", "source", &scope->source);
+  r.Bool(*o, "scope", "spare_pods", &scope->spare_pods);
 }
 
 }  // namespace

@@ -94,6 +94,10 @@ std::string OutOfScopeReason(const Holder& holder, const Scope& scope) {
     std::string owner = DescribeOwner(holder.owner);
     return "not in Slurm job " + scope.slurm_job + (owner.empty() ? "" : " (" + owner + ")");
   }
+  if (scope.spare_pods && cgroup.empty()) return "cgroup unknown, a pod may own it (--spare-pods)";
+  if (scope.spare_pods && !holder.owner.pod_uid.empty()) {
+    return "owned by Kubernetes pod UID " + holder.owner.pod_uid + " (--spare-pods)";
+  }
   return "";
 }
 
@@ -108,7 +112,8 @@ void ApplyScopeToGpus(const Scope& scope, const std::vector<Holder>& holders,
                    FoldIndexes(*scope.gpus);
       continue;
     }
-    if (scope.gpus || gpu.state != GpuState::kBusy) continue;
+    bool narrowed = !scope.cgroup.empty() || !scope.slurm_job.empty();
+    if (scope.gpus || !narrowed || gpu.state != GpuState::kBusy) continue;
     bool others = false, foreign = false;
     std::string names;
     for (const Holder& h : holders) {
@@ -145,6 +150,7 @@ std::string DescribeScope(const Scope& scope) {
   if (scope.source == "slurm") {
     out += std::string(" (from SLURM_JOB_ID") + (scope.gpus ? ", SLURM_JOB_GPUS)" : ")");
   }
+  if (scope.spare_pods) add("Kubernetes pods spared");
   return out;
 }
 

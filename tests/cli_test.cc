@@ -71,6 +71,26 @@ TEST(CliTest, UsageErrorsAreOneLine) {
   }
 }
 
+TEST(CliTest, SparePodsScope) {
+  CliResult r = Parse({"--local", "--spare-pods"});
+  ASSERT_EQ(r.action, CliAction::kRun) << r.error;
+  Scope scope;
+  ASSERT_TRUE(ScopeFromOptions(r.options, "", "", &scope).ok());
+  EXPECT_TRUE(scope.spare_pods);
+  EXPECT_EQ(scope.source, "flags");
+  EXPECT_FALSE(scope.gpus);
+  // In a Slurm epilog the job's scope stays, pods spared on top.
+  ASSERT_TRUE(ScopeFromOptions(r.options, "42", "0,1", &scope).ok());
+  EXPECT_EQ(scope.slurm_job, "42");
+  EXPECT_TRUE(scope.spare_pods);
+  r = Parse({"--local", "--spare-pods", "--gpus", "4-7"});
+  ASSERT_TRUE(ScopeFromOptions(r.options, "", "", &scope).ok());
+  EXPECT_TRUE(scope.spare_pods);
+  EXPECT_EQ(*scope.gpus, (std::vector<int>{4, 5, 6, 7}));
+  ASSERT_TRUE(ScopeFromOptions(Parse({"--local"}).options, "", "", &scope).ok());
+  EXPECT_TRUE(scope.empty());
+}
+
 TEST(CliTest, HelpAndVersion) {
   EXPECT_EQ(Parse({"--help"}).action, CliAction::kHelp);
   EXPECT_EQ(Parse({"-V"}).action, CliAction::kVersion);

@@ -68,6 +68,45 @@ TEST(ScopeTest, OutOfScopeReason) {
             "cgroup unknown, outside --cgroup /system.slice/slurmstepd.scope/job_42");
 }
 
+TEST(ScopeTest, SparePods) {
+  Scope spare;
+  spare.spare_pods = true;
+  spare.source = "flags";
+  EXPECT_FALSE(spare.empty());
+  EXPECT_EQ(DescribeScope(spare), "Kubernetes pods spared");
+  const std::string pod =
+      "/kubepods.slice/kubepods-besteffort.slice/"
+      "kubepods-besteffort-pod0f1e2d3c_4b5a_6978_8a9b_0c1d2e3f4a5b.slice/"
+      "cri-containerd-" + std::string(64, 'a') + ".scope";
+  EXPECT_EQ(OutOfScopeReason(Worker(1, {0}, pod), spare),
+            "owned by Kubernetes pod UID 0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b (--spare-pods)");
+  EXPECT_EQ(OutOfScopeReason(Worker(2, {0}, "/system.slice/vllm.service"), spare), "");
+  EXPECT_EQ(OutOfScopeReason(Worker(3, {0}, "/system.slice/docker-" + std::string(64, 'b') +
+                                                ".scope"), spare), "");
+  EXPECT_EQ(OutOfScopeReason(Worker(4, {0}, ""), spare),
+            "cgroup unknown, a pod may own it (--spare-pods)");
+  // With a Slurm job: both hold, the job's rule first.
+  Scope job;
+  ASSERT_TRUE(SlurmScope("42", "0-3", &job).ok());
+  job.spare_pods = true;
+  EXPECT_EQ(DescribeScope(job),
+            "GPUs 0-3, Slurm job 42 (from SLURM_JOB_ID, SLURM_JOB_GPUS), Kubernetes pods spared");
+  EXPECT_EQ(OutOfScopeReason(Worker(5, {0}, "/system.slice/slurmstepd.scope/job_42/step_0"),
+                             job), "");
+
+  // A GPU that only a spared pod holds stays busy: the node is not empty.
+  Holder in_pod = Worker(10, {1}, pod);
+  in_pod.gpus = {1};
+  in_pod.fate = HolderFate::kOutOfScope;
+  GpuReading busy;
+  busy.index = 1;
+  busy.used_mib = 70000;
+  busy.state = GpuState::kBusy;
+  std::vector<GpuReading> gpus = {busy};
+  ApplyScopeToGpus(spare, {in_pod}, &gpus);
+  EXPECT_EQ(gpus[0].state, GpuState::kBusy);
+}
+
 TEST(ScopeTest, ApplyScopeToGpus) {
   auto gpu = [](int index, GpuState state) {
     GpuReading g;

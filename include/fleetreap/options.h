@@ -49,6 +49,7 @@ struct Options {
   std::vector<std::string> protect;   // --protect, repeatable
   std::string gpus;              // --gpus LIST, "" = every GPU
   std::string cgroup;            // --cgroup PATH, "" = any
+  bool spare_pods = false;       // --spare-pods: never act on a Kubernetes pod's processes
 
   // output
   std::string json;              // --json FILE or -
