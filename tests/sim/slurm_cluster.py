@@ -121,6 +121,7 @@ class SlurmCluster:
         self.node_ports = {name: self.port + 1 + i for i, name in enumerate(fleet.hosts)}
         self.ctl_pid = None
         self.ctl_start = None
+        self.popen = None
 
     # ---- start and stop -------------------------------------------------
 
@@ -153,6 +154,11 @@ class SlurmCluster:
         end with their hosts."""
         if self.ctl_pid:
             end_recorded(self.ctl_pid, self.ctl_start)
+            if self.popen is not None:
+                try:
+                    self.popen.wait(timeout=10)   # reaped: no zombie left behind
+                except subprocess.TimeoutExpired:
+                    pass
             wait_gone([self.ctl_pid])
             self.ctl_pid = None
         self._save()
