@@ -13,6 +13,22 @@ packages=(
   slurmctld slurmd slurm-client munge  # tests only: the real Slurm of the simulated fleet (never started as the machine's services)
 )
 
+# Tests only: Debian's kubectl (kubernetes-client) for the client-side check
+# of contrib/k8s/, unpacked into a private directory, never installed (it
+# conflicts with other kubectl packages on /usr/bin/kubectl).
+kube_dir=/var/cache/fleetreap-test/kubernetes-client
+if [ ! -x "$kube_dir/usr/bin/kubectl" ] && [ "$(id -u)" -eq 0 ]; then
+  kube_tmp=$(mktemp -d)
+  if (cd "$kube_tmp" && { apt-get download -qq kubernetes-client >/dev/null 2>&1 ||
+        { apt-get update -qq >/dev/null 2>&1; apt-get download -qq kubernetes-client >/dev/null 2>&1; }; } &&
+      mkdir -p "$kube_dir.new" && dpkg-deb -x kubernetes-client_*.deb "$kube_dir.new"); then
+    rm -rf "$kube_dir" && mv "$kube_dir.new" "$kube_dir"
+  else
+    echo "setup: could not fetch Debian's kubernetes-client (tests/integration/test_contrib_k8s.py skips)" >&2
+  fi
+  rm -rf "$kube_tmp" "$kube_dir.new"
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
