@@ -26,6 +26,9 @@ hold:
   * the prolog (Prolog= fleetreap-prolog) refuses a job whose GPU holds
     ghost memory: slurmd drains the node ("Prolog error") and the job is
     requeued held, never run. Jobs without GPUs pass it unchecked.
+A second, one-node cluster with the recommended proctrack/cgroup shows the
+other case: slurmstepd kills the orphans itself (freezer cgroup) and the
+epilog finds the job's GPUs clean with nothing to kill.
 Needs root, writable cgroups and Debian's Slurm (scripts/setup.sh); skips
 with the reason otherwise. Nothing is left running: the controller's
 namespace and the hosts are ended by recorded PID.
@@ -65,28 +68,9 @@ bash -c 'exec -a python3 /usr/local/bin/gpuload -m vllm.entrypoints.openai.api_s
 """
 
 
-@unittest.skipUnless(cgroups_available(), "needs a writable cgroup v2 hierarchy")
-@unittest.skipUnless(SLURM_OK, SLURM_WHY)
-class RealSlurmTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.t0 = time.monotonic()
-        cls.tmp = scratch_dir(prefix="slurmrealtest-")
-        cls.fleet = Fleet(os.path.join(cls.tmp, "fleet"))
-        cls.fleet.up([HostSpec("shared", bystanders=10), HostSpec("ghost", bystanders=10),
-                      HostSpec("clean", bystanders=10),
-                      HostSpec("incident", scenario="vllm_incident", bystanders=10),
-                      HostSpec("leaky", scenario="ghost_memory", bystanders=10)],
-                     slurm={"fleetreap": BIN, "proctrack": "linuxproc", "prolog": True})
-        cls.slurm = cls.fleet.slurm
-        print(f"fleet and Slurm up in {time.monotonic() - cls.t0:.1f}s", file=sys.stderr)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.fleet.down()
-        print(f"whole suite {time.monotonic() - cls.t0:.1f}s", file=sys.stderr)
-
-    # ---- helpers --------------------------------------------------------
+class SlurmJobs:
+    """Helpers for a TestCase with self.fleet, self.slurm (the fleet's
+    SlurmCluster) and self.tmp."""
 
     def submit(self, node, detach=True, after="", gpus=4):
         path = os.path.join(self.tmp, f"job-{time.monotonic_ns()}.sh")
@@ -127,6 +111,28 @@ class RealSlurmTest(unittest.TestCase):
     def slurmd_log(self, node):
         with open(os.path.join(self.fleet.host(node).dir, "slurm", "slurmd.log")) as f:
             return f.read()
+
+
+@unittest.skipUnless(cgroups_available(), "needs a writable cgroup v2 hierarchy")
+@unittest.skipUnless(SLURM_OK, SLURM_WHY)
+class RealSlurmTest(SlurmJobs, unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.t0 = time.monotonic()
+        cls.tmp = scratch_dir(prefix="slurmrealtest-")
+        cls.fleet = Fleet(os.path.join(cls.tmp, "fleet"))
+        cls.fleet.up([HostSpec("shared", bystanders=10), HostSpec("ghost", bystanders=10),
+                      HostSpec("clean", bystanders=10),
+                      HostSpec("incident", scenario="vllm_incident", bystanders=10),
+                      HostSpec("leaky", scenario="ghost_memory", bystanders=10)],
+                     slurm={"fleetreap": BIN, "proctrack": "linuxproc", "prolog": True})
+        cls.slurm = cls.fleet.slurm
+        print(f"fleet and Slurm up in {time.monotonic() - cls.t0:.1f}s", file=sys.stderr)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.fleet.down()
+        print(f"whole suite {time.monotonic() - cls.t0:.1f}s", file=sys.stderr)
 
     # ---- tests ----------------------------------------------------------
 
@@ -323,6 +329,29 @@ class RealSlurmTest(unittest.TestCase):
         self.slurm.run(["scancel", job], check=True)
         self.assertEqual(len(self.gpu_pids("incident")), 8)   # nothing was signalled
         print(f"sweep job: {time.monotonic() - t0:.1f}s", file=sys.stderr)
+
+@unittest.skipUnless(cgroups_available(), "needs a writable cgroup v2 hierarchy")
+@unittest.skipUnless(SLURM_OK, SLURM_WHY)
+class RealSlurmCgroupTrackingTest(SlurmJobs, unittest.TestCase):
+    """The recommended proctrack/cgroup: slurmstepd itself kills what the job
+    left in its freezer cgroup, and the epilog is the check."""
+
+    def test_slurm_kills_the_orphans_and_the_epilog_verifies(self):
+        t0 = time.monotonic()
+        tmp = scratch_dir(prefix="slurmcgtest-")
+        with Fleet(os.path.join(tmp, "fleet")) as fleet:
+            fleet.up([HostSpec("node", bystanders=10)],
+                     slurm={"fleetreap": BIN, "proctrack": "cgroup"})
+            self.fleet, self.slurm, self.tmp = fleet, fleet.slurm, tmp
+            job = self.submit("node", after="sleep 1")
+            workers = self.workers("node", job)
+            report = self.epilog_report("node", job)
+            host = report["hosts"][0]
+            self.assertEqual((host["status"], host["outcome"]), ("clean", "clean"), host)
+            self.assertFalse(set(workers.values()) & set(self.gpu_pids("node")))
+            fleet.slurm.wait_nodes(lambda n: n["State"] == "IDLE", what="node idle")
+        print(f"proctrack/cgroup: {time.monotonic() - t0:.1f}s", file=sys.stderr)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
