@@ -31,6 +31,8 @@ def claim_net(workdir, count, cleanup):
                 break
             with open(os.path.join(path, "owner"), "w") as f:
                 f.write(os.path.abspath(workdir))
+            with open(os.path.join(path, "claimer"), "w") as f:
+                f.write(f"{os.getpid()} {start_time(os.getpid())}")
             claimed.append(n)
         if len(claimed) == count:
             return first
@@ -47,7 +49,11 @@ def _drop_stale_claim(path, cleanup):
         return
     record = os.path.join(owner, "fleet.json")
     if not os.path.exists(record):
-        if time.time() - os.path.getmtime(path) > 60:   # up() writes it within seconds
+        # up() writes the record once every host is up: minutes for 1,000
+        # hosts. A claim stays while the process that made it lives.
+        if _claimer_alive(path):
+            return
+        if time.time() - os.path.getmtime(path) > 60:
             shutil.rmtree(path, ignore_errors=True)
         return
     try:
@@ -57,6 +63,17 @@ def _drop_stale_claim(path, cleanup):
         return
     if hosts and all(start_time(h["unshare_pid"]) != h["unshare_start"] for h in hosts):
         cleanup(owner)   # its hosts died with a crashed test: reclaim the net
+
+
+def _claimer_alive(path):
+    """Whether the process that made the claim at 'path' still runs (the
+    same PID with the same start time)."""
+    try:
+        with open(os.path.join(path, "claimer")) as f:
+            pid, started = f.read().split()
+        return start_time(int(pid)) == int(started)
+    except (OSError, ValueError):
+        return False
 
 
 def release_nets(workdir):
