@@ -168,6 +168,7 @@ Status SshTransport::Connect(Clock::time_point not_after) {
   }
   int fd = proxy.empty() ? state->fd : state->proxy.fd();
   ssh_options_set(session, SSH_OPTIONS_FD, &fd);
+  state->fd_handed = proxy.empty();
   SetSessionTimeout(session, std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
   if (ssh_connect(session) != SSH_OK) {
     return ClassifyConnectError(ssh_get_error(session), where, budget);

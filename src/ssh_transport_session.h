@@ -21,7 +21,8 @@ namespace fleetreap {
 
 struct SshTransport::Session {
   ssh_session session = nullptr;
-  int fd = -1;  // our socket; libssh 0.10 does not close one given by SSH_OPTIONS_FD
+  int fd = -1;  // our socket, given to libssh with SSH_OPTIONS_FD
+  bool fd_handed = false;  // set right before ssh_connect with "fd"
   ssh_callbacks_struct callbacks{};  // must outlive the session
   // A memfd holding the keys every known_hosts file records for this host,
   // which libssh reads through /proc/self/fd (only to prefer those key
@@ -33,11 +34,20 @@ struct SshTransport::Session {
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
   ~Session() {
+    // libssh 0.10 leaves a socket given by SSH_OPTIONS_FD open on
+    // ssh_disconnect, but closes it itself when the connection broke: at
+    // once, or in ssh_free when the session was never disconnected. Closing
+    // it again would close whatever descriptor another thread got with the
+    // same number meanwhile (seen in bench/soak_bench.py: a healthy host's
+    // session failed with "Socket operation on non-socket").
+    bool libssh_closes_fd = false;
     if (session != nullptr) {
-      if (ssh_is_connected(session)) ssh_disconnect(session);
+      const bool connected = ssh_is_connected(session) != 0;
+      libssh_closes_fd = fd_handed && (ssh_get_fd(session) != fd || !connected);
+      if (connected) ssh_disconnect(session);
       ssh_free(session);
     }
-    if (fd >= 0) close(fd);
+    if (fd >= 0 && !libssh_closes_fd) close(fd);
     if (known_hosts_fd >= 0) close(known_hosts_fd);
   }
 };
