@@ -95,9 +95,18 @@ CommandResult SshTransport::Run(const std::string& command, milliseconds timeout
       ssh_channel_new(session), ChannelDeleter{&state.callbacks});
   if (channel == nullptr) return finish(CommandEnd::kNotStarted, ssh_get_error(session));
   ssh_set_channel_callbacks(channel.get(), &state.callbacks);
-  if (ssh_channel_open_session(channel.get()) != SSH_OK ||
-      ssh_channel_request_exec(channel.get(), command.c_str()) != SSH_OK) {
-    std::string error = ssh_get_error(session);
+  int opened = ssh_channel_open_session(channel.get());
+  const char* step = "the server opened no session channel";
+  if (opened == SSH_OK) {
+    opened = ssh_channel_request_exec(channel.get(), command.c_str());
+    step = "the server did not accept the command";
+  }
+  if (opened != SSH_OK) {
+    // A blocking call that runs out of the session's timeout returns
+    // SSH_AGAIN and leaves no error text (seen with 1,000 hosts at once).
+    std::string error = opened == SSH_AGAIN ? std::string(step) + " within the connect timeout"
+                                        : ssh_get_error(session);
+    if (error.empty()) error = step;
     return finish(ssh_is_connected(session) ? CommandEnd::kNotStarted
                                             : CommandEnd::kConnectionLost,
                   "cannot start the command: " + error);
