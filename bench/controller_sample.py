@@ -4,7 +4,9 @@ bench/scale_bench.py and bench/soak_bench.py).
 run_sampled(argv, timeout) starts fleetreap, samples /proc/PID/fd (open
 descriptors) and /proc/PID/status (Threads, VmRSS) every 'interval' seconds
 while it runs, and reaps it with wait4 for its rusage. Returns a dict:
-exit, wall_s, cpu_s (user + system), user_s, sys_s, maxrss_mib (rusage),
+exit, wall_s, cpu_s (user + system), user_s, sys_s, maxrss_mib (rusage's
+ru_maxrss: exec keeps the forked child's high-water mark, so it includes the
+calling Python process's size at the fork; peak_vmrss_mib is fleetreap's own),
 peak_fds, peak_threads, peak_vmrss_mib, last_fds, last_threads (the last
 sample, taken close to the end, when every host is done), samples, and
 timed_out (killed after 'timeout' seconds: a hang).

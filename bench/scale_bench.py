@@ -121,7 +121,7 @@ def describe(label, forks, r, count, problems):
         statuses[h["status"]] = statuses.get(h["status"], 0) + 1
     print(f"  {label:<10} forks={forks:<5} exit {r['exit']} {statuses} wall {r['wall_s']:.1f} s, "
           f"controller CPU {r['cpu_s']:.2f} s (user {r['user_s']:.2f}, sys {r['sys_s']:.2f}) = "
-          f"{r['cpu_s'] * 1000 / count:.2f} ms/host, peak RSS {r['maxrss_mib']:.1f} MiB, "
+          f"{r['cpu_s'] * 1000 / count:.2f} ms/host, peak RSS {r['peak_vmrss_mib']:.1f} MiB, "
           f"peak fds {r['peak_fds']}, peak threads {r['peak_threads']}, "
           f"sshd CPU {r['sshd_cpu_s'] * 1000 / count:.1f} ms/host, load {r['load']}; "
           f"{'OK' if not problems else f'{len(problems)} PROBLEMS'}", flush=True)

@@ -136,14 +136,14 @@ def main():
         row = one_run(binary, i, rng, args.hosts, args.shape)
         rows.append(row)
         print(f"run {i:2d}: exit {row['exit']} wall {row['wall_s']:5.1f} s, CPU "
-              f"{row['cpu_s'] * 1000 / args.hosts:.2f} ms/host, peak RSS {row['maxrss_mib']:.1f} "
+              f"{row['cpu_s'] * 1000 / args.hosts:.2f} ms/host, peak RSS {row['peak_vmrss_mib']:.1f} "
               f"MiB, fds peak {row['peak_fds']} last {row['last_fds']}, threads peak "
               f"{row['peak_threads']} last {row['last_threads']}, up {row['up_s']:.0f} s, load "
               f"{row['load']}: {'OK' if not row['problems'] else 'PROBLEMS'}", flush=True)
         for p in row["problems"][:10]:
             print(f"    {p}")
     failed = sum(1 for r in rows if r["problems"])
-    rss = [r["maxrss_mib"] for r in rows]
+    rss = [r["peak_vmrss_mib"] for r in rows]
     print(f"\n{len(rows) - failed}/{len(rows)} runs passed every check; peak RSS "
           f"{min(rss):.1f}-{max(rss):.1f} MiB, peak fds {min(r['peak_fds'] for r in rows)}-"
           f"{max(r['peak_fds'] for r in rows)}, peak threads "
