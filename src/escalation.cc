@@ -111,7 +111,12 @@ Action NextAction(const Playbook& playbook, const HostView& view,
       action.wait = playbook.settle_if_clean;
       return action;
     }
-    if (history.rescans_since_signal == 1 && HostLooksDirty(view) &&
+    // The full settle also applies when a signalled holder's parent lives
+    // (a supervisor, a job queue) and has started nothing yet: a restart
+    // that comes after the quick re-scan is still caught (seen in the soak:
+    // a supervisor's 300 ms restart delay grew past 500 ms under load).
+    const bool supervised = !WatchedParents(view.holders).empty() && view.newcomers.empty();
+    if (history.rescans_since_signal == 1 && (HostLooksDirty(view) || supervised) &&
         playbook.settle > playbook.settle_if_clean) {
       action.kind = ActionKind::kRescan;
       action.wait = playbook.settle;

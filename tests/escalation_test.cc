@@ -21,6 +21,18 @@ TrackedHolder H(int pid, HolderFate fate = HolderFate::kObserved, int round = 1,
   return t;
 }
 
+// The same holder, signalled, whose parent (500) is alive: a supervisor.
+TrackedHolder Supervised(TrackedHolder t) {
+  t.signalled_at = 5000;
+  return t;
+}
+
+// The same holder reparented to init: no parent that could restart it.
+TrackedHolder Orphan(TrackedHolder t) {
+  t.holder.ppid = 1;
+  return t;
+}
+
 GpuReading G(int index, GpuState state) {
   GpuReading g;
   g.index = index;
@@ -81,9 +93,17 @@ TEST(EscalationTest, DefaultLadder) {
        {{H(10, HolderFate::kTerminated, 1, true, false, false)}, kBusy, {}},
        Hist(true, true, 1, true, 0, false, false),
        ActionKind::kRescan, {}, 500},
-      {"quick re-scan clean: skip the settle, clean shm",
-       {{H(10, HolderFate::kTerminated, 1, true, false, false)}, kClean, {}},
+      {"quick re-scan clean, orphans: skip the settle, clean shm",
+       {{Orphan(H(10, HolderFate::kTerminated, 1, true, false, false))}, kClean, {}},
        Hist(true, true, 1, false, 1, false, false),
+       ActionKind::kCleanShm, {}, 0},
+      {"quick re-scan clean, parent alive: full settle re-scan (a late restart)",
+       {{Supervised(H(10, HolderFate::kTerminated, 1, true, false, false))}, kClean, {}},
+       Hist(true, true, 1, false, 1, false, false),
+       ActionKind::kRescan, {}, 2000},
+      {"after the full settle, parent alive, nothing restarted: move on",
+       {{Supervised(H(10, HolderFate::kTerminated, 1, true, false, false))}, kClean, {}},
+       Hist(true, true, 1, false, 2, false, false),
        ActionKind::kCleanShm, {}, 0},
       {"quick re-scan dirty, no holder: full settle re-scan",
        {{H(10, HolderFate::kTerminated, 1, true, false, false)}, kGhost, {}},

@@ -14,8 +14,10 @@
 // so they overlap the TERM wait (workers that take 1.5 s to exit have used
 // up settle_if_clean, 500 ms by default, before the wait ends). The first
 // re-scan comes then; when it finds every GPU clean and no holder left, the
-// rest of "settle" (2 s) is skipped: a process that opens a GPU later than
-// that is a new job, which no cleanup can tell from a respawn. Holders it
+// rest of "settle" (2 s) is skipped, unless a signalled holder's parent
+// lives (ppid other than 1, so a supervisor may restart it): then the full
+// settle applies. A process that opens a GPU later than that is a new job,
+// which no cleanup can tell from a respawn. Holders it
 // finds are signalled at once, as a new wave (the GPU 5 straggler); when it
 // finds no holder but a GPU still over the threshold, the full settle
 // applies before one more re-scan.
