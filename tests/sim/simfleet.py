@@ -735,7 +735,10 @@ def _remove_created(workdir):
         if os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path, ignore_errors=True)
         elif os.path.lexists(path):
-            os.remove(path)
+            try:
+                os.remove(path)
+            except FileNotFoundError:   # another fleet reclaimed this dead fleet's net meanwhile
+                pass
     try:
         os.rmdir(workdir)
     except OSError:
