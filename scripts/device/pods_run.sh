@@ -37,7 +37,7 @@ time.sleep(900)
 PY
 setsid sh -c "echo \$\$ > $box/cgroup.procs; exec python3 /tmp/podworker.py pod" >/tmp/podworker.pod 2>&1 </dev/null &
 setsid python3 /tmp/podworker.py orphan >/tmp/podworker.orphan 2>&1 </dev/null &
-for i in $(seq 1 120); do
+for _ in $(seq 1 120); do
   n=$(cat /tmp/podworker.pod /tmp/podworker.orphan 2>/dev/null | grep -c ready); [ "$n" = 2 ] && break; sleep 1
 done
 ours=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader | tr -d ' ' | sort -n | tr '\n' ' ')

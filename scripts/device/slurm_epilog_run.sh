@@ -46,7 +46,7 @@ start() {  # start JOB MODE: the job's worker in its task cgroup, orphaned
 }
 start 7 ignore-term
 start 8 plain
-for i in $(seq 1 120); do
+for _ in $(seq 1 120); do
   n=$(cat /tmp/jobworker.7 /tmp/jobworker.8 2>/dev/null | grep -c ready); [ "$n" = 2 ] && break; sleep 1
 done
 ours=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader | tr -d ' ' | sort -n | tr '\n' ' ')
@@ -79,20 +79,17 @@ elapsed() { python3 -c "import time,sys; print('%.1f s' % (time.time() - float(s
 echo "== 1. prolog of job 9"; t=$(date +%s.%N)
 slurm 9 "$prolog"; echo "exit $? in $(elapsed "$t")"
 only_ours "$out/reports/job-9.prolog.json" || exit 1
-echo "== 2. epilog of job 7 (dry run first)"
-slurm 7 "$bin" --local --dry-run --quiet --json "$out/job-7.dry.json"; echo "dry run exit $?"
-only_ours "$out/job-7.dry.json" || exit 1
-t=$(date +%s.%N); slurm 7 "$epilog"; echo "exit $? in $(elapsed "$t")"
-only_ours "$out/reports/job-7.json" || true
-for p in $ours; do kill -0 "$p" 2>/dev/null && echo "$p alive" || echo "$p gone"; done
-nvidia-smi --query-gpu=index,memory.used --format=csv,noheader
-echo "== 3. epilog of job 8 (dry run first)"
-slurm 8 "$bin" --local --dry-run --quiet --json "$out/job-8.dry.json"; echo "dry run exit $?"
-only_ours "$out/job-8.dry.json" || exit 1
-t=$(date +%s.%N); slurm 8 "$epilog"; echo "exit $? in $(elapsed "$t")"
-only_ours "$out/reports/job-8.json" || true
-for p in $ours; do kill -0 "$p" 2>/dev/null && echo "$p alive" || echo "$p gone"; done
-nvidia-smi --query-gpu=index,memory.used --format=csv,noheader
+run_epilog() {  # run_epilog STEP JOB: a dry run whose plan must be ours, then the real epilog
+  echo "== $1. epilog of job $2 (dry run first)"
+  slurm "$2" "$bin" --local --dry-run --quiet --json "$out/job-$2.dry.json"; echo "dry run exit $?"
+  only_ours "$out/job-$2.dry.json" || exit 1
+  t=$(date +%s.%N); slurm "$2" "$epilog"; echo "exit $? in $(elapsed "$t")"
+  only_ours "$out/reports/job-$2.json" || true
+  for p in $ours; do kill -0 "$p" 2>/dev/null && echo "$p alive" || echo "$p gone"; done
+  nvidia-smi --query-gpu=index,memory.used --format=csv,noheader
+}
+run_epilog 2 7
+run_epilog 3 8
 echo "== 4. prolog of job 9 again"; t=$(date +%s.%N)
 slurm 9 "$prolog"; echo "exit $? in $(elapsed "$t")"
 ls -l "$out/reports"
