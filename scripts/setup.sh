@@ -8,6 +8,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config clang libclang-rt-14-dev
   libssh-dev libboost-program-options-dev libyaml-cpp-dev nlohmann-json3-dev
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev
+  clang-format clang-tidy shellcheck  # scripts/lint.sh: formatting, clang-tidy, shellcheck (clang-tidy brings run-clang-tidy)
   openssh-server openssh-client psmisc procps tini sudo python3 python3-jsonschema util-linux iproute2 coreutils
   ansible-core  # tests only: the oracle of tests/integration/test_ansible_compat.py
   slurmctld slurmd slurm-client munge  # tests only: the real Slurm of the simulated fleet (never started as the machine's services)
