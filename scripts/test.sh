@@ -7,7 +7,7 @@
 #     drive the fleet runner's threads hardest (scripts/tsan.sh; about 6 min)
 # Ends with CTest's summaries; exits non-zero if anything failed.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 bash scripts/setup.sh || exit 1
 # Leftovers of an interrupted earlier run (simulated hosts) are removed first.
 if [ -x scripts/fleet ]; then scripts/fleet down --all >/dev/null 2>&1 || true; fi

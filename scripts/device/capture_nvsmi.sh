@@ -23,7 +23,7 @@ print("ready", os.getpid(), flush=True)
 time.sleep(60)
 PY
 holder=$!
-for i in $(seq 1 60); do
+for _ in $(seq 1 60); do
   nvidia-smi --query-compute-apps=pid --format=csv,noheader | grep -q . && break
   sleep 1
 done
@@ -43,4 +43,5 @@ cap after-term-apps nvidia-smi --query-compute-apps=pid,process_name,used_memory
 kill -KILL "$holder"; wait "$holder" 2>/dev/null
 sleep 1
 cap after-kill-query nvidia-smi --query-gpu=index,memory.used --format=csv,noheader
-tar -C "$out" -cf "$dest/capture.tar" . && echo captured: $(ls "$out" | wc -l) files
+# shellcheck disable=SC2012  # counts the capture files, named by this script (no newlines)
+tar -C "$out" -cf "$dest/capture.tar" . && echo "captured: $(ls "$out" | wc -l) files"

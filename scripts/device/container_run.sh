@@ -35,11 +35,14 @@ setsid unshare --mount --propagation private sh -c "
   mknod -m 666 /dev/nvidia-uvm c $uvm 0; mknod -m 666 /dev/nvidia-uvm-tools c $uvm 1
   mkdir /dev/shm
   exec python3 /tmp/cworker.py" >/tmp/cworker.out 2>&1 </dev/null &
-for i in $(seq 1 90); do grep -q ready /tmp/cworker.out 2>/dev/null && break; sleep 1; done
-cat /tmp/cworker.out | tail -3
+for _ in $(seq 1 90); do grep -q ready /tmp/cworker.out 2>/dev/null && break; sleep 1; done
+tail -3 /tmp/cworker.out
 worker=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader | head -1 | tr -d ' ')
-echo "== job: pid $worker, its fds:"; ls -l /proc/$worker/fd | grep -c nvidia
-ls -lL /proc/$worker/fd 2>/dev/null | awk '$1 ~ /^c/' | sort -u -k5,6 | head
+echo "== job: pid $worker, its fds:"
+# shellcheck disable=SC2010  # /proc/PID/fd holds only numeric names; the lines show the targets
+ls -l "/proc/$worker/fd" | grep -c nvidia
+# shellcheck disable=SC2012  # as above
+ls -lL "/proc/$worker/fd" 2>/dev/null | awk '$1 ~ /^c/' | sort -u -k5,6 | head
 echo "fuser /dev/nvidia0 sees: [$(fuser /dev/nvidia0 2>/dev/null)]"
 nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader
 

@@ -44,8 +44,8 @@ ours=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader | tr -d ' ' | s
 echo "== workers (compute apps): $ours"
 podpid=
 for p in $ours; do
-  echo "$p $(tr '\0' ' ' </proc/$p/cmdline | cut -c1-40) | $(cat /proc/$p/cgroup)"
-  grep -q kubepods /proc/$p/cgroup && podpid=$p
+  echo "$p $(tr '\0' ' ' <"/proc/$p/cmdline" | cut -c1-40) | $(cat "/proc/$p/cgroup")"
+  grep -q kubepods "/proc/$p/cgroup" && podpid=$p
 done
 cleanup() { for p in $ours; do kill -KILL "$p" 2>/dev/null; done; sleep 1
   d=$box; while [ "$d" != "$cg" ]; do rmdir "$d" 2>/dev/null; d=$(dirname "$d"); done; }

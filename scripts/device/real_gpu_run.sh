@@ -30,10 +30,10 @@ p = subprocess.Popen([sys.executable, "-c", code], start_new_session=True,
 open("/tmp/worker.pid", "w").write(str(p.pid))
 PY
 worker=$(cat /tmp/worker.pid)
-for i in $(seq 1 60); do grep -q ready /tmp/worker.out 2>/dev/null && break; sleep 1; done
+for _ in $(seq 1 60); do grep -q ready /tmp/worker.out 2>/dev/null && break; sleep 1; done
 shm=/dev/shm/nccl-fleetreap-demo-$worker
 head -c 1048576 /dev/zero > "$shm"
-echo "== workload: orphaned worker pid $worker (ppid $(ps -o ppid= -p $worker)), $shm"
+echo "== workload: orphaned worker pid $worker (ppid $(ps -o ppid= -p "$worker")), $shm"
 nvidia-smi --query-gpu=index,memory.used --format=csv,noheader
 nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv
 

@@ -31,7 +31,7 @@ time.sleep(600)
 PY
 start() {  # start NAME CGROUP PYTHON: an orphaned job, its PID on stdout
   setsid sh -c "[ -n '$2' ] && echo \$\$ > '$2/cgroup.procs'; exec $3 /tmp/sworker.py $1" \
-    >/tmp/sworker.$1 2>&1 </dev/null &
+    >"/tmp/sworker.$1" 2>&1 </dev/null &
 }
 cp "$(readlink -f "$(command -v python3)")" /tmp/nvidia-persistenced
 # The copy finds the real interpreter's modules (torch) through PYTHONPATH.
@@ -40,15 +40,15 @@ export PYTHONPATH
 start A "${cg:+$cg/fleetreap-dev/jobA}" python3
 start B "${cg:+$cg/fleetreap-dev/jobB}" python3
 start I "" /tmp/nvidia-persistenced
-for i in $(seq 1 120); do
+for _ in $(seq 1 120); do
   n=$(cat /tmp/sworker.A /tmp/sworker.B /tmp/sworker.I 2>/dev/null | grep -c ready); [ "$n" = 3 ] && break; sleep 1
 done
 tail -2 /tmp/sworker.I
 ours=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader | tr -d ' ' | sort -n | tr '\n' ' ')
 echo "== jobs (compute apps): $ours"
-for p in $ours; do echo "$p $(tr '\0' ' ' </proc/$p/cmdline | cut -c1-60) | $(cat /proc/$p/cgroup | tr '\n' ' ')"; done
-A=; for p in $ours; do grep -q fleetreap-dev/jobA /proc/$p/cgroup && A=$p; done
-cleanup() { for p in $ours; do kill -KILL $p 2>/dev/null; done; sleep 1
+for p in $ours; do echo "$p $(tr '\0' ' ' <"/proc/$p/cmdline" | cut -c1-60) | $(tr '\n' ' ' <"/proc/$p/cgroup")"; done
+A=; for p in $ours; do grep -q fleetreap-dev/jobA "/proc/$p/cgroup" && A=$p; done
+cleanup() { for p in $ours; do kill -KILL "$p" 2>/dev/null; done; sleep 1
   [ -n "$cg" ] && rmdir $cg/fleetreap-dev/jobA $cg/fleetreap-dev/jobB $cg/fleetreap-dev 2>/dev/null; }
 trap cleanup EXIT
 
@@ -80,6 +80,6 @@ if [ -n "$cg" ] && [ -n "$A" ]; then
   plan "$out/scoped-dry.json" || exit 1
   "$bin" --local --quiet --cgroup /fleetreap-dev/jobA --json "$out/scoped.json"; echo "exit $?"
   plan "$out/scoped.json" || true
-  for p in $ours; do kill -0 $p 2>/dev/null && echo "$p alive" || echo "$p gone"; done
+  for p in $ours; do kill -0 "$p" 2>/dev/null && echo "$p alive" || echo "$p gone"; done
 fi
 nvidia-smi --query-gpu=index,memory.used --format=csv,noheader

@@ -42,7 +42,7 @@ time.sleep(900)
 PY
 start() {  # start JOB MODE: the job's worker in its task cgroup, orphaned
   setsid sh -c "echo \$\$ > $base/job_$1/step_0/user/task_0/cgroup.procs; exec python3 /tmp/jobworker.py $1 $2" \
-    >/tmp/jobworker.$1 2>&1 </dev/null &
+    >"/tmp/jobworker.$1" 2>&1 </dev/null &
 }
 start 7 ignore-term
 start 8 plain
@@ -51,7 +51,7 @@ for _ in $(seq 1 120); do
 done
 ours=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader | tr -d ' ' | sort -n | tr '\n' ' ')
 echo "== jobs (compute apps): $ours"
-for p in $ours; do echo "$p $(tr '\0' ' ' </proc/$p/cmdline | cut -c1-50) | $(cat /proc/$p/cgroup)"; done
+for p in $ours; do echo "$p $(tr '\0' ' ' <"/proc/$p/cmdline" | cut -c1-50) | $(cat "/proc/$p/cgroup")"; done
 cleanup() { for p in $ours; do kill -KILL "$p" 2>/dev/null; done; sleep 1
   rmdir $base/job_*/step_0/user/task_0 $base/job_*/step_0/user $base/job_*/step_0 $base/job_* \
         $base $cg/fleetreap-dev/system.slice $cg/fleetreap-dev 2>/dev/null; }
@@ -71,7 +71,7 @@ PY
 }
 slurm() {  # slurm JOB SCRIPT [ARGS]: run a prolog/epilog as slurmd does
   local job=$1; shift
-  env -u SLURM_STEP_ID SLURM_JOB_ID=$job SLURM_JOB_GPUS=0 SLURM_JOB_UID=0 SLURM_JOB_USER=root \
+  env -u SLURM_STEP_ID SLURM_JOB_ID="$job" SLURM_JOB_GPUS=0 SLURM_JOB_UID=0 SLURM_JOB_USER=root \
     CUDA_VISIBLE_DEVICES=0 "$@"
 }
 elapsed() { python3 -c "import time,sys; print('%.1f s' % (time.time() - float(sys.argv[1])))" "$1"; }

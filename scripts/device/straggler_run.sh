@@ -55,7 +55,7 @@ time.sleep(600)
 PY
 python3 "$work/supervisor.py" "$work" > "$work/supervisor.out" 2>&1 &
 supervisor=$!
-for i in $(seq 1 90); do grep -q ready "$work/worker1.out" 2>/dev/null && break; sleep 1; done
+for _ in $(seq 1 90); do grep -q ready "$work/worker1.out" 2>/dev/null && break; sleep 1; done
 worker1=$(cat "$work/worker1.pid")
 echo "== workload: supervisor $supervisor, worker $worker1: $(cat "$work/worker1.out")"
 nvidia-smi > "$out/table-load.txt" 2>&1
