@@ -23,13 +23,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCE = os.environ.get("FLEETREAP_SOURCE_DIR", os.path.dirname(os.path.dirname(HERE)))
-BIN = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE, "build", "fleetreap"))
+from fleet_case import BIN, SOURCE
+
 CORPUS = os.path.join(SOURCE, "tests", "testdata", "inventories-corpus")
 EXAMPLES = [os.path.join(SOURCE, "inventory", f) for f in ("fleet.yaml", "lab.yaml", "hosts.ini")]
 INVENTORY_NAMES = ("inventory", "inventory.ini", "inventory.yml", "inventory.yaml",

@@ -12,32 +12,19 @@ variable), key and known_hosts. Needs root, the built fleetreap
 
 import os
 import re
-import shutil
 import subprocess
-import sys
 import unittest
 import xml.etree.ElementTree as ET
 
 import yaml
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCE_DIR = os.environ.get("FLEETREAP_SOURCE_DIR", os.path.dirname(os.path.dirname(HERE)))
-sys.path.insert(0, os.path.join(SOURCE_DIR, "tests", "sim"))
+from fleet_case import BIN, SOURCE, FleetCase
+from simfleet import HostSpec
 
-from simfleet import Fleet, HostSpec, scratch_dir  # noqa: E402
-
-FLEETREAP = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE_DIR, "build", "fleetreap"))
-CI_DIR = os.path.join(SOURCE_DIR, "contrib", "ci")
+CI_DIR = os.path.join(SOURCE, "contrib", "ci")
 GATE = "sh contrib/ci/fleetreap-gate.sh"
 REPORTS = ("junit.xml", "summary.md", "failed-hosts.txt", "report.json", "exit-code")
 
-# README "Exit codes": a dirty host sets bit 1, an unreachable one bit 2.
-SPECS = [
-    HostSpec("gpu01", scenario="clean", bystanders=10),
-    HostSpec("gpu02", scenario="orphans", bystanders=10),
-    HostSpec("gpu03", scenario="ghost_memory", bystanders=10),
-    HostSpec("gpu04", scenario="unreachable", bystanders=10),
-]
 # Only so that the refused host does not wait out the default retries.
 FAST = "--connect-timeout 3s --retries 0"
 
@@ -95,14 +82,21 @@ class StructureTest(unittest.TestCase):
         self.assertLess(ci["stages"].index(job["stage"]), ci["stages"].index(rollout["stage"]))
 
 
-class RunTest(unittest.TestCase):
+class RunTest(FleetCase):
     """The steps as written, against a simulated fleet."""
+
+    PREFIX = "contrib-ci-"
+    # README "Exit codes": a dirty host sets bit 1, an unreachable one bit 2.
+    SPECS = [
+        HostSpec("gpu01", scenario="clean", bystanders=10),
+        HostSpec("gpu02", scenario="orphans", bystanders=10),
+        HostSpec("gpu03", scenario="ghost_memory", bystanders=10),
+        HostSpec("gpu04", scenario="unreachable", bystanders=10),
+    ]
 
     @classmethod
     def setUpClass(cls):
-        cls.tmp = scratch_dir(prefix="contrib-ci-")
-        cls.fleet = Fleet(os.path.join(cls.tmp, "fleet"))
-        cls.fleet.up(SPECS)
+        super().setUpClass()
         # The CI's secrets: an inventory that names no key (the key comes
         # from the secret), the key, known_hosts.
         cls.secrets = os.path.join(cls.tmp, "secrets")
@@ -117,18 +111,13 @@ class RunTest(unittest.TestCase):
         # fleetreap on PATH, as the runner has it installed.
         cls.bin_dir = os.path.join(cls.tmp, "bin")
         os.makedirs(cls.bin_dir)
-        os.symlink(os.path.abspath(FLEETREAP), os.path.join(cls.bin_dir, "fleetreap"))
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.fleet.down()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+        os.symlink(BIN, os.path.join(cls.bin_dir, "fleetreap"))
 
     def workspace(self, name):
         """A checkout as the runner sees it: contrib/ from the source tree."""
         path = os.path.join(self.tmp, name)
         os.makedirs(path)
-        os.symlink(os.path.join(SOURCE_DIR, "contrib"), os.path.join(path, "contrib"))
+        os.symlink(os.path.join(SOURCE, "contrib"), os.path.join(path, "contrib"))
         return path
 
     def base_env(self):

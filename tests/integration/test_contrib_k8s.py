@@ -26,22 +26,17 @@ import copy
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 
 import yaml
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCE_DIR = os.environ.get("FLEETREAP_SOURCE_DIR", os.path.dirname(os.path.dirname(HERE)))
-sys.path.insert(0, os.path.join(SOURCE_DIR, "tests", "sim"))
+from fleet_case import SOURCE, FleetCase, needs_cgroups, run_local
+import host_setup
+from scenarios import scenario
+from simfleet import HostSpec
 
-import host_setup  # noqa: E402
-from scenarios import scenario  # noqa: E402
-from simfleet import Fleet, HostSpec, cgroups_available, scratch_dir  # noqa: E402
-
-FLEETREAP = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE_DIR, "build", "fleetreap"))
-K8S_DIR = os.path.join(SOURCE_DIR, "contrib", "k8s")
+K8S_DIR = os.path.join(SOURCE, "contrib", "k8s")
 KUBECTL = "/var/cache/fleetreap-test/kubernetes-client/usr/bin/kubectl"
 MANIFESTS = ("fleetreap-daemonset.yaml", "fleetreap-job.yaml")
 UPGRADE_LABEL = "nvidia.com/gpu-driver-upgrade-state"
@@ -231,32 +226,23 @@ def k8s_drained_node(h):
     orphans(h)
 
 
-@unittest.skipUnless(cgroups_available(), "needs a writable cgroup v2 hierarchy")
-class SparePodsTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = scratch_dir(prefix="k8s-")
-        cls.fleet = Fleet(os.path.join(cls.tmp, "fleet"))
-        cls.fleet.up([HostSpec("node", scenario="k8s_gpu_node", bystanders=10),
-                      HostSpec("drained", scenario="k8s_drained_node", bystanders=10)])
-        cls.before = cls.fleet.ground_truth()
+@needs_cgroups
+class SparePodsTest(FleetCase):
+    PREFIX = "k8s-"
+    SPECS = [HostSpec("node", scenario="k8s_gpu_node", bystanders=10),
+             HostSpec("drained", scenario="k8s_drained_node", bystanders=10)]
 
     @classmethod
-    def tearDownClass(cls):
-        cls.fleet.down()
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.before = cls.fleet.ground_truth()
 
     def local_run(self, host):
         """fleetreap --local --spare-pods as the DaemonSet's pod runs it: in a
         pod container's cgroup of the node."""
-        command = " ".join([FLEETREAP, "--local", "--spare-pods", "--json", "-", "--quiet",
-                            "--color", "never", "--command-timeout", "8s"])
-        proc = self.fleet.exec(host, command, timeout=240,
-                               cgroup=host_setup.pod_cgroup(host, "fleetreap-x7k2p", "fleetreap"))
-        try:
-            report = json.loads(proc.stdout[proc.stdout.index("{"):])
-        except ValueError:
-            raise AssertionError(f"no JSON (exit {proc.returncode}): {proc.stderr[-2000:]}")
-        return proc.returncode, report
+        return run_local(self.fleet, host, "--spare-pods", "--command-timeout", "8s",
+                         timeout=240,
+                         cgroup=host_setup.pod_cgroup(host, "fleetreap-x7k2p", "fleetreap"))
 
     def assert_daemons_untouched(self, truth, host):
         self.assertEqual(len(truth["daemons"]), len(host_setup.DAEMONS))

@@ -10,17 +10,11 @@ Needs root and the built sim tools (FLEETREAP_SIM_BIN_DIR, FLEETREAP_BIN).
 import json
 import os
 import subprocess
-import sys
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "sim"))
-
-import ground_truth  # noqa: E402
-from simfleet import Fleet, HostSpec, scratch_dir  # noqa: E402
-
-SOURCE = os.environ.get("FLEETREAP_SOURCE_DIR", os.path.join(HERE, "..", ".."))
-BIN = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE, "build", "fleetreap"))
+from fleet_case import (FleetCase, by_name, fleetreap_argv, live_processes, playbook_path,
+                        run_json, scratch_fleet)
+from simfleet import HostSpec
 
 SCENARIOS = {
     "gpu01": "clean",
@@ -46,29 +40,17 @@ CLEANABLE = {"gpu01", "gpu02", "gpu03", "gpu04", "gpu05", "gpu06", "gpu07", "gpu
 
 
 def run_fleetreap(fleet, *extra, playbook="vllm.yaml"):
-    argv = [BIN, "--hosts", fleet.inventory, "--known-hosts", fleet.known_hosts,
-            "--identity", fleet.key, "--playbook", os.path.join(SOURCE, "playbooks", playbook),
-            "--command-timeout", "8s", "--json", "-", "--quiet", "--color", "never", *extra]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    try:
-        report = json.loads(proc.stdout[proc.stdout.index("{"):])
-    except ValueError:
-        raise AssertionError(f"no JSON report (exit {proc.returncode}): {proc.stderr[-2000:]}")
-    return proc.returncode, {h["name"]: h for h in report["hosts"]}
+    code, report = run_json(fleet, *extra, playbook=playbook)
+    return code, by_name(report)
 
 
-def live_processes(fleet):
-    """{host: {(pid, exe)}} for every live process of every host."""
-    return {name: {(p["pid"], p["exe"]) for p in procs}
-            for name, procs in ground_truth.processes_by_host(fleet).items()}
+class EscalationTest(FleetCase):
+    PREFIX = "esctest-"
+    SPECS = [HostSpec(name, scenario=s) for name, s in SCENARIOS.items()]
 
-
-class EscalationTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = scratch_dir(prefix="esctest-")
-        cls.fleet = Fleet(os.path.join(cls.tmp, "fleet"))
-        cls.fleet.up([HostSpec(name, scenario=s) for name, s in SCENARIOS.items()])
+        super().setUpClass()
         cls.before = cls.fleet.ground_truth()
         cls.procs_before = live_processes(cls.fleet)
 
@@ -84,10 +66,6 @@ class EscalationTest(unittest.TestCase):
         # Then the reset playbook on the ghost host: persistenced blocks it.
         _, cls.reset = run_fleetreap(cls.fleet, "--limit", "gpu10", playbook="reset.yaml")
         cls.after_reset = cls.fleet.ground_truth()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.fleet.down()
 
     def test_dry_run_changes_nothing_and_lists_the_plan(self):
         self.assertEqual(self.procs_after_dry, self.procs_before)
@@ -225,18 +203,16 @@ class RespawnWaitTest(unittest.TestCase):
     the host is not ready, and the report says who is starting what."""
 
     def test_a_restart_still_pending_leaves_the_host_dirty(self):
-        tmp = scratch_dir(prefix="respawnwait-")
-        fleet = Fleet(os.path.join(tmp, "fleet"))
-        try:
-            fleet.up([HostSpec("gpu01", scenario="straggler_slow_init")])
+        specs = [HostSpec("gpu01", scenario="straggler_slow_init")]
+        with scratch_fleet("respawnwait-", specs) as (tmp, fleet):
             playbook = os.path.join(tmp, "short_watch.yaml")
-            with open(os.path.join(SOURCE, "playbooks", "default.yaml")) as f:
+            with open(playbook_path("default.yaml")) as f:
                 text = f.read().replace("respawn_wait: 30s", "respawn_wait: 2s")
             self.assertIn("respawn_wait: 2s", text)
             with open(playbook, "w") as f:
                 f.write(text)
-            argv = [BIN, "--hosts", fleet.inventory, "--known-hosts", fleet.known_hosts,
-                    "--playbook", playbook, "--json", "-", "--quiet", "--color", "never"]
+            argv = fleetreap_argv(fleet, "--playbook", playbook, "--json", "-", "--quiet",
+                                  "--color", "never", identity=False)
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
             self.assertEqual(proc.returncode, 1, proc.stderr)
             host = json.loads(proc.stdout)["hosts"][0]
@@ -251,8 +227,6 @@ class RespawnWaitTest(unittest.TestCase):
             self.assertTrue(scenarios.wait_until(
                 lambda: fleet.ground_truth()["gpu01"]["gpus"][5]["memory_used_mib"] > 0,
                 timeout=15, interval=0.5))
-        finally:
-            fleet.down()
 
 
 if __name__ == "__main__":

@@ -29,23 +29,15 @@ fleet's ground truth (the machine's /proc, not fleetreap's report).
 Needs root and the built sim tools (FLEETREAP_SIM_BIN_DIR, FLEETREAP_BIN).
 """
 
-import json
 import os
 import random
-import subprocess
-import sys
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "sim"))
-
-import ground_truth  # noqa: E402
-import host_setup  # noqa: E402
-import scenarios  # noqa: E402
-from simfleet import Fleet, HostSpec, scratch_dir  # noqa: E402
-
-SOURCE = os.environ.get("FLEETREAP_SOURCE_DIR", os.path.join(HERE, "..", ".."))
-BIN = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE, "build", "fleetreap"))
+from fleet_case import FleetCase, by_name, live_processes, run_json, scratch_fleet
+import ground_truth
+import host_setup
+import scenarios
+from simfleet import HostSpec
 
 HOSTS = {
     "gpu01": "container_job",
@@ -57,44 +49,24 @@ HOSTS = {
 }
 
 
-def run_fleetreap(fleet, *extra, playbook="vllm.yaml", limit=None, command_timeout="8s"):
-    argv = [BIN, "--hosts", fleet.inventory, "--known-hosts", fleet.known_hosts,
-            "--identity", fleet.key, "--playbook", os.path.join(SOURCE, "playbooks", playbook),
-            "--command-timeout", command_timeout, "--json", "-", "--quiet", "--color", "never",
-            *extra]
-    if limit:
-        argv += ["--limit", limit]
-    proc = subprocess.run(argv, capture_output=True, timeout=300)
-    out = proc.stdout.decode("utf-8", errors="replace")
-    try:
-        report = json.loads(out[out.index("{"):])
-    except ValueError:
-        raise AssertionError(f"no JSON report (exit {proc.returncode}): "
-                             f"{proc.stderr.decode(errors='replace')[-2000:]}")
-    return proc.returncode, {h["name"]: h for h in report["hosts"]}
+def run_fleetreap(fleet, *extra, playbook="vllm.yaml", command_timeout="8s"):
+    code, report = run_json(fleet, *extra, playbook=playbook, command_timeout=command_timeout,
+                            errors="replace")
+    return code, by_name(report)
 
 
-def live_processes(fleet):
-    """{host: {(pid, exe)}} for every live process of every host."""
-    return {name: {(p["pid"], p["exe"]) for p in procs}
-            for name, procs in ground_truth.processes_by_host(fleet).items()}
+class HostileHostsTest(FleetCase):
+    PREFIX = "hostile-"
+    SPECS = [HostSpec(name, scenario=s) for name, s in HOSTS.items()]
 
-
-class HostileHostsTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = scratch_dir(prefix="hostile-")
-        cls.fleet = Fleet(os.path.join(cls.tmp, "fleet"))
-        cls.fleet.up([HostSpec(name, scenario=s) for name, s in HOSTS.items()])
+        super().setUpClass()
         cls.before = cls.fleet.ground_truth()
         cls.procs_before = live_processes(cls.fleet)
         cls.exit, cls.report = run_fleetreap(cls.fleet)
         cls.after = cls.fleet.ground_truth()
         cls.procs_after = live_processes(cls.fleet)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.fleet.down()
 
     def assert_clean(self, name):
         r = self.report.get(name, {})
@@ -217,10 +189,7 @@ class HolderNamesPropertyTest(unittest.TestCase):
     """Random comm/argv bytes: the dry run's holders match /proc exactly."""
 
     def test_random_names_are_reported_as_proc_holds_them(self):
-        tmp = scratch_dir(prefix="hostileprop-")
-        fleet = Fleet(os.path.join(tmp, "fleet"))
-        try:
-            fleet.up([HostSpec("gpu01", scenario="clean")])
+        with scratch_fleet("hostileprop-", [HostSpec("gpu01", scenario="clean")]) as (_, fleet):
             h = host_setup.HostSetup(fleet, fleet.hosts["gpu01"])
             rng = random.Random(7)
             started = {}
@@ -256,8 +225,6 @@ class HolderNamesPropertyTest(unittest.TestCase):
                              f"(host status {report['gpu01'].get('status')}: "
                              f"{report['gpu01'].get('error_message')}):\n" +
                              "\n".join(failures[:10]))
-        finally:
-            fleet.down()
 
 
 def _outer_pid(fleet, inner):

@@ -23,18 +23,15 @@ Needs root and the built sim tools (FLEETREAP_SIM_BIN_DIR, FLEETREAP_BIN).
 
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "sim"))
-
-from simfleet import Fleet, HostSpec, scratch_dir  # noqa: E402
-
-SOURCE = os.environ.get("FLEETREAP_SOURCE_DIR", os.path.join(HERE, "..", ".."))
-BIN = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE, "build", "fleetreap"))
+from fleet_case import (FleetCase, by_name, fleetreap_argv, local_command, parse_report,
+                        playbook_path)
+from simfleet import HostSpec
 
 # Generous: a flooded host's own shell spends seconds holding nvidia-smi's
 # output (the scan keeps it in a variable) before the first byte comes back.
@@ -71,7 +68,7 @@ def status_kib(pid, field):
 
 
 def run_measured(argv):
-    """Runs argv; returns (exit code, stdout, stderr, wall s, VmHWM KiB
+    """Runs argv; returns (the finished process, text; wall s, VmHWM KiB
     sampled, ru_maxrss KiB)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.monotonic()
@@ -91,43 +88,36 @@ def run_measured(argv):
         wall = time.monotonic() - start
         out.seek(0)
         err.seek(0)
-        return (os.waitstatus_to_exitcode(status), out.read().decode(errors="replace"),
-                err.read().decode(errors="replace"), wall, hwm, usage.ru_maxrss)
+        proc = subprocess.CompletedProcess(argv, os.waitstatus_to_exitcode(status),
+                                           out.read().decode(errors="replace"),
+                                           err.read().decode(errors="replace"))
+        return proc, wall, hwm, usage.ru_maxrss
 
 
-class HostileVolumeTest(unittest.TestCase):
+class HostileVolumeTest(FleetCase):
+    PREFIX = "volume-"
+    SPECS = ([HostSpec(name, scenario=s[0], bystanders=20) for name, s in HOSTILE.items()] +
+             [HostSpec(name, scenario=s, bystanders=20) for name, s in NORMAL.items()])
+
     @classmethod
     def setUpClass(cls):
-        cls.tmp = scratch_dir(prefix="volume-")
-        cls.fleet = Fleet(os.path.join(cls.tmp, "fleet"))
-        specs = [HostSpec(name, scenario=s[0], bystanders=20) for name, s in HOSTILE.items()]
-        specs += [HostSpec(name, scenario=s, bystanders=20) for name, s in NORMAL.items()]
-        cls.fleet.up(specs)
+        super().setUpClass()
         cls.before = cls.fleet.ground_truth()
-        argv = [BIN, "--hosts", cls.fleet.inventory, "--known-hosts", cls.fleet.known_hosts,
-                "--identity", cls.fleet.key,
-                "--playbook", os.path.join(SOURCE, "playbooks", "vllm.yaml"),
-                "--command-timeout", f"{COMMAND_TIMEOUT_S}s", "--retries", "0",
-                "--json", "-", "--quiet", "--color", "never"]
-        cls.exit, out, cls.stderr, cls.wall, cls.hwm, cls.maxrss = run_measured(argv)
-        try:
-            report = json.loads(out[out.index("{"):])
-        except ValueError:
-            raise AssertionError(f"no JSON report (exit {cls.exit}): {cls.stderr[-2000:]}")
-        cls.report = {h["name"]: h for h in report["hosts"]}
+        argv = fleetreap_argv(cls.fleet, "--playbook", playbook_path("vllm.yaml"),
+                              "--command-timeout", f"{COMMAND_TIMEOUT_S}s", "--retries", "0",
+                              "--json", "-", "--quiet", "--color", "never")
+        proc, cls.wall, cls.hwm, cls.maxrss = run_measured(argv)
+        cls.exit = proc.returncode
+        cls.report = by_name(parse_report(proc))
         cls.after = cls.fleet.ground_truth()
-        print(f"\nhostile volume: {len(specs)} hosts, wall {cls.wall:.1f} s, exit {cls.exit}, "
-              f"controller peak RSS: VmHWM {cls.hwm / 1024:.1f} MiB (sampled), "
+        print(f"\nhostile volume: {len(cls.SPECS)} hosts, wall {cls.wall:.1f} s, "
+              f"exit {cls.exit}, controller peak RSS: VmHWM {cls.hwm / 1024:.1f} MiB (sampled), "
               f"ru_maxrss {cls.maxrss / 1024:.1f} MiB", file=sys.stderr)
         for name in sorted(cls.report):
             h = cls.report[name]
             print(f"  {name} {h['status']:8} {h.get('duration_ms', '?'):>6} ms  "
                   f"{h.get('error_kind') or ''} {h.get('error_message') or ''}"[:160],
                   file=sys.stderr)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.fleet.down()
 
     def test_each_hostile_host_gets_its_precise_error(self):
         for name, (scenario, kind, message) in HOSTILE.items():
@@ -170,15 +160,12 @@ class HostileVolumeTest(unittest.TestCase):
     def test_local_applies_the_same_limit(self):
         for name in ("gpu03", "gpu04"):
             with self.subTest(host=name):
-                command = " ".join([
-                    "/usr/bin/time", "-f", "maxrss_kib=%M", BIN, "--local", "--dry-run",
-                    "--json", "-", "--quiet", "--color", "never",
-                    "--command-timeout", f"{COMMAND_TIMEOUT_S}s"])
+                command = "/usr/bin/time -f maxrss_kib=%M " + local_command(
+                    "--dry-run", "--command-timeout", f"{COMMAND_TIMEOUT_S}s")
                 start = time.monotonic()
                 proc = self.fleet.exec(name, command, timeout=120)
                 wall = time.monotonic() - start
-                self.assertIn("{", proc.stdout, proc.stderr[-2000:])
-                host = json.loads(proc.stdout[proc.stdout.index("{"):])["hosts"][0]
+                host = parse_report(proc)["hosts"][0]
                 rss = [w for w in proc.stderr.split() if w.startswith("maxrss_kib=")]
                 print(f"\n  --local {name}: {host['status']} in {wall:.1f} s, "
                       f"{rss[-1] if rss else 'maxrss ?'}: {host.get('error_message')}",

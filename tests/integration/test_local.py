@@ -6,42 +6,26 @@ its PID. It never runs against this machine's own process table.
 Needs root and the built sim tools (FLEETREAP_SIM_BIN_DIR, FLEETREAP_BIN).
 """
 
-import json
-import os
-import sys
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "sim"))
-
-from simfleet import Fleet, HostSpec, scratch_dir  # noqa: E402
-
-SOURCE = os.environ.get("FLEETREAP_SOURCE_DIR", os.path.join(HERE, "..", ".."))
-BIN = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE, "build", "fleetreap"))
+from fleet_case import FleetCase, playbook_path, run_local
+from simfleet import HostSpec
 
 
-class LocalTest(unittest.TestCase):
+class LocalTest(FleetCase):
+    PREFIX = "localtest-"
+    SPECS = [HostSpec("node01", scenario="vllm_incident"),
+             HostSpec("node02", scenario="protected_daemons")]
+
     @classmethod
     def setUpClass(cls):
-        cls.tmp = scratch_dir(prefix="localtest-")
-        cls.fleet = Fleet(os.path.join(cls.tmp, "fleet"))
-        cls.fleet.up([HostSpec("node01", scenario="vllm_incident"),
-                      HostSpec("node02", scenario="protected_daemons")])
+        super().setUpClass()
         cls.before = cls.fleet.ground_truth()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.fleet.down()
 
     def run_local(self, host, *extra):
         # The binary is reachable inside the host: its mount namespace only
         # replaces /dev, /run, /etc files and /usr/local/bin.
-        command = " ".join([BIN, "--local", "--json", "-", "--quiet", "--color", "never",
-                            "--playbook", os.path.join(SOURCE, "playbooks", "vllm.yaml"),
-                            *extra])
-        proc = self.fleet.exec(host, command, timeout=120)
-        self.assertIn("{", proc.stdout, proc.stderr[-2000:])
-        return proc.returncode, json.loads(proc.stdout[proc.stdout.index("{"):])
+        return run_local(self.fleet, host, "--playbook", playbook_path("vllm.yaml"), *extra)
 
     def test_dry_run_then_real_run_inside_the_host(self):
         rc, dry = self.run_local("node01", "--dry-run")

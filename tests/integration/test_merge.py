@@ -11,17 +11,12 @@ Needs root and the built sim tools (FLEETREAP_SIM_BIN_DIR, FLEETREAP_BIN).
 import json
 import os
 import subprocess
-import sys
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "sim"))
+from fleet_case import BIN, FleetCase, fleetreap_argv, local_command, playbook_path
+from simfleet import HostSpec
 
-from simfleet import Fleet, HostSpec, scratch_dir  # noqa: E402
-
-SOURCE = os.environ.get("FLEETREAP_SOURCE_DIR", os.path.join(HERE, "..", ".."))
-BIN = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE, "build", "fleetreap"))
-PLAYBOOK = os.path.join(SOURCE, "playbooks", "default.yaml")
+PLAYBOOK = playbook_path("default.yaml")
 NODES = ("node01", "node02", "node03")
 
 
@@ -31,25 +26,17 @@ def rows(table):
     return lines[:-1], lines[-1].split(" in ")[0]
 
 
-class MergeTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = scratch_dir(prefix="mergetest-")
-        cls.fleet = Fleet(os.path.join(cls.tmp, "fleet"))
-        cls.fleet.up([HostSpec("node01", scenario="vllm_incident"),
-                      HostSpec("node02", scenario="ghost_memory"),
-                      HostSpec("node03", scenario="clean")])
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.fleet.down()
+class MergeTest(FleetCase):
+    PREFIX = "mergetest-"
+    SPECS = [HostSpec("node01", scenario="vllm_incident"),
+             HostSpec("node02", scenario="ghost_memory"),
+             HostSpec("node03", scenario="clean")]
 
     def local_reports(self, *extra):
         paths = []
         for node in NODES:
-            command = " ".join([BIN, "--local", "--json", "-", "--quiet", "--color", "never",
-                                "--playbook", PLAYBOOK, *extra])
-            proc = self.fleet.exec(node, command, timeout=120)
+            proc = self.fleet.exec(node, local_command("--playbook", PLAYBOOK, *extra),
+                                   timeout=120)
             self.assertIn("{", proc.stdout, proc.stderr[-2000:])
             path = os.path.join(self.tmp, f"{node}{'-dry' if extra else ''}.json")
             with open(path, "w") as f:
@@ -62,10 +49,9 @@ class MergeTest(unittest.TestCase):
                               capture_output=True, text=True, timeout=60)
 
     def test_1_dry_run_merge_reads_like_the_ssh_run(self):
-        ssh = subprocess.run([BIN, "--hosts", self.fleet.inventory, "--known-hosts",
-                              self.fleet.known_hosts, "--identity", self.fleet.key,
-                              "--playbook", PLAYBOOK, "--dry-run", "--quiet", "--color",
-                              "never"], capture_output=True, text=True, timeout=300)
+        ssh = subprocess.run(fleetreap_argv(self.fleet, "--playbook", PLAYBOOK, "--dry-run",
+                                            "--quiet", "--color", "never"),
+                             capture_output=True, text=True, timeout=300)
         merged = self.merge(*self.local_reports("--dry-run"))
         self.assertEqual(merged.returncode, ssh.returncode, merged.stderr)
         self.assertEqual(rows(merged.stdout), rows(ssh.stdout))

@@ -10,24 +10,17 @@ does not see the host's PID namespace signals nothing.
 Needs root and the built sim tools (FLEETREAP_SIM_BIN_DIR, FLEETREAP_BIN).
 """
 
-import json
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "sim"))
-
-import host_setup  # noqa: E402
-from host_setup import HostSetup  # noqa: E402
-from scenarios import IMPOSTORS  # noqa: E402
-from simfleet import Fleet, HostSpec, cgroups_available, scratch_dir  # noqa: E402
-
-SOURCE = os.environ.get("FLEETREAP_SOURCE_DIR", os.path.join(HERE, "..", ".."))
-BIN = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE, "build", "fleetreap"))
-DEFAULT_PLAYBOOK = os.path.join(SOURCE, "playbooks", "default.yaml")
+from fleet_case import (BIN, SOURCE, FleetCase, by_name, local_command, needs_cgroups,
+                        parse_report, run_json)
+import host_setup
+from host_setup import HostSetup
+from scenarios import IMPOSTORS
+from simfleet import HostSpec
 
 # The built-in entries the sim's DAEMONS do not run, each installed
 # root-owned 0755 at a system path of the host and holding every device at
@@ -46,42 +39,28 @@ OTHER_ENTRIES = {
 }
 
 
-def parse_report(proc):
-    try:
-        return json.loads(proc.stdout[proc.stdout.index("{"):])
-    except ValueError:
-        raise AssertionError(f"no JSON report (exit {proc.returncode}): {proc.stderr[-2000:]}")
+def run_fleetreap(fleet, *extra, playbook="default.yaml"):
+    code, report = run_json(fleet, *extra, playbook=playbook)
+    return code, by_name(report), report
 
 
-def run_fleetreap(fleet, *extra, playbook=DEFAULT_PLAYBOOK):
-    argv = [BIN, "--hosts", fleet.inventory, "--known-hosts", fleet.known_hosts,
-            "--identity", fleet.key, "--playbook", playbook, "--command-timeout", "8s",
-            "--json", "-", "--quiet", "--color", "never", *extra]
-    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    report = parse_report(proc)
-    return proc.returncode, {h["name"]: h for h in report["hosts"]}, report
+@needs_cgroups
+class ProtectScopeTest(FleetCase):
+    PREFIX = "protecttest-"
+    SPECS = [HostSpec("daemons", scenario="gpu_node_daemons", bystanders=10),
+             HostSpec("impost", scenario="impostors", bystanders=10),
+             HostSpec("elsewhere", scenario="persistenced_elsewhere", bystanders=10),
+             HostSpec("slurm", scenario="slurm_shared", bystanders=10),
+             HostSpec("flags", scenario="slurm_shared", bystanders=10),
+             HostSpec("boxes", scenario="container_shapes", bystanders=10),
+             HostSpec("restart", scenario="restart_unit", bystanders=10),
+             HostSpec("units", scenario="vllm_incident", bystanders=10),
+             HostSpec("nested", scenario="vllm_incident", bystanders=10),
+             HostSpec("others", scenario="vllm_incident", bystanders=10)]
 
-
-def local_command(*extra):
-    return " ".join([BIN, "--local", "--json", "-", "--quiet", "--color", "never", *extra])
-
-
-@unittest.skipUnless(cgroups_available(), "needs a writable cgroup v2 hierarchy")
-class ProtectScopeTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = scratch_dir(prefix="protecttest-")
-        cls.fleet = Fleet(os.path.join(cls.tmp, "fleet"))
-        cls.fleet.up([HostSpec("daemons", scenario="gpu_node_daemons", bystanders=10),
-                      HostSpec("impost", scenario="impostors", bystanders=10),
-                      HostSpec("elsewhere", scenario="persistenced_elsewhere", bystanders=10),
-                      HostSpec("slurm", scenario="slurm_shared", bystanders=10),
-                      HostSpec("flags", scenario="slurm_shared", bystanders=10),
-                      HostSpec("boxes", scenario="container_shapes", bystanders=10),
-                      HostSpec("restart", scenario="restart_unit", bystanders=10),
-                      HostSpec("units", scenario="vllm_incident", bystanders=10),
-                      HostSpec("nested", scenario="vllm_incident", bystanders=10),
-                      HostSpec("others", scenario="vllm_incident", bystanders=10)])
+        super().setUpClass()
         others = HostSetup(cls.fleet, cls.fleet.host("others"))
         cls.other_pids = {entry: others.impostor(path, gpus="0-7", mib=0, user="root")
                           for entry, path in OTHER_ENTRIES.items()}
@@ -90,11 +69,7 @@ class ProtectScopeTest(unittest.TestCase):
             "nv-hostengine", unit="gpu-telemetry.service")
         cls.before = cls.fleet.ground_truth()
 
-    @classmethod
-    def tearDownClass(cls):
-        cls.fleet.down()
-
-    def fleet_run(self, hosts, *extra, playbook=DEFAULT_PLAYBOOK):
+    def fleet_run(self, hosts, *extra, playbook="default.yaml"):
         return run_fleetreap(self.fleet, "--limit", hosts, *extra, playbook=playbook)
 
     @classmethod

@@ -20,23 +20,21 @@ import subprocess
 import time
 import unittest
 
-from simfleet import Fleet, HostSpec, scratch_dir
+from fleet_case import BIN, FleetCase, by_name, parse_report, playbook_path
+from simfleet import HostSpec
 
-SOURCE = os.environ.get("FLEETREAP_SOURCE_DIR",
-                        os.path.dirname(os.path.dirname(os.path.dirname(
-                            os.path.abspath(__file__)))))
-BIN = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE, "build", "fleetreap"))
-INSPECT = os.path.join(SOURCE, "playbooks", "inspect.yaml")
+INSPECT = playbook_path("inspect.yaml")
 
 
-class ProxyTest(unittest.TestCase):
+class ProxyTest(FleetCase):
+    PREFIX = "proxytest-"
+    SPECS = [HostSpec("bastion", scenario="clean"),
+             HostSpec("gpu01", scenario="vllm_incident"),
+             HostSpec("gpu02", scenario="clean")]
+
     @classmethod
     def setUpClass(cls):
-        cls.tmp = scratch_dir(prefix="proxytest-")
-        cls.fleet = Fleet(os.path.join(cls.tmp, "fleet"))
-        cls.fleet.up([HostSpec("bastion", scenario="clean"),
-                      HostSpec("gpu01", scenario="vllm_incident"),
-                      HostSpec("gpu02", scenario="clean")])
+        super().setUpClass()
         cls.bastion = cls.fleet.hosts["bastion"].address
         # An address in the fleet's own /24 where nothing listens.
         cls.nowhere = cls.bastion.rsplit(".", 1)[0] + ".250"
@@ -46,10 +44,6 @@ class ProxyTest(unittest.TestCase):
                     f"    ansible_ssh_private_key_file: {cls.fleet.key}\n  hosts:\n"
                     "    gpu01:\n      ansible_host: gpu01.internal\n"
                     "    gpu02:\n      ansible_host: gpu02.internal\n")
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.fleet.down()
 
     def host_blocks(self, gpu02_address=None):
         """ssh config lines mapping the .internal names to the sim hosts. They
@@ -75,11 +69,7 @@ class ProxyTest(unittest.TestCase):
         if wrap:
             argv = wrap(argv)
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-        try:
-            report = json.loads(proc.stdout)
-        except ValueError:
-            raise AssertionError(f"no JSON (exit {proc.returncode}): {proc.stderr[-2000:]}")
-        return proc.returncode, {h["name"]: h for h in report["hosts"]}
+        return proc.returncode, by_name(parse_report(proc))
 
     def test_escalation_through_a_bastion_proxy_command(self):
         log = os.path.join(self.tmp, "proxy.log")
@@ -87,8 +77,7 @@ class ProxyTest(unittest.TestCase):
             "Host *.internal\n"
             f"  ProxyCommand sh -c 'echo %n >> {log}; exec {self.ssh_to_bastion()} -W %h:%p'\n"
             ) + self.host_blocks()
-        code, hosts = self.run_fleetreap(config, "--playbook",
-                                         os.path.join(SOURCE, "playbooks", "vllm.yaml"))
+        code, hosts = self.run_fleetreap(config, "--playbook", playbook_path("vllm.yaml"))
         self.assertEqual(code, 0, hosts)
         self.assertEqual(hosts["gpu01"]["status"], "clean", hosts["gpu01"].get("error_message"))
         self.assertEqual(hosts["gpu01"]["units_stopped"], ["vllm.service"])

@@ -16,11 +16,10 @@ import unittest
 
 import jsonschema
 
-SOURCE_DIR = os.environ.get(
-    "FLEETREAP_SOURCE_DIR",
-    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-SCHEMA_PATH = os.path.join(SOURCE_DIR, "docs", "json-schema.json")
-TESTDATA_DIR = os.path.join(SOURCE_DIR, "tests", "testdata")
+from fleet_case import SOURCE
+
+SCHEMA_PATH = os.path.join(SOURCE, "docs", "json-schema.json")
+TESTDATA_DIR = os.path.join(SOURCE, "tests", "testdata")
 GOLDEN_DIR = os.path.join(TESTDATA_DIR, "golden")
 
 

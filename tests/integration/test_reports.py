@@ -9,44 +9,37 @@ fleetreap (FLEETREAP_BIN) and the simulator tools (FLEETREAP_SIM_BIN_DIR).
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
-import sys
 import unittest
 import xml.etree.ElementTree as ET
 
 import jsonschema
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCE_DIR = os.environ.get("FLEETREAP_SOURCE_DIR", os.path.dirname(os.path.dirname(HERE)))
-sys.path.insert(0, os.path.join(SOURCE_DIR, "tests", "sim"))
+from fleet_case import SOURCE, FleetCase, by_name, fleetreap_argv, scratch_fleet
+from scenarios import wait_until
+from simfleet import HostSpec
 
-from scenarios import wait_until  # noqa: E402
-from simfleet import Fleet, HostSpec, scratch_dir  # noqa: E402
-
-FLEETREAP = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE_DIR, "build", "fleetreap"))
-
-SPECS = [
-    HostSpec("gpu01", scenario="clean"),
-    HostSpec("gpu02", scenario="clean"),
-    HostSpec("gpu03", scenario="clean"),
-    HostSpec("gpu04", scenario="orphans"),
-    HostSpec("gpu05", scenario="orphans"),
-    HostSpec("gpu06", scenario="ghost_memory"),
-    HostSpec("gpu07", scenario="unreachable"),
-    HostSpec("gpu08", scenario="no_sudo"),
-    HostSpec("gpu09", scenario="shm_leftovers"),
-]
 ANSI = re.compile(r"\x1b\[")
 
 
-class ReportsTest(unittest.TestCase):
+class ReportsTest(FleetCase):
+    PREFIX = "reports-"
+    SPECS = [
+        HostSpec("gpu01", scenario="clean"),
+        HostSpec("gpu02", scenario="clean"),
+        HostSpec("gpu03", scenario="clean"),
+        HostSpec("gpu04", scenario="orphans"),
+        HostSpec("gpu05", scenario="orphans"),
+        HostSpec("gpu06", scenario="ghost_memory"),
+        HostSpec("gpu07", scenario="unreachable"),
+        HostSpec("gpu08", scenario="no_sudo"),
+        HostSpec("gpu09", scenario="shm_leftovers"),
+    ]
+
     @classmethod
     def setUpClass(cls):
-        cls.tmp = scratch_dir(prefix="reports-")
-        cls.fleet = Fleet(os.path.join(cls.tmp, "fleet"))
-        cls.fleet.up(SPECS)
+        super().setUpClass()
         cls.out = os.path.join(cls.tmp, "out")
         os.makedirs(cls.out)
         cls.files = {name: os.path.join(cls.out, name)
@@ -58,17 +51,11 @@ class ReportsTest(unittest.TestCase):
             "--connect-timeout", "3s", "--retries", "0")
         with open(cls.files["report.json"]) as f:
             cls.report = json.load(f)
-        cls.hosts = {h["name"]: h for h in cls.report["hosts"]}
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.fleet.down()
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+        cls.hosts = by_name(cls.report)
 
     @classmethod
     def fleetreap(cls, *args, env=None):
-        argv = [FLEETREAP, "--hosts", cls.fleet.inventory,
-                "--known-hosts", cls.fleet.known_hosts, *args]
+        argv = fleetreap_argv(cls.fleet, *args, identity=False)
         run_env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
         run_env.update(env or {})
         return subprocess.run(argv, capture_output=True, text=True, timeout=300, env=run_env)
@@ -100,11 +87,11 @@ class ReportsTest(unittest.TestCase):
     def test_ci_log_has_one_line_per_host_and_no_redraws(self):
         host_lines = [l for l in self.result.stderr.splitlines() if re.match(r"^\[\d+/9\] ", l)]
         self.assertEqual(sorted(l.split()[1] for l in host_lines),
-                         [s.name for s in SPECS], self.result.stderr)
+                         [s.name for s in self.SPECS], self.result.stderr)
         self.assertNotIn("\r", self.result.stderr)
 
     def test_json_validates_and_keeps_every_host(self):
-        with open(os.path.join(SOURCE_DIR, "docs", "json-schema.json")) as f:
+        with open(os.path.join(SOURCE, "docs", "json-schema.json")) as f:
             schema = json.load(f)
         errors = [e.message for e in
                   jsonschema.Draft202012Validator(schema).iter_errors(self.report)]
@@ -112,7 +99,7 @@ class ReportsTest(unittest.TestCase):
         self.assertEqual(self.report["summary"], {
             "total": 9, "clean": 6, "dirty": 1, "unreachable": 1, "failed": 1,
             "not_started": 0, "changed": 3})
-        self.assertEqual([h["name"] for h in self.report["hosts"]], [s.name for s in SPECS])
+        self.assertEqual([h["name"] for h in self.report["hosts"]], [s.name for s in self.SPECS])
         self.assertEqual(self.hosts["gpu01"]["outcome"], "clean")
         cleaned = self.hosts["gpu04"]
         self.assertEqual((cleaned["status"], cleaned["outcome"], cleaned["changed"]),
@@ -158,7 +145,7 @@ class ReportsTest(unittest.TestCase):
 
     def test_log_dir_has_every_command(self):
         logs = os.path.join(self.out, "logs")
-        self.assertEqual(sorted(os.listdir(logs)), sorted(s.name + ".log" for s in SPECS))
+        self.assertEqual(sorted(os.listdir(logs)), sorted(s.name + ".log" for s in self.SPECS))
         with open(os.path.join(logs, "gpu04.log")) as f:
             text = f.read()
         self.assertRegex(text, r"connected \(\d+ ms\)")
@@ -193,20 +180,18 @@ class InterruptTest(unittest.TestCase):
     is still written and names the hosts never started."""
 
     def test_ctrl_c_still_writes_every_report(self):
-        tmp = scratch_dir(prefix="reports-int-")
-        fleet = Fleet(os.path.join(tmp, "fleet"))
-        try:
-            fleet.up([HostSpec("gpu01", scenario="clean"),
-                      HostSpec("gpu02", scenario="no_banner"),  # in flight for 3 s
-                      HostSpec("gpu03", scenario="clean"),
-                      HostSpec("gpu04", scenario="clean")])
+        specs = [HostSpec("gpu01", scenario="clean"),
+                 HostSpec("gpu02", scenario="no_banner"),  # in flight for 3 s
+                 HostSpec("gpu03", scenario="clean"),
+                 HostSpec("gpu04", scenario="clean")]
+        with scratch_fleet("reports-int-", specs) as (tmp, fleet):
             report, failed = os.path.join(tmp, "r.json"), os.path.join(tmp, "failed.txt")
             logs = os.path.join(tmp, "logs")
             env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
             proc = subprocess.Popen(
-                [FLEETREAP, "--hosts", fleet.inventory, "--known-hosts", fleet.known_hosts,
-                 "--forks", "1", "--connect-timeout", "3s", "--retries", "0",
-                 "--json", report, "--failed-hosts", failed, "--log-dir", logs],
+                fleetreap_argv(fleet, "--forks", "1", "--connect-timeout", "3s", "--retries", "0",
+                               "--json", report, "--failed-hosts", failed, "--log-dir", logs,
+                               identity=False),
                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
             first = proc.stderr.readline()
             self.assertTrue(first.startswith("[1/4] gpu01 clean"), first)
@@ -232,9 +217,6 @@ class InterruptTest(unittest.TestCase):
             self.assertEqual(doc["not_started"], ["gpu03", "gpu04"])
             with open(failed) as f:
                 self.assertEqual(f.read(), "gpu02\ngpu03\ngpu04\n")
-        finally:
-            fleet.down()
-            shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

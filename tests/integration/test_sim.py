@@ -9,41 +9,34 @@ import subprocess
 import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sim"))
-
-from scenarios import wait_until  # noqa: E402
-from simfleet import Fleet, HostSpec, scratch_dir  # noqa: E402
-
-SPECS = [
-    HostSpec("gpu01", scenario="clean"),
-    HostSpec("gpu02", scenario="vllm_incident"),
-    HostSpec("gpu03", scenario="no_sudo"),
-    HostSpec("gpu04", scenario="sudo_user"),
-    HostSpec("gpu05", scenario="unreachable"),
-    HostSpec("gpu06", scenario="no_banner"),
-    HostSpec("gpu07", scenario="key_refused"),
-    HostSpec("gpu08", scenario="host_key_changed"),
-    HostSpec("gpu09", scenario="driver_missing"),
-    HostSpec("gpu10", scenario="shm_leftovers"),
-    HostSpec("gpu11", scenario="sshd_dies_on_stop"),
-    HostSpec("gpu13", scenario="sshd_dies"),
-    HostSpec("gpu14", scenario="vllm_running_cgroup"),
-    HostSpec("gpu12", scenario="straggler_gpu5"),
-]
+from fleet_case import FleetCase
+from scenarios import wait_until
+from simfleet import Fleet, HostSpec, scratch_dir
 
 
-class SimFleetTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = scratch_dir(prefix="simtest-")
-        cls.workdir = os.path.join(cls.tmp, "fleet")
-        cls.fleet = Fleet(cls.workdir)
-        cls.fleet.up(SPECS)
+class SimFleetTest(FleetCase):
+    PREFIX = "simtest-"
+    SPECS = [
+        HostSpec("gpu01", scenario="clean"),
+        HostSpec("gpu02", scenario="vllm_incident"),
+        HostSpec("gpu03", scenario="no_sudo"),
+        HostSpec("gpu04", scenario="sudo_user"),
+        HostSpec("gpu05", scenario="unreachable"),
+        HostSpec("gpu06", scenario="no_banner"),
+        HostSpec("gpu07", scenario="key_refused"),
+        HostSpec("gpu08", scenario="host_key_changed"),
+        HostSpec("gpu09", scenario="driver_missing"),
+        HostSpec("gpu10", scenario="shm_leftovers"),
+        HostSpec("gpu11", scenario="sshd_dies_on_stop"),
+        HostSpec("gpu13", scenario="sshd_dies"),
+        HostSpec("gpu14", scenario="vllm_running_cgroup"),
+        HostSpec("gpu12", scenario="straggler_gpu5"),
+    ]
 
     @classmethod
     def tearDownClass(cls):
-        cls.fleet.down()
-        os.rmdir(cls.tmp)
+        super().tearDownClass()
+        os.rmdir(cls.tmp)   # the fleet's own files are gone
 
     def ssh(self, host, command, user="root", timeout=20):
         return subprocess.run(self.fleet.ssh_argv(host, command, user=user),

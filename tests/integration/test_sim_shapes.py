@@ -16,27 +16,14 @@ import sys
 import time
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sim"))
-
-import host_setup  # noqa: E402
-import simfleet  # noqa: E402
-from host_setup import DAEMONS, HostSetup, pod_uid  # noqa: E402
-from scenarios import IMPOSTORS, wait_until  # noqa: E402
-from simfleet import Fleet, HostSpec, scratch_dir  # noqa: E402
+from fleet_case import SOURCE, FleetCase
+import simfleet
+from host_setup import DAEMONS, HostSetup, pod_uid
+from scenarios import IMPOSTORS, wait_until
+from simfleet import Fleet, HostSpec, scratch_dir
 
 CGROUPS, CGROUPS_WHY = simfleet.cgroups_status()
 needs_cgroups = unittest.skipUnless(CGROUPS, f"no writable cgroups: {CGROUPS_WHY}")
-
-SPECS = [
-    HostSpec("plain", scenario="vllm_incident", bystanders=40),
-    HostSpec("slurm", scenario="slurm_shared", bystanders=20),
-    HostSpec("ctr", scenario="container_shapes", bystanders=20),
-    HostSpec("restart", scenario="restart_unit", bystanders=20),
-    HostSpec("daemons", scenario="gpu_node_daemons", bystanders=20),
-    HostSpec("elsewhere", scenario="persistenced_elsewhere", bystanders=0),
-    HostSpec("operator", scenario="gpu_operator_node", bystanders=0),
-    HostSpec("impostors", scenario="impostors", bystanders=0),
-]
 
 
 def last_cgroup_line(text):
@@ -44,17 +31,23 @@ def last_cgroup_line(text):
     return lines[-1][3:] if lines else None
 
 
-class SimShapesTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = scratch_dir(prefix="simshapes-")
-        cls.fleet = Fleet(os.path.join(cls.tmp, "fleet"))
-        cls.fleet.up(SPECS)
-        cls.truth = cls.fleet.ground_truth()
+class SimShapesTest(FleetCase):
+    PREFIX = "simshapes-"
+    SPECS = [
+        HostSpec("plain", scenario="vllm_incident", bystanders=40),
+        HostSpec("slurm", scenario="slurm_shared", bystanders=20),
+        HostSpec("ctr", scenario="container_shapes", bystanders=20),
+        HostSpec("restart", scenario="restart_unit", bystanders=20),
+        HostSpec("daemons", scenario="gpu_node_daemons", bystanders=20),
+        HostSpec("elsewhere", scenario="persistenced_elsewhere", bystanders=0),
+        HostSpec("operator", scenario="gpu_operator_node", bystanders=0),
+        HostSpec("impostors", scenario="impostors", bystanders=0),
+    ]
 
     @classmethod
-    def tearDownClass(cls):
-        cls.fleet.down()
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.truth = cls.fleet.ground_truth()
 
     def sh(self, host, command, **kw):
         r = self.fleet.exec(host, command, **kw)
@@ -355,8 +348,7 @@ class TearDownCgroupsTest(unittest.TestCase):
         # started them; 'down' (Fleet.cleanup) ends them and their cgroups.
         tmp = scratch_dir(prefix="simshapes-persist-")
         workdir = os.path.join(tmp, "fleet")
-        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts",
-                              "fleet")
+        script = os.path.join(SOURCE, "scripts", "fleet")
         env = dict(os.environ, FLEETREAP_SIM_BYSTANDERS="5")
         up = subprocess.run([sys.executable, script, "up", "--dir", workdir, "--hosts", "1",
                              "--scenario", "container_shapes"], env=env, capture_output=True,

@@ -10,13 +10,11 @@ fleetreap merge of per-node reports.
 import json
 import os
 import subprocess
-import sys
 import tempfile
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SOURCE = os.environ.get("FLEETREAP_SOURCE_DIR", os.path.join(HERE, "..", ".."))
-BIN = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE, "build", "fleetreap"))
+from fleet_case import BIN, SOURCE
+
 DRAIN = os.path.join(SOURCE, "contrib", "slurm", "fleetreap-drain")
 
 SINFO = """#!/bin/sh

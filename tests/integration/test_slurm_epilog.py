@@ -15,32 +15,28 @@ import os
 import re
 import shlex
 import subprocess
-import sys
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "sim"))
+from fleet_case import BIN, SOURCE, FleetCase, needs_cgroups
+from host_setup import HostSetup
+from simfleet import HostSpec
 
-from host_setup import HostSetup  # noqa: E402
-from simfleet import Fleet, HostSpec, cgroups_available, scratch_dir  # noqa: E402
-
-SOURCE = os.environ.get("FLEETREAP_SOURCE_DIR", os.path.join(HERE, "..", ".."))
-BIN = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE, "build", "fleetreap"))
 CONTRIB = os.path.join(SOURCE, "contrib", "slurm")
 EPILOG = os.path.join(CONTRIB, "fleetreap-epilog")
 PROLOG = os.path.join(CONTRIB, "fleetreap-prolog")
 SLURMD_CGROUP = "/system.slice/slurmd.service"
 
 
-@unittest.skipUnless(cgroups_available(), "needs a writable cgroup v2 hierarchy")
-class SlurmEpilogTest(unittest.TestCase):
+@needs_cgroups
+class SlurmEpilogTest(FleetCase):
+    PREFIX = "slurmepilogtest-"
+    SPECS = [HostSpec("shared", scenario="slurm_shared"),
+             HostSpec("ghost", scenario="slurm_shared"),
+             HostSpec("escaped", scenario="slurm_shared")]
+
     @classmethod
     def setUpClass(cls):
-        cls.tmp = scratch_dir(prefix="slurmepilogtest-")
-        cls.fleet = Fleet(os.path.join(cls.tmp, "fleet"))
-        cls.fleet.up([HostSpec("shared", scenario="slurm_shared"),
-                      HostSpec("ghost", scenario="slurm_shared"),
-                      HostSpec("escaped", scenario="slurm_shared")])
+        super().setUpClass()
         HostSetup(cls.fleet, cls.fleet.host("ghost")).leak(2, 10151)
         # A worker of job 41 that left the job's cgroup (sglang#23627) and
         # sits on GPU 3: not the job's to kill, and GPU 3 is not clean.
@@ -48,10 +44,6 @@ class SlurmEpilogTest(unittest.TestCase):
             gpus="3", mib=30720, title="sglang::scheduler_DP0_TP0_EP0", detach=True,
             visible="3", user="gpuops", cgroup="/user.slice/user-1000.slice/session-3.scope")[3]
         cls.before = cls.fleet.ground_truth()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.fleet.down()
 
     def report_dir(self, host):
         return os.path.join(self.tmp, f"reports-{host}")

@@ -10,16 +10,10 @@ Needs root and the built sim tools (FLEETREAP_SIM_BIN_DIR, FLEETREAP_BIN).
 import json
 import os
 import subprocess
-import sys
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "sim"))
-
-from simfleet import Fleet, HostSpec, scratch_dir  # noqa: E402
-
-SOURCE = os.environ.get("FLEETREAP_SOURCE_DIR", os.path.join(HERE, "..", ".."))
-BIN = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE, "build", "fleetreap"))
+from fleet_case import BIN, FleetCase
+from simfleet import HostSpec
 
 SINFO = """#!/bin/sh
 echo "$@" >> "{log}"
@@ -31,13 +25,14 @@ printf 'node01\\nnode02\\nnode01\\n'
 """
 
 
-class SlurmHostsTest(unittest.TestCase):
+class SlurmHostsTest(FleetCase):
+    PREFIX = "slurmhoststest-"
+    SPECS = [HostSpec("node01", scenario="vllm_incident"),
+             HostSpec("node02", scenario="clean")]
+
     @classmethod
     def setUpClass(cls):
-        cls.tmp = scratch_dir(prefix="slurmhoststest-")
-        cls.fleet = Fleet(os.path.join(cls.tmp, "fleet"))
-        cls.fleet.up([HostSpec("node01", scenario="vllm_incident"),
-                      HostSpec("node02", scenario="clean")])
+        super().setUpClass()
         cls.bin = os.path.join(cls.tmp, "bin")
         os.mkdir(cls.bin)
         cls.sinfo_log = os.path.join(cls.tmp, "sinfo.log")
@@ -50,10 +45,6 @@ class SlurmHostsTest(unittest.TestCase):
                 f.write(f"Host {name}\n  HostName {cls.fleet.hosts[name].address}\n")
         cls.empty = os.path.join(cls.tmp, "empty")
         os.mkdir(cls.empty)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.fleet.down()
 
     def fleetreap(self, *args, path=None):
         env = dict(os.environ, PATH=path or f"{self.bin}:{os.environ['PATH']}")

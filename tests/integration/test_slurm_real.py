@@ -41,15 +41,11 @@ import sys
 import time
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "sim"))
+from fleet_case import BIN, SOURCE, FleetCase, needs_cgroups, scratch_fleet
+from host_setup import HostSetup
+from simfleet import HostSpec
+from slurm_cluster import slurm_status
 
-from host_setup import HostSetup  # noqa: E402
-from simfleet import Fleet, HostSpec, cgroups_available, scratch_dir  # noqa: E402
-from slurm_cluster import slurm_status  # noqa: E402
-
-SOURCE = os.environ.get("FLEETREAP_SOURCE_DIR", os.path.join(HERE, "..", ".."))
-BIN = os.path.abspath(os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE, "build", "fleetreap")))
 DRAIN = os.path.join(SOURCE, "contrib", "slurm", "fleetreap-drain")
 SLURM_OK, SLURM_WHY = slurm_status()
 # A node's PATH (the fake nvidia-smi is in /usr/local/bin, as on some hosts).
@@ -113,25 +109,26 @@ class SlurmJobs:
             return f.read()
 
 
-@unittest.skipUnless(cgroups_available(), "needs a writable cgroup v2 hierarchy")
+@needs_cgroups
 @unittest.skipUnless(SLURM_OK, SLURM_WHY)
-class RealSlurmTest(SlurmJobs, unittest.TestCase):
+class RealSlurmTest(SlurmJobs, FleetCase):
+    PREFIX = "slurmrealtest-"
+    SPECS = [HostSpec("shared", bystanders=10), HostSpec("ghost", bystanders=10),
+             HostSpec("clean", bystanders=10),
+             HostSpec("incident", scenario="vllm_incident", bystanders=10),
+             HostSpec("leaky", scenario="ghost_memory", bystanders=10)]
+    UP = {"slurm": {"fleetreap": BIN, "proctrack": "linuxproc", "prolog": True}}
+
     @classmethod
     def setUpClass(cls):
         cls.t0 = time.monotonic()
-        cls.tmp = scratch_dir(prefix="slurmrealtest-")
-        cls.fleet = Fleet(os.path.join(cls.tmp, "fleet"))
-        cls.fleet.up([HostSpec("shared", bystanders=10), HostSpec("ghost", bystanders=10),
-                      HostSpec("clean", bystanders=10),
-                      HostSpec("incident", scenario="vllm_incident", bystanders=10),
-                      HostSpec("leaky", scenario="ghost_memory", bystanders=10)],
-                     slurm={"fleetreap": BIN, "proctrack": "linuxproc", "prolog": True})
+        super().setUpClass()
         cls.slurm = cls.fleet.slurm
         print(f"fleet and Slurm up in {time.monotonic() - cls.t0:.1f}s", file=sys.stderr)
 
     @classmethod
     def tearDownClass(cls):
-        cls.fleet.down()
+        super().tearDownClass()
         print(f"whole suite {time.monotonic() - cls.t0:.1f}s", file=sys.stderr)
 
     # ---- tests ----------------------------------------------------------
@@ -330,7 +327,7 @@ class RealSlurmTest(SlurmJobs, unittest.TestCase):
         self.assertEqual(len(self.gpu_pids("incident")), 8)   # nothing was signalled
         print(f"sweep job: {time.monotonic() - t0:.1f}s", file=sys.stderr)
 
-@unittest.skipUnless(cgroups_available(), "needs a writable cgroup v2 hierarchy")
+@needs_cgroups
 @unittest.skipUnless(SLURM_OK, SLURM_WHY)
 class RealSlurmCgroupTrackingTest(SlurmJobs, unittest.TestCase):
     """The recommended proctrack/cgroup: slurmstepd itself kills what the job
@@ -338,10 +335,8 @@ class RealSlurmCgroupTrackingTest(SlurmJobs, unittest.TestCase):
 
     def test_slurm_kills_the_orphans_and_the_epilog_verifies(self):
         t0 = time.monotonic()
-        tmp = scratch_dir(prefix="slurmcgtest-")
-        with Fleet(os.path.join(tmp, "fleet")) as fleet:
-            fleet.up([HostSpec("node", bystanders=10)],
-                     slurm={"fleetreap": BIN, "proctrack": "cgroup"})
+        with scratch_fleet("slurmcgtest-", [HostSpec("node", bystanders=10)],
+                           slurm={"fleetreap": BIN, "proctrack": "cgroup"}) as (tmp, fleet):
             self.fleet, self.slurm, self.tmp = fleet, fleet.slurm, tmp
             job = self.submit("node", after="sleep 1")
             workers = self.workers("node", job)

@@ -12,17 +12,11 @@ Needs root and the built sim tools (FLEETREAP_SIM_BIN_DIR, FLEETREAP_BIN).
 import json
 import os
 import subprocess
-import sys
 import unittest
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SIM = os.path.join(HERE, "..", "sim")
-sys.path.insert(0, SIM)
+from fleet_case import BIN, SIM_DIR, SOURCE, FleetCase, playbook_path
+from simfleet import HostSpec
 
-from simfleet import Fleet, HostSpec, scratch_dir  # noqa: E402
-
-SOURCE = os.environ.get("FLEETREAP_SOURCE_DIR", os.path.join(HERE, "..", ".."))
-BIN = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE, "build", "fleetreap"))
 SWEEP = os.path.join(SOURCE, "contrib", "slurm", "fleetreap-sweep.sbatch")
 NODES = ("node01", "node02", "node03", "node04")   # node04: down, no sim host
 
@@ -55,34 +49,30 @@ sys.exit(rc)
 """
 
 
-class SlurmSweepTest(unittest.TestCase):
+class SlurmSweepTest(FleetCase):
+    PREFIX = "slurmsweeptest-"
+    SPECS = [HostSpec("node01", scenario="vllm_incident"),
+             HostSpec("node02", scenario="ghost_memory"),
+             HostSpec("node03", scenario="clean")]
+
     @classmethod
     def setUpClass(cls):
-        cls.tmp = scratch_dir(prefix="slurmsweeptest-")
-        cls.fleet = Fleet(os.path.join(cls.tmp, "fleet"))
-        cls.fleet.up([HostSpec("node01", scenario="vllm_incident"),
-                      HostSpec("node02", scenario="ghost_memory"),
-                      HostSpec("node03", scenario="clean")])
+        super().setUpClass()
         cls.bin = os.path.join(cls.tmp, "bin")
         os.mkdir(cls.bin)
         for name, text in (("scontrol", SCONTROL.format(nodes=" ".join(NODES))),
-                           ("srun", SRUN.format(sim=os.path.abspath(SIM),
+                           ("srun", SRUN.format(sim=SIM_DIR,
                                                 workdir=cls.fleet.workdir, nodes=NODES))):
             with open(os.path.join(cls.bin, name), "w") as f:
                 f.write(text)
             os.chmod(os.path.join(cls.bin, name), 0o755)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.fleet.down()
 
     def test_sweep_merges_every_node(self):
         out = os.path.join(self.tmp, "out")
         env = dict(os.environ, PATH=f"{self.bin}:{os.environ['PATH']}", SLURM_JOB_ID="77",
                    SLURM_JOB_NODELIST="node[01-04]", FLEETREAP_BIN=BIN,
                    FLEETREAP_REPORT_DIR=out)
-        proc = subprocess.run(["bash", SWEEP, "--playbook",
-                               os.path.join(SOURCE, "playbooks", "default.yaml")],
+        proc = subprocess.run(["bash", SWEEP, "--playbook", playbook_path("default.yaml")],
                               capture_output=True, text=True, timeout=300, env=env)
         self.assertEqual(proc.returncode, 3, proc.stderr)  # node02 dirty, node04 lost
         self.assertEqual(sorted(os.listdir(os.path.join(out, "nodes"))),

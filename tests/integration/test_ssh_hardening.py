@@ -15,50 +15,29 @@ stdlib unittest only; FLEETREAP_BIN names the binary.
 
 import json
 import os
-import shutil
 import socket
 import subprocess
-import tempfile
 import time
 import unittest
 
-from simfleet import Fleet, HostSpec, scratch_dir
+from fleet_case import FleetCase, by_name, fleetreap_argv, playbook_path, run_json_file
+from simfleet import HostSpec
 
-FLEETREAP = os.environ.get("FLEETREAP_BIN", "fleetreap")
-SOURCE_DIR = os.environ.get("FLEETREAP_SOURCE_DIR",
-                            os.path.dirname(os.path.dirname(os.path.dirname(
-                                os.path.abspath(__file__)))))
-INSPECT = os.path.join(SOURCE_DIR, "playbooks", "inspect.yaml")
+INSPECT = playbook_path("inspect.yaml")
 WARNING = "--host-key-policy off: host keys are NOT checked"
 
 
 def run_fleetreap(inventory, *extra, env=None, timeout=120):
     """Runs fleetreap with --json to a file; returns (code, report, stderr, seconds)."""
-    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
-        out = f.name
-    try:
-        argv = [FLEETREAP, "--hosts", inventory, "--json", out, "--color", "never",
-                "--playbook", INSPECT, *extra]
-        start = time.monotonic()
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                              env=env)
-        took = time.monotonic() - start
-        report = None
-        if os.path.getsize(out) > 0:
-            with open(out) as f:
-                report = json.load(f)
-        return proc.returncode, report, proc.stderr, took
-    finally:
-        os.unlink(out)
+    start = time.monotonic()
+    proc, report = run_json_file("--hosts", inventory, "--color", "never", "--playbook", INSPECT,
+                                 *extra, env=env, timeout=timeout)
+    return proc.returncode, report, proc.stderr, time.monotonic() - start
 
 
 def read(path):
     with open(path) as f:
         return f.read()
-
-
-def by_name(report):
-    return {h["name"]: h for h in report["hosts"]}
 
 
 def fingerprints(known_hosts):
@@ -86,31 +65,26 @@ class StalledAgent:
         os.unlink(self.path)
 
 
-class SshHardeningTest(unittest.TestCase):
+class SshHardeningTest(FleetCase):
+    PREFIX = "fleetreap-sshhard-"
+    SPECS = [HostSpec("gpu01", bystanders=10), HostSpec("gpu02", bystanders=10),
+             HostSpec("bad03", scenario="key_refused", bystanders=10)]
 
     @classmethod
     def setUpClass(cls):
-        cls.workdir = scratch_dir(prefix="fleetreap-sshhard-")
-        cls.fleet = Fleet(cls.workdir)
-        cls.fleet.up([HostSpec("gpu01", bystanders=10), HostSpec("gpu02", bystanders=10),
-                      HostSpec("bad03", scenario="key_refused", bystanders=10)])
+        super().setUpClass()
         cls.address = {name: cls.fleet.hosts[name].address for name in ("gpu01", "gpu02")}
         cls.offered = fingerprints(cls.fleet.known_hosts)
 
-    @classmethod
-    def tearDownClass(cls):
-        cls.fleet.down()
-        shutil.rmtree(cls.workdir, ignore_errors=True)
-
     def path(self, name, text=None):
-        path = os.path.join(self.workdir, name)
+        path = os.path.join(self.tmp, name)
         if text is not None:
             with open(path, "w") as f:
                 f.write(text)
         return path
 
     def test_a_stalled_agent_ends_by_the_connect_timeout(self):
-        agent = StalledAgent(self.workdir)
+        agent = StalledAgent(self.tmp)
         try:
             env = dict(os.environ, SSH_AUTH_SOCK=agent.path)
             code, report, stderr, took = run_fleetreap(
@@ -213,9 +187,8 @@ class SshHardeningTest(unittest.TestCase):
             os.symlink(victim, name)
             planted.append(name)
         try:
-            argv = [FLEETREAP, "--hosts", self.fleet.inventory, "--known-hosts",
-                    self.fleet.known_hosts, "--limit", "gpu01", "--playbook", INSPECT,
-                    "--quiet", "--json", target]
+            argv = fleetreap_argv(self.fleet, "--limit", "gpu01", "--playbook", INSPECT,
+                                  "--quiet", "--json", target, identity=False)
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
             self.assertIn(proc.returncode, (0, 1), proc.stderr)
             self.assertEqual(read(victim), "precious\n")

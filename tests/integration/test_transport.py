@@ -15,38 +15,21 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 import unittest
 
-from simfleet import Fleet, HostSpec, scratch_dir
+from fleet_case import (FleetCase, by_name, fleetreap_argv, playbook_path, run_json_file,
+                        scratch_fleet)
+from simfleet import HostSpec
 
-FLEETREAP = os.environ.get("FLEETREAP_BIN", "fleetreap")
-SOURCE_DIR = os.environ.get("FLEETREAP_SOURCE_DIR",
-                            os.path.dirname(os.path.dirname(os.path.dirname(
-                                os.path.abspath(__file__)))))
-INSPECT = os.path.join(SOURCE_DIR, "playbooks", "inspect.yaml")
+INSPECT = playbook_path("inspect.yaml")
 
 
 def run_fleetreap(inventory, known_hosts, *extra, timeout=300):
     """Runs fleetreap with --json to a file; returns (exit code, report, stderr)."""
-    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
-        out = f.name
-    try:
-        argv = [FLEETREAP, "--hosts", inventory, "--known-hosts", known_hosts,
-                "--json", out, "--quiet", "--color", "never", *extra]
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
-        report = None
-        if os.path.getsize(out) > 0:
-            with open(out) as f:
-                report = json.load(f)
-        return proc.returncode, report, proc.stderr
-    finally:
-        os.unlink(out)
-
-
-def by_name(report):
-    return {h["name"]: h for h in report["hosts"]}
+    proc, report = run_json_file("--hosts", inventory, "--known-hosts", known_hosts, "--quiet",
+                                 "--color", "never", *extra, timeout=timeout)
+    return proc.returncode, report, proc.stderr
 
 
 class FullBacklogListener:
@@ -74,25 +57,26 @@ class FullBacklogListener:
         self.server.close()
 
 
-class ErrorKindsTest(unittest.TestCase):
+class ErrorKindsTest(FleetCase):
     """One mixed fleet; one run; each host must end with its own kind."""
+
+    PREFIX = "fleetreap-transport-"
+    SPECS = [
+        HostSpec("ok01", scenario="clean"),
+        HostSpec("refused02", scenario="unreachable"),
+        HostSpec("tarpit03", scenario="no_banner"),
+        HostSpec("badkey04", scenario="key_refused"),
+        HostSpec("changed05", scenario="host_key_changed"),
+        HostSpec("nosudo06", scenario="no_sudo"),
+        HostSpec("hang07", scenario="nvidia_smi_hang"),
+        HostSpec("ok08", scenario="vllm_incident"),
+    ]
 
     @classmethod
     def setUpClass(cls):
-        cls.workdir = scratch_dir(prefix="fleetreap-transport-")
-        cls.fleet = Fleet(cls.workdir)
-        cls.fleet.up([
-            HostSpec("ok01", scenario="clean"),
-            HostSpec("refused02", scenario="unreachable"),
-            HostSpec("tarpit03", scenario="no_banner"),
-            HostSpec("badkey04", scenario="key_refused"),
-            HostSpec("changed05", scenario="host_key_changed"),
-            HostSpec("nosudo06", scenario="no_sudo"),
-            HostSpec("hang07", scenario="nvidia_smi_hang"),
-            HostSpec("ok08", scenario="vllm_incident"),
-        ])
+        super().setUpClass()
         cls.listener = FullBacklogListener()
-        cls.inventory = os.path.join(cls.workdir, "mixed.yaml")
+        cls.inventory = os.path.join(cls.tmp, "mixed.yaml")
         with open(cls.fleet.inventory) as f:
             text = f.read()
         extra = (
@@ -114,8 +98,7 @@ class ErrorKindsTest(unittest.TestCase):
     @classmethod
     def tearDownClass(cls):
         cls.listener.close()
-        cls.fleet.down()
-        shutil.rmtree(cls.workdir, ignore_errors=True)
+        super().tearDownClass()
 
     def test_every_host_is_accounted_for(self):
         self.assertIsNotNone(self.report, self.stderr)
@@ -172,22 +155,12 @@ class ErrorKindsTest(unittest.TestCase):
         self.assertEqual(left.stdout.strip(), "0", left.stdout)
 
 
-class HostKeyPolicyTest(unittest.TestCase):
-
-    @classmethod
-    def setUpClass(cls):
-        cls.workdir = scratch_dir(prefix="fleetreap-hostkeys-")
-        cls.fleet = Fleet(cls.workdir)
-        cls.fleet.up([HostSpec("gpu01"), HostSpec("gpu02"),
-                      HostSpec("gpu03", scenario="host_key_changed")])
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.fleet.down()
-        shutil.rmtree(cls.workdir, ignore_errors=True)
+class HostKeyPolicyTest(FleetCase):
+    PREFIX = "fleetreap-hostkeys-"
+    SPECS = [HostSpec("gpu01"), HostSpec("gpu02"), HostSpec("gpu03", scenario="host_key_changed")]
 
     def known_hosts_copy(self, name, text=None):
-        path = os.path.join(self.workdir, name)
+        path = os.path.join(self.tmp, name)
         if text is None:
             shutil.copy(self.fleet.known_hosts, path)
         else:
@@ -244,44 +217,39 @@ class ConnectionLostTest(unittest.TestCase):
     (the escalation had begun), and the other host finishes all the same."""
 
     def test_sshd_dying_mid_command(self):
-        workdir = scratch_dir(prefix="fleetreap-lost-")
-        out = os.path.join(workdir, "report.json")
-        try:
-            with Fleet(workdir) as fleet:
-                fleet.up([HostSpec("gpu01", scenario="nvidia_smi_hang"),
-                          HostSpec("gpu02", scenario="clean")])
-                proc = subprocess.Popen(
-                    [FLEETREAP, "--hosts", fleet.inventory, "--known-hosts",
-                     fleet.known_hosts, "--playbook", INSPECT, "--json", out, "--quiet",
-                     "--retries", "2", "--command-timeout", "120s"],
-                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-                try:
-                    # Wait until fleetreap's command hangs in nvidia-smi on gpu01,
-                    # then end every sshd of that host (listener and session),
-                    # by PID, inside the host's own PID namespace.
-                    for _ in range(600):
-                        ps = fleet.exec("gpu01", "ps -eo comm= | grep -c '^nvidia-smi$'")
-                        if ps.stdout.strip() not in ("", "0"):
-                            break
-                        time.sleep(0.05)
-                    fleet.exec("gpu01", "for p in /proc/[0-9]*; do "
-                               "[ \"$(readlink $p/exe)\" = /usr/sbin/sshd ] && "
-                               "kill -KILL ${p#/proc/}; done; true")
-                    _, stderr = proc.communicate(timeout=120)
-                finally:
-                    if proc.poll() is None:
-                        proc.kill()
-                        proc.wait()
-                with open(out) as f:
-                    report = json.load(f)
-                hosts = by_name(report)
-                lost = hosts["gpu01"]
-                self.assertEqual(lost["error_kind"], "connection_lost", lost["error_message"])
-                self.assertEqual(lost["attempts"], 1)
-                self.assertEqual(hosts["gpu02"]["status"], "clean")
-                self.assertEqual(proc.returncode & 2, 2)
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
+        specs = [HostSpec("gpu01", scenario="nvidia_smi_hang"), HostSpec("gpu02", scenario="clean")]
+        with scratch_fleet("fleetreap-lost-", specs) as (tmp, fleet):
+            out = os.path.join(tmp, "report.json")
+            proc = subprocess.Popen(
+                fleetreap_argv(fleet, "--playbook", INSPECT, "--json", out, "--quiet",
+                               "--retries", "2", "--command-timeout", "120s",
+                               identity=False),
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            try:
+                # Wait until fleetreap's command hangs in nvidia-smi on gpu01,
+                # then end every sshd of that host (listener and session),
+                # by PID, inside the host's own PID namespace.
+                for _ in range(600):
+                    ps = fleet.exec("gpu01", "ps -eo comm= | grep -c '^nvidia-smi$'")
+                    if ps.stdout.strip() not in ("", "0"):
+                        break
+                    time.sleep(0.05)
+                fleet.exec("gpu01", "for p in /proc/[0-9]*; do "
+                           "[ \"$(readlink $p/exe)\" = /usr/sbin/sshd ] && "
+                           "kill -KILL ${p#/proc/}; done; true")
+                _, stderr = proc.communicate(timeout=120)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            with open(out) as f:
+                report = json.load(f)
+            hosts = by_name(report)
+            lost = hosts["gpu01"]
+            self.assertEqual(lost["error_kind"], "connection_lost", lost["error_message"])
+            self.assertEqual(lost["attempts"], 1)
+            self.assertEqual(hosts["gpu02"]["status"], "clean")
+            self.assertEqual(proc.returncode & 2, 2)
 
 
 class InterruptTest(unittest.TestCase):
@@ -289,76 +257,66 @@ class InterruptTest(unittest.TestCase):
     signal never reaches a worker's session), the rest are never started."""
 
     def test_ctrl_c_lets_the_host_in_flight_finish(self):
-        workdir = scratch_dir(prefix="fleetreap-interrupt-")
-        out = os.path.join(workdir, "report.json")
-        try:
-            with Fleet(workdir) as fleet:
-                fleet.up([HostSpec("gpu01", scenario="nvidia_smi_hang"),
-                          HostSpec("gpu02"), HostSpec("gpu03")])
-                proc = subprocess.Popen(
-                    [FLEETREAP, "--hosts", fleet.inventory, "--known-hosts",
-                     fleet.known_hosts, "--playbook", INSPECT, "--json", out, "--quiet",
-                     "--forks", "1"],
-                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-                try:
-                    for _ in range(600):
-                        ps = fleet.exec("gpu01", "ps -eo comm= | grep -c '^nvidia-smi$'")
-                        if ps.stdout.strip() not in ("", "0"):
-                            break
-                        time.sleep(0.05)
-                    proc.send_signal(signal.SIGINT)
-                    _, stderr = proc.communicate(timeout=120)
-                finally:
-                    if proc.poll() is None:
-                        proc.kill()
-                        proc.wait()
-                with open(out) as f:
-                    report = json.load(f)
-                self.assertTrue(report["interrupted"])
-                self.assertEqual([h["name"] for h in report["hosts"]], ["gpu01"])
-                self.assertEqual(report["not_started"], ["gpu02", "gpu03"])
-                self.assertNotEqual(report["hosts"][0]["error_kind"], "connection_lost",
-                                    report["hosts"][0]["error_message"])
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
+        specs = [HostSpec("gpu01", scenario="nvidia_smi_hang"), HostSpec("gpu02"),
+                 HostSpec("gpu03")]
+        with scratch_fleet("fleetreap-interrupt-", specs) as (tmp, fleet):
+            out = os.path.join(tmp, "report.json")
+            proc = subprocess.Popen(
+                fleetreap_argv(fleet, "--playbook", INSPECT, "--json", out, "--quiet",
+                               "--forks", "1", identity=False),
+                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            try:
+                for _ in range(600):
+                    ps = fleet.exec("gpu01", "ps -eo comm= | grep -c '^nvidia-smi$'")
+                    if ps.stdout.strip() not in ("", "0"):
+                        break
+                    time.sleep(0.05)
+                proc.send_signal(signal.SIGINT)
+                _, stderr = proc.communicate(timeout=120)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+            with open(out) as f:
+                report = json.load(f)
+            self.assertTrue(report["interrupted"])
+            self.assertEqual([h["name"] for h in report["hosts"]], ["gpu01"])
+            self.assertEqual(report["not_started"], ["gpu02", "gpu03"])
+            self.assertNotEqual(report["hosts"][0]["error_kind"], "connection_lost",
+                                report["hosts"][0]["error_message"])
 
 
 class LargeFleetTest(unittest.TestCase):
     """200 hosts, 200 sessions at once, all appending to one known_hosts."""
 
     def test_200_hosts_all_accounted_for(self):
-        workdir = scratch_dir(prefix="fleetreap-large-")
-        try:
-            with Fleet(workdir) as fleet:
-                # Ten bystanders each, not a hundred: 200 full hosts take
-                # 22,600 of this machine's 32,768 PIDs, and the test command
-                # must pass while a second copy of it runs.
-                fleet.up([HostSpec(f"gpu{i:03d}", bystanders=10) for i in range(1, 201)],
-                         timeout=240)
-                known_hosts = os.path.join(workdir, "accepted_known_hosts")
-                code, report, stderr = run_fleetreap(
-                    fleet.inventory, known_hosts, "--playbook", INSPECT,
-                    "--host-key-policy", "accept-new", "--forks", "200",
-                    # 200 handshakes at once on a small shared machine can be
-                    # slow; this test is about accounting, not speed.
-                    "--connect-timeout", "60s")
-                self.assertIsNotNone(report, stderr)
-                names = [h["name"] for h in report["hosts"]]
-                self.assertEqual(names, [f"gpu{i:03d}" for i in range(1, 201)])
-                self.assertEqual(report["not_started"], [])
-                statuses = {h["name"]: h["status"] for h in report["hosts"]}
-                self.assertEqual(set(statuses.values()), {"clean"},
-                                 {n: s for n, s in statuses.items() if s != "clean"})
-                self.assertEqual(code, 0)
-                with open(known_hosts) as f:
-                    lines = f.read().splitlines()
-                self.assertEqual(len(lines), 200)
-                addresses = sorted(line.split()[0] for line in lines)
-                self.assertEqual(addresses, sorted(h.address for h in fleet.hosts.values()))
-                for line in lines:
-                    self.assertEqual(len(line.split()), 3, line)
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
+        # Ten bystanders each, not a hundred: 200 full hosts take 22,600 of
+        # this machine's 32,768 PIDs, and the test command must pass while a
+        # second copy of it runs.
+        specs = [HostSpec(f"gpu{i:03d}", bystanders=10) for i in range(1, 201)]
+        with scratch_fleet("fleetreap-large-", specs, timeout=240) as (tmp, fleet):
+            known_hosts = os.path.join(tmp, "accepted_known_hosts")
+            code, report, stderr = run_fleetreap(
+                fleet.inventory, known_hosts, "--playbook", INSPECT,
+                "--host-key-policy", "accept-new", "--forks", "200",
+                # 200 handshakes at once on a small shared machine can be
+                # slow; this test is about accounting, not speed.
+                "--connect-timeout", "60s")
+            self.assertIsNotNone(report, stderr)
+            names = [h["name"] for h in report["hosts"]]
+            self.assertEqual(names, [f"gpu{i:03d}" for i in range(1, 201)])
+            self.assertEqual(report["not_started"], [])
+            statuses = {h["name"]: h["status"] for h in report["hosts"]}
+            self.assertEqual(set(statuses.values()), {"clean"},
+                             {n: s for n, s in statuses.items() if s != "clean"})
+            self.assertEqual(code, 0)
+            with open(known_hosts) as f:
+                lines = f.read().splitlines()
+            self.assertEqual(len(lines), 200)
+            addresses = sorted(line.split()[0] for line in lines)
+            self.assertEqual(addresses, sorted(h.address for h in fleet.hosts.values()))
+            for line in lines:
+                self.assertEqual(len(line.split()), 3, line)
 
 
 if __name__ == "__main__":
