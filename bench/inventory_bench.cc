@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "fleetreap/host_selection.h"
-#include "fleetreap/inventory.h"
+#include "fleetreap/inventory/host_selection.h"
+#include "fleetreap/inventory/inventory.h"
 
 namespace fleetreap {
 namespace {

@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "fleetreap/gpu_state.h"
-#include "fleetreap/nvidia_smi.h"
-#include "fleetreap/proc_scan.h"
-#include "fleetreap/remote_script_output.h"
+#include "fleetreap/escalation/gpu_state.h"
+#include "fleetreap/remote/nvidia_smi.h"
+#include "fleetreap/remote/proc_scan.h"
+#include "fleetreap/remote/remote_script_output.h"
 
 namespace fleetreap {
 namespace {

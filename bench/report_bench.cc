@@ -7,11 +7,11 @@
 #include <functional>
 #include <string>
 
-#include "fleetreap/report.h"
-#include "fleetreap/report_json.h"
-#include "fleetreap/report_junit.h"
-#include "fleetreap/report_markdown.h"
-#include "fleetreap/report_table.h"
+#include "fleetreap/report/report.h"
+#include "fleetreap/report/report_json.h"
+#include "fleetreap/report/report_junit.h"
+#include "fleetreap/report/report_markdown.h"
+#include "fleetreap/report/report_table.h"
 
 namespace {
 

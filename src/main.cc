@@ -12,17 +12,17 @@
 #include <memory>
 #include <string>
 
-#include "fleetreap/cli.h"
-#include "fleetreap/command_log.h"
-#include "fleetreap/fleet_plan.h"
-#include "fleetreap/fleet_runner.h"
-#include "fleetreap/host_listing.h"
-#include "fleetreap/host_selection.h"
-#include "fleetreap/local_transport.h"
-#include "fleetreap/progress.h"
-#include "fleetreap/report_files.h"
-#include "fleetreap/report_merge.h"
-#include "fleetreap/ssh_transport.h"
+#include "fleetreap/cli/cli.h"
+#include "fleetreap/transport/command_log.h"
+#include "fleetreap/runner/fleet_plan.h"
+#include "fleetreap/runner/fleet_runner.h"
+#include "fleetreap/cli/host_listing.h"
+#include "fleetreap/inventory/host_selection.h"
+#include "fleetreap/transport/local_transport.h"
+#include "fleetreap/cli/progress.h"
+#include "fleetreap/report/report_files.h"
+#include "fleetreap/report/report_merge.h"
+#include "fleetreap/transport/ssh_transport.h"
 #include "fleetreap/version.h"
 
 namespace fleetreap {

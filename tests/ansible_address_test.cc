@@ -1,4 +1,4 @@
-#include "fleetreap/ansible_address.h"
+#include "fleetreap/inventory/ansible_address.h"
 
 #include <gtest/gtest.h>
 

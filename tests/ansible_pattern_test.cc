@@ -1,4 +1,4 @@
-#include "fleetreap/ansible_pattern.h"
+#include "fleetreap/inventory/ansible_pattern.h"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "fleetreap/cli.h"
+#include "fleetreap/cli/cli.h"
 
 namespace fleetreap {
 namespace {

@@ -1,10 +1,10 @@
-#include "fleetreap/cli.h"
+#include "fleetreap/cli/cli.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "fleetreap/duration.h"
+#include "fleetreap/base/duration.h"
 
 namespace fleetreap {
 namespace {

@@ -1,4 +1,4 @@
-#include "fleetreap/command_log.h"
+#include "fleetreap/transport/command_log.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

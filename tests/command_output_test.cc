@@ -1,4 +1,4 @@
-#include "fleetreap/command_output.h"
+#include "fleetreap/transport/command_output.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "fleetreap/drain_reason.h"
+#include "fleetreap/report/drain_reason.h"
 
 #include <gtest/gtest.h>
 

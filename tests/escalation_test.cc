@@ -1,4 +1,4 @@
-#include "fleetreap/escalation.h"
+#include "fleetreap/escalation/escalation.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "fleetreap/failed_hosts.h"
+#include "fleetreap/report/failed_hosts.h"
 
 #include <gtest/gtest.h>
 

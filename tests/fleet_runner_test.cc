@@ -1,4 +1,4 @@
-#include "fleetreap/fleet_runner.h"
+#include "fleetreap/runner/fleet_runner.h"
 
 #include <gtest/gtest.h>
 

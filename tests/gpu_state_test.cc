@@ -1,4 +1,4 @@
-#include "fleetreap/gpu_state.h"
+#include "fleetreap/escalation/gpu_state.h"
 
 #include <gtest/gtest.h>
 

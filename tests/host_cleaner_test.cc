@@ -1,6 +1,7 @@
-#include "fleetreap/host_cleaner.h"
+#include "fleetreap/base/shell.h"
+#include "fleetreap/runner/host_cleaner.h"
 
-#include "fleetreap/nvidia_smi.h"
+#include "fleetreap/remote/nvidia_smi.h"
 
 #include <gtest/gtest.h>
 

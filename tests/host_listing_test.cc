@@ -1,4 +1,4 @@
-#include "fleetreap/host_listing.h"
+#include "fleetreap/cli/host_listing.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "fleetreap/host_outcome.h"
+#include "fleetreap/report/host_outcome.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "fleetreap/host_pattern.h"
+#include "fleetreap/inventory/host_pattern.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "fleetreap/host_selection.h"
+#include "fleetreap/inventory/host_selection.h"
 
 #include <gtest/gtest.h>
 
@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "fleetreap/host_pattern.h"
-#include "fleetreap/inventory.h"
+#include "fleetreap/inventory/host_pattern.h"
+#include "fleetreap/inventory/inventory.h"
 
 namespace fleetreap {
 namespace {

@@ -1,4 +1,4 @@
-#include "fleetreap/host_view.h"
+#include "fleetreap/escalation/host_view.h"
 
 #include <gtest/gtest.h>
 

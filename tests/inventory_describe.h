@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "fleetreap/inventory.h"
+#include "fleetreap/inventory/inventory.h"
 
 namespace fleetreap {
 

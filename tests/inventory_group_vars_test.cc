@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "fleetreap/inventory.h"
+#include "fleetreap/inventory/inventory.h"
 
 namespace fleetreap {
 namespace {

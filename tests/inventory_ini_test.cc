@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "fleetreap/inventory.h"
+#include "fleetreap/inventory/inventory.h"
 #include "inventory_describe.h"
 
 namespace fleetreap {

@@ -1,4 +1,4 @@
-#include "fleetreap/inventory.h"
+#include "fleetreap/inventory/inventory.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "fleetreap/local_transport.h"
+#include "fleetreap/transport/local_transport.h"
 
 #include <gtest/gtest.h>
 

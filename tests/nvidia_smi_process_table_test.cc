@@ -3,7 +3,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "fleetreap/nvidia_smi.h"
+#include "fleetreap/remote/nvidia_smi.h"
 
 namespace fleetreap {
 namespace {

@@ -1,4 +1,4 @@
-#include "fleetreap/nvidia_smi.h"
+#include "fleetreap/remote/nvidia_smi.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "fleetreap/playbook.h"
+#include "fleetreap/escalation/playbook.h"
 
 #include <gtest/gtest.h>
 

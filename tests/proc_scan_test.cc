@@ -1,6 +1,6 @@
-#include "fleetreap/proc_scan.h"
+#include "fleetreap/remote/proc_scan.h"
 
-#include "fleetreap/remote_script.h"
+#include "fleetreap/remote/remote_script.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "fleetreap/process_owner.h"
+#include "fleetreap/model/process_owner.h"
 
 #include <gtest/gtest.h>
 

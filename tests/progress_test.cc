@@ -1,4 +1,4 @@
-#include "fleetreap/progress.h"
+#include "fleetreap/cli/progress.h"
 
 #include <gtest/gtest.h>
 #include <spdlog/logger.h>

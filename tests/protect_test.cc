@@ -1,4 +1,4 @@
-#include "fleetreap/protect.h"
+#include "fleetreap/escalation/protect.h"
 
 #include <gtest/gtest.h>
 

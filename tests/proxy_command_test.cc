@@ -1,4 +1,4 @@
-#include "fleetreap/proxy_command.h"
+#include "fleetreap/transport/proxy_command.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "fleetreap/python_literal.h"
+#include "fleetreap/inventory/python_literal.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "fleetreap/report_files.h"
+#include "fleetreap/report/report_files.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "fleetreap/report_json.h"
+#include "fleetreap/report/report_json.h"
 #include "report_fixture.h"
 
 namespace fleetreap {

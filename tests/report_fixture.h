@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "fleetreap/report.h"
+#include "fleetreap/report/report.h"
 
 namespace fleetreap {
 namespace testing_fixture {

@@ -1,4 +1,4 @@
-#include "fleetreap/report_json.h"
+#include "fleetreap/report/report_json.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "fleetreap/report_junit.h"
+#include "fleetreap/report/report_junit.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "fleetreap/report_markdown.h"
+#include "fleetreap/report/report_markdown.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "fleetreap/report_merge.h"
+#include "fleetreap/report/report_merge.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -7,8 +7,8 @@
 #include <fstream>
 #include <string>
 
-#include "fleetreap/report_json.h"
-#include "fleetreap/report_table.h"
+#include "fleetreap/report/report_json.h"
+#include "fleetreap/report/report_table.h"
 #include "report_fixture.h"
 
 namespace fleetreap {

@@ -1,10 +1,10 @@
-#include "fleetreap/report_reader.h"
+#include "fleetreap/report/report_reader.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "fleetreap/report_json.h"
+#include "fleetreap/report/report_json.h"
 #include "report_fixture.h"
 
 namespace fleetreap {

@@ -1,4 +1,4 @@
-#include "fleetreap/report_table.h"
+#include "fleetreap/report/report_table.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
-#include "fleetreap/scope.h"
+#include "fleetreap/escalation/scope.h"
 
 #include <gtest/gtest.h>
 
-#include "fleetreap/report.h"
+#include "fleetreap/report/report.h"
 
 namespace fleetreap {
 namespace {

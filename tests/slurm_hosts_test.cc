@@ -1,11 +1,11 @@
-#include "fleetreap/slurm_hosts.h"
+#include "fleetreap/inventory/slurm_hosts.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "fleetreap/host_selection.h"
+#include "fleetreap/inventory/host_selection.h"
 
 namespace fleetreap {
 namespace {

@@ -1,4 +1,4 @@
-#include "fleetreap/ssh_agent_socket.h"
+#include "fleetreap/transport/ssh_agent_socket.h"
 
 #include <gtest/gtest.h>
 #include <sys/socket.h>

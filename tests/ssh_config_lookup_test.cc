@@ -1,4 +1,4 @@
-#include "fleetreap/ssh_config_lookup.h"
+#include "fleetreap/transport/ssh_config_lookup.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-#include "fleetreap/ssh_known_hosts.h"
+#include "fleetreap/transport/ssh_known_hosts.h"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <string>
 
-#include "fleetreap/ssh_transport.h"
+#include "fleetreap/transport/ssh_transport.h"
 #include "ssh_test_server.h"
 
 namespace fleetreap {

@@ -1,4 +1,5 @@
-#include "fleetreap/ssh_transport.h"
+#include "fleetreap/base/shell.h"
+#include "fleetreap/transport/ssh_transport.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +14,7 @@
 #include <mutex>
 #include <thread>
 
-#include "fleetreap/ssh_known_hosts.h"
+#include "fleetreap/transport/ssh_known_hosts.h"
 
 #include "ssh_test_server.h"
 

@@ -1,9 +1,10 @@
-#include "fleetreap/status.h"
+#include "fleetreap/base/shell.h"
+#include "fleetreap/base/status.h"
 
 #include <gtest/gtest.h>
 
-#include "fleetreap/report.h"
-#include "fleetreap/transport.h"
+#include "fleetreap/report/report.h"
+#include "fleetreap/transport/transport.h"
 
 namespace fleetreap {
 namespace {

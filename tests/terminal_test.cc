@@ -1,4 +1,4 @@
-#include "fleetreap/terminal.h"
+#include "fleetreap/report/terminal.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "fleetreap/nvidia_smi.h"
+#include "fleetreap/remote/nvidia_smi.h"
 #include "fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

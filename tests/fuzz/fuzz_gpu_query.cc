@@ -3,8 +3,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "fleetreap/gpu_state.h"
-#include "fleetreap/nvidia_smi.h"
+#include "fleetreap/escalation/gpu_state.h"
+#include "fleetreap/remote/nvidia_smi.h"
 #include "fuzz_input.h"
 
 namespace fleetreap {

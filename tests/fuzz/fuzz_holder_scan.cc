@@ -3,8 +3,8 @@
 #include <cstdint>
 #include <string>
 
-#include "fleetreap/proc_scan.h"
-#include "fleetreap/remote_script_output.h"
+#include "fleetreap/remote/proc_scan.h"
+#include "fleetreap/remote/remote_script_output.h"
 #include "fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

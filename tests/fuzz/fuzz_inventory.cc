@@ -4,9 +4,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "fleetreap/host_pattern.h"
-#include "fleetreap/host_selection.h"
-#include "fleetreap/inventory.h"
+#include "fleetreap/inventory/host_pattern.h"
+#include "fleetreap/inventory/host_selection.h"
+#include "fleetreap/inventory/inventory.h"
 #include "fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "fleetreap/playbook.h"
+#include "fleetreap/escalation/playbook.h"
 #include "fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,0 +1,52 @@
+// Cli: turns argv into Options with Boost.Program_options, and owns the
+// --help text and the exit codes' meaning. Pure apart from reading argv;
+// thread-compatible.
+#pragma once
+
+#include <string>
+
+#include "fleetreap/cli/options.h"
+#include "fleetreap/escalation/scope.h"
+#include "fleetreap/base/status.h"
+
+namespace fleetreap {
+
+/// Exit codes (sysexits.h where one fits).
+constexpr int kExitClean = 0;
+constexpr int kExitDirty = 1;         // bit: a reached host is not clean
+constexpr int kExitUnreachable = 2;   // bit: a host unreachable or failed
+constexpr int kExitUsage = 64;        // EX_USAGE
+constexpr int kExitDataErr = 65;      // EX_DATAERR: inventory or playbook
+constexpr int kExitSoftware = 70;     // EX_SOFTWARE: internal error
+
+enum class CliAction { kRun, kMerge, kHelp, kVersion, kUsageError };
+
+struct CliResult {
+  CliAction action = CliAction::kRun;
+  Options options;
+  std::string error;   // one line, for kUsageError
+};
+
+/// Parses the command line. Never throws, never exits; unknown or malformed
+/// flags come back as kUsageError with a one-line message.
+CliResult ParseCommandLine(int argc, const char* const* argv);
+
+/// The full --help text, every flag on one line, grouped.
+std::string HelpText();
+
+/// `fleetreap merge [output flags] REPORT.json...` (argv[0] is "merge"):
+/// kMerge with options.merge_reports, --expect and the output flags set;
+/// kHelp for --help; kUsageError without a report or with any other flag.
+/// In cli_merge.cc.
+CliResult ParseMergeCommandLine(int argc, const char* const* argv);
+
+/// merge's --help text.
+std::string MergeHelpText();
+
+/// The run's scope from --gpus and --cgroup; without them, for --local with
+/// "slurm_job_id" set (SLURM_JOB_ID, as in an epilog), that job and its
+/// GPUs ("slurm_job_gpus", SLURM_JOB_GPUS). kUsage on a bad list or path.
+[[nodiscard]] Status ScopeFromOptions(const Options& options, const std::string& slurm_job_id,
+                                      const std::string& slurm_job_gpus, Scope* scope);
+
+}  // namespace fleetreap

@@ -1,0 +1,100 @@
+// Playbook: the escalation ladder and its settings for one run, loaded from
+// YAML (playbooks/*.yaml) or from the built-in default, which is the text of
+// playbooks/default.yaml compiled into the binary. Only this module knows the
+// playbook YAML; yaml-cpp errors are translated here into Status values that
+// name the file, the line and the problem. Plain value type; the loaders are
+// thread-safe (DefaultPlaybook() parses once, on first use).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fleetreap/base/status.h"
+
+namespace fleetreap {
+
+/// The rungs of the ladder, in the order they run. A playbook lists the ones
+/// it wants; the order is always this one.
+enum class Step {
+  kInspect,      // nvidia-smi and the holder scan; always runs
+  kStopUnits,    // systemctl stop the playbook's units that exist and are active
+  kTerm,         // SIGTERM the unprotected holders, wait term_grace
+  kKill,         // SIGKILL the survivors, wait kill_grace
+  kRescan,       // re-scan after the settle period, up to max_rounds waves
+  kCleanShm,     // remove unused /dev/shm leftovers matching shm_patterns
+  kVerify,       // nvidia-smi and the holder scan again
+  kResetGhosts,  // nvidia-smi --gpu-reset for GPUs with memory and no holder
+};
+
+/// "inspect", "stop_units", "term", "kill", "rescan", "clean_shm", "verify",
+/// "reset_ghosts".
+const char* StepName(Step step);
+
+struct Playbook {
+  std::string name = "default";
+  std::string description;
+  std::string source;   // file path, or "<built-in default>"
+
+  /// The steps that run; kInspect is always among them.
+  std::vector<Step> steps = {Step::kInspect};
+
+  /// systemd unit names or shell globs ("vllm*.service") to stop.
+  std::vector<std::string> units;
+  std::chrono::milliseconds unit_stop_timeout{30000};
+
+  std::chrono::milliseconds term_grace{10000};
+  std::chrono::milliseconds kill_grace{5000};
+  /// How often the host polls for exited targets (100 to 200 ms is typical).
+  std::chrono::milliseconds poll_interval{100};
+  /// Time after the last signal before the re-scan when the host still looks
+  /// dirty (GPU memory over the threshold or holders left).
+  std::chrono::milliseconds settle{2000};
+  /// Time after the last signal before the first re-scan. When that re-scan
+  /// finds every GPU clean and no holder, the rest of "settle" is skipped.
+  std::chrono::milliseconds settle_if_clean{500};
+  /// How long to keep re-scanning (every 500 ms) while a parent of a
+  /// signalled holder has started new children that hold no GPU yet: a
+  /// restarted worker needs seconds to open its GPU (5 s for PyTorch on an
+  /// H200). Past it the host is dirty, the parent named.
+  std::chrono::milliseconds respawn_wait{30000};
+  /// Signal waves at most, the first one included.
+  int max_rounds = 3;
+
+  /// /dev/shm entry names (shell globs, no '/') that may be removed when no
+  /// live process has them open or mapped.
+  std::vector<std::string> shm_patterns;
+
+  /// A GPU is clean at or below this many MiB (per host overridable).
+  int64_t threshold_mib = 0;
+
+  /// Names or absolute paths added to the built-in protected list.
+  std::vector<std::string> protect;
+
+  /// True when "step" is among the steps.
+  bool Runs(Step step) const;
+};
+
+/// Parses "yaml" read from "source" (a path, for error messages). Errors are
+/// ErrorKind::kInvalidInput with messages like
+/// `playbooks/x.yaml:7:3: term_grace must be a duration like "10s", got "soon"`.
+/// Unknown keys are errors. "*playbook" is written only on success.
+Status ParsePlaybook(const std::string& yaml, const std::string& source,
+                     Playbook* playbook);
+
+/// Reads and parses the playbook at "path". A missing or unreadable file is
+/// ErrorKind::kInvalidInput naming the path.
+Status LoadPlaybookFile(const std::string& path, Playbook* playbook);
+
+/// The built-in default playbook (the text of playbooks/default.yaml).
+const Playbook& DefaultPlaybook();
+
+/// The text DefaultPlaybook() was parsed from.
+const char* DefaultPlaybookText();
+
+/// The steps of a playbook that names none: the whole ladder (inspect,
+/// stop_units, term, kill, rescan, clean_shm, verify).
+std::vector<Step> DefaultPlaybookSteps();
+
+}  // namespace fleetreap

@@ -1,0 +1,69 @@
+// Scope: which part of a host a run may act on, for nodes other jobs share.
+// --gpus limits it to holders whose GPUs are all in a list; --cgroup to
+// processes in a cgroup subtree; --spare-pods leaves out every process that a
+// Kubernetes pod owns (its cgroup names the pod); under Slurm (SLURM_JOB_ID set, as in an
+// epilog) --local defaults to the job's processes and GPUs. A holder outside
+// the scope is reported and never signalled. Value type; thread-compatible.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fleetreap/base/status.h"
+
+namespace fleetreap {
+
+struct Holder;
+struct GpuReading;
+
+struct Scope {
+  std::optional<std::vector<int>> gpus;  // host GPU indexes; nullopt: every GPU
+  std::string cgroup;                    // a cgroup path; "": any
+  std::string slurm_job;                 // a Slurm job id; "": any
+  std::string source;                    // "flags" or "slurm"
+  bool spare_pods = false;               // processes of Kubernetes pods are outside
+
+  bool empty() const { return !gpus && cgroup.empty() && slurm_job.empty() && !spare_pods; }
+};
+
+/// Parses a GPU list: "0,2,5", "4-7", "0,2-3". kUsage naming "flag" on
+/// anything else, or a list that is empty.
+[[nodiscard]] Status ParseGpuList(const std::string& text, const std::string& flag,
+                                  std::vector<int>* gpus);
+
+/// The scope of a Slurm epilog or prolog from its environment values:
+/// the job id (SLURM_JOB_ID) and its GPUs (SLURM_JOB_GPUS, host indexes;
+/// "" leaves every GPU in scope). kUsage when the GPUs cannot be read.
+[[nodiscard]] Status SlurmScope(const std::string& job_id, const std::string& job_gpus,
+                                Scope* scope);
+
+/// Why "holder" is outside "scope" ("uses GPU 2, outside --gpus 4-7",
+/// "cgroup /system.slice/x.service is outside /slurm/job_42", "not in Slurm
+/// job 42 (slurm job 41)", "owned by Kubernetes pod UID 0f1e... (--spare-pods)"),
+/// or "" when it is inside. The GPUs a holder uses
+/// are those nvidia-smi charges it on, else the GPU device files it holds
+/// (a CUDA process opens every GPU's file); one that uses none is outside a
+/// GPU scope. An unknown cgroup is outside a cgroup or job scope, and
+/// outside --spare-pods (a pod may own it).
+std::string OutOfScopeReason(const Holder& holder, const Scope& scope);
+
+/// Whether GPU "index" is in the scope (always, without a GPU list).
+bool GpuInScope(int index, const Scope& scope);
+
+/// After classification: a GPU outside the scope's list is kOutOfScope
+/// ("outside --gpus 4-7"); without a list, under --cgroup or a Slurm job, a
+/// busy GPU that only out-of-scope holders hold is kOutOfScope too (another
+/// tenant's). With a list, a listed GPU that an out-of-scope holder uses
+/// stays busy: the run's GPUs are not clean, and the holder is named; so
+/// does a GPU that a spared pod holds (--spare-pods alone narrows no GPU:
+/// the node is not empty while a pod sits on it).
+void ApplyScopeToGpus(const Scope& scope, const std::vector<Holder>& holders,
+                      std::vector<GpuReading>* gpus);
+
+/// "GPUs 4-7, cgroup /x, Slurm job 42 (from SLURM_JOB_ID, SLURM_JOB_GPUS)",
+/// ", Kubernetes pods spared" with --spare-pods;
+/// "" for an empty scope.
+std::string DescribeScope(const Scope& scope);
+
+}  // namespace fleetreap

@@ -1,0 +1,70 @@
+// ProcScan: turns what a scan read about processes (remote_script_output.h's
+// ScanOutput: the fd pass's device fds, each process's stat, status,
+// cmdline and exe, /etc/passwd) into Holders, and reads /proc/PID/stat by
+// the kernel's rule. Every PID nvidia-smi charges memory to is a holder too,
+// whatever the fd pass saw. Pure functions; thread-safe.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fleetreap/remote/nvidia_smi.h"
+#include "fleetreap/remote/remote_script_output.h"
+#include "fleetreap/model/gpu_reading.h"
+#include "fleetreap/model/holder.h"
+#include "fleetreap/base/status.h"
+
+namespace fleetreap {
+
+/// What a scan saw besides the holders.
+struct HolderScanInfo {
+  std::vector<int> gone;  // held a device, exited before it was described
+  /// 1 + the highest GPU device minor held, by number or path: a lower bound
+  /// on the GPUs the driver knows.
+  int device_gpus = 0;
+};
+
+/// One Holder per PID with an NVIDIA device fd (ascending PID): pid,
+/// start_time, ppid, state, comm (control characters as '?'), user (name
+/// from /etc/passwd, else the numeric uid), exe, cmdline (argv joined with
+/// spaces, control characters as spaces, at most 4096 bytes), devices (the
+/// device names, sorted: "/dev/nvidia3", "/dev/nvidiactl", "/dev/nvidia-uvm",
+/// "/dev/nvidia-caps/nvidia-cap1"...) and gpus (device minors of
+/// /dev/nvidiaN, sorted; MapHolderGpusToIndexes turns them into indexes).
+/// kParse when a process's stat cannot be read.
+[[nodiscard]] Status HoldersFromScan(const ScanOutput& scan, std::vector<Holder>* holders,
+                                     HolderScanInfo* info = nullptr);
+
+/// Adds what nvidia-smi charges: each app's GPU (matched to "gpus" by UUID,
+/// else bus id) to its holder's gpus, and a holder for each app PID the fd
+/// pass did not see (no devices), described from "scan"; one /proc does not
+/// show (another PID namespace) gets start_time 0, comm "" and protected_by
+/// "not in this host's /proc": it is never signalled, and its GPU stays
+/// busy, so the host ends dirty with the PID named. Call after MapHolderGpusToIndexes. Keeps "holders" sorted.
+void AddComputeApps(const ScanOutput& scan, const std::vector<ComputeApp>& apps,
+                    const std::vector<GpuReading>& gpus, std::vector<Holder>* holders);
+
+/// The name of NVIDIA device MAJOR:MINOR, "majors" naming the majors as
+/// /proc/devices does: 195:3 "/dev/nvidia3", 195:255 "/dev/nvidiactl",
+/// uvm 0 "/dev/nvidia-uvm", caps 1 "/dev/nvidia-caps/nvidia-cap1"...;
+/// "nvidia-foo 240:7" for one it does not know.
+std::string DeviceName(int major, int minor, const std::map<int, std::string>& majors);
+
+/// Parses one /proc/PID/stat into "holder" (pid, comm, state, ppid,
+/// start_time): the comm is everything between the first '(' and the LAST
+/// ')'. kParse on a malformed text.
+[[nodiscard]] Status ParseProcStat(const std::string& stat, Holder* holder);
+
+/// Whether the scan ran in the host's PID namespace, where nvidia-smi's PIDs
+/// live: the initial one (pid:[4026531836], the kernel's PROC_PID_INIT_INO),
+/// or the one a root-owned /etc/fleetreap/host-pid-namespace names (a host
+/// that is itself a container, as the simulated hosts are).
+bool SeesHostPidNamespace(const ScanOutput& scan);
+
+/// The GPU index of an NVIDIA device path: "/dev/nvidia3" -> 3 (any
+/// directory, so tests may use stand-in files). Returns -1 for every other
+/// path (nvidiactl, nvidia-uvm, nvidia-caps/nvidia-cap1...).
+int GpuIndexOfDevice(const std::string& path);
+
+}  // namespace fleetreap

@@ -1,0 +1,131 @@
+// RemoteScript: the POSIX shell scripts fleetreap runs on a host, one per
+// step of the ladder. Each does its whole step in one round trip and
+// prints host_records.h records (NUL-terminated, the script's own tag, host
+// words only in the payload); remote_script_output.h parses them. They
+// need sh, coreutils (stat, timeout, tail), findutils, grep and nvidia-smi;
+// fuser and procps are not used, and nothing is copied to the host.
+//
+// A step starts a fixed number of processes, whatever the number of
+// holders, device files or processes on the host: one find over every
+// /proc/PID/fd (with one stat per ARG_MAX batch) finds the holders of
+// NVIDIA device files by device number (major 195, and the majors that
+// /proc/devices lists for nvidia-uvm, nvidia-caps...), and by path for plain
+// files named like NVIDIA nodes (the simulated hosts'); one grep and one
+// find describe the holders; /proc/PID/stat is read on the host only by the
+// shell function pst (the fields after the LAST ')'), and the controller
+// reads it only with ParseProcStat.
+//
+// Every value from a playbook or an inventory (unit names, patterns) goes
+// through ShellQuote; PIDs and start times are formatted integers. The
+// scripts are meant to be wrapped with BoundedCommand. Pure functions;
+// thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fleetreap/base/shell.h"
+#include "fleetreap/model/target.h"
+#include "fleetreap/remote/remote_script_output.h"
+
+namespace fleetreap {
+
+/// Where a host keeps what the scripts read; tests point these at stand-ins.
+struct HostPaths {
+  std::string dev_dir = "/dev";  // plain files "<dev_dir>/nvidia*" count by path
+  std::string driver_dir = "/proc/driver/nvidia/gpus";  // <bus id>/information
+  std::string shm_dir = "/dev/shm";
+};
+
+// ---------------------------------------------------------------- scan
+
+struct ScanRequest {
+  /// Playbook units listed when active ("units" may be globs).
+  std::vector<std::string> units;
+  std::chrono::milliseconds nvidia_smi_timeout{20000};
+  /// The holder scan: the fd pass, --query-compute-apps, the processes'
+  /// details. Without it only the GPU query runs (the quick scan).
+  bool holders = true;
+  /// Parents of signalled holders: their children are listed and described.
+  std::vector<int> watch;
+  /// Also the plain nvidia-smi table, whose Processes box lists graphics
+  /// clients too (driver 580 has no graphics-apps query); with "holders".
+  bool table = false;
+};
+
+/// The scan used for inspect, re-scan and verify. Starts at most 9
+/// processes (10 with units): find and stat for the fd pass, timeout and
+/// nvidia-smi twice, grep and find for the details, systemctl. Prints, in
+/// order: "scan 1", "session SHELL ANCESTOR...", "units RC:TEXT",
+/// "gpu RC:TEXT", "apps RC:TEXT", "table RC:TEXT", "majors (N NAME)...", "fd PID FD MAJ MIN",
+/// "fdp PID FD:PATH", "minor N:BUS_ID", "kids PARENT CHILD...", then
+/// "/proc/PID/stat:..", "/proc/PID/status:..", "/proc/PID/cmdline:ARG",
+/// "/etc/passwd:..", "exe PID:TARGET", and "end". RC is "-" for a query
+/// not run (quick scan, or nvidia-smi already timed out).
+std::string ScanScript(const ScanRequest& request, const HostPaths& paths = HostPaths());
+
+/// The fields the scan asks --query-compute-apps for: pid, gpu_uuid,
+/// gpu_bus_id, used_gpu_memory (no process name: the fd pass's details name
+/// the process; the pid comes first so the script can read it).
+const std::vector<std::string>& ScanAppsFields();
+
+/// The per-GPU fallback when the whole-host query failed on a lost GPU:
+/// the GPU query with -i N for each index, each bounded by "timeout".
+/// Prints "pgpu N RC:TEXT" per index, then "end".
+std::string PerGpuQueryScript(const std::vector<int>& indexes,
+                              std::chrono::milliseconds timeout);
+
+// ---------------------------------------------------------------- units
+
+/// Stops each unit with "systemctl stop", each bounded by "timeout". Prints
+/// "stop I RC" per unit, I being its index in "units", then "end".
+/// Without "end" the script stops before its "end" record, so that a
+/// SignalScript may follow in the same round trip (ParseStopAndSignalOutput).
+std::string StopUnitsScript(const std::vector<std::string>& units,
+                            std::chrono::milliseconds timeout, bool end = true);
+
+// ---------------------------------------------------------------- signals
+
+/// Reads the targets' fds afresh (the fd pass limited to them), then sends
+/// "signal" ("TERM" or "KILL") to each target whose start time still matches
+/// and that still holds an NVIDIA device file (or, for a target with
+/// needs_fd false, one that nvidia-smi charged, its start time alone); then
+/// waits on the host, with tail --pid polling every "poll", until every
+/// target is gone or "wait" has passed. A zombie still counts as present.
+/// Prints "signal 1", "now TICKS" (the host's clock at the signals, in the
+/// unit of process start times), "sent PID", "gone PID" (never signalled:
+/// exited, reused, or no longer holding a device), "failed PID" (kill
+/// refused), then "left PID STATE" for each target signalled and still
+/// present, "parent PID" (see below), "done CS" (centiseconds from the
+/// signals to the end of the wait), "end".
+/// With "parents" (the targets' parents), also "parent PID" for each of
+/// them still alive at the end: a dead parent restarts nothing, so the
+/// respawn watch can let it go.
+std::string SignalScript(const std::string& signal, const std::vector<Target>& targets,
+                         std::chrono::milliseconds wait, std::chrono::milliseconds poll,
+                         const HostPaths& paths = HostPaths(),
+                         const std::vector<int>& parents = {});
+
+// ---------------------------------------------------------------- /dev/shm
+
+/// Removes each regular file directly in /dev/shm whose name matches one of
+/// "patterns" (find -name globs) unless its inode is open or mapped by any
+/// process (read right before the removal, by inode on /dev/shm's device,
+/// whatever the file's name holds). Symlinks and directories are never
+/// followed or removed; nothing outside /dev/shm is reached. With "dry_run"
+/// nothing is removed. Prints "shm 1", then "removed:NAME", "would:NAME",
+/// "inuse:NAME" or "failed:NAME" per match; no "end": the caller appends
+/// "z end\n", or a ScanScript to verify in the same round trip (both parsed
+/// by ParseShmOutput).
+std::string ShmCleanScript(const std::vector<std::string>& patterns, bool dry_run,
+                           const HostPaths& paths = HostPaths());
+
+// ---------------------------------------------------------------- reset
+
+/// Runs "nvidia-smi --gpu-reset -i N" for each GPU in turn. Prints
+/// "reset N RC:TEXT" per GPU, then "end".
+std::string GpuResetScript(const std::vector<int>& gpus, std::chrono::milliseconds per_gpu);
+
+}  // namespace fleetreap

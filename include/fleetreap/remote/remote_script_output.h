@@ -1,0 +1,155 @@
+// RemoteScriptOutput: the parsers for what the scripts of remote_script.h
+// print, one per script. Each takes the script's whole stdout, splits it into
+// host_records.h records and accepts exactly that script's grammar: a
+// missing, unknown, repeated or trailing record is a kParse error naming the
+// step and the record, and so is output cut short. Nothing is located by
+// searching for a marker. Pure functions; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fleetreap/remote/host_records.h"
+#include "fleetreap/base/status.h"
+
+namespace fleetreap {
+
+// ---------------------------------------------------------------- scan
+
+/// A child of a watched parent (escalation.h's respawn watch).
+struct ChildProcess {
+  int parent = 0;
+  int pid = 0;
+  uint64_t start_time = 0;  // clock ticks since boot
+  std::string comm;
+};
+
+/// An open file descriptor on an NVIDIA device file: by device number
+/// (major >= 0) for a character device, else by path (a plain file named
+/// like an NVIDIA node, as on the simulated hosts).
+struct DeviceFd {
+  int pid = 0;
+  int fd = 0;
+  int major = -1;
+  int minor = -1;
+  std::string path;
+};
+
+/// What a scan read about one process, raw: parsed by proc_scan.h.
+struct ProcessText {
+  std::string stat;                // "" when it was gone
+  std::string status;
+  std::vector<std::string> argv;   // cmdline split at NULs
+  bool has_exe = false;
+  std::string exe;                 // the link's target
+  std::string cgroup;              // /proc/PID/cgroup
+  int exe_uid = -1;                // the executable file's owner and mode
+  int exe_mode = -1;               // (through the link), -1 unknown
+};
+
+struct ScanOutput {
+  int shell_pid = 0;
+  std::vector<int> ancestors;            // parent first, PID 1 excluded
+  std::vector<std::string> active_units;
+  int units_exit = -1;                   // -1: not asked
+  std::string nvidia_smi_out;            // stdout and stderr together
+  int nvidia_smi_exit = -1;              // 124: timed out, 127: not found
+  bool holders = false;                  // the holder part ran
+  std::string apps_out;
+  int apps_exit = -1;                    // -1: not run
+  std::string table_out;                 // plain nvidia-smi (ScanRequest::table)
+  int table_exit = -1;                   // -1: not run
+  std::map<int, std::string> majors;     // NVIDIA character majors: 195 "nvidia"...
+  std::vector<DeviceFd> fds;
+  std::map<std::string, int> minors;     // device minor by bus id
+  std::map<int, ProcessText> processes;  // by PID
+  std::string passwd;                    // /etc/passwd, for user names
+  std::vector<ChildProcess> children;    // of the watched parents
+  std::vector<ChildProcess> parents;     // the watched parents (pid 0, comm)
+  std::string pid_namespace;             // "pid:[4026531836]", "" unknown
+  bool has_pid_marker = false;           // /etc/fleetreap/host-pid-namespace, root's
+  std::string pid_marker;                // its first line
+  std::map<int, std::string> pid_files;  // DaemonPidFiles() index -> first line
+  std::string self_cgroup;               // the scan shell's /proc/self/cgroup
+  int show_exit = -1;                    // systemctl show of the units, -1 not run
+  std::string show_out;
+};
+
+/// Parses ScanScript's stdout.
+[[nodiscard]] Status ParseScanOutput(const std::string& out, ScanOutput* scan);
+
+struct PerGpuQuery {
+  int index = -1;
+  int exit_code = -1;
+  std::string out;
+};
+/// Parses PerGpuQueryScript's stdout.
+[[nodiscard]] Status ParsePerGpuQueryOutput(const std::string& out,
+                                            std::vector<PerGpuQuery>* queries);
+
+// ---------------------------------------------------------------- units
+
+struct UnitStop {
+  std::string unit;
+  int exit_code = -1;
+};
+/// Parses StopUnitsScript(units, ...)'s stdout; "units" names the indexes.
+[[nodiscard]] Status ParseStopUnitsOutput(const std::string& out,
+                                          const std::vector<std::string>& units,
+                                          std::vector<UnitStop>* stops);
+
+// ---------------------------------------------------------------- signals
+
+struct SignalOutput {
+  uint64_t now = 0;           // the host's clock at the signals, in ticks
+  std::vector<int> sent;
+  std::vector<int> gone;      // never signalled: gone, reused, or no longer a holder
+  std::vector<int> failed;    // kill(1) refused (EPERM...)
+  std::vector<std::pair<int, char>> left;  // still present, with state
+  std::vector<int> live_parents;  // of the parents asked about, those alive
+  int waited_cs = 0;              // from the signals to the end of the wait
+};
+/// Parses StopUnitsScript(units, ..., end=false) + SignalScript run in one
+/// round trip.
+[[nodiscard]] Status ParseStopAndSignalOutput(const std::string& out,
+                                              const std::vector<std::string>& units,
+                                              std::vector<UnitStop>* stops,
+                                              SignalOutput* signal);
+
+/// Parses SignalScript's stdout.
+[[nodiscard]] Status ParseSignalOutput(const std::string& out, SignalOutput* result);
+
+// ---------------------------------------------------------------- /dev/shm
+
+struct ShmOutput {
+  std::vector<std::string> removed;   // or would be, in a dry run
+  std::vector<std::string> in_use;
+  std::vector<std::string> failed;
+};
+/// Parses ShmCleanScript's stdout, and with "scan" the ScanScript output
+/// that follows it in the same round trip; without "scan" an "end" record
+/// must follow the shm records.
+[[nodiscard]] Status ParseShmOutput(const std::string& out, ShmOutput* result,
+                                    ScanOutput* scan = nullptr);
+
+/// Parses ScanScript (the re-scan) + ShmCleanScript + ScanScript (a quick
+/// verify) run in one round trip: the first scan's records, the shm
+/// records, then the second scan's.
+[[nodiscard]] Status ParseRescanShmVerifyOutput(const std::string& out, ScanOutput* rescan,
+                                                ShmOutput* shm, ScanOutput* verify);
+
+// ---------------------------------------------------------------- reset
+
+struct GpuReset {
+  int gpu = -1;
+  int exit_code = -1;
+  std::string message;  // the tool's output, lines joined with "; "
+};
+/// Parses GpuResetScript's stdout.
+[[nodiscard]] Status ParseGpuResetOutput(const std::string& out,
+                                         std::vector<GpuReset>* resets);
+
+}  // namespace fleetreap

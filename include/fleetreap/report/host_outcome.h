@@ -1,0 +1,61 @@
+// HostOutcome: the one-line human verdict on a host ("cleaned  8 killed
+// (TERM 6, KILL 2)"), shared by the folded table, the Markdown summary, the
+// per-host CI progress lines and the JUnit messages, so that all of them say
+// the same thing. Pure functions of report data; thread-compatible.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fleetreap/report/report.h"
+
+namespace fleetreap {
+
+/// What a host's line says, in the order the table lists them: what needs no
+/// attention first, problems last, next to the verdict.
+enum class OutcomeKind {
+  kClean,        // clean, and nothing needed doing
+  kCleaned,      // clean after fleetreap acted on it
+  kWouldClean,   // dry run: clean once the listed actions are taken
+  kDirty,        // reached, and still not clean
+  kFailed,       // reached, but the cleanup could not run (sudo, timeout...)
+  kUnreachable,  // never reached
+  kNotStarted,   // the run was interrupted before this host started
+};
+
+/// "clean", "cleaned", "would clean", "dirty", "failed", "unreachable",
+/// "not started".
+const char* OutcomeKindLabel(OutcomeKind kind);
+
+struct HostOutcome {
+  OutcomeKind kind = OutcomeKind::kFailed;
+  /// Counts and kinds only, never addresses or PIDs, so that hosts with the
+  /// same story get the same text and fold together: "8/8 GPUs 0 MiB",
+  /// "8 killed (TERM 6, KILL 2), 1 unit stopped", "connect_timeout".
+  std::string detail;
+};
+
+/// The outcome of "host" in a run that was a dry run when "dry_run" is set.
+HostOutcome OutcomeOf(const HostReport& host, bool dry_run);
+
+/// True when fleetreap changed something on "host": a holder signalled, a
+/// unit stopped, a /dev/shm entry removed or a GPU reset.
+bool HostChanged(const HostReport& host);
+
+/// "8 killed (TERM 6, KILL 2)" for holders that exited after TERM or KILL;
+/// "" when none did.
+std::string KilledSummary(const HostReport& host);
+
+/// Hosts that share an outcome: same kind, same detail text.
+struct OutcomeGroup {
+  OutcomeKind kind = OutcomeKind::kClean;
+  std::string detail;
+  std::vector<std::string> names;  // in report order
+};
+
+/// The report's hosts gathered by identical outcome, never-started hosts as
+/// one "not started" group, ordered by kind (clean first, problems last) and
+/// by first appearance within a kind.
+std::vector<OutcomeGroup> GroupOutcomes(const RunReport& report);
+
+}  // namespace fleetreap

@@ -1,0 +1,77 @@
+// Report: the data fleetreap produces, per GPU, per holder, per host and per
+// run. The escalation fills it; report_table, report_json, report_junit and
+// report_markdown render it as pure functions. Plain values; thread-compatible.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fleetreap/base/status.h"
+#include "fleetreap/escalation/scope.h"
+#include "fleetreap/model/gpu_reading.h"
+#include "fleetreap/model/holder.h"
+
+namespace fleetreap {
+
+enum class HostStatus { kClean, kDirty, kUnreachable, kFailed };
+const char* HostStatusName(HostStatus status);
+
+struct StepTiming {
+  std::string step;          // "connect", "inspect", "stop_units", "term", ...
+  std::chrono::milliseconds duration{0};
+};
+
+struct HostReport {
+  std::string name;
+  std::string address;
+  int port = 22;
+  HostStatus status = HostStatus::kFailed;
+  ErrorKind error_kind = ErrorKind::kNone;
+  std::string error_message;
+  /// The host key the server offered ("SHA256:...", as ssh-keygen -l prints
+  /// it), whatever the policy; "" when key exchange never got that far.
+  std::string host_key_fingerprint;
+  std::vector<GpuReading> gpus_before;
+  std::vector<GpuReading> gpus_after;
+  std::vector<Holder> holders;
+  std::vector<std::string> units_stopped;
+  std::vector<std::string> units_would_stop;   // dry run
+  std::vector<std::string> units_skipped;      // "UNIT: why it was not stopped"
+  std::vector<std::string> shm_removed;
+  std::vector<std::string> shm_would_remove;   // dry run
+  std::vector<StepTiming> timings;
+  int term_sent = 0;
+  int kill_sent = 0;
+  int rounds = 0;                 // scan rounds run
+  std::string respawning_parent;  // "1234 (python3)" when holders kept coming
+  std::vector<int> gpus_reset;
+  std::string reset_blocked_by;   // protected daemon that blocked a reset
+  std::string nvidia_smi_error;   // the tool's own message when it failed
+  int attempts = 1;               // connection attempts
+  std::chrono::milliseconds duration{0};
+};
+
+struct RunReport {
+  std::string tool_version;
+  std::chrono::system_clock::time_point start_time;
+  std::chrono::milliseconds duration{0};
+  std::string playbook;           // playbook name
+  bool dry_run = false;
+  bool interrupted = false;       // Ctrl-C: hosts not started are left out
+  /// --host-key-policy ("strict", "accept-new", "off"); "" under --local.
+  std::string host_key_policy;
+  Scope scope;                    // --gpus, --cgroup, or the Slurm job
+  std::vector<HostReport> hosts;  // in inventory order
+  /// Names of selected hosts never started (interrupted, deadline), in
+  /// inventory order; the reports list them and --failed-hosts includes them.
+  std::vector<std::string> not_started;
+};
+
+/// Exit code for a finished run: 0 clean, |1 reached and not clean,
+/// |2 unreachable or failed. A dry run only sets bit 2.
+int ExitCodeFor(const RunReport& report);
+
+}  // namespace fleetreap

@@ -1,0 +1,26 @@
+// ReportJson: the machine-readable run report (--json). One versioned JSON
+// document, complete per host, built with nlohmann::json; docs/report.md
+// describes it and docs/json-schema.json is its JSON Schema. Pure functions;
+// thread-compatible.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "fleetreap/report/report.h"
+
+namespace fleetreap {
+
+/// The value of the document's "schema_version". Raised only when a field is
+/// removed or changes meaning; new fields keep the version.
+inline constexpr int kReportSchemaVersion = 1;
+
+/// The whole report as pretty-printed JSON (2-space indent, '\n' at the end).
+/// Keys keep a fixed order, so equal reports give byte-equal documents.
+/// Unknown memory readings are null, absent errors are null.
+std::string RenderJson(const RunReport& report);
+
+/// "2026-11-30T03:04:05.678Z": UTC, millisecond precision.
+std::string FormatUtcTimestamp(std::chrono::system_clock::time_point time);
+
+}  // namespace fleetreap

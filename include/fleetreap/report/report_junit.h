@@ -1,0 +1,27 @@
+// ReportJunit: the run as JUnit XML (--junit), for CI systems that show test
+// results. One test case per selected host. Unlike Ansible's junit callback,
+// which drops them, unreachable, failed and never-started hosts are failures
+// too, so "90% unreachable" can never look like a green run. What counts as a
+// failure matches ExitCodeFor: dirty hosts fail, except in a dry run. Pure
+// functions; thread-compatible.
+#pragma once
+
+#include <string>
+
+#include "fleetreap/report/report.h"
+
+namespace fleetreap {
+
+/// The whole document: <testsuites> with one <testsuite> named
+/// "fleetreap.<playbook>" and one <testcase classname="fleetreap.<playbook>"
+/// name="<host>"> per host, in report order, then never-started hosts. A
+/// failing case carries <failure type="<status or error kind>"
+/// message="<one line>"> with the details as text; every case has
+/// <system-out> with its outcome line.
+std::string RenderJunit(const RunReport& report);
+
+/// "a &lt; b": text safe inside XML attributes and elements. Characters XML 1.0
+/// forbids (control characters other than tab, CR, LF) become '?'.
+std::string XmlEscape(const std::string& text);
+
+}  // namespace fleetreap

@@ -1,0 +1,51 @@
+// ReportMerge: joins the JSON reports of many runs (one per node, each from
+// `fleetreap --local --json`, e.g. under srun or a Slurm epilog) into one
+// fleet report, which renders and exits as an SSH run over those hosts
+// would (`fleetreap merge`). Thread-compatible.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fleetreap/report/report.h"
+#include "fleetreap/base/status.h"
+
+namespace fleetreap {
+
+/// One report and where it came from (a file name, for error messages).
+struct SourcedReport {
+  std::string source;
+  RunReport report;
+};
+
+/// Joins "inputs" into "merged", in input order: hosts and not_started
+/// are concatenated; interrupted if any was; start_time is the earliest
+/// start and duration runs to the latest end; tool version, playbook and
+/// host key policy are kept when all agree and joined with ", " (distinct,
+/// first seen first) when they do not; the scope keeps each field all
+/// reports agree on (source "merged" when the sources differ). A report
+/// may itself be a merge. kInvalidInput, naming both sources, when a host
+/// name appears twice (or twice in one report: "a.json: host gpu01 appears
+/// twice"):
+///   b.json: host gpu01 is also in a.json
+/// or when dry runs and real runs are mixed:
+///   b.json: a dry run cannot be merged with a real run (b.json is a dry run, a.json is not)
+/// kUsage when "inputs" is empty.
+[[nodiscard]] Status MergeReports(const std::vector<SourcedReport>& inputs, RunReport* merged);
+
+/// Adds to merged->not_started, in the order of "expected", each name that
+/// is neither a host nor a never-started host of "merged": a node whose
+/// report never came is not known to be clean (exit bit 2, --failed-hosts).
+void ExpectHosts(const std::vector<std::string>& expected, RunReport* merged);
+
+/// ExpectHosts with the names in file "path", one per line (blank lines and
+/// "#" comments skipped; `scontrol show hostnames` output). kInvalidInput
+/// "hosts.txt: cannot read: No such file or directory" when unreadable.
+[[nodiscard]] Status ExpectHostsFromFile(const std::string& path, RunReport* merged);
+
+/// Reads each file of "paths" (ReadReportJson) and merges them. Errors name
+/// the file: "r.json: cannot read: No such file or directory", or those of
+/// ReadReportJson and MergeReports; all are kInvalidInput but for no paths.
+[[nodiscard]] Status MergeReportFiles(const std::vector<std::string>& paths, RunReport* merged);
+
+}  // namespace fleetreap

@@ -1,0 +1,52 @@
+// ReportTable: the human end-of-run report. Hosts with the same outcome are
+// gathered on one row and their names folded ClusterShell style
+// ("gpu[01-60]  clean  8/8 GPUs 0 MiB"), problems listed last, then a one-line
+// verdict. Pure functions of the report; thread-compatible.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fleetreap/report/host_outcome.h"
+#include "fleetreap/report/report.h"
+
+namespace fleetreap {
+
+struct TableStyle {
+  /// ANSI colours on the status words and the verdict. Decide it with
+  /// ShouldUseColor (terminal.h); never set it for files or pipes.
+  bool color = false;
+};
+
+/// One row per distinct outcome (see host_outcome.h), names folded with
+/// FoldHostNames, columns aligned, rows ordered clean, cleaned, would clean,
+/// dirty, failed, unreachable, not started, then the verdict line. Under a
+/// row, indented, the GpuAttentionLines of its hosts (prefixed "HOST: " when
+/// the row gathers several). Every line ends with '\n'. A run with no hosts
+/// renders only the verdict.
+std::string RenderTable(const RunReport& report, const TableStyle& style);
+
+/// One line per GPU of "host" (its last readings) that no cleaning can fix
+/// and a person must act on, in the words of nvidia-smi or the driver:
+/// "GPU 0000:B1:00.0 lost: Unable to determine the device handle for
+/// GPU0000:B1:00.0: Unknown Error" (a lost GPU nvidia-smi could not number
+/// is named by its bus id, see GpuLabel) and "GPU 3 needs recovery: driver
+/// asks for recovery: Reset (0 MiB used)". Control characters come escaped
+/// ("\x1b"), each line is capped; no '\n'.
+std::vector<std::string> GpuAttentionLines(const HostReport& host);
+
+/// The one-line verdict, without '\n':
+/// "READY: 64/64 hosts clean (3 cleaned) in 12.3 s (exit 0)",
+/// "NOT READY: 60/64 hosts clean, 1 dirty, 2 unreachable, 1 failed in 12.3 s (exit 3)",
+/// "DRY RUN: ..." for dry runs, "INTERRUPTED: ..." when Ctrl-C cut it short.
+std::string RenderVerdict(const RunReport& report, const TableStyle& style);
+
+/// The ANSI colour that marks "kind" on a terminal: green for clean and
+/// cleaned, cyan for would clean, yellow for dirty, red for failed and
+/// unreachable, magenta for not started.
+const char* OutcomeColor(OutcomeKind kind);
+
+/// "12.3 s": durations as the human reports print them.
+std::string FormatSeconds(std::chrono::milliseconds duration);
+
+}  // namespace fleetreap

@@ -1,0 +1,94 @@
+// FleetRunner: the bounded parallel fan-out. It takes every selected host
+// with its playbook, runs at most "forks" hosts at once on worker threads,
+// and on each one connects (retrying transient failures with backoff before
+// anything was done there), runs the escalation, and closes. A slow or dead
+// host occupies one slot, never the run; a host that fails never stops the
+// others. It never prints: progress goes to a FleetObserver, results into
+// the RunReport. RunFleet itself may be called from any thread; it blocks
+// until the run is over.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fleetreap/runner/fleet_observer.h"
+#include "fleetreap/inventory/host.h"
+#include "fleetreap/runner/host_cleaner.h"
+#include "fleetreap/cli/options.h"
+#include "fleetreap/escalation/playbook.h"
+#include "fleetreap/report/report.h"
+#include "fleetreap/transport/transport.h"
+
+namespace fleetreap {
+
+struct FleetPlan {
+  Host host;
+  std::shared_ptr<const Playbook> playbook;  // null: DefaultPlaybook()
+};
+
+struct FleetSettings {
+  int forks = 64;                               // hosts in flight at once (>= 1)
+  std::chrono::milliseconds connect_timeout{10000};  // informational; the
+                                                // factory's transports apply it
+  std::chrono::milliseconds command_timeout{60000};
+  std::chrono::milliseconds host_timeout{0};    // whole escalation on a host; 0: none
+  std::chrono::milliseconds deadline{0};        // whole run; 0: none
+  int retries = 2;                              // extra connect attempts, transient kinds
+  std::chrono::milliseconds retry_backoff{1000};  // first wait; doubles each retry
+  bool dry_run = false;
+  bool become = false;                          // --become; a host's own become also counts
+  std::vector<std::string> extra_protect;       // --protect
+  Scope scope;                                  // --gpus, --cgroup, Slurm
+  std::string tool_version;                     // copied into the RunReport
+  std::string playbook_name;                    // copied into the RunReport
+  std::string host_key_policy;                  // copied into the RunReport
+};
+
+/// The settings the command line asks for (forks, timeouts, retries, dry run,
+/// become, protect, the host key policy's name, "" under --local).
+/// tool_version and playbook_name are left to the caller.
+FleetSettings FleetSettingsFor(const Options& options);
+
+/// Makes the (not yet connected) transport for one host. Called on a worker
+/// thread; must be thread-safe. A null result fails the host (internal).
+using TransportFactory = std::function<std::unique_ptr<Transport>(const Host&)>;
+
+/// Runs the escalation on a connected transport: CleanHost, or a fake in tests.
+using HostCleanerFunction = std::function<HostReport(Transport&, const HostJob&)>;
+
+/// Runs every plan and returns the report with the hosts in input order.
+///
+/// Per host: Connect, retried up to settings.retries times with doubling
+/// backoff while the error IsTransient (refused, connect/banner timeout,
+/// connection lost) and the host's deadline allows; then "clean" (CleanHost
+/// by default) with a HostJob whose deadline is the earlier of --host-timeout
+/// and --deadline; then Close. A host that cannot be connected is reported
+/// kUnreachable (or kFailed for a non-network kind) with its ErrorKind and
+/// message. Name, address, port, attempts, a leading "connect" StepTiming and
+/// the total duration are always filled, and the transport's
+/// HostKeyFingerprint() whenever it has one.
+///
+/// Stopping: once "*stop_requested" is true (Ctrl-C) or the run deadline has
+/// passed, no new host is started; hosts already in flight finish (their own
+/// deadlines bound them). Hosts never started are left out of report.hosts
+/// and listed by name in report.not_started; report.interrupted is set when
+/// the stop came from "stop_requested". "observer" (may be null) and
+/// "stop_requested" (may be null) must outlive the call; observer calls come
+/// from worker threads.
+///
+/// Limits: --host-timeout and --deadline bound the escalation (through the
+/// job's deadline) and stop further connect retries, but one connect attempt
+/// in progress runs to its own connect timeout. The process's soft
+/// RLIMIT_NOFILE is raised (within the hard limit) to fit the workers.
+/// Workers block SIGINT, SIGTERM, SIGHUP and SIGPIPE: the caller's thread
+/// takes those signals (install the Ctrl-C handler there).
+RunReport RunFleet(const std::vector<FleetPlan>& plans, const FleetSettings& settings,
+                   const TransportFactory& make_transport, FleetObserver* observer,
+                   const std::atomic<bool>* stop_requested,
+                   const HostCleanerFunction& clean = CleanHost);
+
+}  // namespace fleetreap

@@ -1,0 +1,64 @@
+// HostCleaner: runs a playbook's escalation on one connected host and returns
+// the host's report. It is the runner that does the I/O for the decisions of
+// escalation.h: it asks NextAction what to do, runs the matching script of
+// remote_script.h over the Transport, folds the answer back into the view and
+// the history, and asks again until the ladder is done. It never prints.
+// One call per host; uses only the Transport and clock it is given; calls for
+// different hosts may run on different threads at the same time.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "fleetreap/inventory/host.h"
+#include "fleetreap/escalation/playbook.h"
+#include "fleetreap/report/report.h"
+#include "fleetreap/transport/transport.h"
+
+namespace fleetreap {
+
+/// The runner's time: "now" and waiting. Tests pass a fake that advances on
+/// SleepFor, so settle periods cost nothing. Must be safe to share between
+/// threads when the caller shares it.
+class CleanerClock {
+ public:
+  virtual ~CleanerClock() = default;
+  virtual std::chrono::steady_clock::time_point Now() = 0;
+  virtual void SleepFor(std::chrono::milliseconds duration) = 0;
+};
+
+/// steady_clock and std::this_thread::sleep_for. Thread-safe.
+CleanerClock& RealCleanerClock();
+
+struct HostJob {
+  const Host* host = nullptr;          // must outlive the call
+  const Playbook* playbook = nullptr;  // must outlive the call
+  bool dry_run = false;
+  bool become = false;                 // run commands under sudo -n
+  std::chrono::milliseconds command_timeout{60000};
+  /// Hard end for this host (--host-timeout, --deadline); max() for none.
+  std::chrono::steady_clock::time_point deadline =
+      std::chrono::steady_clock::time_point::max();
+  std::vector<std::string> extra_protect;  // --protect
+  Scope scope;                             // what the run may act on
+  /// nullptr: RealCleanerClock(). Must outlive the call.
+  CleanerClock* clock = nullptr;
+};
+
+/// Runs the escalation on "transport", which is already connected. Fills every
+/// field of the report except name, address, port and attempts, which the
+/// caller sets. Never throws; transport failures become the report's status:
+/// a sudo refusal is kFailed/kSudo, a command that ran out of time
+/// kFailed/kCommandTimeout, a lost session kFailed/kConnectionLost (the
+/// fleet runner decides about retrying), output past a limit of
+/// command_output.h kFailed/kParse, a channel closed without an exit status
+/// kFailed/kCommandFailed (each message starts with the step: "inspect: "),
+/// the deadline kFailed/kHostTimeout,
+/// nvidia-smi failing on the whole host kFailed/kCommandFailed with the
+/// tool's message in nvidia_smi_error. Otherwise the host is kClean when
+/// every GPU verified clean or protected_only, else kDirty. "rounds" counts
+/// signal waves. A dry run only inspects (and lists /dev/shm leftovers).
+HostReport CleanHost(Transport& transport, const HostJob& job);
+
+}  // namespace fleetreap

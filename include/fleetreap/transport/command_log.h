@@ -1,0 +1,55 @@
+// CommandLog: the per-host logs of --log-dir. It decorates each host's
+// Transport so that every connect, every command sent (with its timeout),
+// how it ended (exit code, signal, timeout), how long it took and what it
+// printed land in DIR/<host>.log, appended, one timestamped entry at a time.
+// Output past a cap per stream is cut with a note saying how much was left
+// out. The CommandLog is shared by every worker thread; each wrapped
+// transport writes only its own host's file, so hosts never interleave.
+// Thread-safe.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "fleetreap/base/status.h"
+#include "fleetreap/transport/transport.h"
+
+namespace fleetreap {
+
+class CommandLog {
+ public:
+  using WallClock = std::function<std::chrono::system_clock::time_point()>;
+
+  /// Output kept per stream and command before the log cuts it.
+  static constexpr size_t kDefaultMaxOutputBytes = 64 * 1024;
+
+  /// Creates "dir" (and missing parents). On failure returns kInternal:
+  ///   cannot create log directory /x/y: Permission denied
+  /// "clock" stamps the entries and times connects (tests pass a fake one).
+  static Status Open(const std::string& dir, std::unique_ptr<CommandLog>* log,
+                     WallClock clock = std::chrono::system_clock::now,
+                     size_t max_output_bytes = kDefaultMaxOutputBytes);
+
+  /// DIR/<name>.log, with every character outside [A-Za-z0-9._-] of the
+  /// host name replaced by '_' so a name can never leave the directory.
+  std::string PathFor(const std::string& host_name) const;
+
+  /// Returns a Transport that forwards every call to "inner" and logs it to
+  /// the file of "host_name". A file that cannot be opened costs the log, not
+  /// the host: calls still go through (and one warning goes to spdlog).
+  /// The CommandLog must outlive the returned transport.
+  std::unique_ptr<Transport> Wrap(const std::string& host_name,
+                                  std::unique_ptr<Transport> inner) const;
+
+ private:
+  CommandLog(std::string dir, WallClock clock, size_t max_output_bytes);
+
+  std::string dir_;
+  WallClock clock_;
+  size_t max_output_bytes_;
+};
+
+}  // namespace fleetreap

@@ -1,0 +1,141 @@
+// SshTransport: the Transport that reaches a host over SSH with libssh. One
+// connection per host for the whole run, one channel per command. It never
+// prompts: host keys are checked against the known_hosts files by policy, and
+// authentication uses only keys (explicit identities, ssh-agent, the default
+// keys in ~/.ssh). Every failure is classified into the ErrorKinds of
+// status.h where libssh reports it, and nowhere else.
+// Only src/ssh_transport*.cc and src/ssh_known_hosts.cc include libssh.
+// Like every Transport it is used by one thread at a time; not thread-safe.
+// Different SshTransports may live in different threads at once.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fleetreap/transport/command_output.h"
+#include "fleetreap/inventory/host.h"
+#include "fleetreap/cli/options.h"
+#include "fleetreap/transport/ssh_config_lookup.h"
+#include "fleetreap/transport/ssh_known_hosts.h"
+#include "fleetreap/transport/transport.h"
+
+namespace fleetreap {
+
+struct SshTransportOptions {
+  std::string name;                 // inventory name, for messages ("gpu07")
+  std::string address;              // what to connect to (ansible_host)
+  int port = 22;
+  std::string user;                 // "" means the local user
+  std::vector<std::string> identity_files;  // tried first, in order
+  bool use_default_keys = true;     // then ~/.ssh/id_ed25519, id_ecdsa, id_rsa
+  /// And ssh-agent: $SSH_AUTH_SOCK, or the config's IdentityAgent. Every
+  /// exchange with it ends by the connect deadline (ssh_agent_socket.h).
+  bool use_agent = true;
+  /// The user's known_hosts file, the only one accept-new writes to. ""
+  /// means the config's UserKnownHostsFile (with use_ssh_config), else
+  /// ~/.ssh/known_hosts and ~/.ssh/known_hosts2 (new keys go to the first).
+  std::string known_hosts;
+  /// Read too, never written; the config's GlobalKnownHostsFile replaces them.
+  std::vector<std::string> global_known_hosts{"/etc/ssh/ssh_known_hosts",
+                                              "/etc/ssh/ssh_known_hosts2"};
+  HostKeyPolicy host_key_policy = HostKeyPolicy::kStrict;
+  std::chrono::milliseconds connect_timeout{10000};
+  /// Read OpenSSH config (HostName, User, Port, IdentityFile, ProxyJump,
+  /// ProxyCommand; HostKeyAlias, UserKnownHostsFile, GlobalKnownHostsFile and
+  /// IdentityAgent through ssh_config_lookup.h) before the explicit values,
+  /// which win. A ProxyCommand
+  /// (and the "ssh -W" one libssh 0.10 makes of a ProxyJump) is run by
+  /// fleetreap (proxy_command.h), bounded by the connect timeout like a direct
+  /// connection; a proxy that says nothing reads as connect_timeout, since
+  /// the TCP connect happens beyond it.
+  bool use_ssh_config = false;
+  /// The config file for use_ssh_config; "" means ~/.ssh/config (from the
+  /// passwd entry, not $HOME) and the system-wide ssh_config.
+  std::string ssh_config_file;
+  OutputLimits output_limits;       // per command; past them it is stopped
+  /// Extra time the controller waits past a command's timeout for the remote
+  /// "timeout -k" to end it before giving up on the channel.
+  std::chrono::milliseconds command_grace{5000};
+};
+
+class SshTransport : public Transport {
+ public:
+  explicit SshTransport(SshTransportOptions options);
+  ~SshTransport() override;
+  SshTransport(const SshTransport&) = delete;
+  SshTransport& operator=(const SshTransport&) = delete;
+
+  /// TCP (with bounded name resolution), SSH banner, key exchange, host key,
+  /// authentication, all within connect_timeout. The host key is judged
+  /// against every known_hosts file OpenSSH would read (the user's, the
+  /// global ones, the config's, under its HostKeyAlias); accept-new appends
+  /// only a key no file knows, and only to the user's file. Errors: kDns,
+  /// kRefused, kConnectTimeout, kBannerTimeout, kKex, kHostKey (unknown under
+  /// strict; changed or @revoked in any file under any policy but off, naming
+  /// the host, the offered SHA256 fingerprint and the file:line), kAuth
+  /// (including an encrypted identity with no agent, and an agent that did
+  /// not answer by the deadline), kConnectionLost. A second call after
+  /// a failure starts from scratch. An earlier "not_after" shortens the
+  /// whole attempt, and the timeout messages name the shorter bound.
+  Status Connect(std::chrono::steady_clock::time_point not_after) override;
+
+  /// Opens a channel and execs "command" as given (callers bound it on the
+  /// remote side with BoundedCommand). Stdout and stderr are drained together
+  /// as they arrive, each up to its output_limits. Ends as kExited, kSignaled
+  /// (exit-signal), kTimedOut (no end within "timeout" plus command_grace;
+  /// the channel is then abandoned), kOutputLimit (a stream went past its
+  /// limit: the channel is closed at once, so the command's next write
+  /// fails), kNoStatus (the channel closed, the session alive, without an
+  /// exit status or signal), kConnectionLost (the session died), or
+  /// kNotStarted (not connected, channel refused).
+  CommandResult Run(const std::string& command,
+                    std::chrono::milliseconds timeout) override;
+
+  void Close() override;
+
+  /// "root@10.0.0.7:22"
+  std::string Describe() const override;
+
+  /// The server's "SHA256:..." fingerprint once key exchange is done.
+  std::string HostKeyFingerprint() const override { return fingerprint_; }
+
+ private:
+  struct Session;  // the libssh handles; defined in ssh_transport.cc
+
+  // Reads the config's host key settings and every known_hosts entry for the
+  // target, and gives libssh (which uses it only to prefer the key types the
+  // host is known by) a memfd owned by "state" with those keys.
+  Status PrepareKnownHosts(Session* state);
+  // Runs the config's ProxyCommand (ours, not libssh's, so it is bounded)
+  // and waits for the banner through it.
+  Status StartProxy(const std::string& proxy, Session* state,
+                    std::chrono::steady_clock::time_point deadline, const std::string& where);
+  Status VerifyHostKey();
+  Status Authenticate(std::chrono::steady_clock::time_point deadline);
+
+  SshTransportOptions options_;
+  std::unique_ptr<Session> session_;
+  std::string fingerprint_;
+  std::string target_host_;  // after ssh config: what known_hosts is keyed by
+  int target_port_ = 22;
+  SshConfigValues config_;   // what ssh_config_lookup found for this host
+  std::vector<std::string> user_known_hosts_;    // accept-new writes to the first
+  std::vector<std::string> global_known_hosts_;
+  std::string known_hosts_name_;  // HostKeyAlias, or KnownHostsName(target)
+  std::vector<KnownHostsRecord> known_records_;
+};
+
+/// The warning a run under "options" prints once, before any host: with
+/// --host-key-policy off (and SSH) it says that no host is authenticated and
+/// where the offered keys are recorded; "" otherwise.
+std::string HostKeyPolicyWarning(const Options& options);
+
+/// The options for reaching "host" under the command line "options": the
+/// inventory's user and key file win over --user and --identity (as in
+/// Ansible), and both keys are tried when both are given.
+SshTransportOptions SshOptionsFor(const Host& host, const Options& options);
+
+}  // namespace fleetreap

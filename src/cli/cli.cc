@@ -1,0 +1,281 @@
+#include "fleetreap/cli/cli.h"
+
+#include <boost/program_options.hpp>
+#include <sstream>
+#include <vector>
+
+#include "cli_output.h"
+#include "fleetreap/base/duration.h"
+
+namespace po = boost::program_options;
+
+namespace fleetreap {
+namespace {
+
+constexpr unsigned kHelpWidth = 110;
+
+struct RawFlags {
+  std::string connect_timeout = "10s";
+  std::string command_timeout = "60s";
+  std::string host_timeout = "0";
+  std::string deadline = "0";
+  std::string host_key_policy = "strict";
+};
+
+po::options_description Describe(Options* o, RawFlags* raw) {
+  po::options_description selection("Selection", kHelpWidth, kHelpWidth / 2);
+  selection.add_options()
+      ("hosts,i", po::value(&o->hosts_file)->value_name("FILE"),
+       "Ansible inventory, YAML or INI (group_vars/, host_vars/ beside it); "
+       "slurm:PARTITION: the partition's nodes (sinfo)")
+      ("limit,l", po::value(&o->limit)->value_name("PATTERN"),
+       "Ansible host pattern: groups, globs, ~regex, g[0], ',' ':' '&' '!'; ranges, @FILE")
+      ("list-hosts", po::bool_switch(&o->list_hosts),
+       "print the selected hosts and exit (-v: all settings, --json -: JSON)")
+      ("local", po::bool_switch(&o->local),
+       "run the escalation on this machine, without SSH (epilog, DaemonSet)");
+
+  po::options_description connection("Connection", kHelpWidth, kHelpWidth / 2);
+  connection.add_options()
+      ("forks,f", po::value(&o->forks)->value_name("N")->default_value(64),
+       "hosts in flight at once")
+      ("connect-timeout", po::value(&raw->connect_timeout)->value_name("DUR"),
+       "TCP, banner, key exchange and authentication, ssh-agent included "
+       "(default 10s)")
+      ("command-timeout", po::value(&raw->command_timeout)->value_name("DUR"),
+       "each remote command, also enforced on the host (default 60s)")
+      ("host-timeout", po::value(&raw->host_timeout)->value_name("DUR"),
+       "the whole escalation on one host (default: none)")
+      ("deadline", po::value(&raw->deadline)->value_name("DUR"),
+       "the whole run (default: none)")
+      ("retries", po::value(&o->retries)->value_name("N")->default_value(2),
+       "retries of transient connection errors, with backoff")
+      ("user,u", po::value(&o->user)->value_name("USER"),
+       "login user for hosts that set none (default: local user)")
+      ("identity", po::value(&o->identity)->value_name("FILE"),
+       "private key (the inventory's key file wins for its hosts)")
+      ("known-hosts", po::value(&o->known_hosts)->value_name("FILE"),
+       "your known_hosts file, the one accept-new writes (default "
+       "~/.ssh/known_hosts); /etc/ssh/ssh_known_hosts is read too")
+      ("host-key-policy", po::value(&raw->host_key_policy)->value_name("POLICY"),
+       "strict | accept-new | off (default strict)")
+      ("no-agent", po::bool_switch(&o->no_agent),
+       "never ask ssh-agent for keys")
+      ("ssh-config", po::bool_switch(&o->ssh_config),
+       "read ~/.ssh/config (User, Port, IdentityFile, ProxyJump, ProxyCommand)")
+      ("ssh-config-file", po::value(&o->ssh_config_file)->value_name("FILE"),
+       "read this OpenSSH config instead (implies --ssh-config)")
+      ("become,b", po::bool_switch(&o->become),
+       "run host commands under sudo -n");
+
+  po::options_description escalation("Escalation", kHelpWidth, kHelpWidth / 2);
+  escalation.add_options()
+      ("playbook,p", po::value(&o->playbook)->value_name("FILE"),
+       "playbook YAML (default: the built-in playbooks/default.yaml)")
+      ("dry-run,n", po::bool_switch(&o->dry_run),
+       "inspect only; report what would be signalled and removed")
+      ("protect", po::value(&o->protect)->value_name("NAME|PATH")->composing(),
+       "never signal this executable (repeatable), on top of the defaults")
+      ("gpus", po::value(&o->gpus)->value_name("LIST"),
+       "act only on holders whose GPUs are all in LIST (0,2,4-7)")
+      ("cgroup", po::value(&o->cgroup)->value_name("PATH"),
+       "act only on processes in this cgroup subtree (/system.slice/x.service)")
+      ("spare-pods", po::bool_switch(&o->spare_pods),
+       "never act on a process that a Kubernetes pod owns (its cgroup names the pod)");
+
+  po::options_description output("Output", kHelpWidth, kHelpWidth / 2);
+  AddReportFlags(output.add_options(), o);
+  output.add_options()
+      ("log-dir", po::value(&o->log_dir)->value_name("DIR"),
+       "write one log per host: every command, exit code, output")
+      ("quiet,q", po::bool_switch(&o->quiet), "only the final table and errors")
+      (",v", "more log detail on stderr; -vv for debug");
+
+  po::options_description general("General", kHelpWidth, kHelpWidth / 2);
+  general.add_options()
+      ("help,h", "print this help and exit")
+      ("version,V", "print the version and exit");
+
+  po::options_description all(kHelpWidth, kHelpWidth / 2);
+  all.add(selection).add(connection).add(escalation).add(output).add(general);
+  return all;
+}
+
+bool ParseFlagDuration(const std::string& flag, const std::string& text,
+                       std::chrono::milliseconds* out, std::string* error) {
+  if (ParseDuration(text, out)) return true;
+  *error = "--" + flag + ": invalid duration \"" + text +
+           "\" (use e.g. 10s, 500ms, 2m)";
+  return false;
+}
+
+}  // namespace
+
+CliResult ParseCommandLine(int argc, const char* const* argv) {
+  if (argc > 1 && std::string(argv[1]) == "merge") {
+    return ParseMergeCommandLine(argc - 1, argv + 1);
+  }
+  CliResult result;
+  RawFlags raw;
+  po::options_description desc = Describe(&result.options, &raw);
+
+  // -v, -vv and -vvv are counted here; Program_options has no counting flag.
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--verbose") {
+      ++result.options.verbosity;
+    } else if (arg.size() >= 2 && arg[0] == '-' &&
+               arg.find_first_not_of('v', 1) == std::string::npos) {
+      result.options.verbosity += static_cast<int>(arg.size()) - 1;
+    } else {
+      args.push_back(arg);
+    }
+  }
+
+  po::variables_map vm;
+  try {
+    po::parsed_options parsed = po::command_line_parser(args).options(desc).run();
+    // Without this, Program_options would drop a stray word silently
+    // ("--ssh-config my_config" would ignore my_config).
+    for (const std::string& word : po::collect_unrecognized(parsed.options,
+                                                            po::include_positional)) {
+      result.action = CliAction::kUsageError;
+      result.error = "unexpected argument '" + word + "' (every value belongs to a flag)";
+      return result;
+    }
+    po::store(parsed, vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    result.action = CliAction::kUsageError;
+    result.error = e.what();
+    return result;
+  }
+
+  if (vm.count("help")) {
+    result.action = CliAction::kHelp;
+    return result;
+  }
+  if (vm.count("version")) {
+    result.action = CliAction::kVersion;
+    return result;
+  }
+
+  Options& o = result.options;
+  std::string& error = result.error;
+  result.action = CliAction::kUsageError;
+  if (!ParseFlagDuration("connect-timeout", raw.connect_timeout,
+                         &o.connect_timeout, &error) ||
+      !ParseFlagDuration("command-timeout", raw.command_timeout,
+                         &o.command_timeout, &error) ||
+      !ParseFlagDuration("host-timeout", raw.host_timeout, &o.host_timeout,
+                         &error) ||
+      !ParseFlagDuration("deadline", raw.deadline, &o.deadline, &error)) {
+    return result;
+  }
+  if (o.connect_timeout.count() == 0 || o.command_timeout.count() == 0) {
+    error = "--connect-timeout and --command-timeout must be above zero";
+    return result;
+  }
+  if (raw.host_key_policy == "strict") {
+    o.host_key_policy = HostKeyPolicy::kStrict;
+  } else if (raw.host_key_policy == "accept-new") {
+    o.host_key_policy = HostKeyPolicy::kAcceptNew;
+  } else if (raw.host_key_policy == "off") {
+    o.host_key_policy = HostKeyPolicy::kOff;
+  } else {
+    error = "--host-key-policy: expected strict, accept-new or off, got \"" +
+            raw.host_key_policy + "\"";
+    return result;
+  }
+  if (o.forks < 1 || o.forks > 4096) {
+    error = "--forks: must be 1 to 4096, got " + std::to_string(o.forks);
+    return result;
+  }
+  if (o.retries < 0 || o.retries > 10) {
+    error = "--retries: must be 0 to 10, got " + std::to_string(o.retries);
+    return result;
+  }
+  if (o.quiet && o.verbosity > 0) {
+    error = "--quiet and -v cannot be used together";
+    return result;
+  }
+  error = CheckReportFlags(o);
+  if (!error.empty()) return result;
+  if (o.local && !o.hosts_file.empty()) {
+    error = "--local and --hosts cannot be used together";
+    return result;
+  }
+  if (!o.local && o.hosts_file.empty()) {
+    error = "no hosts: give --hosts FILE (or --local for this machine)";
+    return result;
+  }
+  if (o.local && !o.limit.empty()) {
+    error = "--limit needs --hosts";
+    return result;
+  }
+  Scope scope;
+  Status scoped = ScopeFromOptions(o, "", "", &scope);
+  if (!scoped.ok()) {
+    error = scoped.message();
+    return result;
+  }
+  result.action = CliAction::kRun;
+  result.error.clear();
+  return result;
+}
+
+Status ScopeFromOptions(const Options& options, const std::string& slurm_job_id,
+                        const std::string& slurm_job_gpus, Scope* scope) {
+  *scope = Scope();
+  if (!options.cgroup.empty() && options.cgroup[0] != '/') {
+    return Status::Error(ErrorKind::kUsage,
+                         "--cgroup: \"" + options.cgroup + "\" is not a cgroup path (/...)");
+  }
+  if (options.gpus.empty() && options.cgroup.empty()) {
+    Status status = Status::Ok();
+    if (options.local && !slurm_job_id.empty()) {
+      status = SlurmScope(slurm_job_id, slurm_job_gpus, scope);
+    } else if (options.spare_pods) {
+      scope->source = "flags";
+    }
+    scope->spare_pods = options.spare_pods;
+    return status;
+  }
+  if (!options.gpus.empty()) {
+    std::vector<int> gpus;
+    Status status = ParseGpuList(options.gpus, "--gpus", &gpus);
+    if (!status.ok()) return status;
+    scope->gpus = gpus;
+  }
+  scope->cgroup = options.cgroup;
+  scope->source = "flags";
+  scope->spare_pods = options.spare_pods;
+  return Status::Ok();
+}
+
+std::string HelpText() {
+  Options options;
+  RawFlags raw;
+  std::ostringstream text;
+  text << "Usage: fleetreap --hosts INVENTORY [options]\n"
+          "       fleetreap --local [options]\n"
+          "       fleetreap merge [output options] REPORT.json...  (see merge --help)\n\n"
+          "Empties every GPU of every selected host: stops units, signals the\n"
+          "processes that hold /dev/nvidia* (TERM, then KILL), re-scans for\n"
+          "stragglers, removes /dev/shm leftovers and verifies with nvidia-smi.\n"
+          "Protected daemons (nvidia-persistenced, nv-hostengine, ...) are never\n"
+          "signalled.\n"
+       << Describe(&options, &raw)
+       << "\nExit status:\n"
+          "  0   every selected host is clean\n"
+          "  1   (bit) at least one reached host is not clean\n"
+          "  2   (bit) at least one host was unreachable or failed; 3 = both\n"
+          "  64  usage error (flags)\n"
+          "  65  invalid inventory or playbook, or a report merge cannot read\n"
+          "  70  internal error\n"
+          "  A dry run exits 0 unless a host could not be inspected.\n";
+  return text.str();
+}
+
+}  // namespace fleetreap

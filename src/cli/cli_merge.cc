@@ -1,0 +1,81 @@
+// The command line of `fleetreap merge`: report files as positional
+// arguments, and the output flags of a run. Part of the Cli module
+// (cli.h); pure apart from reading argv; thread-compatible.
+#include <boost/program_options.hpp>
+#include <sstream>
+
+#include "cli_output.h"
+#include "fleetreap/cli/cli.h"
+
+namespace po = boost::program_options;
+
+namespace fleetreap {
+namespace {
+
+constexpr unsigned kHelpWidth = 110;
+
+po::options_description DescribeMerge(Options* o) {
+  po::options_description output("Output", kHelpWidth, kHelpWidth / 2);
+  AddReportFlags(output.add_options(), o);
+  output.add_options()
+      ("expect", po::value(&o->merge_expect)->value_name("FILE"),
+       "hosts that must have a report, one per line; a missing one is 'not started'")
+      ("help,h", "print this help and exit");
+  return output;
+}
+
+}  // namespace
+
+CliResult ParseMergeCommandLine(int argc, const char* const* argv) {
+  CliResult result;
+  Options& o = result.options;
+  po::options_description desc = DescribeMerge(&o);
+  po::options_description hidden;
+  hidden.add_options()("report", po::value(&o.merge_reports)->composing());
+  po::options_description all;
+  all.add(desc).add(hidden);
+  po::positional_options_description positional;
+  positional.add("report", -1);
+
+  result.action = CliAction::kUsageError;
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(),
+              vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    result.error = std::string("merge: ") + e.what();
+    return result;
+  }
+  if (vm.count("help")) {
+    result.action = CliAction::kHelp;
+    return result;
+  }
+  if (o.merge_reports.empty()) {
+    result.error = "merge: no reports given (fleetreap merge REPORT.json...)";
+    return result;
+  }
+  const std::string error = CheckReportFlags(o);
+  if (!error.empty()) {
+    result.error = "merge: " + error;
+    return result;
+  }
+  result.action = CliAction::kMerge;
+  return result;
+}
+
+std::string MergeHelpText() {
+  Options options;
+  std::ostringstream text;
+  text << "Usage: fleetreap merge [options] REPORT.json...\n\n"
+          "Joins JSON reports (each from `fleetreap --local --json`, one per node)\n"
+          "into one fleet report: the same table, JSON, JUnit, Markdown and\n"
+          "failed-hosts outputs and exit status as one run over those hosts.\n"
+          "A host may appear in one report only; dry runs and real runs do not mix.\n\n"
+       << DescribeMerge(&options)
+       << "\nExit status: as a run (0 clean, bits 1 and 2), 64 usage error,\n"
+          "65 a report that cannot be read (the message names the file).\n";
+  return text.str();
+}
+
+}  // namespace fleetreap

@@ -1,0 +1,204 @@
+#include "fleetreap/cli/progress.h"
+
+#include <spdlog/details/log_msg.h>
+#include <spdlog/sinks/base_sink.h>
+
+#include <algorithm>
+
+#include "fleetreap/report/host_outcome.h"
+#include "fleetreap/report/report_table.h"
+#include "fleetreap/report/terminal.h"
+
+namespace fleetreap {
+namespace {
+
+const char* kClearLine = "\r\033[K";
+
+class ProgressLogSink : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  explicit ProgressLogSink(Progress* progress) : progress_(progress) {}
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& message) override {
+    spdlog::memory_buf_t formatted;
+    formatter_->format(message, formatted);
+    progress_->PrintAbove(std::string(formatted.data(), formatted.size()));
+  }
+  void flush_() override {}
+
+ private:
+  Progress* progress_;
+};
+
+}  // namespace
+
+ProgressStyle ProgressStyleFor(const Options& options, std::FILE* stream) {
+  ProgressStyle style;
+  style.live = IsTerminal(stream);
+  style.color = ShouldUseColorFor(stream, options.color);
+  style.dry_run = options.dry_run;
+  style.width = TerminalWidth(stream);
+  style.tick = std::chrono::milliseconds(250);
+  return style;
+}
+
+Progress::Progress(std::FILE* out, ProgressStyle style, Clock clock)
+    : out_(out), style_(style), clock_(std::move(clock)) {}
+
+Progress::~Progress() { StopTicker(); }
+
+void Progress::RunStarted(int total) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    start_ = clock_();
+    running_ = true;
+    total_ = total;
+    if (style_.live) DrawLocked();
+  }
+  if (style_.tick.count() > 0 && !ticker_.joinable()) {
+    ticker_ = std::thread([this] {
+      std::unique_lock<std::mutex> lock(mu_);
+      while (!stop_cv_.wait_for(lock, style_.tick, [this] { return stop_; })) {
+        if (!running_) continue;
+        CheckStopLocked();
+        if (style_.live) DrawLocked();
+      }
+    });
+  }
+}
+
+void Progress::HostStarted(const Host& host) {
+  (void)host;
+  std::lock_guard<std::mutex> lock(mu_);
+  CheckStopLocked();
+  ++started_;
+  if (style_.live) DrawLocked();
+}
+
+void Progress::HostFinished(const HostReport& report) {
+  HostOutcome outcome = OutcomeOf(report, style_.dry_run);
+  std::lock_guard<std::mutex> lock(mu_);
+  CheckStopLocked();
+  ++finished_;
+  switch (report.status) {
+    case HostStatus::kClean: ++clean_; break;
+    case HostStatus::kDirty: ++dirty_; break;
+    case HostStatus::kUnreachable: ++unreachable_; break;
+    case HostStatus::kFailed: ++failed_; break;
+  }
+  std::string label = OutcomeKindLabel(outcome.kind);
+  if (style_.color) label = OutcomeColor(outcome.kind) + label + "\033[0m";
+  std::string line = report.name + " " + label + ": " + outcome.detail + " (" +
+                     FormatSeconds(report.duration) + ")";
+  if (!style_.live) {
+    std::fprintf(out_, "[%d/%d] %s\n", finished_, total_, line.c_str());
+    std::fflush(out_);
+    return;
+  }
+  // On a terminal only problems get a permanent line; the rest is the count.
+  if (outcome.kind != OutcomeKind::kClean && outcome.kind != OutcomeKind::kCleaned) {
+    ClearLocked();
+    std::fprintf(out_, "%s\n", line.c_str());
+  }
+  DrawLocked();
+}
+
+void Progress::RunFinished() {
+  StopTicker();
+  std::lock_guard<std::mutex> lock(mu_);
+  CheckStopLocked();
+  running_ = false;
+  if (style_.live) ClearLocked();
+  std::fflush(out_);
+}
+
+void Progress::Interrupted() {
+  std::lock_guard<std::mutex> lock(mu_);
+  InterruptedLocked();
+}
+
+void Progress::WatchStopFlag(const std::atomic<bool>* stop) {
+  std::lock_guard<std::mutex> lock(mu_);
+  stop_flag_ = stop;
+}
+
+void Progress::CheckStopLocked() {
+  if (stop_flag_ != nullptr && stop_flag_->load()) InterruptedLocked();
+}
+
+void Progress::InterruptedLocked() {
+  if (interrupted_) return;
+  interrupted_ = true;
+  int in_flight = std::max(0, started_ - finished_);
+  if (style_.live) ClearLocked();
+  std::fprintf(out_, "interrupted: starting no new hosts, waiting for %d in flight\n",
+               in_flight);
+  if (style_.live && running_) DrawLocked();
+  std::fflush(out_);
+}
+
+void Progress::PrintAbove(const std::string& text) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (style_.live) ClearLocked();
+  std::fputs(text.c_str(), out_);
+  if (style_.live && running_) DrawLocked();
+  std::fflush(out_);
+}
+
+std::shared_ptr<spdlog::sinks::sink> MakeProgressLogSink(Progress* progress) {
+  return std::make_shared<ProgressLogSink>(progress);
+}
+
+void Progress::Tick() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!running_) return;
+  CheckStopLocked();
+  if (style_.live) DrawLocked();
+}
+
+std::string Progress::StatusLine() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return StatusLineLocked();
+}
+
+std::string Progress::StatusLineLocked() const {
+  int in_flight = std::max(0, started_ - finished_);
+  int pending = std::max(0, total_ - std::max(started_, finished_));
+  auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
+      running_ ? clock_() - start_ : std::chrono::milliseconds(0));
+  std::string line = std::to_string(finished_) + "/" + std::to_string(total_) +
+                     " done, " + std::to_string(in_flight) + " in flight, " +
+                     std::to_string(pending) + " pending | " +
+                     std::to_string(clean_) + " clean, " + std::to_string(dirty_) +
+                     " dirty, " + std::to_string(unreachable_) + " unreachable, " +
+                     std::to_string(failed_) + " failed | " + FormatSeconds(elapsed);
+  if (interrupted_) line += " | interrupted";
+  return line;
+}
+
+void Progress::DrawLocked() {
+  std::string line = StatusLineLocked();
+  if (style_.width > 1 && static_cast<int>(line.size()) > style_.width - 1) {
+    line.resize(static_cast<size_t>(style_.width - 1));
+  }
+  std::fprintf(out_, "%s%s", kClearLine, line.c_str());
+  std::fflush(out_);
+  line_drawn_ = true;
+}
+
+void Progress::ClearLocked() {
+  if (!line_drawn_) return;
+  std::fputs(kClearLine, out_);
+  line_drawn_ = false;
+}
+
+void Progress::StopTicker() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  stop_cv_.notify_all();
+  if (ticker_.joinable()) ticker_.join();
+}
+
+}  // namespace fleetreap

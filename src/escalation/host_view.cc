@@ -1,0 +1,159 @@
+#include "fleetreap/escalation/host_view.h"
+
+#include <algorithm>
+
+namespace fleetreap {
+
+void MergeHolderScan(const std::vector<Holder>& scanned, const ProtectList& protect,
+                     const Scope& scope, int waves, std::vector<TrackedHolder>* holders) {
+  for (TrackedHolder& t : *holders) t.present = false;
+  for (const Holder& h : scanned) {
+    auto it = std::find_if(holders->begin(), holders->end(), [&](const TrackedHolder& t) {
+      return t.holder.pid == h.pid && t.holder.start_time == h.start_time;
+    });
+    if (it != holders->end()) {
+      HolderFate fate = it->holder.fate;
+      Holder before = it->holder;
+      it->holder = h;
+      it->holder.fate = fate == HolderFate::kGone ? HolderFate::kObserved : fate;
+      it->holder.protected_by = before.protected_by;
+      it->holder.named_like = before.named_like;
+      it->holder.out_of_scope = before.out_of_scope;
+      if (h.owner.unit_restart.empty()) it->holder.owner.unit_restart = before.owner.unit_restart;
+      int round = before.round;
+      it->holder.round = round;
+      it->present = true;
+      continue;
+    }
+    TrackedHolder t;
+    t.holder = h;
+    t.holder.round = waves + 1;
+    // A scan may already know (a PID this /proc does not show).
+    if (h.protected_by.empty()) {
+      ProtectDecision decision = protect.Judge(h);
+      t.holder.protected_by = decision.reason;
+      t.holder.named_like = decision.named_like;
+    }
+    t.holder.fate = t.holder.protected_by.empty() ? HolderFate::kObserved
+                                                  : HolderFate::kProtected;
+    if (t.holder.protected_by.empty()) {
+      t.holder.out_of_scope = OutOfScopeReason(t.holder, scope);
+      if (!t.holder.out_of_scope.empty()) t.holder.fate = HolderFate::kOutOfScope;
+    }
+    holders->push_back(t);
+  }
+  for (TrackedHolder& t : *holders) {
+    if (t.present) continue;
+    if (t.holder.fate == HolderFate::kProtected || t.holder.fate == HolderFate::kOutOfScope) {
+      continue;
+    }
+    t.holder.fate = FateAfterExit(t);
+  }
+}
+
+std::vector<std::string> UnitsSafeToStop(const std::vector<std::string>& active,
+                                         const std::map<std::string, UnitProperties>& props,
+                                         const std::string& self_cgroup,
+                                         const std::vector<TrackedHolder>& holders,
+                                         std::vector<std::string>* skipped) {
+  std::vector<std::string> safe;
+  for (const std::string& unit : active) {
+    std::string reason = ProtectedUnitReason(unit);
+    auto found = props.find(unit);
+    if (reason.empty() && found != props.end()) {
+      const UnitProperties& p = found->second;
+      if (!p.control_group.empty() && CgroupIsUnder(self_cgroup, p.control_group)) {
+        reason = "fleetreap's own session runs in it";
+      }
+      for (const TrackedHolder& t : holders) {
+        if (!reason.empty()) break;
+        if (t.holder.fate != HolderFate::kProtected) continue;
+        bool inside = (p.main_pid > 0 && t.holder.pid == p.main_pid) ||
+                      (!p.control_group.empty() &&
+                       CgroupIsUnder(t.holder.owner.cgroup, p.control_group));
+        if (inside) {
+          reason = "it runs protected " + t.holder.protected_by + " (pid " +
+                   std::to_string(t.holder.pid) + ")";
+        }
+      }
+    }
+    if (reason.empty()) {
+      safe.push_back(unit);
+    } else {
+      skipped->push_back(unit + ": " + reason);
+    }
+  }
+  return safe;
+}
+
+bool ReadRowsBesideLostGpus(const std::string& out, std::vector<GpuReading>* gpus) {
+  std::string rows;
+  size_t start = 0;
+  while (start < out.size()) {
+    size_t end = out.find('\n', start);
+    if (end == std::string::npos) end = out.size();
+    std::string line = out.substr(start, end - start);
+    LostGpu lost;
+    if (!ParseLostGpuLine(line, &lost)) rows += line + "\n";
+    start = end + 1;
+  }
+  GpuQueryResult healthy;
+  if (!ParseGpuQuery(rows, "", 0, GpuQueryFields(), &healthy).ok() ||
+      healthy.gpus.empty()) {
+    return false;
+  }
+  for (const GpuReading& gpu : healthy.gpus) gpus->push_back(gpu);
+  return true;
+}
+
+void NumberTheLostGpu(int expected, std::vector<GpuReading>* gpus) {
+  GpuReading* lost = nullptr;
+  int unnumbered = 0;
+  std::vector<bool> seen(expected > 0 ? expected : 0, false);
+  for (GpuReading& gpu : *gpus) {
+    if (gpu.index < 0 && gpu.state == GpuState::kLost) {
+      lost = &gpu;
+      ++unnumbered;
+    } else if (gpu.index >= 0 && gpu.index < expected) {
+      seen[gpu.index] = true;
+    }
+  }
+  if (unnumbered != 1 || std::count(seen.begin(), seen.end(), false) != 1) return;
+  lost->index = static_cast<int>(std::find(seen.begin(), seen.end(), false) - seen.begin());
+}
+
+std::vector<int> GpusHeldOnlyByProtected(const std::vector<TrackedHolder>& holders,
+                                         const std::vector<GpuReading>& gpus) {
+  std::vector<int> suspects;
+  for (const GpuReading& gpu : gpus) {
+    if (gpu.state != GpuState::kBusy || gpu.index < 0) continue;
+    bool unprotected = false;
+    for (const TrackedHolder& t : holders) {
+      bool holds = std::count(t.holder.gpus.begin(), t.holder.gpus.end(), gpu.index) > 0;
+      if (t.present && holds && t.holder.fate != HolderFate::kProtected) unprotected = true;
+    }
+    if (!unprotected) suspects.push_back(gpu.index);
+  }
+  return suspects;
+}
+
+void MarkGhostsWithoutApps(const std::vector<int>& suspects,
+                           const std::vector<ComputeApp>& apps,
+                           std::vector<GpuReading>* gpus) {
+  for (GpuReading& gpu : *gpus) {
+    if (std::find(suspects.begin(), suspects.end(), gpu.index) == suspects.end()) continue;
+    bool used = false;
+    for (const ComputeApp& app : apps) {
+      used = used || (!gpu.uuid.empty() && app.gpu_uuid == gpu.uuid) ||
+             (!gpu.bus_id.empty() &&
+              NormalizeBusId(app.gpu_bus_id) == NormalizeBusId(gpu.bus_id));
+    }
+    if (used) continue;
+    gpu.state = GpuState::kGhost;
+    gpu.detail = std::to_string(gpu.used_mib.value_or(0)) +
+                 " MiB used by no process (protected daemons hold the device): "
+                 "needs a GPU reset or a reboot";
+  }
+}
+
+}  // namespace fleetreap

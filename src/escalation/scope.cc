@@ -1,0 +1,158 @@
+#include "fleetreap/escalation/scope.h"
+
+#include <algorithm>
+#include <set>
+
+#include "fleetreap/model/process_owner.h"
+#include "fleetreap/model/gpu_reading.h"
+#include "fleetreap/model/holder.h"
+
+namespace fleetreap {
+
+namespace {
+
+bool ParseIndex(const std::string& text, int* value) {
+  if (text.empty() || text.size() > 4) return false;
+  int n = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    n = n * 10 + (c - '0');
+  }
+  *value = n;
+  return true;
+}
+
+// "0-3,5" for the report.
+std::string FoldIndexes(const std::vector<int>& indexes) {
+  std::string out;
+  for (size_t i = 0; i < indexes.size();) {
+    size_t j = i;
+    while (j + 1 < indexes.size() && indexes[j + 1] == indexes[j] + 1) ++j;
+    out += (out.empty() ? "" : ",") + std::to_string(indexes[i]) +
+           (j > i ? "-" + std::to_string(indexes[j]) : "");
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+Status ParseGpuList(const std::string& text, const std::string& flag, std::vector<int>* gpus) {
+  std::set<int> seen;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string::npos) comma = text.size();
+    std::string item = text.substr(start, comma - start);
+    size_t dash = item.find('-');
+    int first = 0, last = 0;
+    bool ok = dash == std::string::npos
+                  ? ParseIndex(item, &first) && (last = first, true)
+                  : ParseIndex(item.substr(0, dash), &first) &&
+                        ParseIndex(item.substr(dash + 1), &last) && first <= last;
+    if (!ok) {
+      return Status::Error(ErrorKind::kUsage, flag + ": \"" + item +
+                                                  "\" is not a GPU index or range (0,2,4-7)");
+    }
+    for (int i = first; i <= last; ++i) seen.insert(i);
+    start = comma + 1;
+  }
+  gpus->assign(seen.begin(), seen.end());
+  return Status::Ok();
+}
+
+Status SlurmScope(const std::string& job_id, const std::string& job_gpus, Scope* scope) {
+  Scope out;
+  out.slurm_job = job_id;
+  out.source = "slurm";
+  if (!job_gpus.empty()) {
+    std::vector<int> gpus;
+    Status status = ParseGpuList(job_gpus, "SLURM_JOB_GPUS", &gpus);
+    if (!status.ok()) return status;
+    out.gpus = gpus;
+  }
+  *scope = out;
+  return Status::Ok();
+}
+
+std::string OutOfScopeReason(const Holder& holder, const Scope& scope) {
+  if (scope.gpus) {
+    const std::vector<int>& used = holder.charged_gpus.empty() ? holder.gpus : holder.charged_gpus;
+    std::string flag = scope.source == "slurm" ? "the job's GPUs " : "--gpus ";
+    if (used.empty()) return "uses no GPU of " + flag + FoldIndexes(*scope.gpus);
+    for (int gpu : used) {
+      if (!GpuInScope(gpu, scope)) {
+        return "uses GPU " + std::to_string(gpu) + ", outside " + flag + FoldIndexes(*scope.gpus);
+      }
+    }
+  }
+  const std::string& cgroup = holder.owner.cgroup;
+  if (!scope.cgroup.empty() && !CgroupIsUnder(cgroup, scope.cgroup)) {
+    return (cgroup.empty() ? std::string("cgroup unknown") : "cgroup " + cgroup) +
+           ", outside --cgroup " + scope.cgroup;
+  }
+  if (!scope.slurm_job.empty() && holder.owner.slurm_job != scope.slurm_job) {
+    std::string owner = DescribeOwner(holder.owner);
+    return "not in Slurm job " + scope.slurm_job + (owner.empty() ? "" : " (" + owner + ")");
+  }
+  if (scope.spare_pods && cgroup.empty()) return "cgroup unknown, a pod may own it (--spare-pods)";
+  if (scope.spare_pods && !holder.owner.pod_uid.empty()) {
+    return "owned by Kubernetes pod UID " + holder.owner.pod_uid + " (--spare-pods)";
+  }
+  return "";
+}
+
+void ApplyScopeToGpus(const Scope& scope, const std::vector<Holder>& holders,
+                      std::vector<GpuReading>* gpus) {
+  if (scope.empty()) return;
+  for (GpuReading& gpu : *gpus) {
+    if (gpu.index < 0) continue;
+    if (!GpuInScope(gpu.index, scope)) {
+      gpu.state = GpuState::kOutOfScope;
+      gpu.detail = "outside " + std::string(scope.source == "slurm" ? "the job's GPUs " : "--gpus ") +
+                   FoldIndexes(*scope.gpus);
+      continue;
+    }
+    bool narrowed = !scope.cgroup.empty() || !scope.slurm_job.empty();
+    if (scope.gpus || !narrowed || gpu.state != GpuState::kBusy) continue;
+    bool others = false, foreign = false;
+    std::string names;
+    for (const Holder& h : holders) {
+      if (std::find(h.gpus.begin(), h.gpus.end(), gpu.index) == h.gpus.end()) continue;
+      if (h.fate == HolderFate::kTerminated || h.fate == HolderFate::kKilled ||
+          h.fate == HolderFate::kGone || h.fate == HolderFate::kProtected) {
+        continue;
+      }
+      if (h.fate == HolderFate::kOutOfScope) {
+        foreign = true;
+        names += (names.empty() ? "" : ", ") + h.comm + " (" + std::to_string(h.pid) + ")";
+      } else {
+        others = true;
+      }
+    }
+    if (foreign && !others) {
+      gpu.state = GpuState::kOutOfScope;
+      gpu.detail = "held only by out-of-scope " + names;
+    }
+  }
+}
+
+bool GpuInScope(int index, const Scope& scope) {
+  return !scope.gpus || std::find(scope.gpus->begin(), scope.gpus->end(), index) !=
+                            scope.gpus->end();
+}
+
+std::string DescribeScope(const Scope& scope) {
+  std::string out;
+  auto add = [&out](const std::string& part) { out += (out.empty() ? "" : ", ") + part; };
+  if (scope.gpus) add("GPUs " + FoldIndexes(*scope.gpus));
+  if (!scope.cgroup.empty()) add("cgroup " + scope.cgroup);
+  if (!scope.slurm_job.empty()) add("Slurm job " + scope.slurm_job);
+  if (scope.source == "slurm") {
+    out += std::string(" (from SLURM_JOB_ID") + (scope.gpus ? ", SLURM_JOB_GPUS)" : ")");
+  }
+  if (scope.spare_pods) add("Kubernetes pods spared");
+  return out;
+}
+
+}  // namespace fleetreap

@@ -1,0 +1,113 @@
+#include "fleetreap/escalation/unit_properties.h"
+
+#include <fnmatch.h>
+
+#include "fleetreap/base/text.h"
+
+namespace fleetreap {
+
+namespace {
+
+bool Glob(const std::string& pattern, const std::string& text) {
+  return fnmatch(pattern.c_str(), text.c_str(), 0) == 0;
+}
+
+// (pattern, reason): systemd's own units, the way in, and the units of the
+// protected daemons (docs/protected-daemons.md).
+const std::vector<std::pair<std::string, std::string>>& Rules() {
+  static const std::vector<std::pair<std::string, std::string>> rules = {
+      {"ssh.service", "sshd's unit"},
+      {"sshd.service", "sshd's unit"},
+      {"ssh@*.service", "sshd's unit"},
+      {"sshd@*.service", "sshd's unit"},
+      {"ssh.socket", "sshd's unit"},
+      {"systemd-*", "systemd's own unit"},
+      {"dbus.service", "systemd's own unit"},
+      {"dbus-broker.service", "systemd's own unit"},
+      {"user@*.service", "systemd's own unit"},
+      {"*.scope", "a session or container scope"},
+      {"*.slice", "a slice"},
+      {"*.target", "a target"},
+      {"*.mount", "a mount"},
+      {"*.socket", "a socket"},
+      {"*.device", "a device"},
+      {"nvidia-persistenced.service", "a protected daemon's unit (nvidia-persistenced)"},
+      {"nvidia-fabricmanager.service", "a protected daemon's unit (nv-fabricmanager)"},
+      {"nvidia-fabric-manager.service", "a protected daemon's unit (nv-fabricmanager)"},
+      {"nvidia-dcgm.service", "a protected daemon's unit (nv-hostengine)"},
+      {"dcgm.service", "a protected daemon's unit (nv-hostengine)"},
+      {"dcgm-exporter.service", "a protected daemon's unit (dcgm-exporter)"},
+      {"nvidia-imex.service", "a protected daemon's unit (nvidia-imex)"},
+      {"nvidia-gridd.service", "a protected daemon's unit (nvidia-gridd)"},
+      {"nvidia-topologyd.service", "a protected daemon's unit (nvidia-topologyd)"},
+      {"nvidia-powerd.service", "a protected daemon's unit (nvidia-powerd)"},
+      {"nvidia-mps.service", "a protected daemon's unit (nvidia-cuda-mps-control)"},
+      {"nvsm*.service", "a protected daemon's unit (nvsm)"},
+      {"nv_peer_mem.service", "a protected daemon's unit (nv_peer_mem)"},
+      {"kubelet.service", "the node agent (kubelet)"},
+      {"containerd.service", "the container runtime"},
+      {"docker.service", "the container runtime"},
+      {"crio.service", "the container runtime"},
+      {"slurmd.service", "the scheduler's node daemon (slurmd)"},
+  };
+  return rules;
+}
+
+}  // namespace
+
+std::map<std::string, UnitProperties> ParseSystemctlShow(const std::string& text) {
+  std::map<std::string, UnitProperties> units;
+  std::string id;
+  UnitProperties props;
+  auto flush = [&]() {
+    if (!id.empty()) units[id] = props;
+    id.clear();
+    props = UnitProperties();
+  };
+  for (const std::string& line : SplitLines(text)) {
+    if (line.empty()) {
+      flush();
+      continue;
+    }
+    size_t eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string key = line.substr(0, eq), value = line.substr(eq + 1);
+    if (key == "Id") {
+      id = value;
+    } else if (key == "Restart") {
+      props.restart = value;
+    } else if (key == "ControlGroup") {
+      props.control_group = value;
+    } else if (key == "MainPID") {
+      int pid = 0;
+      bool ok = !value.empty() && value.size() < 10;
+      for (char c : value) ok = ok && c >= '0' && c <= '9';
+      for (char c : value) pid = ok ? pid * 10 + (c - '0') : 0;
+      props.main_pid = pid;
+    }
+  }
+  flush();
+  return units;
+}
+
+std::string ProtectedUnitReason(const std::string& unit) {
+  for (const auto& [pattern, reason] : Rules()) {
+    if (Glob(pattern, unit)) return reason;
+  }
+  return "";
+}
+
+const std::vector<std::string>& ProtectedUnitNames() {
+  static const std::vector<std::string> names = {
+      "ssh.service", "sshd.service", "ssh.socket", "systemd-journald.service",
+      "systemd-logind.service", "systemd-udevd.service", "dbus.service", "user@0.service",
+      "init.scope", "session-1.scope", "system.slice", "user.slice", "multi-user.target",
+      "nvidia-persistenced.service", "nvidia-fabricmanager.service", "nvidia-dcgm.service",
+      "dcgm.service", "dcgm-exporter.service", "nvidia-imex.service", "nvidia-gridd.service",
+      "nvidia-topologyd.service", "nvidia-powerd.service", "nvsm.service", "nvsm-core.service",
+      "nv_peer_mem.service", "kubelet.service", "containerd.service", "docker.service",
+      "slurmd.service"};
+  return names;
+}
+
+}  // namespace fleetreap

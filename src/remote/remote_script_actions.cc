@@ -1,0 +1,141 @@
+// The steps of remote_script.h that change a host (signal, /dev/shm, GPU
+// reset), built around the prelude of remote_script.cc.
+#include "fleetreap/base/shell.h"
+#include "fleetreap/remote/remote_script.h"
+
+#include "remote_script_prelude.h"
+
+namespace fleetreap {
+
+using remote_script_internal::FractionalSeconds;
+using remote_script_internal::Prelude;
+using remote_script_internal::Seconds;
+
+constexpr char kSignalBody[] = R"SH(z 'signal 1'
+nvm; Q=1; HP=
+[ -z "$DIRS" ] || fds $DIRS
+pst $$; z "now $S"
+cs() { read -r u v </proc/uptime; C=$(( ${u%.*} * 100 + 1${u#*.} - 100 )); }
+cs; B=$C
+# The check and the kill, back to back: the PID still has the start time
+# it had when seen, and still holds an NVIDIA device file.
+W=
+for t in $TG; do
+  p=${t%%:*}; r=${t#*:}; w=${r%%:*}; m=${r#*:}
+  if pst $p && [ "$S" = "$w" ] && { [ $m = m ] || case " $HP " in *" $p "*) true;; *) false;; esac; }; then
+    # A holder that exits between the check and the kill is gone, not refused.
+    if kill -s $SIG $p 2>/dev/null; then z "sent $p"; W="$W $t"
+    elif pst $p && [ "$S" = "$w" ] && [ "$Z" != Z ]; then z "failed $p"
+    else z "gone $p"; fi
+  else
+    z "gone $p"
+  fi
+done
+# Waits with tail --pid (repeatable since coreutils 9; an older tail returns
+# when the last PID is gone, and the loop asks again). A zombie is present.
+alive() { A=; for t in $W; do p=${t%%:*}; r=${t#*:}; pst $p && [ "$S" = "${r%%:*}" ] && A="$A $p:$Z"; done; }
+if [ -n "$W" ]; then
+  cs; E=$((C + WAITCS))
+  while :; do
+    alive; [ -n "$A" ] || break
+    cs; [ $C -lt $E ] || break
+    k=$((E - C)); c=$((k % 100)); [ $c -lt 10 ] && c=0$c
+    a=; for t in $A; do a="$a --pid=${t%%:*}"; done
+    timeout $((k / 100)).$c tail -s $POLL -f $a /dev/null >/dev/null 2>&1
+    case $? in 0|124) ;; *) sleep $POLL;; esac
+  done
+fi
+alive; for t in $A; do z "left ${t%%:*} ${t#*:}"; done
+for p in $PP; do [ -d /proc/$p ] && z "parent $p"; done
+cs; z "done $((C - B))"
+z end
+)SH";
+
+std::string SignalScript(const std::string& signal, const std::vector<Target>& targets,
+                         std::chrono::milliseconds wait, std::chrono::milliseconds poll,
+                         const HostPaths& paths, const std::vector<int>& parents) {
+  std::string list, dirs, pp;
+  for (const Target& t : targets) {
+    list += " " + std::to_string(t.pid) + ":" + std::to_string(t.start_time) + ":" +
+            (t.needs_fd ? "f" : "m");
+    dirs += " /proc/" + std::to_string(t.pid) + "/fd";
+  }
+  for (int pid : parents) pp += " " + std::to_string(pid);
+  std::string s = Prelude(paths);
+  s += std::string("SIG=") + (signal == "KILL" ? "KILL" : "TERM") + "\n";
+  s += "TG='" + list + "'\nDIRS='" + dirs + "'\nPP='" + pp + "'\n";
+  s += "WAITCS=" + std::to_string(wait.count() / 10) + "\n";
+  s += "POLL=" + FractionalSeconds(poll) + "\n";
+  return s + kSignalBody;
+}
+
+// The /dev/shm step's body. Inputs: M (the folder), DRY, and cand, the
+// find over M's regular files matching the playbook's patterns.
+constexpr char kShmBody[] = R"SH(z 'shm 1'
+# The candidates' inodes, then which of them any process has open (the fd
+# pass) or mapped (maps lines on /dev/shm's device with that inode). No
+# candidate (the usual case): nothing more to read or start.
+set -f; CI=$(cand -printf '%i ' 2>/dev/null); set +f
+if [ -n "$CI" ]; then
+  SD=$(find "$M" -maxdepth 0 -printf '%D' 2>/dev/null)
+  case $SD in ''|*[!0-9]*) SD=;; esac
+  if [ -n "$SD" ]; then
+    # st_dev as glibc encodes it, and its spelling in maps ("00:1a").
+    mj=$(( ((SD >> 8) & 0xfff) | ((SD >> 32) & ~0xfff) )); mn=$(( (SD & 0xff) | ((SD >> 12) & ~0xff) ))
+    hx() {
+      h=; n=$1
+      while [ $n -gt 0 ] || [ -z "$h" ]; do
+        d=$((n % 16))
+        case $d in 10) d=a;; 11) d=b;; 12) d=c;; 13) d=d;; 14) d=e;; 15) d=f;; esac
+        h=$d$h; n=$((n / 16))
+      done
+      [ ${#h} -ge 2 ] || h=0$h
+    }
+    hx $mj; SX=$h; hx $mn; SX=$SX:$h
+    nvm; Q=1; fds /proc/[0-9]*/fd
+    set -- $CI; IFS='|'; e="$*"; IFS=" 	$NL"
+    y=$(find /proc/[0-9]*/maps -exec grep -h -E " $SX ($e) " {} + 2>/dev/null)
+    set -f; IFS=$NL
+    for l in $y; do IFS=' '; set -- $l; [ "$4" = "$SX" ] && UI="$UI $5"; done
+    IFS=" 	$NL"; set +f
+  fi
+  i=; for u in $UI; do case " $CI " in *" $u "*) i="$i -o -inum $u";; esac; done
+  # Unknown device: every match counts as in use, nothing is removed.
+  i=${i# -o }; [ -n "$i" ] || i=-false; [ -n "$SD" ] || i=-true
+  set -f
+  if [ -n "$DRY" ]; then
+    cand \( \( $i \) -printf 'inuse:%f\0' -o -printf 'would:%f\0' \) 2>/dev/null
+  else
+    cand \( \( $i \) -printf 'inuse:%f\0' -o -delete -printf 'removed:%f\0' -o -printf 'failed:%f\0' \) 2>/dev/null
+  fi
+  set +f
+fi
+)SH";
+
+std::string ShmCleanScript(const std::vector<std::string>& patterns, bool dry_run,
+                           const HostPaths& paths) {
+  std::string names;
+  for (const std::string& pattern : patterns) {
+    names += std::string(names.empty() ? "" : " -o") + " -name " + ShellQuote(pattern);
+  }
+  if (names.empty()) names = " -false";
+  std::string s = Prelude(paths);
+  s += "M=" + ShellQuote(paths.shm_dir) + "\n";
+  s += std::string("DRY=") + (dry_run ? "1" : "") + "\n";
+  s += "cand() { find \"$M\" -mindepth 1 -maxdepth 1 -xdev -type f \\(" + names + " \\) \"$@\"; }\n";
+  return s + kShmBody;
+}
+
+std::string GpuResetScript(const std::vector<int>& gpus, std::chrono::milliseconds per_gpu) {
+  std::string s = "z() { printf '%s\\0' \"$*\"; }\n";
+  for (int gpu : gpus) {
+    std::string index = std::to_string(gpu);
+    s += "o=$(timeout -k 2 " + Seconds(per_gpu) + " nvidia-smi --gpu-reset -i " + index +
+         " 2>&1 </dev/null); r=$?\n";
+    s += "printf 'reset " + index + " %s:%s\\0' \"$r\" \"$o\"\n";
+  }
+  s += "z end\n";
+  return s;
+}
+
+}  // namespace fleetreap

@@ -1,0 +1,262 @@
+// ParseScanOutput (remote_script_output.h): the scan's record grammar, which
+// the fused steps' parsers (remote_script_output.cc) reuse through
+// scan_records.h.
+#include "scan_records.h"
+
+#include <set>
+#include <utility>
+
+#include "fleetreap/remote/proc_scan.h"
+#include "fleetreap/model/gpu_reading.h"
+#include "fleetreap/model/holder.h"
+#include "fleetreap/base/text.h"
+
+namespace fleetreap {
+namespace {
+
+// "WORD RC:TEXT" or "WORD -".
+Status TakeCommand(RecordReader& reader, const std::string& word, const char* shape,
+                   int* exit_code, std::string* text) {
+  const HostRecord* r = nullptr;
+  Status status = reader.Take(word, 2, true, shape, &r);
+  if (!status.ok()) {
+    Status not_run = reader.Take(word, 2, false, shape, &r);
+    if (!not_run.ok()) return status;
+    if (r->Words()[1] != "-") return reader.Error(std::string("expected \"") + shape + "\"");
+    *exit_code = -1;
+    text->clear();
+    return Status::Ok();
+  }
+  if (!ParseTagExit(r->Words()[1], exit_code) || *exit_code < 0) {
+    return reader.Error("bad exit status " + QuoteForMessage(r->Words()[1], 20));
+  }
+  *text = r->payload;
+  return Status::Ok();
+}
+
+std::vector<int> Pids(const std::vector<std::string>& words, size_t from, bool* ok) {
+  std::vector<int> pids;
+  *ok = true;
+  for (size_t i = from; i < words.size(); ++i) {
+    int pid = 0;
+    if (!ParseTagInt(words[i], &pid) || pid <= 0) *ok = false;
+    pids.push_back(pid);
+  }
+  return pids;
+}
+
+Status ParseSession(RecordReader& reader, ScanOutput* scan) {
+  const HostRecord* r = nullptr;
+  Status status = reader.Take("session", -1, false, "session PID ANCESTOR...", &r);
+  if (!status.ok()) return status;
+  bool ok = false;
+  std::vector<int> pids = Pids(r->Words(), 1, &ok);
+  if (!ok || pids.empty()) return reader.Error("bad session " + QuoteForMessage(r->tag, 60));
+  scan->shell_pid = pids[0];
+  scan->ancestors.assign(pids.begin() + 1, pids.end());
+  return Status::Ok();
+}
+
+void ReadUnits(const std::string& text, std::vector<std::string>* units) {
+  for (const std::string& line : SplitLines(text)) {
+    std::string trimmed = Trim(line);
+    std::string unit = trimmed.substr(0, trimmed.find_first_of(" \t"));
+    if (!unit.empty()) units->push_back(unit);
+  }
+}
+
+// The fd pass: "majors", then "fd" and "fdp" records, "minor" records, and
+// "kids" records.
+Status ParseHolderPart(RecordReader& reader, ScanOutput* scan) {
+  const HostRecord* r = nullptr;
+  Status status = reader.Take("majors", -1, false, "majors (N NAME)...", &r);
+  if (!status.ok()) return status;
+  std::vector<std::string> words = r->Words();
+  if (words.size() % 2 != 1) return reader.Error("bad majors " + QuoteForMessage(r->tag, 80));
+  for (size_t i = 1; i + 1 < words.size(); i += 2) {
+    int major = 0;
+    if (!ParseTagInt(words[i], &major)) return reader.Error("bad major " + words[i]);
+    scan->majors[major] = words[i + 1];
+  }
+  while (reader.PeekWord() == "fd" || reader.PeekWord() == "fdp") {
+    bool by_path = reader.PeekWord() == "fdp";
+    status = by_path ? reader.Take("fdp", 3, true, "fdp PID FD:PATH", &r)
+                     : reader.Take("fd", 5, false, "fd PID FD MAJOR MINOR", &r);
+    if (!status.ok()) return status;
+    words = r->Words();
+    DeviceFd fd;
+    bool ok = ParseTagInt(words[1], &fd.pid) && fd.pid > 0 && ParseTagInt(words[2], &fd.fd);
+    if (!by_path) ok = ok && ParseTagInt(words[3], &fd.major) && ParseTagInt(words[4], &fd.minor);
+    if (by_path) fd.path = r->payload;
+    if (!ok) return reader.Error("bad fd record " + QuoteForMessage(r->tag, 60));
+    scan->fds.push_back(fd);
+  }
+  while (reader.PeekWord() == "minor") {
+    status = reader.Take("minor", 2, true, "minor N:BUS_ID", &r);
+    if (!status.ok()) return status;
+    int minor = 0;
+    if (!ParseTagInt(r->Words()[1], &minor) || r->payload.empty()) {
+      return reader.Error("bad minor " + QuoteForMessage(r->tag, 40));
+    }
+    scan->minors[r->payload] = minor;
+  }
+  return Status::Ok();
+}
+
+// "/proc/PID/stat:..." and friends, "/etc/passwd:...", "exe PID:TARGET".
+Status ParseDetails(RecordReader& reader, ScanOutput* scan) {
+  const HostRecord* r = nullptr;
+  static const std::set<std::string> kAfter = {"end", "pidns", "pidf", "pidmark", "selfcg"};
+  for (std::string word = reader.PeekWord(); !kAfter.count(word) && !reader.AtEnd();
+       word = reader.PeekWord()) {
+    if (word == "exs") {
+      Status status = reader.Take("exs", 4, false, "exs /proc/PID UID MODE", &r);
+      if (!status.ok()) return status;
+      std::vector<std::string> words = r->Words();
+      int pid = 0, uid = 0;
+      unsigned mode = 0;
+      bool ok = words[1].rfind("/proc/", 0) == 0 && ParseTagInt(words[1].substr(6), &pid) &&
+                ParseTagInt(words[2], &uid) && words[3].size() <= 6 && !words[3].empty() &&
+                words[3].find_first_not_of("01234567") == std::string::npos;
+      if (!ok) return reader.Error("bad exs record " + QuoteForMessage(r->tag, 40));
+      for (char c : words[3]) mode = mode * 8 + static_cast<unsigned>(c - '0');
+      scan->processes[pid].exe_uid = uid;
+      scan->processes[pid].exe_mode = static_cast<int>(mode);
+      continue;
+    }
+    if (word == "exe") {
+      Status status = reader.Take("exe", 2, true, "exe /proc/PID:TARGET", &r);
+      if (!status.ok()) return status;
+      const std::string path = r->Words()[1];
+      int pid = 0;
+      if (path.rfind("/proc/", 0) != 0 || !ParseTagInt(path.substr(6), &pid)) {
+        return reader.Error("bad exe record " + QuoteForMessage(r->tag, 40));
+      }
+      scan->processes[pid].has_exe = true;
+      scan->processes[pid].exe = r->payload;
+      continue;
+    }
+    Status status = reader.Take(word, 1, true, "FILE:TEXT", &r);
+    if (!status.ok()) return status;
+    if (word == "/etc/passwd") {
+      scan->passwd += r->payload;
+      continue;
+    }
+    size_t slash = word.rfind('/');
+    int pid = 0;
+    if (word.rfind("/proc/", 0) != 0 || slash <= 6 ||
+        !ParseTagInt(word.substr(6, slash - 6), &pid)) {
+      return reader.Error("unexpected " + QuoteForMessage(word, 40));
+    }
+    std::string file = word.substr(slash + 1);
+    ProcessText& text = scan->processes[pid];
+    if (file == "stat" && text.stat.empty()) {
+      text.stat = r->payload;
+    } else if (file == "status" && text.status.empty()) {
+      text.status = r->payload;
+    } else if (file == "cmdline") {
+      text.argv.push_back(r->payload);
+    } else if (file == "cgroup") {
+      text.cgroup += r->payload;
+    } else {
+      return reader.Error("unexpected " + QuoteForMessage(word, 40));
+    }
+  }
+  return Status::Ok();
+}
+
+// After the details: "pidns:LINK", "pidf N:PID"..., "pidmark:TEXT",
+// "selfcg:TEXT", then "show RC:TEXT" or "show -".
+Status ParseHostFacts(RecordReader& reader, ScanOutput* scan) {
+  const HostRecord* r = nullptr;
+  Status status;
+  if (reader.PeekWord() == "pidns") {
+    status = reader.Take("pidns", 1, true, "pidns:LINK", &r);
+    if (!status.ok()) return status;
+    scan->pid_namespace = r->payload;
+  }
+  while (reader.PeekWord() == "pidf") {
+    status = reader.Take("pidf", 2, true, "pidf N:TEXT", &r);
+    if (!status.ok()) return status;
+    int index = 0;
+    if (!ParseTagInt(r->Words()[1], &index) || scan->pid_files.count(index)) {
+      return reader.Error("bad pidf record " + QuoteForMessage(r->tag, 40));
+    }
+    scan->pid_files[index] = r->payload;
+  }
+  if (reader.PeekWord() == "pidmark") {
+    status = reader.Take("pidmark", 1, true, "pidmark:TEXT", &r);
+    if (!status.ok()) return status;
+    scan->has_pid_marker = true;
+    scan->pid_marker = r->payload;
+  }
+  status = reader.Take("selfcg", 1, true, "selfcg:TEXT", &r);
+  if (!status.ok()) return status;
+  scan->self_cgroup = r->payload;
+  return TakeCommand(reader, "show", "show RC:TEXT", &scan->show_exit, &scan->show_out);
+}
+
+// The watched parents and their children, described by the details.
+Status FoldKids(const std::vector<std::pair<int, std::vector<int>>>& kids, ScanOutput* scan) {
+  for (const auto& [parent, children] : kids) {
+    Holder p;
+    auto found = scan->processes.find(parent);
+    if (found == scan->processes.end() || !ParseProcStat(found->second.stat, &p).ok()) continue;
+    scan->parents.push_back({parent, 0, 0, p.comm});
+    for (int pid : children) {
+      Holder c;
+      auto child = scan->processes.find(pid);
+      if (child == scan->processes.end() || !ParseProcStat(child->second.stat, &c).ok()) continue;
+      scan->children.push_back({parent, pid, c.start_time, c.comm});
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ParseScanRecords(RecordReader& reader, ScanOutput* scan) {
+  Status status = reader.TakeHeader("scan");
+  if (status.ok()) status = ParseSession(reader, scan);
+  std::string units;
+  if (status.ok()) status = TakeCommand(reader, "units", "units RC:TEXT", &scan->units_exit, &units);
+  if (!status.ok()) return status;
+  ReadUnits(units, &scan->active_units);
+  status = TakeCommand(reader, "gpu", "gpu RC:TEXT", &scan->nvidia_smi_exit, &scan->nvidia_smi_out);
+  if (status.ok()) status = TakeCommand(reader, "apps", "apps RC:TEXT", &scan->apps_exit, &scan->apps_out);
+  if (status.ok()) {
+    status = TakeCommand(reader, "table", "table RC:TEXT", &scan->table_exit, &scan->table_out);
+  }
+  if (!status.ok()) return status;
+  std::vector<std::pair<int, std::vector<int>>> kids;
+  if (reader.PeekWord() == "majors") {
+    scan->holders = true;
+    status = ParseHolderPart(reader, scan);
+    if (!status.ok()) return status;
+    const HostRecord* r = nullptr;
+    while (reader.PeekWord() == "kids") {
+      status = reader.Take("kids", -1, false, "kids PARENT CHILD...", &r);
+      if (!status.ok()) return status;
+      bool ok = false;
+      std::vector<int> pids = Pids(r->Words(), 1, &ok);
+      if (!ok || pids.empty()) return reader.Error("bad kids " + QuoteForMessage(r->tag, 60));
+      kids.push_back({pids[0], std::vector<int>(pids.begin() + 1, pids.end())});
+    }
+    status = ParseDetails(reader, scan);
+    if (status.ok()) status = ParseHostFacts(reader, scan);
+    if (!status.ok()) return status;
+  }
+  status = reader.TakeEnd();
+  if (!status.ok()) return status;
+  return FoldKids(kids, scan);
+}
+
+
+Status ParseScanOutput(const std::string& out, ScanOutput* scan) {
+  *scan = ScanOutput();
+  return ParseHostRecords(out, "scan", [&](RecordReader& reader) {
+    return ParseScanRecords(reader, scan);
+  });
+}
+
+}  // namespace fleetreap

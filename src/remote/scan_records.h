@@ -1,0 +1,15 @@
+// The scan's record grammar as a step of a longer record stream (private to
+// scan_output.cc and remote_script_output.cc): the fused steps (shm +
+// verify, re-scan + shm + verify, a dry run's shm + inspect) read a scan in
+// the middle of their records. Pure; thread-safe.
+#pragma once
+
+#include "fleetreap/remote/host_records.h"
+#include "fleetreap/remote/remote_script_output.h"
+
+namespace fleetreap {
+
+/// Reads ScanScript's records, from "scan 1" to its "end", into "scan".
+[[nodiscard]] Status ParseScanRecords(RecordReader& reader, ScanOutput* scan);
+
+}  // namespace fleetreap

@@ -1,0 +1,316 @@
+#include "fleetreap/report/host_outcome.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "fleetreap/escalation/gpu_state.h"
+
+namespace fleetreap {
+namespace {
+
+std::string Plural(int count, const std::string& one, const std::string& many) {
+  return std::to_string(count) + " " + (count == 1 ? one : many);
+}
+
+std::string Join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string out;
+  for (const std::string& part : parts) {
+    if (part.empty()) continue;
+    if (!out.empty()) out += sep;
+    out += part;
+  }
+  return out;
+}
+
+// "GPU 3" or "GPUs 3,5".
+std::string GpuList(const std::vector<int>& indexes) {
+  std::string out = indexes.size() == 1 ? "GPU " : "GPUs ";
+  for (size_t i = 0; i < indexes.size(); ++i) {
+    if (i > 0) out += ",";
+    out += std::to_string(indexes[i]);
+  }
+  return out;
+}
+
+// Remote text made safe for one terminal line: control characters (escape
+// sequences included) become '?', newlines spaces, and long text is cut.
+std::string OneLine(const std::string& text) {
+  const size_t kMax = 160;
+  std::string out;
+  for (char c : text) {
+    if (out.size() >= kMax) {
+      out += "...";
+      break;
+    }
+    unsigned char u = static_cast<unsigned char>(c);
+    if (c == '\n' || c == '\r' || c == '\t') {
+      out += ' ';
+    } else if (u < 0x20 || u == 0x7f) {
+      out += '?';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+const std::vector<GpuReading>& FinalGpus(const HostReport& host) {
+  return host.gpus_after.empty() ? host.gpus_before : host.gpus_after;
+}
+
+int CountFate(const HostReport& host, HolderFate fate) {
+  return static_cast<int>(std::count_if(
+      host.holders.begin(), host.holders.end(),
+      [fate](const Holder& holder) { return holder.fate == fate; }));
+}
+
+// "8/8 GPUs 0 MiB", or "8/8 GPUs <= 12 MiB" when daemons keep a little.
+std::string GpuSummary(const HostReport& host) {
+  const std::vector<GpuReading>& gpus = FinalGpus(host);
+  if (gpus.empty()) return "0 GPUs";
+  int clean = 0;
+  int64_t max_used = 0;
+  for (const GpuReading& gpu : gpus) {
+    if (GpuStateIsClean(gpu.state)) {
+      ++clean;
+    }
+    if (gpu.used_mib) max_used = std::max(max_used, *gpu.used_mib);
+  }
+  std::string out = std::to_string(clean) + "/" + std::to_string(gpus.size()) +
+                    " GPUs ";
+  if (max_used > 0) out += "<= ";
+  return out + std::to_string(max_used) + " MiB";
+}
+
+// Everything that keeps a reached host from being clean, by kind and GPU.
+std::vector<std::string> Problems(const HostReport& host) {
+  std::vector<std::string> problems;
+  struct StateProblem {
+    GpuState state;
+    const char* text;  // follows the GPU list
+  };
+  const StateProblem kStateProblems[] = {
+      {GpuState::kBusy, "busy"},       {GpuState::kGhost, "ghost memory"},
+      {GpuState::kLost, "lost"},       {GpuState::kMissing, "missing"},
+      {GpuState::kUnknown, "unknown"}, {GpuState::kRecovery, "needs recovery"},
+  };
+  for (const StateProblem& problem : kStateProblems) {
+    std::vector<std::string> names;
+    std::vector<std::string> actions;  // kRecovery: what the driver asks for
+    for (const GpuReading& gpu : FinalGpus(host)) {
+      if (gpu.state != problem.state) continue;
+      // A GPU nvidia-smi could not number is named by its bus id.
+      names.push_back(gpu.index >= 0 ? std::to_string(gpu.index) : GpuLabel(gpu).substr(4));
+      if (std::find(actions.begin(), actions.end(), gpu.recovery_action) == actions.end()) {
+        actions.push_back(gpu.recovery_action);
+      }
+    }
+    if (names.empty()) continue;
+    std::string text = (names.size() == 1 ? "GPU " : "GPUs ") + Join(names, ",") + " " +
+                       problem.text;
+    if (problem.state == GpuState::kRecovery) text += " (" + OneLine(Join(actions, ", ")) + ")";
+    problems.push_back(text);
+  }
+  int unkillable = CountFate(host, HolderFate::kUnkillable);
+  if (unkillable > 0) problems.push_back(std::to_string(unkillable) + " unkillable");
+  if (!host.respawning_parent.empty()) problems.push_back("holders respawning");
+  if (!host.reset_blocked_by.empty()) {
+    problems.push_back("reset blocked by " + OneLine(host.reset_blocked_by));
+  }
+  if (!host.nvidia_smi_error.empty() && problems.empty()) {
+    problems.push_back("nvidia-smi failed");
+  }
+  if (host.error_kind != ErrorKind::kNone) {
+    problems.push_back(ErrorKindName(host.error_kind));
+  }
+  return problems;
+}
+
+// What was left alone on purpose, and jobs that only look like daemons:
+// "4 out of scope", "1 named like a daemon", "1 unit skipped".
+std::vector<std::string> LeftAlone(const HostReport& host) {
+  std::vector<std::string> parts;
+  int foreign = CountFate(host, HolderFate::kOutOfScope);
+  if (foreign > 0) parts.push_back(std::to_string(foreign) + " out of scope");
+  int named_like = 0;
+  for (const Holder& h : host.holders) named_like += !h.named_like.empty();
+  if (named_like > 0) {
+    parts.push_back(std::to_string(named_like) + " named like a daemon, not it");
+  }
+  if (!host.units_skipped.empty()) {
+    parts.push_back(Plural(static_cast<int>(host.units_skipped.size()), "unit", "units") +
+                    " skipped");
+  }
+  return parts;
+}
+
+// "text" and what was left alone, in one line.
+std::string WithLeftAlone(const HostReport& host, const std::string& text) {
+  std::vector<std::string> parts = {text};
+  for (const std::string& part : LeftAlone(host)) parts.push_back(part);
+  return Join(parts, ", ");
+}
+
+std::string ActionsTaken(const HostReport& host) {
+  std::vector<std::string> parts = {KilledSummary(host)};
+  int gone = CountFate(host, HolderFate::kGone);
+  if (gone > 0) parts.push_back(std::to_string(gone) + " gone");
+  if (!host.units_stopped.empty()) {
+    parts.push_back(Plural(static_cast<int>(host.units_stopped.size()), "unit",
+                           "units") + " stopped");
+  }
+  if (!host.shm_removed.empty()) {
+    parts.push_back(Plural(static_cast<int>(host.shm_removed.size()),
+                           "/dev/shm entry", "/dev/shm entries") + " removed");
+  }
+  if (!host.gpus_reset.empty()) parts.push_back(GpuList(host.gpus_reset) + " reset");
+  if (!host.respawning_parent.empty() && host.status == HostStatus::kClean) {
+    parts.push_back("restarted by " + OneLine(host.respawning_parent));
+  }
+  return Join(parts, ", ");
+}
+
+std::string ActionsPlanned(const HostReport& host) {
+  std::vector<std::string> parts;
+  int term = CountFate(host, HolderFate::kWouldTerm);
+  int kill = CountFate(host, HolderFate::kWouldKill);
+  if (term + kill > 0) {
+    std::vector<std::string> signals;
+    if (term > 0) signals.push_back("TERM " + std::to_string(term));
+    if (kill > 0) signals.push_back("KILL " + std::to_string(kill));
+    parts.push_back("would signal " + std::to_string(term + kill) + " (" +
+                    Join(signals, ", ") + ")");
+  }
+  if (!host.units_would_stop.empty()) {
+    parts.push_back("would stop " + Plural(static_cast<int>(host.units_would_stop.size()),
+                                           "unit", "units"));
+  }
+  if (!host.shm_would_remove.empty()) {
+    parts.push_back("would remove " +
+                    Plural(static_cast<int>(host.shm_would_remove.size()),
+                           "/dev/shm entry", "/dev/shm entries"));
+  }
+  return Join(parts, ", ");
+}
+
+std::string WithAttempts(const HostReport& host, std::string text) {
+  if (host.attempts > 1) text += " after " + std::to_string(host.attempts) + " attempts";
+  return text;
+}
+
+}  // namespace
+
+const char* OutcomeKindLabel(OutcomeKind kind) {
+  switch (kind) {
+    case OutcomeKind::kClean: return "clean";
+    case OutcomeKind::kCleaned: return "cleaned";
+    case OutcomeKind::kWouldClean: return "would clean";
+    case OutcomeKind::kDirty: return "dirty";
+    case OutcomeKind::kFailed: return "failed";
+    case OutcomeKind::kUnreachable: return "unreachable";
+    case OutcomeKind::kNotStarted: return "not started";
+  }
+  return "failed";
+}
+
+bool HostChanged(const HostReport& host) {
+  return CountFate(host, HolderFate::kTerminated) > 0 ||
+         CountFate(host, HolderFate::kKilled) > 0 || host.term_sent > 0 ||
+         host.kill_sent > 0 || !host.units_stopped.empty() ||
+         !host.shm_removed.empty() || !host.gpus_reset.empty();
+}
+
+std::string KilledSummary(const HostReport& host) {
+  int term = CountFate(host, HolderFate::kTerminated);
+  int kill = CountFate(host, HolderFate::kKilled);
+  if (term + kill == 0) return "";
+  std::vector<std::string> signals;
+  if (term > 0) signals.push_back("TERM " + std::to_string(term));
+  if (kill > 0) signals.push_back("KILL " + std::to_string(kill));
+  return std::to_string(term + kill) + " killed (" + Join(signals, ", ") + ")";
+}
+
+HostOutcome OutcomeOf(const HostReport& host, bool dry_run) {
+  HostOutcome outcome;
+  switch (host.status) {
+    case HostStatus::kUnreachable: {
+      const char* kind = host.error_kind == ErrorKind::kNone
+                             ? "unreachable"
+                             : ErrorKindName(host.error_kind);
+      return {OutcomeKind::kUnreachable, WithAttempts(host, kind)};
+    }
+    case HostStatus::kFailed: {
+      std::string detail = host.error_kind == ErrorKind::kNone
+                               ? "failed"
+                               : ErrorKindName(host.error_kind);
+      // These kinds say nothing on their own; the message says what failed.
+      if ((host.error_kind == ErrorKind::kCommandFailed ||
+           host.error_kind == ErrorKind::kInternal ||
+           host.error_kind == ErrorKind::kParse) &&
+          !host.error_message.empty()) {
+        detail += ": " + OneLine(host.error_message);
+      }
+      return {OutcomeKind::kFailed, detail};
+    }
+    case HostStatus::kClean: {
+      if (dry_run) {
+        std::string planned = ActionsPlanned(host);
+        if (!planned.empty()) return {OutcomeKind::kWouldClean, WithLeftAlone(host, planned)};
+      }
+      if (HostChanged(host)) {
+        return {OutcomeKind::kCleaned, WithLeftAlone(host, ActionsTaken(host))};
+      }
+      return {OutcomeKind::kClean, WithLeftAlone(host, GpuSummary(host))};
+    }
+    case HostStatus::kDirty: {
+      std::vector<std::string> problems = Problems(host);
+      std::string planned = dry_run ? ActionsPlanned(host) : "";
+      // In a dry run, busy GPUs are what the planned signals fix.
+      bool only_busy = true;
+      for (const GpuReading& gpu : FinalGpus(host)) {
+        if (!GpuStateIsClean(gpu.state) &&
+            gpu.state != GpuState::kBusy) {
+          only_busy = false;
+        }
+      }
+      if (!planned.empty() && only_busy && host.error_kind == ErrorKind::kNone &&
+          CountFate(host, HolderFate::kUnkillable) == 0 &&
+          host.respawning_parent.empty()) {
+        return {OutcomeKind::kWouldClean, WithLeftAlone(host, planned)};
+      }
+      std::string detail = problems.empty() ? "not clean" : Join(problems, ", ");
+      std::string taken = WithLeftAlone(host, dry_run ? planned : ActionsTaken(host));
+      if (!taken.empty()) detail += "; " + std::string(dry_run ? "" : "after ") + taken;
+      return {OutcomeKind::kDirty, detail};
+    }
+  }
+  return outcome;
+}
+
+std::vector<OutcomeGroup> GroupOutcomes(const RunReport& report) {
+  std::vector<OutcomeGroup> groups;
+  auto add = [&groups](OutcomeKind kind, const std::string& detail,
+                       const std::string& name) {
+    for (OutcomeGroup& group : groups) {
+      if (group.kind == kind && group.detail == detail) {
+        group.names.push_back(name);
+        return;
+      }
+    }
+    groups.push_back(OutcomeGroup{kind, detail, {name}});
+  };
+  for (const HostReport& host : report.hosts) {
+    HostOutcome outcome = OutcomeOf(host, report.dry_run);
+    add(outcome.kind, outcome.detail, host.name);
+  }
+  for (const std::string& name : report.not_started) {
+    add(OutcomeKind::kNotStarted, "interrupted", name);
+  }
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const OutcomeGroup& a, const OutcomeGroup& b) {
+                     return static_cast<int>(a.kind) < static_cast<int>(b.kind);
+                   });
+  return groups;
+}
+
+}  // namespace fleetreap

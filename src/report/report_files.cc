@@ -1,0 +1,134 @@
+#include "fleetreap/report/report_files.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <functional>
+
+#include "fleetreap/report/drain_reason.h"
+#include "fleetreap/report/failed_hosts.h"
+#include "fleetreap/report/report_json.h"
+#include "fleetreap/report/report_junit.h"
+#include "fleetreap/report/report_markdown.h"
+#include "fleetreap/report/report_table.h"
+#include "fleetreap/report/terminal.h"
+
+namespace fleetreap {
+namespace {
+
+Status WriteError(const std::string& path, int error) {
+  return Status::Error(ErrorKind::kInternal,
+                       "cannot write " + path + ": " + std::strerror(error));
+}
+
+// The process's umask, read without changing it (umask(2) can only set it).
+mode_t CurrentUmask() {
+  std::FILE* status = std::fopen("/proc/self/status", "re");
+  unsigned mask = 022;
+  if (status != nullptr) {
+    char line[256];
+    while (std::fgets(line, sizeof line, status) != nullptr) {
+      if (std::sscanf(line, "Umask: %o", &mask) == 1) break;
+    }
+    std::fclose(status);
+  }
+  return static_cast<mode_t>(mask & 0777);
+}
+
+bool WriteAll(int fd, const std::string& content) {
+  size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+Status WriteReportFile(const std::string& path, const std::string& content,
+                       std::FILE* stdout_stream) {
+  if (path == "-") {
+    if (std::fwrite(content.data(), 1, content.size(), stdout_stream) != content.size() ||
+        std::fflush(stdout_stream) != 0) {
+      return WriteError("stdout", errno);
+    }
+    return Status::Ok();
+  }
+  // mkstemp creates the name exclusively (O_CREAT | O_EXCL): whatever another
+  // user put in the directory, a symlink included, is never opened or followed.
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string temp = dir + "." + base + ".XXXXXX";
+  int fd = mkostemp(temp.data(), O_CLOEXEC);
+  if (fd < 0) return WriteError(path, errno);
+  bool written = fchmod(fd, 0666 & ~CurrentUmask()) == 0 &&
+                 WriteAll(fd, content) && fsync(fd) == 0;
+  int error = errno;
+  if (close(fd) != 0 && written) {
+    written = false;
+    error = errno;
+  }
+  if (!written) {
+    unlink(temp.c_str());
+    return WriteError(path, error);
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    error = errno;
+    unlink(temp.c_str());
+    return WriteError(path, error);
+  }
+  return Status::Ok();
+}
+
+Status WriteReports(const RunReport& report, const Options& options,
+                    std::FILE* stdout_stream) {
+  struct Output {
+    const std::string& path;
+    std::function<std::string(const RunReport&)> render;
+  };
+  const Output outputs[] = {
+      {options.json, RenderJson},
+      {options.junit, RenderJunit},
+      {options.summary_md, RenderMarkdown},
+      {options.failed_hosts, RenderFailedHosts},
+      {options.drain_reasons, RenderDrainReasons},
+  };
+  Status first;
+  for (const Output& output : outputs) {
+    if (output.path.empty()) continue;
+    Status status = WriteReportFile(output.path, output.render(report), stdout_stream);
+    if (!status.ok() && first.ok()) first = status;
+  }
+  return first;
+}
+
+std::FILE* HumanStream(const Options& options) {
+  for (const std::string* path : {&options.json, &options.junit, &options.summary_md,
+                                  &options.failed_hosts, &options.drain_reasons}) {
+    if (*path == "-") return stderr;
+  }
+  return stdout;
+}
+
+int FinishRun(const RunReport& report, const Options& options) {
+  std::FILE* human = HumanStream(options);
+  TableStyle style;
+  style.color = ShouldUseColorFor(human, options.color);
+  std::fputs(RenderTable(report, style).c_str(), human);
+  std::fflush(human);
+  Status status = WriteReports(report, options);
+  if (!status.ok()) {
+    std::fprintf(stderr, "fleetreap: %s\n", status.message().c_str());
+    return 70;
+  }
+  return ExitCodeFor(report);
+}
+
+}  // namespace fleetreap

@@ -1,0 +1,188 @@
+#include "fleetreap/report/report_json.h"
+
+#include <ctime>
+
+#include <nlohmann/json.hpp>
+
+#include "fleetreap/report/host_outcome.h"
+
+namespace fleetreap {
+namespace {
+
+// Keys in insertion order: the document reads top-down like the schema.
+using Json = nlohmann::ordered_json;
+
+Json OptionalMib(const std::optional<int64_t>& value) {
+  return value ? Json(*value) : Json(nullptr);
+}
+
+Json OptionalText(const std::string& value) {
+  return value.empty() ? Json(nullptr) : Json(value);
+}
+
+Json GpuJson(const GpuReading& gpu) {
+  Json out;
+  out["index"] = gpu.index;
+  out["uuid"] = gpu.uuid;
+  out["name"] = gpu.name;
+  out["bus_id"] = gpu.bus_id;
+  out["memory_used_mib"] = OptionalMib(gpu.used_mib);
+  out["memory_total_mib"] = OptionalMib(gpu.total_mib);
+  out["state"] = GpuStateName(gpu.state);
+  out["detail"] = OptionalText(gpu.detail);
+  out["recovery_action"] = OptionalText(gpu.recovery_action);
+  return out;
+}
+
+Json GpusJson(const std::vector<GpuReading>& gpus) {
+  Json out = Json::array();
+  for (const GpuReading& gpu : gpus) out.push_back(GpuJson(gpu));
+  return out;
+}
+
+Json HolderJson(const Holder& holder) {
+  Json out;
+  out["pid"] = holder.pid;
+  out["start_time"] = holder.start_time;
+  out["ppid"] = holder.ppid;
+  out["user"] = holder.user;
+  out["state"] = std::string(1, holder.state);
+  out["name"] = holder.comm;
+  out["exe"] = holder.exe;
+  out["cmdline"] = holder.cmdline;
+  out["gpus"] = holder.gpus;
+  out["devices"] = holder.devices;
+  out["fate"] = HolderFateName(holder.fate);
+  out["protected_by"] = OptionalText(holder.protected_by);
+  out["named_like"] = OptionalText(holder.named_like);
+  out["out_of_scope"] = OptionalText(holder.out_of_scope);
+  out["cgroup"] = OptionalText(holder.owner.cgroup);
+  Json owner;
+  owner["unit"] = OptionalText(holder.owner.unit);
+  owner["unit_restart"] = OptionalText(holder.owner.unit_restart);
+  owner["container_runtime"] = OptionalText(holder.owner.container_runtime);
+  owner["container_id"] = OptionalText(holder.owner.container_id);
+  owner["pod_uid"] = OptionalText(holder.owner.pod_uid);
+  owner["slurm_job"] = OptionalText(holder.owner.slurm_job);
+  owner["slurm_step"] = OptionalText(holder.owner.slurm_step);
+  out["owner"] = std::move(owner);
+  out["round"] = holder.round;
+  return out;
+}
+
+Json HostJson(const HostReport& host, bool dry_run) {
+  HostOutcome outcome = OutcomeOf(host, dry_run);
+  Json out;
+  out["name"] = host.name;
+  out["address"] = host.address;
+  out["port"] = host.port;
+  out["status"] = HostStatusName(host.status);
+  out["outcome"] = OutcomeKindLabel(outcome.kind);
+  out["changed"] = HostChanged(host);
+  out["summary"] = outcome.detail;
+  out["error_kind"] = host.error_kind == ErrorKind::kNone
+                          ? Json(nullptr)
+                          : Json(ErrorKindName(host.error_kind));
+  out["error_message"] = OptionalText(host.error_message);
+  out["host_key_fingerprint"] = OptionalText(host.host_key_fingerprint);
+  out["attempts"] = host.attempts;
+  out["duration_ms"] = host.duration.count();
+  out["gpus_before"] = GpusJson(host.gpus_before);
+  out["gpus_after"] = GpusJson(host.gpus_after);
+  Json holders = Json::array();
+  for (const Holder& holder : host.holders) holders.push_back(HolderJson(holder));
+  out["holders"] = std::move(holders);
+  out["units_stopped"] = host.units_stopped;
+  out["units_would_stop"] = host.units_would_stop;
+  out["units_skipped"] = host.units_skipped;
+  out["shm_removed"] = host.shm_removed;
+  out["shm_would_remove"] = host.shm_would_remove;
+  out["term_sent"] = host.term_sent;
+  out["kill_sent"] = host.kill_sent;
+  out["rounds"] = host.rounds;
+  out["respawning_parent"] = OptionalText(host.respawning_parent);
+  out["gpus_reset"] = host.gpus_reset;
+  out["reset_blocked_by"] = OptionalText(host.reset_blocked_by);
+  out["nvidia_smi_error"] = OptionalText(host.nvidia_smi_error);
+  Json timings = Json::array();
+  for (const StepTiming& timing : host.timings) {
+    timings.push_back(Json{{"step", timing.step},
+                           {"duration_ms", timing.duration.count()}});
+  }
+  out["timings"] = std::move(timings);
+  return out;
+}
+
+// null for a run over whole hosts.
+Json ScopeJson(const Scope& scope) {
+  if (scope.empty()) return Json(nullptr);
+  Json out;
+  out["gpus"] = scope.gpus ? Json(*scope.gpus) : Json(nullptr);
+  out["cgroup"] = OptionalText(scope.cgroup);
+  out["slurm_job"] = OptionalText(scope.slurm_job);
+  out["source"] = scope.source;
+  out["spare_pods"] = scope.spare_pods;
+  out["description"] = DescribeScope(scope);
+  return out;
+}
+
+Json SummaryJson(const RunReport& report) {
+  int counts[4] = {0, 0, 0, 0};
+  int changed = 0;
+  for (const HostReport& host : report.hosts) {
+    ++counts[static_cast<int>(host.status)];
+    if (HostChanged(host)) ++changed;
+  }
+  Json out;
+  out["total"] = report.hosts.size() + report.not_started.size();
+  out["clean"] = counts[static_cast<int>(HostStatus::kClean)];
+  out["dirty"] = counts[static_cast<int>(HostStatus::kDirty)];
+  out["unreachable"] = counts[static_cast<int>(HostStatus::kUnreachable)];
+  out["failed"] = counts[static_cast<int>(HostStatus::kFailed)];
+  out["not_started"] = report.not_started.size();
+  out["changed"] = changed;
+  return out;
+}
+
+}  // namespace
+
+std::string FormatUtcTimestamp(std::chrono::system_clock::time_point time) {
+  auto since_epoch = time.time_since_epoch();
+  auto seconds = std::chrono::floor<std::chrono::seconds>(since_epoch);
+  auto millis =
+      std::chrono::duration_cast<std::chrono::milliseconds>(since_epoch - seconds);
+  std::time_t t = static_cast<std::time_t>(seconds.count());
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  char buffer[40];
+  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%S", &utc);
+  char out[48];
+  std::snprintf(out, sizeof(out), "%s.%03dZ", buffer,
+                static_cast<int>(millis.count()));
+  return out;
+}
+
+std::string RenderJson(const RunReport& report) {
+  Json doc;
+  doc["schema_version"] = kReportSchemaVersion;
+  doc["tool"] = Json{{"name", "fleetreap"}, {"version", report.tool_version}};
+  doc["start_time"] = FormatUtcTimestamp(report.start_time);
+  doc["duration_ms"] = report.duration.count();
+  doc["playbook"] = report.playbook;
+  doc["dry_run"] = report.dry_run;
+  doc["interrupted"] = report.interrupted;
+  doc["host_key_policy"] = OptionalText(report.host_key_policy);
+  doc["scope"] = ScopeJson(report.scope);
+  doc["exit_code"] = ExitCodeFor(report);
+  doc["summary"] = SummaryJson(report);
+  Json hosts = Json::array();
+  for (const HostReport& host : report.hosts) {
+    hosts.push_back(HostJson(host, report.dry_run));
+  }
+  doc["hosts"] = std::move(hosts);
+  doc["not_started"] = report.not_started;
+  // Replace rather than throw on invalid UTF-8 from a remote command line.
+  return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace fleetreap

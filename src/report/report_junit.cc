@@ -1,0 +1,147 @@
+#include "fleetreap/report/report_junit.h"
+
+#include <cstdio>
+
+#include "fleetreap/escalation/gpu_state.h"
+#include "fleetreap/report/host_outcome.h"
+#include "fleetreap/report/report_json.h"
+
+namespace fleetreap {
+namespace {
+
+std::string Seconds(std::chrono::milliseconds duration) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.3f",
+                static_cast<double>(duration.count()) / 1000.0);
+  return buffer;
+}
+
+std::string Attr(const char* name, const std::string& value) {
+  return std::string(" ") + name + "=\"" + XmlEscape(value) + "\"";
+}
+
+bool IsFailure(const HostReport& host, bool dry_run) {
+  switch (host.status) {
+    case HostStatus::kClean: return false;
+    case HostStatus::kDirty: return !dry_run;
+    case HostStatus::kUnreachable:
+    case HostStatus::kFailed: return true;
+  }
+  return true;
+}
+
+std::string MibText(const std::optional<int64_t>& mib) {
+  return mib ? std::to_string(*mib) : "?";
+}
+
+// The details a CI reader needs to act, one fact a line.
+std::string FailureDetails(const HostReport& host) {
+  std::string text;
+  if (!host.error_message.empty()) text += host.error_message + "\n";
+  if (!host.nvidia_smi_error.empty()) {
+    text += "nvidia-smi: " + host.nvidia_smi_error + "\n";
+  }
+  const std::vector<GpuReading>& gpus =
+      host.gpus_after.empty() ? host.gpus_before : host.gpus_after;
+  for (const GpuReading& gpu : gpus) {
+    if (GpuStateIsClean(gpu.state)) {
+      continue;
+    }
+    text += GpuLabel(gpu) + " " + GpuStateName(gpu.state) +
+            " " + MibText(gpu.used_mib) + "/" + MibText(gpu.total_mib) + " MiB";
+    if (!gpu.detail.empty()) text += " (" + gpu.detail + ")";
+    text += "\n";
+  }
+  for (const Holder& holder : host.holders) {
+    if (holder.fate != HolderFate::kUnkillable) continue;
+    text += "pid " + std::to_string(holder.pid) + " (" + holder.comm +
+            ") unkillable, state " + std::string(1, holder.state) + "\n";
+  }
+  if (!host.respawning_parent.empty()) {
+    text += "holders respawned by " + host.respawning_parent + "\n";
+  }
+  if (!host.reset_blocked_by.empty()) {
+    text += "GPU reset blocked by " + host.reset_blocked_by + "\n";
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string XmlEscape(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' &&
+            c != '\r') {
+          out += '?';
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+std::string RenderJunit(const RunReport& report) {
+  std::string suite = "fleetreap." + (report.playbook.empty() ? std::string("default")
+                                                              : report.playbook);
+  int tests = static_cast<int>(report.hosts.size() + report.not_started.size());
+  int failures = static_cast<int>(report.not_started.size());
+  for (const HostReport& host : report.hosts) {
+    if (IsFailure(host, report.dry_run)) ++failures;
+  }
+  std::string counts = Attr("tests", std::to_string(tests)) +
+                       Attr("failures", std::to_string(failures)) +
+                       Attr("errors", "0") + Attr("time", Seconds(report.duration));
+
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += "<testsuites" + Attr("name", "fleetreap") + counts + ">\n";
+  out += "  <testsuite" + Attr("name", suite) + counts + Attr("skipped", "0") +
+         Attr("timestamp", FormatUtcTimestamp(report.start_time)) + ">\n";
+  out += "    <properties>\n";
+  out += "      <property" + Attr("name", "tool_version") +
+         Attr("value", report.tool_version) + "/>\n";
+  out += "      <property" + Attr("name", "dry_run") +
+         Attr("value", report.dry_run ? "true" : "false") + "/>\n";
+  out += "      <property" + Attr("name", "interrupted") +
+         Attr("value", report.interrupted ? "true" : "false") + "/>\n";
+  out += "      <property" + Attr("name", "exit_code") +
+         Attr("value", std::to_string(ExitCodeFor(report))) + "/>\n";
+  out += "    </properties>\n";
+
+  for (const HostReport& host : report.hosts) {
+    HostOutcome outcome = OutcomeOf(host, report.dry_run);
+    std::string line = std::string(OutcomeKindLabel(outcome.kind)) + ": " +
+                       outcome.detail;
+    out += "    <testcase" + Attr("classname", suite) + Attr("name", host.name) +
+           Attr("time", Seconds(host.duration)) + ">\n";
+    if (IsFailure(host, report.dry_run)) {
+      std::string type = host.error_kind != ErrorKind::kNone
+                             ? ErrorKindName(host.error_kind)
+                             : HostStatusName(host.status);
+      out += "      <failure" + Attr("type", type) + Attr("message", line) + ">" +
+             XmlEscape(FailureDetails(host)) + "</failure>\n";
+    }
+    out += "      <system-out>" + XmlEscape(line) + "</system-out>\n";
+    out += "    </testcase>\n";
+  }
+  for (const std::string& name : report.not_started) {
+    out += "    <testcase" + Attr("classname", suite) + Attr("name", name) +
+           Attr("time", "0.000") + ">\n";
+    out += "      <failure" + Attr("type", "not_started") +
+           Attr("message", "not started: the run was interrupted") + "/>\n";
+    out += "    </testcase>\n";
+  }
+  out += "  </testsuite>\n</testsuites>\n";
+  return out;
+}
+
+}  // namespace fleetreap

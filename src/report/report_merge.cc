@@ -1,0 +1,140 @@
+#include "fleetreap/report/report_merge.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "fleetreap/report/report_reader.h"
+#include "fleetreap/base/text.h"
+
+namespace fleetreap {
+namespace {
+
+// Appends "value" to the ", "-joined list "joined" unless it is there or "".
+void JoinDistinct(const std::string& value, std::string* joined) {
+  if (value.empty()) return;
+  std::string padded = ", " + *joined + ", ";
+  if (padded.find(", " + value + ", ") != std::string::npos) return;
+  *joined += joined->empty() ? value : ", " + value;
+}
+
+// Keeps the fields of "scope" that "other" agrees on.
+void IntersectScope(const Scope& other, Scope* scope) {
+  if (scope->gpus != other.gpus) scope->gpus.reset();
+  if (scope->cgroup != other.cgroup) scope->cgroup.clear();
+  if (scope->slurm_job != other.slurm_job) scope->slurm_job.clear();
+  if (scope->spare_pods != other.spare_pods) scope->spare_pods = false;
+  if (scope->source != other.source) scope->source = "merged";
+  if (scope->empty()) *scope = Scope();
+}
+
+Status ReadFile(const std::string& path, std::string* text) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Status::Error(ErrorKind::kInvalidInput,
+                         path + ": cannot read: " + std::strerror(errno));
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) {
+    return Status::Error(ErrorKind::kInvalidInput,
+                         path + ": cannot read: " + std::strerror(errno));
+  }
+  *text = buffer.str();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status MergeReports(const std::vector<SourcedReport>& inputs, RunReport* merged) {
+  if (inputs.empty()) {
+    return Status::Error(ErrorKind::kUsage, "merge: no reports given");
+  }
+  *merged = RunReport();
+  const RunReport& first = inputs.front().report;
+  merged->dry_run = first.dry_run;
+  merged->scope = first.scope;
+  merged->start_time = first.start_time;
+  auto end = first.start_time + first.duration;
+  std::map<std::string, const std::string*> seen;  // host name -> its source
+  for (const SourcedReport& input : inputs) {
+    const RunReport& report = input.report;
+    if (report.dry_run != merged->dry_run) {
+      const SourcedReport& dry = report.dry_run ? input : inputs.front();
+      const SourcedReport& real = report.dry_run ? inputs.front() : input;
+      return Status::Error(
+          ErrorKind::kInvalidInput,
+          input.source + ": a dry run cannot be merged with a real run (" + dry.source +
+              " is a dry run, " + real.source + " is not)");
+    }
+    JoinDistinct(report.tool_version, &merged->tool_version);
+    JoinDistinct(report.playbook, &merged->playbook);
+    JoinDistinct(report.host_key_policy, &merged->host_key_policy);
+    IntersectScope(report.scope, &merged->scope);
+    merged->interrupted = merged->interrupted || report.interrupted;
+    if (report.start_time < merged->start_time) merged->start_time = report.start_time;
+    if (report.start_time + report.duration > end) end = report.start_time + report.duration;
+
+    std::vector<std::string> names;
+    for (const HostReport& host : report.hosts) names.push_back(host.name);
+    names.insert(names.end(), report.not_started.begin(), report.not_started.end());
+    for (const std::string& name : names) {
+      auto [it, inserted] = seen.emplace(name, &input.source);
+      if (!inserted) {
+        return Status::Error(ErrorKind::kInvalidInput,
+                             input.source + ": host " + name +
+                                 (it->second == &input.source ? " appears twice"
+                                                              : " is also in " + *it->second));
+      }
+    }
+    merged->hosts.insert(merged->hosts.end(), report.hosts.begin(), report.hosts.end());
+    merged->not_started.insert(merged->not_started.end(), report.not_started.begin(),
+                               report.not_started.end());
+  }
+  merged->duration =
+      std::chrono::duration_cast<std::chrono::milliseconds>(end - merged->start_time);
+  return Status::Ok();
+}
+
+void ExpectHosts(const std::vector<std::string>& expected, RunReport* merged) {
+  std::set<std::string> known(merged->not_started.begin(), merged->not_started.end());
+  for (const HostReport& host : merged->hosts) known.insert(host.name);
+  for (const std::string& name : expected) {
+    if (known.insert(name).second) merged->not_started.push_back(name);
+  }
+}
+
+Status ExpectHostsFromFile(const std::string& path, RunReport* merged) {
+  std::string text;
+  Status status = ReadFile(path, &text);
+  if (!status.ok()) return status;
+  std::vector<std::string> names;
+  for (std::string line : SplitLines(text)) {
+    const size_t hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    line = Trim(line);
+    if (!line.empty()) names.push_back(line);
+  }
+  ExpectHosts(names, merged);
+  return Status::Ok();
+}
+
+Status MergeReportFiles(const std::vector<std::string>& paths, RunReport* merged) {
+  std::vector<SourcedReport> inputs;
+  for (const std::string& path : paths) {
+    std::string text;
+    Status status = ReadFile(path, &text);
+    if (!status.ok()) return status;
+    SourcedReport input;
+    input.source = path;
+    status = ReadReportJson(text, path, &input.report);
+    if (!status.ok()) return status;
+    inputs.push_back(std::move(input));
+  }
+  return MergeReports(inputs, merged);
+}
+
+}  // namespace fleetreap

@@ -1,0 +1,149 @@
+#include "fleetreap/report/report_table.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include "fleetreap/escalation/gpu_state.h"
+#include "fleetreap/report/host_outcome.h"
+#include "fleetreap/inventory/host_pattern.h"
+#include "fleetreap/remote/nvidia_smi.h"
+#include "fleetreap/base/text.h"
+
+namespace fleetreap {
+
+const char* OutcomeColor(OutcomeKind kind) {
+  switch (kind) {
+    case OutcomeKind::kClean:
+    case OutcomeKind::kCleaned: return "\033[32m";       // green
+    case OutcomeKind::kWouldClean: return "\033[36m";    // cyan
+    case OutcomeKind::kDirty: return "\033[33m";         // yellow
+    case OutcomeKind::kFailed:
+    case OutcomeKind::kUnreachable: return "\033[31m";   // red
+    case OutcomeKind::kNotStarted: return "\033[35m";    // magenta
+  }
+  return "";
+}
+
+namespace {
+
+const char* kReset = "\033[0m";
+
+std::string Paint(const std::string& text, const char* color, bool enabled) {
+  if (!enabled) return text;
+  return color + text + kReset;
+}
+
+// A GPU's detail on one terminal line: control bytes escaped ("\x1b"), so a
+// hostile message can neither break the table nor drive the terminal;
+// backslashes are left alone (the parsers already escaped theirs).
+std::string OneLineDetail(const std::string& detail) {
+  return EscapeControlBytes(detail, kMaxToolLine, /*backslashes=*/false);
+}
+
+}  // namespace
+
+std::vector<std::string> GpuAttentionLines(const HostReport& host) {
+  const std::vector<GpuReading>& gpus = host.gpus_after.empty() ? host.gpus_before
+                                                                : host.gpus_after;
+  std::vector<std::string> lines;
+  for (const GpuReading& gpu : gpus) {
+    if (gpu.state != GpuState::kLost && gpu.state != GpuState::kRecovery) continue;
+    std::string line = GpuLabel(gpu) +
+                       (gpu.state == GpuState::kLost ? " lost" : " needs recovery");
+    if (!gpu.detail.empty()) line += ": " + OneLineDetail(gpu.detail);
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+std::string FormatSeconds(std::chrono::milliseconds duration) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%.1f s",
+                static_cast<double>(duration.count()) / 1000.0);
+  return buffer;
+}
+
+std::string RenderVerdict(const RunReport& report, const TableStyle& style) {
+  int clean = 0, cleaned = 0, would_clean = 0, dirty = 0, unreachable = 0,
+      failed = 0;
+  for (const HostReport& host : report.hosts) {
+    switch (OutcomeOf(host, report.dry_run).kind) {
+      case OutcomeKind::kClean: ++clean; break;
+      case OutcomeKind::kCleaned: ++clean; ++cleaned; break;
+      case OutcomeKind::kWouldClean: ++would_clean; break;
+      case OutcomeKind::kDirty: ++dirty; break;
+      case OutcomeKind::kFailed: ++failed; break;
+      case OutcomeKind::kUnreachable: ++unreachable; break;
+      case OutcomeKind::kNotStarted: break;
+    }
+  }
+  int not_started = static_cast<int>(report.not_started.size());
+  int total = static_cast<int>(report.hosts.size()) + not_started;
+  int exit_code = ExitCodeFor(report);
+
+  std::string word;
+  const char* color;
+  if (report.interrupted) {
+    word = "INTERRUPTED";
+    color = "\033[1;35m";
+  } else if (report.dry_run) {
+    word = "DRY RUN";
+    color = "\033[1;36m";
+  } else if (exit_code == 0) {
+    word = "READY";
+    color = "\033[1;32m";
+  } else {
+    word = "NOT READY";
+    color = "\033[1;31m";
+  }
+  std::string text = std::to_string(clean) + "/" + std::to_string(total) +
+                     (total == 1 ? " host clean" : " hosts clean");
+  if (cleaned > 0) text += " (" + std::to_string(cleaned) + " cleaned)";
+  auto add = [&text](int count, const char* what) {
+    if (count > 0) text += ", " + std::to_string(count) + " " + what;
+  };
+  add(would_clean, "would clean");
+  add(dirty, "dirty");
+  add(failed, "failed");
+  add(unreachable, "unreachable");
+  add(not_started, "not started");
+  text += " in " + FormatSeconds(report.duration);
+  if (report.dry_run) text += ", nothing changed";
+  text += " (exit " + std::to_string(exit_code) + ")";
+  return Paint(word + ":", color, style.color) + " " + text;
+}
+
+std::string RenderTable(const RunReport& report, const TableStyle& style) {
+  std::vector<OutcomeGroup> rows = GroupOutcomes(report);
+  std::vector<std::string> folded;
+  size_t name_width = 0;
+  size_t label_width = 0;
+  for (const OutcomeGroup& row : rows) {
+    folded.push_back(FoldHostNames(row.names));
+    name_width = std::max(name_width, folded.back().size());
+    label_width = std::max(label_width,
+                           std::string(OutcomeKindLabel(row.kind)).size());
+  }
+  std::string out;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    std::string label = OutcomeKindLabel(rows[i].kind);
+    out += folded[i] + std::string(name_width - folded[i].size() + 2, ' ');
+    out += Paint(label, OutcomeColor(rows[i].kind), style.color);
+    out += std::string(label_width - label.size() + 2, ' ');
+    out += rows[i].detail + "\n";
+    for (const HostReport& host : report.hosts) {
+      if (std::find(rows[i].names.begin(), rows[i].names.end(), host.name) ==
+          rows[i].names.end()) {
+        continue;
+      }
+      for (const std::string& line : GpuAttentionLines(host)) {
+        out += "    " + (rows[i].names.size() > 1 ? host.name + ": " : std::string()) + line +
+               "\n";
+      }
+    }
+  }
+  return out + RenderVerdict(report, style) + "\n";
+}
+
+}  // namespace fleetreap

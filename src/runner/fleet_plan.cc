@@ -1,0 +1,94 @@
+#include "fleetreap/runner/fleet_plan.h"
+
+#include <unistd.h>
+
+#include <map>
+#include <memory>
+
+#include "fleetreap/inventory/host_selection.h"
+#include "fleetreap/inventory/inventory.h"
+#include "fleetreap/transport/local_transport.h"
+#include "fleetreap/escalation/playbook.h"
+#include "fleetreap/inventory/slurm_hosts.h"
+
+namespace fleetreap {
+namespace {
+
+Host LocalHost() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') {
+    std::snprintf(name, sizeof name, "localhost");
+  }
+  Host host;
+  host.name = name;
+  host.address = "localhost";
+  host.port = 0;
+  host.source = "--local";
+  return host;
+}
+
+// Loads each playbook file once, however many hosts name it.
+class PlaybookCache {
+ public:
+  Status Get(const std::string& path, std::shared_ptr<const Playbook>* out) {
+    auto it = loaded_.find(path);
+    if (it == loaded_.end()) {
+      auto playbook = std::make_shared<Playbook>();
+      Status status = LoadPlaybookFile(path, playbook.get());
+      if (!status.ok()) return status;
+      it = loaded_.emplace(path, std::move(playbook)).first;
+    }
+    *out = it->second;
+    return Status::Ok();
+  }
+
+ private:
+  std::map<std::string, std::shared_ptr<const Playbook>> loaded_;
+};
+
+}  // namespace
+
+Status BuildFleetPlans(const Options& options, FleetPlanSet* set) {
+  std::vector<Host> hosts;
+  if (options.local) {
+    hosts.push_back(LocalHost());
+  } else {
+    Inventory inventory;
+    LocalTransport sinfo_runner;
+    Status status =
+        IsSlurmHostsSpec(options.hosts_file)
+            ? LoadSlurmHosts(options.hosts_file, &sinfo_runner, options.command_timeout,
+                             &inventory)
+            : LoadInventory(options.hosts_file, &inventory, &set->warnings, &set->notes);
+    if (!status.ok()) return status;
+    status = SelectHosts(inventory, options.limit, &hosts);
+    if (!status.ok()) return status;
+  }
+
+  PlaybookCache cache;
+  std::shared_ptr<const Playbook> run_playbook;
+  if (!options.playbook.empty()) {
+    Status status = cache.Get(options.playbook, &run_playbook);
+    if (!status.ok()) return status;
+    set->playbook_name = run_playbook->name;
+  } else {
+    set->playbook_name = DefaultPlaybook().name;
+  }
+
+  // --playbook wins over the inventory's fleetreap_playbook, as a command
+  // line wins over inventory variables everywhere else.
+  for (Host& host : hosts) {
+    FleetPlan plan;
+    plan.playbook = run_playbook;
+    if (!run_playbook && !host.playbook.empty()) {
+      Status status = cache.Get(host.playbook, &plan.playbook);
+      if (!status.ok()) return status;
+    }
+    if (options.become) host.become = true;
+    plan.host = std::move(host);
+    set->plans.push_back(std::move(plan));
+  }
+  return Status::Ok();
+}
+
+}  // namespace fleetreap

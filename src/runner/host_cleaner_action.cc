@@ -1,0 +1,233 @@
+// The host_cleaner runner's actions, the steps that change a host: stopping
+// units, signalling holders, cleaning /dev/shm and resetting GPUs.
+#include <algorithm>
+#include <set>
+
+#include "fleetreap/escalation/escalation.h"
+#include "fleetreap/escalation/host_view.h"
+#include "fleetreap/remote/remote_script.h"
+#include "host_cleaner_run.h"
+
+namespace fleetreap {
+namespace host_cleaner_internal {
+
+using std::chrono::milliseconds;
+
+namespace {
+// A GPU reset normally takes seconds; one that hangs is given this long.
+constexpr milliseconds kResetPerGpu{30000};
+}  // namespace
+
+std::string Runner::SignalScriptFor(const Action& action, std::set<int>* parents) const {
+  // The targets' parents: the respawn watch keeps only those still alive.
+  for (const TrackedHolder& t : view_.holders) {
+    for (const Target& target : action.targets) {
+      if (t.holder.pid == target.pid && t.holder.ppid > 1) parents->insert(t.holder.ppid);
+    }
+  }
+  return SignalScript(action.kind == ActionKind::kKill ? "KILL" : "TERM", action.targets,
+                      action.wait, playbook_.poll_interval, HostPaths(),
+                      {parents->begin(), parents->end()});
+}
+
+bool Runner::Signal(const Action& action) {
+  const bool kill = action.kind == ActionKind::kKill;
+  TimePoint start = clock_.Now();
+  CommandResult result;
+  std::set<int> parents;
+  bool ok = Exec(SignalScriptFor(action, &parents), action.wait + job_.command_timeout, &result);
+  Time(kill ? "kill" : "term", start);
+  if (!ok) return false;
+  SignalOutput out;
+  Status status = ParseSignalOutput(result.out, &out);
+  if (!status.ok()) return Fail(status.kind(), status.message());
+  ApplySignal(action, out, parents, start);
+  return true;
+}
+
+void Runner::ApplySignal(const Action& action, const SignalOutput& out,
+                         const std::set<int>& parents, TimePoint signalled) {
+  const bool kill = action.kind == ActionKind::kKill;
+  last_signal_ = signalled;
+  // A holder whose parent died was reparented: nothing of it can restart
+  // it, so there is nothing to watch (the re-scan may then be the quick one).
+  std::set<int> alive(out.live_parents.begin(), out.live_parents.end());
+  for (TrackedHolder& t : view_.holders) {
+    if (parents.count(t.holder.ppid) && !alive.count(t.holder.ppid)) t.holder.ppid = 1;
+  }
+  history_.signalled_since_scan = true;
+  history_.rescans_since_signal = 0;
+  for (const Target& target : action.targets) {
+    auto it = std::find_if(view_.holders.begin(), view_.holders.end(),
+                           [&](const TrackedHolder& t) {
+                             return t.holder.pid == target.pid &&
+                                    t.holder.start_time == target.start_time;
+                           });
+    if (it == view_.holders.end()) continue;
+    history_.waves = std::max(history_.waves, it->holder.round);
+    auto in = [&](const std::vector<int>& pids) {
+      return std::count(pids.begin(), pids.end(), target.pid) > 0;
+    };
+    if (in(out.failed)) {
+      // kill(1) refused (another user's process without --become): never
+      // retried, never called unkillable; the host fails at the end.
+      it->term_sent = it->kill_sent = true;
+      refused_.push_back(std::to_string(target.pid) + " (" + it->holder.user + ")");
+      continue;
+    }
+    if (in(out.sent)) {
+      if (it->signalled_at == 0) it->signalled_at = out.now;
+      (kill ? it->kill_sent : it->term_sent) = true;
+      (kill ? report_.kill_sent : report_.term_sent)++;
+    }
+    auto left = std::find_if(out.left.begin(), out.left.end(),
+                             [&](const std::pair<int, char>& l) {
+                               return l.first == target.pid;
+                             });
+    if (left != out.left.end()) {
+      it->holder.state = left->second;
+      if (kill) it->holder.fate = HolderFate::kUnkillable;
+    } else {
+      it->present = false;
+      it->holder.fate = FateAfterExit(*it);
+    }
+  }
+}
+
+bool Runner::StopUnits(const Action& action, const Action* wave) {
+  TimePoint start = clock_.Now();
+  CommandResult result;
+  milliseconds timeout = (playbook_.unit_stop_timeout + milliseconds(3000)) *
+                             static_cast<int>(action.units.size()) +
+                         job_.command_timeout;
+  std::string script = StopUnitsScript(action.units, playbook_.unit_stop_timeout,
+                                       /*end=*/wave == nullptr);
+  std::set<int> parents;
+  if (wave != nullptr) {
+    script += SignalScriptFor(*wave, &parents);
+    timeout += wave->wait;
+  }
+  bool ok = Exec(script, timeout, &result);
+  Time(wave == nullptr ? "stop_units" : wave->kind == ActionKind::kKill ? "stop_units+kill"
+                                                                         : "stop_units+term",
+       start);
+  history_.units_done = true;
+  if (!ok) return false;
+  std::vector<UnitStop> stops;
+  SignalOutput signal;
+  Status status = wave == nullptr
+                      ? ParseStopUnitsOutput(result.out, action.units, &stops)
+                      : ParseStopAndSignalOutput(result.out, action.units, &stops, &signal);
+  if (!status.ok()) return Fail(status.kind(), status.message());
+  for (const UnitStop& stop : stops) {
+    if (stop.exit_code == 0) report_.units_stopped.push_back(stop.unit);
+  }
+  if (wave != nullptr) {
+    // The signals came after the stops and before the wait the host
+    // reported: the settle period counts from then.
+    milliseconds waited(signal.waited_cs * 10);
+    TimePoint end = clock_.Now();
+    waited = std::min(waited, std::chrono::duration_cast<milliseconds>(end - start));
+    ApplySignal(*wave, signal, parents, end - waited);
+  }
+  return true;
+}
+
+bool Runner::CleanShm(bool dry_run, bool verify) {
+  TimePoint start = clock_.Now();
+  CommandResult result;
+  std::string script = ShmCleanScript(playbook_.shm_patterns, dry_run);
+  if (verify) {
+    ScanRequest quick;
+    quick.nvidia_smi_timeout = nvidia_smi_timeout_;
+    quick.holders = false;
+    script += ScanScript(quick);
+  } else {
+    script += "z end\n";
+  }
+  bool ok = Exec(script, job_.command_timeout + nvidia_smi_timeout_, &result);
+  history_.shm_done = true;
+  if (!ok) return false;
+  ShmOutput out;
+  ScanOutput scan;
+  Status status = ParseShmOutput(result.out, &out, verify ? &scan : nullptr);
+  if (!status.ok()) return Fail(status.kind(), status.message());
+  (dry_run ? report_.shm_would_remove : report_.shm_removed) = out.removed;
+  if (!verify) {
+    Time("clean_shm", start);
+    return true;
+  }
+  history_.verified = true;
+  bool verified = QuickScan(&report_.gpus_after, &scan);
+  Time("clean_shm+verify", start);
+  return verified;
+}
+
+bool Runner::FusesShmAndVerify() const {
+  return playbook_.Runs(Step::kCleanShm) && playbook_.Runs(Step::kVerify) &&
+         !playbook_.shm_patterns.empty() && !history_.shm_done && !history_.verified;
+}
+
+void Runner::AfterRescan() {
+  history_.signalled_since_scan = false;
+  history_.rescans_since_signal++;
+}
+
+// The first re-scan after a wave, the /dev/shm clean and the verify in one
+// round trip: removing unused segments is safe whatever the re-scan finds,
+// and the verify counts only when the ladder would have come to it next.
+bool Runner::RescanWithShmAndVerify(bool quick) {
+  CommandResult result;
+  ScanRequest verify = Request({}, false);
+  std::string script = ScanScript(Request({}, !quick)) +
+                       ShmCleanScript(playbook_.shm_patterns, /*dry_run=*/false) +
+                       ScanScript(verify);
+  if (!Exec(script, job_.command_timeout + 3 * nvidia_smi_timeout_, &result)) return false;
+  ScanOutput rescan, verified;
+  ShmOutput shm;
+  Status status = ParseRescanShmVerifyOutput(result.out, &rescan, &shm, &verified);
+  if (!status.ok()) return Fail(status.kind(), status.message());
+  report_.shm_removed.insert(report_.shm_removed.end(), shm.removed.begin(), shm.removed.end());
+  bool ok = quick ? QuickScan(&report_.gpus_after, &rescan)
+                  : Scan({}, &report_.gpus_after, true, &rescan);
+  AfterRescan();
+  if (!ok) return false;
+  if (NextAction(playbook_, view_, history_).kind != ActionKind::kCleanShm) return true;
+  history_.shm_done = true;
+  history_.verified = true;
+  return QuickScan(&report_.gpus_after, &verified);
+}
+
+bool Runner::ResetGpus(const Action& action) {
+  TimePoint start = clock_.Now();
+  CommandResult result;
+  // Each reset is bounded on the host; the command waits for all of them.
+  const std::chrono::milliseconds per_gpu = std::max(nvidia_smi_timeout_, kResetPerGpu);
+  const std::chrono::milliseconds all =
+      job_.command_timeout + (per_gpu + std::chrono::seconds(2)) * action.gpus.size();
+  bool ok = Exec(GpuResetScript(action.gpus, per_gpu), all, &result);
+  Time("reset_gpus", start);
+  history_.reset_done = true;
+  history_.verified = false;
+  if (!ok) return false;
+  std::vector<GpuReset> resets;
+  Status status = ParseGpuResetOutput(result.out, &resets);
+  if (!status.ok()) return Fail(status.kind(), status.message());
+  for (const GpuReset& reset : resets) {
+    if (reset.exit_code == 0) {
+      report_.gpus_reset.push_back(reset.gpu);
+    } else if (report_.reset_blocked_by.empty()) {
+      report_.reset_blocked_by =
+          "GPU " + std::to_string(reset.gpu) + ": " +
+          (reset.exit_code == 124 || reset.exit_code == 137
+               ? "nvidia-smi --gpu-reset did not finish within " +
+                     std::to_string(std::max(nvidia_smi_timeout_, kResetPerGpu).count() / 1000) +
+                     "s"
+               : reset.message);
+    }
+  }
+  return true;
+}
+
+}  // namespace host_cleaner_internal
+}  // namespace fleetreap

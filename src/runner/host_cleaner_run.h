@@ -1,0 +1,112 @@
+// The run of one host behind CleanHost (private to the host_cleaner*.cc
+// files): the state the runner threads through the ladder, the door through
+// which every step reaches the host (Exec), and the steps themselves.
+// host_cleaner.cc drives the ladder, host_cleaner_scan.cc reads the host and
+// host_cleaner_action.cc runs the actions that change it.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "fleetreap/escalation/escalation.h"
+#include "fleetreap/runner/host_cleaner.h"
+#include "fleetreap/escalation/protect.h"
+#include "fleetreap/remote/remote_script.h"
+#include "fleetreap/remote/remote_script_output.h"
+
+namespace fleetreap {
+namespace host_cleaner_internal {
+
+using TimePoint = std::chrono::steady_clock::time_point;
+
+/// The first line of "text", at most 200 characters, for error messages.
+std::string FirstLine(const std::string& text);
+
+/// One host's run: the state that CleanHost threads through the ladder.
+/// Holds references to "transport" and "job", which must outlive it. Used
+/// once, by one thread.
+class Runner {
+ public:
+  Runner(Transport& transport, const HostJob& job)
+      : transport_(transport),
+        job_(job),
+        playbook_(*job.playbook),
+        clock_(job.clock ? *job.clock : RealCleanerClock()),
+        protect_(ProtectList::Default()) {
+    protect_.AddAll(playbook_.protect);
+    protect_.AddAll(job.host->protect);
+    protect_.AddAll(job.extra_protect);
+    threshold_ = job.host->threshold_mib.value_or(playbook_.threshold_mib);
+    std::chrono::milliseconds half = job.command_timeout / 2;
+    nvidia_smi_timeout_ = std::clamp(half, std::chrono::milliseconds(1000),
+                                     std::chrono::milliseconds(30000));
+  }
+
+  HostReport Run();
+
+ private:
+  // Runs "script" bounded by "timeout" (cut to the deadline). On failure
+  // sets the report's error and returns false.
+  bool Exec(const std::string& script, std::chrono::milliseconds timeout,
+            CommandResult* result);
+  bool Fail(ErrorKind kind, const std::string& message);
+  // "prefetched": the scan when it already came back with another step.
+  bool Scan(const std::vector<std::string>& units, std::vector<GpuReading>* gpus,
+            bool holders = true, const ScanOutput* prefetched = nullptr);
+  ScanRequest Request(const std::vector<std::string>& units, bool holders) const;
+  // A dry run's inspect and /dev/shm look in one round trip.
+  bool InspectWithShmDryRun(const std::vector<std::string>& units);
+  // nvidia-smi alone, the known holders standing in; a full Scan follows
+  // only when a GPU is not clean, to find and classify what holds it.
+  bool QuickScan(std::vector<GpuReading>* gpus, const ScanOutput* prefetched = nullptr);
+  // After a whole-host query failed on a lost GPU: asks each GPU alone and
+  // adds the readings of those that answer.
+  bool QueryGpusOneByOne(std::vector<GpuReading>* gpus);
+  bool Signal(const Action& action);
+  // The signal script of "action"; "parents" gets the targets' parents.
+  std::string SignalScriptFor(const Action& action, std::set<int>* parents) const;
+  void ApplySignal(const Action& action, const SignalOutput& out, const std::set<int>& parents,
+                   TimePoint signalled);
+  // With "wave", that TERM or KILL wave runs in the same round trip, right
+  // after the stops (it targets the holders the inspect found either way).
+  bool StopUnits(const Action& action, const Action* wave = nullptr);
+  // With "verify", the verify's nvidia-smi runs in the same round trip.
+  bool CleanShm(bool dry_run, bool verify = false);
+  // Whether the first re-scan after a wave may carry the /dev/shm clean and
+  // the verify (the playbook runs both and neither ran yet).
+  bool FusesShmAndVerify() const;
+  bool RescanWithShmAndVerify(bool quick);
+  void AfterRescan();
+  bool ResetGpus(const Action& action);
+  void Time(const char* step, TimePoint start) {
+    report_.timings.push_back(
+        {step, std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - start)});
+  }
+  void Finish();
+
+  Transport& transport_;
+  const HostJob& job_;
+  const Playbook& playbook_;
+  CleanerClock& clock_;
+  ProtectList protect_;
+  int64_t threshold_ = 0;
+  std::chrono::milliseconds nvidia_smi_timeout_{20000};
+  HostReport report_;
+  HostView view_;
+  History history_;
+  TimePoint last_signal_;
+  bool failed_ = false;
+  const char* step_ = "inspect";  // the action under way, for Exec's errors
+  bool nvidia_smi_failed_ = false;  // the latest scan's query failed outright
+  bool stop_ladder_ = false;        // inspect saw no driver or a lost GPU
+  bool table_scan_ = false;         // the scan asks for the plain table too
+  int device_gpus_ = 0;             // 1 + the highest /dev/nvidiaN seen
+  std::vector<std::string> refused_;  // "PID (user)" that kill(1) refused
+};
+
+}  // namespace host_cleaner_internal
+}  // namespace fleetreap

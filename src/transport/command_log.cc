@@ -1,0 +1,168 @@
+#include "fleetreap/transport/command_log.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include <spdlog/spdlog.h>
+
+#include "fleetreap/report/report_json.h"
+
+namespace fleetreap {
+namespace {
+
+std::string Millis(std::chrono::milliseconds duration) {
+  return std::to_string(duration.count()) + " ms";
+}
+
+std::string HowItEnded(const CommandResult& result) {
+  std::string text;
+  switch (result.end) {
+    case CommandEnd::kExited: text = "exited " + std::to_string(result.exit_code); break;
+    case CommandEnd::kSignaled: text = "killed by SIG" + result.signal; break;
+    default: text = CommandEndName(result.end);
+  }
+  if (!result.error.empty()) text += ": " + result.error;
+  return text;
+}
+
+// Every line of "text" behind "prefix", the last one ended too.
+std::string Indent(const std::string& text, const std::string& prefix) {
+  std::string out;
+  size_t begin = 0;
+  while (begin < text.size()) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    out += prefix + text.substr(begin, end - begin) + "\n";
+    begin = end + 1;
+  }
+  return out;
+}
+
+std::string StreamBlock(const char* name, const std::string& text, bool capped,
+                        size_t max_bytes) {
+  if (text.empty()) return std::string("  ") + name + ": empty\n";
+  std::string out = std::string("  ") + name + " (" + std::to_string(text.size()) +
+                    " bytes" + (capped ? ", capped by the transport" : "") + "):\n";
+  if (text.size() <= max_bytes) return out + Indent(text, "  | ");
+  out += Indent(text.substr(0, max_bytes), "  | ");
+  return out + "  ... " + std::to_string(text.size() - max_bytes) +
+         " more bytes not logged\n";
+}
+
+class LoggedTransport : public Transport {
+ public:
+  LoggedTransport(std::unique_ptr<Transport> inner, std::FILE* file,
+                  CommandLog::WallClock clock, size_t max_output_bytes)
+      : inner_(std::move(inner)),
+        file_(file),
+        clock_(std::move(clock)),
+        max_output_bytes_(max_output_bytes) {}
+  ~LoggedTransport() override {
+    if (file_ != nullptr) std::fclose(file_);
+  }
+
+  Status Connect(std::chrono::steady_clock::time_point not_after) override {
+    auto start = clock_();
+    Write(start, "connect " + inner_->Describe() + "\n");
+    Status status = inner_->Connect(not_after);
+    auto end = clock_();
+    auto took = std::chrono::duration_cast<std::chrono::milliseconds>(end - start);
+    Write(end, (status.ok() ? std::string("connected") : "connect failed: " + status.ToString()) +
+                   " (" + Millis(took) + ")\n");
+    return status;
+  }
+
+  CommandResult Run(const std::string& command,
+                    std::chrono::milliseconds timeout) override {
+    Write(clock_(), "run (timeout " + Millis(timeout) + "):\n" + Indent(command, "  $ "));
+    CommandResult result = inner_->Run(command, timeout);
+    Write(clock_(), HowItEnded(result) + " (" + Millis(result.duration) + ")\n" +
+                        StreamBlock("stdout", result.out, result.out_truncated,
+                                    max_output_bytes_) +
+                        StreamBlock("stderr", result.err, result.err_truncated,
+                                    max_output_bytes_));
+    return result;
+  }
+
+  void Close() override {
+    inner_->Close();
+    Write(clock_(), "closed\n");
+  }
+
+  std::string Describe() const override { return inner_->Describe(); }
+  std::string HostKeyFingerprint() const override { return inner_->HostKeyFingerprint(); }
+
+ private:
+  void Write(std::chrono::system_clock::time_point when, const std::string& text) {
+    if (file_ == nullptr) return;
+    std::string entry = FormatUtcTimestamp(when) + " " + text;
+    std::fwrite(entry.data(), 1, entry.size(), file_);
+    std::fflush(file_);
+  }
+
+  std::unique_ptr<Transport> inner_;
+  std::FILE* file_;
+  CommandLog::WallClock clock_;
+  size_t max_output_bytes_;
+};
+
+Status MakeDirectories(const std::string& dir) {
+  for (size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
+    std::string prefix = dir.substr(0, slash);
+    if (!prefix.empty() && mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+      return Status::Error(ErrorKind::kInternal, "cannot create log directory " +
+                                                     dir + ": " + std::strerror(errno));
+    }
+    if (slash == std::string::npos) break;
+  }
+  struct stat info {};
+  if (stat(dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+    return Status::Error(ErrorKind::kInternal,
+                         "cannot create log directory " + dir + ": not a directory");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+CommandLog::CommandLog(std::string dir, WallClock clock, size_t max_output_bytes)
+    : dir_(std::move(dir)), clock_(std::move(clock)), max_output_bytes_(max_output_bytes) {}
+
+Status CommandLog::Open(const std::string& dir, std::unique_ptr<CommandLog>* log,
+                        WallClock clock, size_t max_output_bytes) {
+  if (dir.empty()) {
+    return Status::Error(ErrorKind::kUsage, "--log-dir needs a directory");
+  }
+  Status status = MakeDirectories(dir);
+  if (!status.ok()) return status;
+  log->reset(new CommandLog(dir, std::move(clock), max_output_bytes));
+  return Status::Ok();
+}
+
+std::string CommandLog::PathFor(const std::string& host_name) const {
+  std::string safe = host_name.empty() ? "_" : host_name;
+  for (char& c : safe) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    if (!ok) c = '_';
+  }
+  if (safe == "." || safe == "..") safe = "_";
+  return dir_ + "/" + safe + ".log";
+}
+
+std::unique_ptr<Transport> CommandLog::Wrap(const std::string& host_name,
+                                            std::unique_ptr<Transport> inner) const {
+  if (inner == nullptr) return inner;
+  std::string path = PathFor(host_name);
+  std::FILE* file = std::fopen(path.c_str(), "ae");
+  if (file == nullptr) {
+    spdlog::warn("cannot open command log {}: {}", path, std::strerror(errno));
+  }
+  return std::make_unique<LoggedTransport>(std::move(inner), file, clock_,
+                                           max_output_bytes_);
+}
+
+}  // namespace fleetreap

@@ -1,0 +1,200 @@
+#include "fleetreap/transport/ssh_transport.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include <utility>
+
+#include "fleetreap/transport/tcp_dialer.h"
+#include "fleetreap/base/text.h"
+#include "ssh_transport_session.h"
+
+namespace fleetreap {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+// Never ask anyone for anything: libssh calls this for passphrases.
+int RefusePrompt(const char*, char*, size_t, int, int, void*) { return -1; }
+
+// Sorts what ssh_connect() said into our kinds. Our socket (or proxy) has
+// already seen the banner, so resolution and TCP cannot be the cause.
+Status ClassifyConnectError(const std::string& error, const std::string& where,
+                            milliseconds timeout) {
+  if (Contains(error, "Timeout") || Contains(error, "timeout")) {
+    return Status::Error(
+        ErrorKind::kConnectTimeout,
+        where + ": SSH handshake did not finish within " +
+            std::to_string(timeout.count()) + " ms (" + error + ")");
+  }
+  if (Contains(error, "disconnected") || Contains(error, "reset") ||
+      Contains(error, "Broken pipe") || Contains(error, "Socket error") ||
+      Contains(error, "closed")) {
+    // Our own socket saw the banner, so the server hung up in the middle of
+    // key exchange: that is sshd refusing the negotiation (no algorithm in
+    // common). Which of the two libssh notices first (the server's offer or
+    // the closed socket) is a race; both are the same failure.
+    return Status::Error(ErrorKind::kKex,
+                         where + ": key exchange failed: the server closed the "
+                                 "connection during key exchange (no algorithm in "
+                                 "common?): " + error);
+  }
+  return Status::Error(ErrorKind::kKex, where + ": key exchange failed: " + error);
+}
+
+}  // namespace
+
+std::string HostKeyPolicyWarning(const Options& options) {
+  if (options.local || options.host_key_policy != HostKeyPolicy::kOff) return "";
+  return "--host-key-policy off: host keys are NOT checked, so anyone on the network "
+         "path can pose as any host, read what fleetreap sends and forge what it "
+         "reports (with --become, as root); each host's offered key is recorded in "
+         "the JSON report as host_key_fingerprint";
+}
+
+SshTransportOptions SshOptionsFor(const Host& host, const Options& options) {
+  SshTransportOptions ssh;
+  ssh.name = host.name;
+  ssh.address = host.address.empty() ? host.name : host.address;
+  ssh.port = host.port;
+  ssh.user = host.user.empty() ? options.user : host.user;
+  if (!host.identity_file.empty()) ssh.identity_files.push_back(host.identity_file);
+  if (!options.identity.empty() && options.identity != host.identity_file) {
+    ssh.identity_files.push_back(options.identity);
+  }
+  ssh.known_hosts = options.known_hosts;
+  ssh.host_key_policy = options.host_key_policy;
+  ssh.use_agent = !options.no_agent;
+  ssh.connect_timeout = options.connect_timeout;
+  ssh.use_ssh_config = options.ssh_config || !options.ssh_config_file.empty();
+  ssh.ssh_config_file = options.ssh_config_file;
+  return ssh;
+}
+
+SshTransport::SshTransport(SshTransportOptions options)
+    : options_(std::move(options)) {}
+
+SshTransport::~SshTransport() = default;
+
+void SshTransport::Close() { session_.reset(); }
+
+std::string SshTransport::Describe() const {
+  std::string user = options_.user;
+  if (user.empty()) user = LocalAccount().name;
+  const bool v6 = options_.address.find(':') != std::string::npos;
+  return user + "@" + (v6 ? "[" + options_.address + "]" : options_.address) + ":" +
+         std::to_string(options_.port);
+}
+
+Status SshTransport::Connect(Clock::time_point not_after) {
+  Close();
+  fingerprint_.clear();
+  const Clock::time_point start = Clock::now();
+  const Clock::time_point deadline =
+      not_after - start < options_.connect_timeout ? not_after : start + options_.connect_timeout;
+  const milliseconds budget = std::chrono::duration_cast<milliseconds>(deadline - start);
+  const std::string where = options_.name.empty() || options_.name == options_.address
+                                ? options_.address
+                                : options_.name + " (" + options_.address + ")";
+  auto state = std::make_unique<Session>();
+  state->session = ssh_new();
+  if (state->session == nullptr) {
+    return Status::Error(ErrorKind::kInternal, "ssh_new failed");
+  }
+  ssh_session session = state->session;
+  int verbosity = SSH_LOG_NOLOG;
+  ssh_options_set(session, SSH_OPTIONS_LOG_VERBOSITY, &verbosity);
+  ssh_options_set(session, SSH_OPTIONS_HOST, options_.address.c_str());
+  bool process_config = options_.use_ssh_config;
+  ssh_options_set(session, SSH_OPTIONS_PROCESS_CONFIG, &process_config);
+  const char* config_file =
+      options_.ssh_config_file.empty() ? nullptr : options_.ssh_config_file.c_str();
+  if (options_.use_ssh_config && ssh_options_parse_config(session, config_file) < 0) {
+    return Status::Error(ErrorKind::kInvalidInput,
+                         "ssh config: " + std::string(ssh_get_error(session)));
+  }
+  // Explicit values are set after the config so that they win (libssh 0.10
+  // lets a parsed config override earlier ones). With a config, port 22 is
+  // the inventory's default and is left to the config.
+  if (!options_.use_ssh_config || options_.port != 22) {
+    unsigned int port = static_cast<unsigned int>(options_.port);
+    ssh_options_set(session, SSH_OPTIONS_PORT, &port);
+  }
+  if (!options_.user.empty()) {
+    ssh_options_set(session, SSH_OPTIONS_USER, options_.user.c_str());
+  }
+  ssh_options_set(session, SSH_OPTIONS_GLOBAL_KNOWNHOSTS, "/dev/null");
+  int one = 1;
+  ssh_options_set(session, SSH_OPTIONS_NODELAY, &one);
+  state->callbacks.userdata = nullptr;
+  state->callbacks.auth_function = RefusePrompt;
+  ssh_callbacks_init(&state->callbacks);
+  ssh_set_callbacks(session, &state->callbacks);
+
+  // The host and port after the config (HostName, Port) and our options.
+  target_host_ = options_.address;
+  target_port_ = options_.port;
+  std::string proxy;  // a ProxyCommand, or the one libssh made of a ProxyJump
+  if (options_.use_ssh_config) {
+    char* value = nullptr;
+    if (ssh_options_get(session, SSH_OPTIONS_HOST, &value) == SSH_OK) {
+      target_host_ = value;
+      ssh_string_free_char(value);
+    }
+    unsigned int port = 0;
+    if (ssh_options_get_port(session, &port) == SSH_OK) target_port_ = static_cast<int>(port);
+    if (ssh_options_get(session, SSH_OPTIONS_PROXYCOMMAND, &value) == SSH_OK) {
+      if (value != nullptr && std::string(value) != "none") proxy = value;
+      ssh_string_free_char(value);
+      // Ours to run: libssh must neither run nor expand it (it knows no %n).
+      if (!proxy.empty()) ssh_options_set(session, SSH_OPTIONS_PROXYCOMMAND, "none");
+    }
+  }
+  Status prepared = PrepareKnownHosts(state.get());
+  if (!prepared.ok()) return prepared;
+  // Either way libssh gets a socket that has already carried the banner, so
+  // every wait up to here was bounded by our deadline.
+  Status dialed = proxy.empty() ? DialTcp(target_host_, target_port_, deadline, &state->fd)
+                                : StartProxy(proxy, state.get(), deadline, where);
+  if (!dialed.ok()) {
+    return Status::Error(dialed.kind(),
+                         options_.name.empty() || !proxy.empty() ||
+                                 options_.name == target_host_
+                             ? dialed.message()
+                             : options_.name + ": " + dialed.message());
+  }
+  int fd = proxy.empty() ? state->fd : state->proxy.fd();
+  ssh_options_set(session, SSH_OPTIONS_FD, &fd);
+  state->fd_handed = proxy.empty();
+  SetSessionTimeout(session, std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
+  if (ssh_connect(session) != SSH_OK) {
+    return ClassifyConnectError(ssh_get_error(session), where, budget);
+  }
+  session_ = std::move(state);
+  Status status = VerifyHostKey();
+  if (status.ok()) status = Authenticate(deadline);
+  if (!status.ok()) {
+    Close();
+    return status;
+  }
+  // Later blocking calls (opening a channel) wait at most this long.
+  SetSessionTimeout(session, options_.connect_timeout);
+  return Status::Ok();
+}
+
+Status SshTransport::StartProxy(const std::string& proxy, Session* state,
+                                Clock::time_point deadline, const std::string& where) {
+  const ProxyTokens tokens = SessionTokens(state->session, target_host_, options_.address,
+                                           target_port_);
+  std::string command;
+  Status status = ExpandProxyCommand(proxy, tokens, &command);
+  if (!status.ok()) return Status::Error(status.kind(), where + ": " + status.message());
+  status = state->proxy.Start(command);
+  if (!status.ok()) return status;
+  return state->proxy.AwaitBanner(deadline, where);
+}
+
+}  // namespace fleetreap
