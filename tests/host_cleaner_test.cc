@@ -45,7 +45,7 @@ struct FakeHost {
   std::string pid_namespace = "pid:[4026531836]";  // the scan shell's
 };
 
-class FakeClock : public CleanerClock {
+class FakeClock : public Clock {
  public:
   std::chrono::steady_clock::time_point Now() override { return now_; }
   void SleepFor(milliseconds d) override {

@@ -10,11 +10,11 @@
 namespace fleetreap {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-milliseconds Since(Clock::time_point start) {
-  return std::chrono::duration_cast<milliseconds>(Clock::now() - start);
+milliseconds Since(SteadyClock::time_point start) {
+  return std::chrono::duration_cast<milliseconds>(SteadyClock::now() - start);
 }
 
 // Everything the workers share. Read-only but for the atomics and the
@@ -26,7 +26,7 @@ struct Run {
   const HostCleanerFunction* clean;
   FleetObserver* observer;
   const std::atomic<bool>* stop_requested;
-  Clock::time_point deadline;  // max() for none
+  SteadyClock::time_point deadline;  // max() for none
   std::atomic<size_t> next{0};
   std::atomic<bool> interrupted{false};
   std::vector<std::optional<HostReport>> results;
@@ -34,7 +34,7 @@ struct Run {
 
 // Connects with retries. Returns the last status; "*attempts" counts tries.
 Status ConnectWithRetries(Run& run, const Host& host, Transport& transport,
-                          Clock::time_point host_deadline, int* attempts) {
+                          SteadyClock::time_point host_deadline, int* attempts) {
   const FleetSettings& settings = *run.settings;
   milliseconds backoff = settings.retry_backoff;
   Status status;
@@ -44,7 +44,7 @@ Status ConnectWithRetries(Run& run, const Host& host, Transport& transport,
     if (status.ok() || !IsTransient(status.kind()) || attempt > settings.retries) {
       return status;
     }
-    if (Clock::now() + backoff >= host_deadline) return status;
+    if (SteadyClock::now() + backoff >= host_deadline) return status;
     if (run.observer != nullptr) {
       run.observer->HostRetrying(host, attempt + 1, status.ToString());
     }
@@ -56,8 +56,8 @@ Status ConnectWithRetries(Run& run, const Host& host, Transport& transport,
 HostReport RunHost(Run& run, const FleetPlan& plan) {
   const FleetSettings& settings = *run.settings;
   const Host& host = plan.host;
-  const Clock::time_point start = Clock::now();
-  Clock::time_point host_deadline = run.deadline;
+  const SteadyClock::time_point start = SteadyClock::now();
+  SteadyClock::time_point host_deadline = run.deadline;
   if (settings.host_timeout.count() > 0) {
     host_deadline = std::min(host_deadline, start + settings.host_timeout);
   }
@@ -92,7 +92,7 @@ HostReport RunHost(Run& run, const FleetPlan& plan) {
       report.error_kind = connected.kind();
       report.error_message = connected.message();
       report.host_key_fingerprint = transport->HostKeyFingerprint();
-      if (Clock::now() >= host_deadline) {
+      if (SteadyClock::now() >= host_deadline) {
         report.error_message += settings.host_timeout.count() > 0 &&
                                         host_deadline < run.deadline
                                     ? " (ended by --host-timeout)"
@@ -116,7 +116,7 @@ bool MayStart(Run& run) {
     run.interrupted = true;
     return false;
   }
-  return Clock::now() < run.deadline;
+  return SteadyClock::now() < run.deadline;
 }
 
 void Worker(Run& run) {
@@ -168,7 +168,7 @@ RunReport RunFleet(const std::vector<FleetPlan>& plans, const FleetSettings& set
   report.host_key_policy = settings.host_key_policy;
   report.scope = settings.scope;
   report.start_time = std::chrono::system_clock::now();
-  const Clock::time_point start = Clock::now();
+  const SteadyClock::time_point start = SteadyClock::now();
 
   Run run;
   run.plans = &plans;
@@ -178,7 +178,7 @@ RunReport RunFleet(const std::vector<FleetPlan>& plans, const FleetSettings& set
   run.observer = observer;
   run.stop_requested = stop_requested;
   run.deadline = settings.deadline.count() > 0 ? start + settings.deadline
-                                               : Clock::time_point::max();
+                                               : SteadyClock::time_point::max();
   run.results.resize(plans.size());
 
   if (observer != nullptr) observer->RunStarted(static_cast<int>(plans.size()));

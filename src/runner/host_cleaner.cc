@@ -13,19 +13,6 @@
 
 namespace fleetreap {
 
-namespace {
-
-class RealClock : public CleanerClock {
- public:
-  std::chrono::steady_clock::time_point Now() override {
-    return std::chrono::steady_clock::now();
-  }
-  void SleepFor(std::chrono::milliseconds duration) override {
-    std::this_thread::sleep_for(duration);
-  }
-};
-
-}  // namespace
 
 namespace host_cleaner_internal {
 
@@ -226,10 +213,6 @@ void Runner::Finish() {
 
 }  // namespace host_cleaner_internal
 
-CleanerClock& RealCleanerClock() {
-  static RealClock clock;
-  return clock;
-}
 
 HostReport CleanHost(Transport& transport, const HostJob& job) {
   if (job.host == nullptr || job.playbook == nullptr) {

@@ -35,7 +35,7 @@ class Runner {
       : transport_(transport),
         job_(job),
         playbook_(*job.playbook),
-        clock_(job.clock ? *job.clock : RealCleanerClock()),
+        clock_(job.clock ? *job.clock : RealClock()),
         protect_(ProtectList::Default()) {
     protect_.AddAll(playbook_.protect);
     protect_.AddAll(job.host->protect);
@@ -91,7 +91,7 @@ class Runner {
   Transport& transport_;
   const HostJob& job_;
   const Playbook& playbook_;
-  CleanerClock& clock_;
+  Clock& clock_;
   ProtectList protect_;
   int64_t threshold_ = 0;
   std::chrono::milliseconds nvidia_smi_timeout_{20000};

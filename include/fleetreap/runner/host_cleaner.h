@@ -12,24 +12,12 @@
 #include <vector>
 
 #include "fleetreap/inventory/host.h"
+#include "fleetreap/base/clock.h"
 #include "fleetreap/escalation/playbook.h"
 #include "fleetreap/report/report.h"
 #include "fleetreap/transport/transport.h"
 
 namespace fleetreap {
-
-/// The runner's time: "now" and waiting. Tests pass a fake that advances on
-/// SleepFor, so settle periods cost nothing. Must be safe to share between
-/// threads when the caller shares it.
-class CleanerClock {
- public:
-  virtual ~CleanerClock() = default;
-  virtual std::chrono::steady_clock::time_point Now() = 0;
-  virtual void SleepFor(std::chrono::milliseconds duration) = 0;
-};
-
-/// steady_clock and std::this_thread::sleep_for. Thread-safe.
-CleanerClock& RealCleanerClock();
 
 struct HostJob {
   const Host* host = nullptr;          // must outlive the call
@@ -42,8 +30,8 @@ struct HostJob {
       std::chrono::steady_clock::time_point::max();
   std::vector<std::string> extra_protect;  // --protect
   Scope scope;                             // what the run may act on
-  /// nullptr: RealCleanerClock(). Must outlive the call.
-  CleanerClock* clock = nullptr;
+  /// nullptr: RealClock(). Must outlive the call.
+  Clock* clock = nullptr;
 };
 
 /// Runs the escalation on "transport", which is already connected. Fills every
