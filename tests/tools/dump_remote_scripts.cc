@@ -1,0 +1,107 @@
+// Writes every remote script fleetreap runs on a host (remote_script.h), built
+// from representative inputs, to one file each in the folder given as the only
+// argument: one per script, and the combinations the host cleaner sends in one
+// round trip. scripts/lint.sh runs shellcheck -s sh over them, since the hosts
+// run them under /bin/sh. Each file starts with a comment naming its inputs,
+// and, for a combination, the shellcheck codes its joining makes meaningless.
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "fleetreap/base/shell.h"
+#include "fleetreap/model/target.h"
+#include "fleetreap/remote/remote_script.h"
+
+namespace {
+
+using fleetreap::HostPaths;
+using fleetreap::ScanRequest;
+using fleetreap::Target;
+using std::chrono::milliseconds;
+
+// Each script of a round trip brings its own prelude, so the functions are
+// defined again further down: shellcheck then calls the first definitions
+// unreachable (SC2317) or used before they are defined (SC2218).
+constexpr char kJoined[] =
+    "# shellcheck disable=SC2317,SC2218  # scripts joined: each redefines the prelude\n";
+
+bool Write(const std::string& dir, const std::string& name, const std::string& inputs,
+           const std::string& script, const std::string& header = "") {
+  const std::string path = dir + "/" + name + ".sh";
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << "# " << name << ": " << inputs << "\n" << header << script;
+  out.close();
+  if (!out) {
+    std::cerr << "dump_remote_scripts: cannot write " << path << "\n";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: dump_remote_scripts DIR\n";
+    return 2;
+  }
+  const std::string dir = argv[1];
+  const HostPaths paths;
+  HostPaths stand_in;
+  stand_in.dev_dir = "/tmp/host dir/dev";
+  stand_in.driver_dir = "/tmp/host dir/gpus";
+  stand_in.shm_dir = "/tmp/host dir/shm";
+
+  ScanRequest full;
+  full.units = {"gpu-worker.service", "train@*.service", "it's odd.service"};
+  full.watch = {1234, 5678};
+  full.table = true;
+  ScanRequest plain;
+  ScanRequest quick;
+  quick.holders = false;
+
+  const std::vector<Target> targets = {{4242, 987654, true}, {4343, 123456, false}};
+  const std::vector<std::string> units = {"gpu-worker.service", "it's odd.service"};
+  const std::vector<std::string> shm = {"torch_*", "nccl-*", "psm2'x"};
+
+  bool ok = true;
+  ok &= Write(dir, "scan_full", "units, watched parents, the plain table",
+              fleetreap::ScanScript(full));
+  ok &= Write(dir, "scan_plain", "no units", fleetreap::ScanScript(plain, stand_in));
+  ok &= Write(dir, "scan_quick", "the GPU query only", fleetreap::ScanScript(quick));
+  ok &= Write(dir, "per_gpu_query", "GPUs 0 and 3",
+              fleetreap::PerGpuQueryScript({0, 3}, milliseconds(5000)));
+  ok &= Write(dir, "stop_units", "two units",
+              fleetreap::StopUnitsScript(units, milliseconds(30000)));
+  ok &= Write(dir, "stop_then_signal", "units stopped, then TERM, in one round trip",
+              fleetreap::StopUnitsScript(units, milliseconds(30000), /*end=*/false) +
+                  fleetreap::SignalScript("TERM", targets, milliseconds(10000),
+                                          milliseconds(150), paths, {1, 777}),
+              kJoined);
+  ok &= Write(dir, "signal_kill", "KILL, no parents",
+              fleetreap::SignalScript("KILL", targets, milliseconds(5000), milliseconds(5),
+                                      stand_in));
+  ok &= Write(dir, "signal_none", "no targets",
+              fleetreap::SignalScript("TERM", {}, milliseconds(1000), milliseconds(100)));
+  ok &= Write(dir, "shm_dry_then_scan", "the dry-run /dev/shm pass and the scan",
+              fleetreap::ShmCleanScript(shm, /*dry_run=*/true) + fleetreap::ScanScript(full),
+              kJoined);
+  ok &= Write(dir, "shm_clean", "removes, then z end",
+              fleetreap::ShmCleanScript(shm, /*dry_run=*/false, stand_in) + "z end\n");
+  ok &= Write(dir, "shm_no_patterns", "no patterns",
+              fleetreap::ShmCleanScript({}, /*dry_run=*/false) + "z end\n");
+  ok &= Write(dir, "rescan_shm_verify", "the fused verify: scan, /dev/shm, quick scan",
+              fleetreap::ScanScript(plain) + fleetreap::ShmCleanScript(shm, false) +
+                  fleetreap::ScanScript(quick),
+              kJoined);
+  ok &= Write(dir, "gpu_reset", "GPUs 0 and 1",
+              fleetreap::GpuResetScript({0, 1}, milliseconds(30000)));
+  ok &= Write(dir, "bounded_become", "BoundedCommand around a scan, with sudo",
+              fleetreap::BoundedCommand(fleetreap::ScanScript(quick), milliseconds(60000),
+                                        /*become=*/true) +
+                  "\n",
+              "# shellcheck disable=SC2016  # the script is one single-quoted word for sh -c\n");
+  return ok ? 0 : 1;
+}
