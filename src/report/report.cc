@@ -1,5 +1,7 @@
 #include "fleetreap/report/report.h"
 
+#include "fleetreap/base/exit_code.h"
+
 namespace fleetreap {
 
 const char* HostStatusName(HostStatus status) {
@@ -13,21 +15,21 @@ const char* HostStatusName(HostStatus status) {
 }
 
 int ExitCodeFor(const RunReport& report) {
-  int code = 0;
+  int code = kExitClean;
   for (const HostReport& host : report.hosts) {
     switch (host.status) {
       case HostStatus::kClean: break;
       case HostStatus::kDirty:
-        if (!report.dry_run) code |= 1;
+        if (!report.dry_run) code |= kExitDirty;
         break;
       case HostStatus::kUnreachable:
       case HostStatus::kFailed:
-        code |= 2;
+        code |= kExitUnreachable;
         break;
     }
   }
   // Hosts never started were selected and are not known to be clean.
-  if (!report.not_started.empty()) code |= 2;
+  if (!report.not_started.empty()) code |= kExitUnreachable;
   return code;
 }
 

@@ -1,23 +1,16 @@
 // Cli: turns argv into Options with Boost.Program_options, and owns the
-// --help text and the exit codes' meaning. Pure apart from reading argv;
+// --help text. The exit codes are in base/exit_code.h. Pure apart from reading argv;
 // thread-compatible.
 #pragma once
 
 #include <string>
 
+#include "fleetreap/base/exit_code.h"
 #include "fleetreap/cli/options.h"
 #include "fleetreap/escalation/scope.h"
 #include "fleetreap/base/status.h"
 
 namespace fleetreap {
-
-/// Exit codes (sysexits.h where one fits).
-constexpr int kExitClean = 0;
-constexpr int kExitDirty = 1;         // bit: a reached host is not clean
-constexpr int kExitUnreachable = 2;   // bit: a host unreachable or failed
-constexpr int kExitUsage = 64;        // EX_USAGE
-constexpr int kExitDataErr = 65;      // EX_DATAERR: inventory or playbook
-constexpr int kExitSoftware = 70;     // EX_SOFTWARE: internal error
 
 enum class CliAction { kRun, kMerge, kHelp, kVersion, kUsageError };
 
