@@ -34,9 +34,10 @@ NL='
 IFS=" 	$NL"
 z() { printf '%s\0' "$*"; }
 add() { case " $HP " in *" $1 "*) ;; *) HP="$HP $1";; esac; }
+# shellcheck disable=SC2034,SC2086  # sets Z and S for the caller; splits stat's fields
 pst() {
   s=; l=
-  { while IFS= read -r l; do s="$s$l"; done; } 2>/dev/null </proc/$1/stat || return 1
+  { while IFS= read -r l; do s="$s$l"; done; } 2>/dev/null </proc/"$1"/stat || return 1
   s="$s$l"; s=${s##*[)]}
   set -- $s
   [ $# -ge 20 ] || return 1
@@ -53,6 +54,7 @@ nvm() {
     MN="$MN $a $b"; [ "$a" = 195 ] || MJ="$MJ $a"
   done; } 2>/dev/null </proc/devices
 }
+# shellcheck disable=SC2086  # splits find's lines into words, under set -f
 fds() {
   HP=
   x=$(find "$@" -mindepth 1 -maxdepth 1 \( -lname "$DV/nvidia*" ! -lname '*[!-a-zA-Z0-9/_.]*' -printf 'p %p %l\n' \) , -exec stat -L --printf 'c %n %f %t %T %d %i\n' {} + 2>/dev/null)
@@ -66,14 +68,15 @@ fds() {
       case $3 in 2???) ;; *) continue;; esac
       a=$((0x$4)); case " $MJ " in *" $a "*) ;; *) continue;; esac
       [ -n "$Q" ] || z "fd $p $f $a $((0x$5))"
-      add $p
+      add "$p"
     elif [ "$1" = p ] && [ $# -eq 3 ]; then
       [ -n "$Q" ] || printf 'fdp %s %s:%s\0' "$p" "$f" "$3"
-      add $p
+      add "$p"
     fi
   done
   IFS=" 	$NL"; set +f
 }
+# shellcheck disable=SC2086  # $f and $e are lists of /proc paths, under set -f
 dump() {
   set -f; f=; e=
   for p in $1; do f="$f /proc/$p/stat /proc/$p/status /proc/$p/cmdline /proc/$p/cgroup"; e="$e /proc/$p/exe"; done
@@ -84,11 +87,12 @@ dump() {
   fi
   set +f
 }
-q() { o=$(timeout -k 1 $T nvidia-smi "$@" 2>&1 </dev/null); r=$?; }
+# shellcheck disable=SC2034  # sets o and r for the caller
+q() { o=$(timeout -k 1 "$T" nvidia-smi "$@" 2>&1 </dev/null); r=$?; }
 )SH";
 
 std::string Prelude(const HostPaths& paths) {
-  return std::string(kPrelude) + "DV=" + ShellQuote(paths.dev_dir) + "\nSD=; CI=; UI=; Q=; UN=\n";
+  return std::string(kPrelude) + "DV=" + ShellQuote(paths.dev_dir) + "\nSD=; CI=; UI=; Q=\n";
 }
 
 }  // namespace remote_script_internal
@@ -126,7 +130,7 @@ constexpr char kScanBody[] = R"SH(z 'scan 1'
 # The session: this shell and its ancestors, by the PPid line of status.
 a=; p=$$; i=0
 while [ "$p" -gt 1 ] 2>/dev/null && [ $i -lt 64 ]; do
-  n=; { while read -r k v; do [ "$k" = PPid: ] && n=$v && break; done; } 2>/dev/null </proc/$p/status
+  n=; { while read -r k v; do [ "$k" = PPid: ] && n=$v && break; done; } 2>/dev/null </proc/"$p"/status
   case $n in ''|*[!0-9]*) break;; esac
   p=$n; i=$((i+1)); [ "$p" -gt 1 ] && a="$a $p"
 done
@@ -141,10 +145,13 @@ else
   fi
   printf 'units %s:%s\0' "$r" "$u"
   set -f; IFS=$NL
+  # shellcheck disable=SC2086  # the first word of each line
   for l in $u; do IFS=' '; set -- $l; case $1 in *[!A-Za-z0-9:_.@-]*) ;; ?*) UN="$UN $1";; esac; IFS=$NL; done
   IFS=" 	$NL"; set +f
 fi
+# shellcheck disable=SC2086  # GQ, GQ6 and AQ are nvidia-smi's arguments, one word each
 q $GQ
+# shellcheck disable=SC2086
 case $o in *gpu_recovery_action*'not a valid field'*) q $GQ6;; esac
 printf 'gpu %s:%s\0' "$r" "$o"; G=$r
 if [ -z "$HOLD" ]; then
@@ -155,6 +162,7 @@ else
   if [ $G = 124 ] || [ $G = 137 ]; then
     z 'apps -'
   else
+    # shellcheck disable=SC2086
     q $AQ; printf 'apps %s:%s\0' "$r" "$o"
     set -f; IFS=$NL
     for l in $o; do p=${l%%,*}; case $p in ''|*[!0-9]*) ;; *) D="$D $p";; esac; done
@@ -181,23 +189,25 @@ else
     [ -r "$g/information" ] || continue
     { while IFS=: read -r k v; do
       [ "$k" = 'Device Minor' ] || continue
+      # shellcheck disable=SC2086  # the minor's digits without the blanks
       set -- $v; case $1 in ''|*[!0-9]*) ;; *) printf 'minor %s:%s\0' "$1" "${g##*/}";; esac
       break
     done; } 2>/dev/null <"$g/information"
   done
   D="$D$HP"
   for p in $WATCH; do
-    [ -d /proc/$p ] || continue
+    [ -d "/proc/$p" ] || continue
     c=
-    for f in /proc/$p/task/*/children; do y=; read -r y <"$f" 2>/dev/null; c="$c $y"; done
+    for f in "/proc/$p"/task/*/children; do y=; read -r y <"$f" 2>/dev/null; c="$c $y"; done
     k="kids $p"; for y in $c; do k="$k $y"; done; z "$k"; D="$D $p $c"
   done
   # Each PID once, in the order first seen.
-  HP=; for p in $D; do add $p; done
+  HP=; for p in $D; do add "$p"; done
   dump "$HP"
   # The PID namespace this shell sees, and which of the daemons' PID files
   # (and the namespace marker) are root's and writable by no one else.
   set -f
+  # shellcheck disable=SC2086  # PF is a list of paths, under set -f
   y=$(find /proc/$$/ns/pid $PF /etc/fleetreap/host-pid-namespace -maxdepth 0 \( -type l -printf 'L %l\n' \) -o \( -user 0 ! -perm /022 -printf 'O %p\n' \) 2>/dev/null)
   IFS=$NL; ok=
   for l in $y; do
@@ -220,10 +230,11 @@ else
     while read -r l; do
       case $l in 0::/*|*:name=systemd:/*) ;; *) continue;; esac
       IFS=/; for w in ${l#*:/}; do case $w in *[!A-Za-z0-9:_.@-]*) ;; ?*.service) case " $U " in *" $w "*) ;; *) U="$U $w";; esac;; esac; done; IFS=" 	$NL"
-    done </proc/$p/cgroup 2>/dev/null
+    done <"/proc/$p/cgroup" 2>/dev/null
   done
   set +f
   if [ -n "$U$UN" ] && command -v systemctl >/dev/null 2>&1; then
+    # shellcheck disable=SC2086  # U and UN are lists of unit names, each checked
     u=$(systemctl show -p Id,Restart,ControlGroup,MainPID -- $U $UN 2>/dev/null </dev/null); printf 'show %s:%s\0' $? "$u"
   else
     z 'show -'
@@ -236,7 +247,7 @@ std::string ScanScript(const ScanRequest& request, const HostPaths& paths) {
   std::string watch;
   for (int pid : request.watch) watch += (watch.empty() ? "" : " ") + std::to_string(pid);
   std::string s = Prelude(paths);
-  s += "set --";
+  s += "UN=\nset --";
   for (const std::string& unit : request.units) s += " " + ShellQuote(unit);
   s += "\nT=" + Seconds(request.nvidia_smi_timeout) + "\n";
   s += "GQ=" + ShellQuote(Arguments(GpuQueryCommand())) + "\n";

@@ -13,19 +13,20 @@ using remote_script_internal::Seconds;
 
 constexpr char kSignalBody[] = R"SH(z 'signal 1'
 nvm; Q=1; HP=
+# shellcheck disable=SC2086  # a list of fd folders
 [ -z "$DIRS" ] || fds $DIRS
 pst $$; z "now $S"
-cs() { read -r u v </proc/uptime; C=$(( ${u%.*} * 100 + 1${u#*.} - 100 )); }
+cs() { read -r u _ </proc/uptime; C=$(( ${u%.*} * 100 + 1${u#*.} - 100 )); }
 cs; B=$C
 # The check and the kill, back to back: the PID still has the start time
 # it had when seen, and still holds an NVIDIA device file.
 W=
 for t in $TG; do
   p=${t%%:*}; r=${t#*:}; w=${r%%:*}; m=${r#*:}
-  if pst $p && [ "$S" = "$w" ] && { [ $m = m ] || case " $HP " in *" $p "*) true;; *) false;; esac; }; then
+  if pst "$p" && [ "$S" = "$w" ] && { [ "$m" = m ] || case " $HP " in *" $p "*) true;; *) false;; esac; }; then
     # A holder that exits between the check and the kill is gone, not refused.
-    if kill -s $SIG $p 2>/dev/null; then z "sent $p"; W="$W $t"
-    elif pst $p && [ "$S" = "$w" ] && [ "$Z" != Z ]; then z "failed $p"
+    if kill -s "$SIG" "$p" 2>/dev/null; then z "sent $p"; W="$W $t"
+    elif pst "$p" && [ "$S" = "$w" ] && [ "$Z" != Z ]; then z "failed $p"
     else z "gone $p"; fi
   else
     z "gone $p"
@@ -33,7 +34,7 @@ for t in $TG; do
 done
 # Waits with tail --pid (repeatable since coreutils 9; an older tail returns
 # when the last PID is gone, and the loop asks again). A zombie is present.
-alive() { A=; for t in $W; do p=${t%%:*}; r=${t#*:}; pst $p && [ "$S" = "${r%%:*}" ] && A="$A $p:$Z"; done; }
+alive() { A=; for t in $W; do p=${t%%:*}; r=${t#*:}; pst "$p" && [ "$S" = "${r%%:*}" ] && A="$A $p:$Z"; done; }
 if [ -n "$W" ]; then
   cs; E=$((C + WAITCS))
   while :; do
@@ -41,12 +42,13 @@ if [ -n "$W" ]; then
     cs; [ $C -lt $E ] || break
     k=$((E - C)); c=$((k % 100)); [ $c -lt 10 ] && c=0$c
     a=; for t in $A; do a="$a --pid=${t%%:*}"; done
-    timeout $((k / 100)).$c tail -s $POLL -f $a /dev/null >/dev/null 2>&1
+    # shellcheck disable=SC2086  # a holds one --pid=PID per target
+    timeout $((k / 100)).$c tail -s "$POLL" -f $a /dev/null >/dev/null 2>&1
     case $? in 0|124) ;; *) sleep $POLL;; esac
   done
 fi
 alive; for t in $A; do z "left ${t%%:*} ${t#*:}"; done
-for p in $PP; do [ -d /proc/$p ] && z "parent $p"; done
+for p in $PP; do [ -d "/proc/$p" ] && z "parent $p"; done
 cs; z "done $((C - B))"
 z end
 )SH";
@@ -84,7 +86,7 @@ if [ -n "$CI" ]; then
     mj=$(( ((SD >> 8) & 0xfff) | ((SD >> 32) & ~0xfff) )); mn=$(( (SD & 0xff) | ((SD >> 12) & ~0xff) ))
     hx() {
       h=; n=$1
-      while [ $n -gt 0 ] || [ -z "$h" ]; do
+      while [ "$n" -gt 0 ] || [ -z "$h" ]; do
         d=$((n % 16))
         case $d in 10) d=a;; 11) d=b;; 12) d=c;; 13) d=d;; 14) d=e;; 15) d=f;; esac
         h=$d$h; n=$((n / 16))
@@ -93,9 +95,11 @@ if [ -n "$CI" ]; then
     }
     hx $mj; SX=$h; hx $mn; SX=$SX:$h
     nvm; Q=1; fds /proc/[0-9]*/fd
+    # shellcheck disable=SC2086  # CI is a list of inode numbers
     set -- $CI; IFS='|'; e="$*"; IFS=" 	$NL"
     y=$(find /proc/[0-9]*/maps -exec grep -h -E " $SX ($e) " {} + 2>/dev/null)
     set -f; IFS=$NL
+    # shellcheck disable=SC2086  # the maps line's fields
     for l in $y; do IFS=' '; set -- $l; [ "$4" = "$SX" ] && UI="$UI $5"; done
     IFS=" 	$NL"; set +f
   fi
@@ -103,6 +107,7 @@ if [ -n "$CI" ]; then
   # Unknown device: every match counts as in use, nothing is removed.
   i=${i# -o }; [ -n "$i" ] || i=-false; [ -n "$SD" ] || i=-true
   set -f
+  # shellcheck disable=SC2086  # i is find's -inum expression, word by word
   if [ -n "$DRY" ]; then
     cand \( \( $i \) -printf 'inuse:%f\0' -o -printf 'would:%f\0' \) 2>/dev/null
   else
