@@ -2,7 +2,9 @@
 # The test command: installs what is missing, builds, and runs every test.
 #  1. unit tests under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
 #  2. every test, unit and integration (the simulated fleet over real SSH), in build/
-#  3. the fan-out's threads under ThreadSanitizer: fleetreap built with
+#  3. lint (scripts/lint.sh build): clang-format, shellcheck over every shell
+#     script and the remote scripts' bodies, clang-tidy over src/
+#  4. the fan-out's threads under ThreadSanitizer: fleetreap built with
 #     -fsanitize=thread (build-tsan/) against the two integration suites that
 #     drive the fleet runner's threads hardest (scripts/tsan.sh; about 6 min)
 # Ends with CTest's summaries; exits non-zero if anything failed.
@@ -21,12 +23,19 @@ bash scripts/build.sh normal || exit 1
 ctest --test-dir build --output-on-failure --timeout 900
 status=$?
 
+bash scripts/lint.sh build
+lint_status=$?
+
 bash scripts/tsan.sh '^integration\.(test_transport|test_escalation)$'
 tsan_status=$?
 
 if [ $asan_status -ne 0 ]; then
   echo "unit tests under AddressSanitizer/UBSan failed (see above)" >&2
   exit $asan_status
+fi
+if [ $lint_status -ne 0 ]; then
+  echo "lint found problems (see above: clang-format, shellcheck, clang-tidy)" >&2
+  [ $status -ne 0 ] || status=$lint_status
 fi
 if [ $tsan_status -ne 0 ]; then
   echo "integration tests under ThreadSanitizer failed (see above, build-tsan/tsan-logs/)" >&2
