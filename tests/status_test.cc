@@ -1,10 +1,6 @@
-#include "fleetreap/base/shell.h"
 #include "fleetreap/base/status.h"
 
 #include <gtest/gtest.h>
-
-#include "fleetreap/report/report.h"
-#include "fleetreap/transport/transport.h"
 
 namespace fleetreap {
 namespace {
@@ -35,33 +31,6 @@ TEST(StatusTest, KeepsUnreachableApartFromFailed) {
   }
   EXPECT_TRUE(Status().ok());
   EXPECT_EQ(Status::Error(ErrorKind::kAuth, "denied").ToString(), "auth: denied");
-}
-
-TEST(TransportTest, ShellQuoteSurvivesHostileValues) {
-  EXPECT_EQ(ShellQuote("plain"), "'plain'");
-  EXPECT_EQ(ShellQuote("a'b"), "'a'\\''b'");
-  EXPECT_EQ(ShellQuote("$(reboot); `x`"), "'$(reboot); `x`'");
-}
-
-TEST(TransportTest, BoundedCommandWrapsWithTimeoutAndSudo) {
-  EXPECT_EQ(BoundedCommand("echo hi", std::chrono::milliseconds(1500), false),
-            "timeout -k 2 2 sh -c 'echo hi'");
-  EXPECT_EQ(BoundedCommand("id", std::chrono::milliseconds(60000), true),
-            "timeout -k 2 60 sudo -n sh -c 'id'");
-}
-
-TEST(ReportTest, ExitCodeBits) {
-  RunReport run;
-  EXPECT_EQ(ExitCodeFor(run), 0);
-  run.hosts.resize(3);
-  run.hosts[0].status = HostStatus::kClean;
-  run.hosts[1].status = HostStatus::kDirty;
-  run.hosts[2].status = HostStatus::kClean;
-  EXPECT_EQ(ExitCodeFor(run), 1);
-  run.hosts[2].status = HostStatus::kUnreachable;
-  EXPECT_EQ(ExitCodeFor(run), 3);
-  run.dry_run = true;
-  EXPECT_EQ(ExitCodeFor(run), 2);
 }
 
 }  // namespace

@@ -1,0 +1,23 @@
+#include "fleetreap/report/report.h"
+
+#include <gtest/gtest.h>
+
+namespace fleetreap {
+namespace {
+
+TEST(ReportTest, ExitCodeBits) {
+  RunReport run;
+  EXPECT_EQ(ExitCodeFor(run), 0);
+  run.hosts.resize(3);
+  run.hosts[0].status = HostStatus::kClean;
+  run.hosts[1].status = HostStatus::kDirty;
+  run.hosts[2].status = HostStatus::kClean;
+  EXPECT_EQ(ExitCodeFor(run), 1);
+  run.hosts[2].status = HostStatus::kUnreachable;
+  EXPECT_EQ(ExitCodeFor(run), 3);
+  run.dry_run = true;
+  EXPECT_EQ(ExitCodeFor(run), 2);
+}
+
+}  // namespace
+}  // namespace fleetreap
