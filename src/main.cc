@@ -4,6 +4,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <csignal>
@@ -12,17 +13,16 @@
 #include <memory>
 #include <string>
 
+#include "fleetreap/base/clock.h"
+#include "fleetreap/base/exit_code.h"
 #include "fleetreap/cli/cli.h"
-#include "fleetreap/transport/command_log.h"
-#include "fleetreap/runner/fleet_plan.h"
-#include "fleetreap/runner/fleet_runner.h"
 #include "fleetreap/cli/host_listing.h"
-#include "fleetreap/inventory/host_selection.h"
-#include "fleetreap/transport/local_transport.h"
 #include "fleetreap/cli/progress.h"
+#include "fleetreap/cli/wiring.h"
+#include "fleetreap/inventory/host_selection.h"
 #include "fleetreap/report/report_files.h"
 #include "fleetreap/report/report_merge.h"
-#include "fleetreap/transport/ssh_transport.h"
+#include "fleetreap/transport/command_log.h"
 #include "fleetreap/version.h"
 
 namespace fleetreap {
@@ -60,24 +60,11 @@ int ExitCodeForLoadError(const Status& status) {
   return status.kind() == ErrorKind::kUsage ? kExitUsage : kExitDataErr;
 }
 
-TransportFactory MakeTransportFactory(const Options& options, const CommandLog* log) {
-  return [&options, log](const Host& host) -> std::unique_ptr<Transport> {
-    std::unique_ptr<Transport> transport;
-    if (options.local) {
-      transport = std::make_unique<LocalTransport>();
-    } else {
-      transport = std::make_unique<SshTransport>(SshOptionsFor(host, options));
-    }
-    if (log != nullptr) transport = log->Wrap(host.name, std::move(transport));
-    return transport;
-  };
-}
-
 int Run(const Options& options) {
   SetUpLogging(options);
 
   FleetPlanSet set;
-  Status status = BuildFleetPlans(options, &set);
+  Status status = BuildFleetPlans(FleetPlanRequestFor(options), &set);
   for (const std::string& warning : set.warnings) spdlog::warn("{}", warning);
   if (!status.ok()) return ExitCodeForLoadError(status);
 
@@ -104,7 +91,6 @@ int Run(const Options& options) {
   std::shared_ptr<spdlog::logger> plain_logger = spdlog::default_logger();
   if (!options.quiet) {
     progress = std::make_unique<Progress>(stderr, ProgressStyleFor(options, stderr));
-    progress->WatchStopFlag(&g_stop_requested);
     // While the live line is up, log lines are printed above it.
     auto logger = std::make_shared<spdlog::logger>(
         "fleetreap", MakeProgressLogSink(progress.get()));
@@ -130,11 +116,13 @@ int Run(const Options& options) {
   const std::string host_key_warning = HostKeyPolicyWarning(options);
   if (!host_key_warning.empty()) spdlog::warn("{}", host_key_warning);
   InstallInterruptHandler();
+  RaiseDescriptorLimit(static_cast<int>(
+      std::min<size_t>(set.plans.size(), static_cast<size_t>(settings.forks))));
   RunReport report = RunFleet(set.plans, settings, MakeTransportFactory(options, log.get()),
-                              progress.get(), &g_stop_requested);
+                              progress.get(), &g_stop_requested, RealClock());
   spdlog::set_default_logger(plain_logger);
   progress.reset();
-  return FinishRun(report, options);
+  return FinishRun(report, ReportFilesFor(options), options.color);
 }
 
 // fleetreap merge: the per-node reports joined, then finished as a run.
@@ -145,7 +133,7 @@ int Merge(const Options& options) {
     status = ExpectHostsFromFile(options.merge_expect, &report);
   }
   if (!status.ok()) return ExitCodeForLoadError(status);
-  return FinishRun(report, options);
+  return FinishRun(report, ReportFilesFor(options), options.color);
 }
 
 }  // namespace

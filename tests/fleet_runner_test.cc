@@ -7,6 +7,8 @@
 #include <mutex>
 #include <thread>
 
+#include "fake_clock.h"
+
 namespace fleetreap {
 namespace {
 
@@ -37,7 +39,7 @@ class ScriptedTransport : public Transport {
   std::chrono::steady_clock::time_point* seen_;
 };
 
-// Counts observer calls; thread-safe like every observer must be.
+// Counts observer calls (all come from the thread that called RunFleet).
 class CountingObserver : public FleetObserver {
  public:
   void RunStarted(int total) override {
@@ -107,6 +109,7 @@ struct ConnectCase {
 };
 
 TEST(FleetRunnerTest, ConnectOutcomesAndRetries) {
+  FakeClock clock;
   const ConnectCase kCases[] = {
       {"ok", {Status::Ok()}, 2, HostStatus::kClean, ErrorKind::kNone, 1, 0},
       {"refused then ok", {Err(ErrorKind::kRefused), Err(ErrorKind::kRefused), Status::Ok()},
@@ -134,7 +137,7 @@ TEST(FleetRunnerTest, ConnectOutcomesAndRetries) {
     RunReport report = RunFleet(
         Plans(1), settings,
         [&](const Host&) { return std::make_unique<ScriptedTransport>(c.script); },
-        &observer, nullptr, CleanReport);
+        &observer, nullptr, clock, CleanReport);
     ASSERT_EQ(report.hosts.size(), 1u);
     const HostReport& host = report.hosts[0];
     EXPECT_EQ(host.status, c.status);
@@ -154,6 +157,7 @@ TEST(FleetRunnerTest, ConnectOutcomesAndRetries) {
 }
 
 TEST(FleetRunnerTest, ConnectEndsByTheHostDeadline) {
+  FakeClock clock;
   // Without --host-timeout or --deadline only the connect timeout bounds it;
   // with one, Connect must end by it even when the connect timeout is longer.
   for (milliseconds host_timeout : {milliseconds(0), milliseconds(1500)}) {
@@ -161,23 +165,24 @@ TEST(FleetRunnerTest, ConnectEndsByTheHostDeadline) {
     FleetSettings settings = FastSettings();
     settings.host_timeout = host_timeout;
     std::chrono::steady_clock::time_point seen{};
-    const auto before = std::chrono::steady_clock::now();
+    const auto before = clock.Now();
     RunFleet(
         Plans(1), settings,
         [&](const Host&) {
           return std::make_unique<ScriptedTransport>(std::vector<Status>{Status::Ok()}, &seen);
         },
-        nullptr, nullptr, CleanReport);
+        nullptr, nullptr, clock, CleanReport);
     if (host_timeout.count() == 0) {
       EXPECT_EQ(seen, kNoDeadline);
     } else {
       EXPECT_GE(seen, before + host_timeout);
-      EXPECT_LE(seen, std::chrono::steady_clock::now() + host_timeout);
+      EXPECT_LE(seen, clock.Now() + host_timeout);
     }
   }
 }
 
 TEST(FleetRunnerTest, KeepsInputOrderAndEveryHost) {
+  FakeClock clock;
   // Odd hosts are unreachable, even ones clean; 200 hosts over 16 forks.
   FleetSettings settings = FastSettings();
   settings.forks = 16;
@@ -189,7 +194,7 @@ TEST(FleetRunnerTest, KeepsInputOrderAndEveryHost) {
         return std::make_unique<ScriptedTransport>(
             std::vector<Status>{odd ? Err(ErrorKind::kConnectTimeout) : Status::Ok()});
       },
-      nullptr, nullptr, CleanReport);
+      nullptr, nullptr, clock, CleanReport);
   ASSERT_EQ(report.hosts.size(), 200u);
   EXPECT_TRUE(report.not_started.empty());
   EXPECT_FALSE(report.interrupted);
@@ -200,6 +205,7 @@ TEST(FleetRunnerTest, KeepsInputOrderAndEveryHost) {
 }
 
 TEST(FleetRunnerTest, NeverMoreThanForksInFlight) {
+  FakeClock clock;
   std::mutex mu;
   std::condition_variable changed;
   int in_flight = 0;
@@ -209,7 +215,7 @@ TEST(FleetRunnerTest, NeverMoreThanForksInFlight) {
   RunReport report = RunFleet(
       Plans(12), settings,
       [](const Host&) { return std::make_unique<ScriptedTransport>(std::vector<Status>{Status::Ok()}); },
-      nullptr, nullptr, [&](Transport& t, const HostJob& job) {
+      nullptr, nullptr, clock, [&](Transport& t, const HostJob& job) {
         std::unique_lock<std::mutex> lock(mu);
         most = std::max(most, ++in_flight);
         changed.notify_all();
@@ -223,13 +229,14 @@ TEST(FleetRunnerTest, NeverMoreThanForksInFlight) {
 }
 
 TEST(FleetRunnerTest, StopRequestedLeavesTheRestNotStarted) {
+  FakeClock clock;
   std::atomic<bool> stop{false};
   FleetSettings settings = FastSettings();
   settings.forks = 1;
   RunReport report = RunFleet(
       Plans(5), settings,
       [](const Host&) { return std::make_unique<ScriptedTransport>(std::vector<Status>{Status::Ok()}); },
-      nullptr, &stop, [&](Transport& t, const HostJob& job) {
+      nullptr, &stop, clock, [&](Transport& t, const HostJob& job) {
         stop = true;  // Ctrl-C while the first host runs: it still finishes
         return CleanReport(t, job);
       });
@@ -241,14 +248,15 @@ TEST(FleetRunnerTest, StopRequestedLeavesTheRestNotStarted) {
 }
 
 TEST(FleetRunnerTest, PassedDeadlineStartsNothingMore) {
+  FakeClock clock;
   FleetSettings settings = FastSettings();
   settings.forks = 1;
   settings.deadline = milliseconds(1);
   RunReport report = RunFleet(
       Plans(3), settings,
       [](const Host&) { return std::make_unique<ScriptedTransport>(std::vector<Status>{Status::Ok()}); },
-      nullptr, nullptr, [](Transport& t, const HostJob& job) {
-        std::this_thread::sleep_for(milliseconds(20));  // outlives the deadline
+      nullptr, nullptr, clock, [&](Transport& t, const HostJob& job) {
+        clock.SleepFor(milliseconds(20));  // outlives the deadline
         return CleanReport(t, job);
       });
   EXPECT_EQ(report.hosts.size() + report.not_started.size(), 3u);
@@ -257,6 +265,7 @@ TEST(FleetRunnerTest, PassedDeadlineStartsNothingMore) {
 }
 
 TEST(FleetRunnerTest, JobCarriesSettings) {
+  FakeClock clock;
   FleetSettings settings = FastSettings();
   settings.dry_run = true;
   settings.command_timeout = milliseconds(1234);
@@ -269,7 +278,7 @@ TEST(FleetRunnerTest, JobCarriesSettings) {
   RunFleet(
       plans, settings,
       [](const Host&) { return std::make_unique<ScriptedTransport>(std::vector<Status>{Status::Ok()}); },
-      nullptr, nullptr, [&](Transport& t, const HostJob& job) {
+      nullptr, nullptr, clock, [&](Transport& t, const HostJob& job) {
         std::lock_guard<std::mutex> lock(mu);
         jobs.push_back(job);
         return CleanReport(t, job);
@@ -286,13 +295,14 @@ TEST(FleetRunnerTest, JobCarriesSettings) {
 }
 
 TEST(FleetRunnerTest, NullTransportFailsOnlyThatHost) {
+  FakeClock clock;
   RunReport report = RunFleet(
       Plans(2), FastSettings(),
       [](const Host& host) -> std::unique_ptr<Transport> {
         if (host.name == "gpu0") return nullptr;
         return std::make_unique<ScriptedTransport>(std::vector<Status>{Status::Ok()});
       },
-      nullptr, nullptr, CleanReport);
+      nullptr, nullptr, clock, CleanReport);
   ASSERT_EQ(report.hosts.size(), 2u);
   EXPECT_EQ(report.hosts[0].status, HostStatus::kFailed);
   EXPECT_EQ(report.hosts[0].error_kind, ErrorKind::kInternal);
@@ -307,6 +317,7 @@ class KeyedTransport : public ScriptedTransport {
 };
 
 TEST(FleetRunnerTest, ReportsTheHostKeyOfferedAndThePolicy) {
+  FakeClock clock;
   FleetSettings settings = FastSettings();
   settings.host_key_policy = "off";
   RunReport report = RunFleet(
@@ -315,7 +326,7 @@ TEST(FleetRunnerTest, ReportsTheHostKeyOfferedAndThePolicy) {
         return std::make_unique<KeyedTransport>(host.name == "gpu0" ? Status::Ok()
                                                                     : Err(ErrorKind::kHostKey));
       },
-      nullptr, nullptr, CleanReport);
+      nullptr, nullptr, clock, CleanReport);
   EXPECT_EQ(report.host_key_policy, "off");
   ASSERT_EQ(report.hosts.size(), 2u);
   EXPECT_EQ(report.hosts[0].host_key_fingerprint, "SHA256:abc");
@@ -323,28 +334,63 @@ TEST(FleetRunnerTest, ReportsTheHostKeyOfferedAndThePolicy) {
   EXPECT_EQ(report.hosts[1].host_key_fingerprint, "SHA256:abc");
 }
 
-TEST(FleetRunnerTest, SettingsFromOptions) {
-  Options options;
-  options.forks = 0;
-  options.retries = 5;
-  options.command_timeout = milliseconds(3000);
-  options.deadline = milliseconds(90000);
-  options.dry_run = true;
-  options.become = true;
-  options.protect = {"x"};
-  FleetSettings settings = FleetSettingsFor(options);
-  EXPECT_EQ(settings.forks, 1);
-  EXPECT_EQ(settings.retries, 5);
-  EXPECT_EQ(settings.command_timeout, milliseconds(3000));
-  EXPECT_EQ(settings.deadline, milliseconds(90000));
-  EXPECT_TRUE(settings.dry_run);
-  EXPECT_TRUE(settings.become);
-  EXPECT_EQ(settings.extra_protect, std::vector<std::string>{"x"});
-  EXPECT_EQ(settings.host_key_policy, "strict");
-  options.host_key_policy = HostKeyPolicy::kAcceptNew;
-  EXPECT_EQ(FleetSettingsFor(options).host_key_policy, "accept-new");
-  options.local = true;
-  EXPECT_EQ(FleetSettingsFor(options).host_key_policy, "");
+TEST(FleetRunnerTest, RetryBackoffWaitsOnTheClockAndEndsAtCtrlC) {
+  FakeClock clock;
+  FleetSettings settings = FastSettings();
+  settings.retry_backoff = milliseconds(1000);
+  auto refused = [](const Host&) {
+    return std::make_unique<ScriptedTransport>(std::vector<Status>{Err(ErrorKind::kRefused)});
+  };
+  RunReport report = RunFleet(Plans(1), settings, refused, nullptr, nullptr, clock, CleanReport);
+  ASSERT_EQ(report.hosts.size(), 1u);
+  EXPECT_EQ(report.hosts[0].attempts, 3);
+  EXPECT_EQ(clock.slept(), milliseconds(3000));  // 1 s, then 2 s
+  EXPECT_EQ(report.hosts[0].duration, milliseconds(3000));
+
+  // Ctrl-C during the first backoff: no further attempt, no further wait.
+  std::atomic<bool> stop{false};
+  FakeClock stopped_clock;
+  report = RunFleet(
+      Plans(1), settings,
+      [&](const Host&) {
+        stop = true;
+        return std::make_unique<ScriptedTransport>(std::vector<Status>{Err(ErrorKind::kRefused)});
+      },
+      nullptr, &stop, stopped_clock, CleanReport);
+  ASSERT_EQ(report.hosts.size(), 1u);
+  EXPECT_EQ(report.hosts[0].attempts, 1);
+  EXPECT_EQ(report.hosts[0].error_kind, ErrorKind::kRefused);
+  EXPECT_EQ(stopped_clock.slept(), milliseconds(0));
+}
+
+TEST(FleetRunnerTest, ObserverCallsComeFromTheCallingThread) {
+  FakeClock clock;
+  FleetSettings settings = FastSettings();
+  settings.forks = 8;
+  settings.retries = 1;
+  struct ThreadCheck : FleetObserver {
+    std::thread::id caller = std::this_thread::get_id();
+    int elsewhere = 0;
+    int calls = 0;
+    void Note() {
+      ++calls;
+      if (std::this_thread::get_id() != caller) ++elsewhere;
+    }
+    void RunStarted(int) override { Note(); }
+    void HostStarted(const Host&) override { Note(); }
+    void HostRetrying(const Host&, int, const std::string&) override { Note(); }
+    void HostFinished(const HostReport&) override { Note(); }
+    void RunFinished() override { Note(); }
+  } observer;
+  RunFleet(
+      Plans(40), settings,
+      [](const Host&) {
+        return std::make_unique<ScriptedTransport>(
+            std::vector<Status>{Err(ErrorKind::kRefused), Status::Ok()});
+      },
+      &observer, nullptr, clock, CleanReport);
+  EXPECT_EQ(observer.calls, 1 + 40 * 3 + 1);
+  EXPECT_EQ(observer.elsewhere, 0);
 }
 
 }  // namespace

@@ -5,9 +5,14 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "fake_clock.h"
+#include "fleetreap/runner/fleet_runner.h"
 #include "report_fixture.h"
 
 namespace fleetreap {
@@ -28,9 +33,6 @@ class ProgressTest : public ::testing::Test {
     std::fflush(out_);
     return std::string(buffer_, size_);
   }
-  Progress::Clock FakeClock() {
-    return [this] { return now_; };
-  }
   Host HostNamed(const std::string& name) {
     Host host;
     host.name = name;
@@ -40,12 +42,64 @@ class ProgressTest : public ::testing::Test {
   std::FILE* out_ = nullptr;
   char* buffer_ = nullptr;
   size_t size_ = 0;
-  std::chrono::steady_clock::time_point now_{};
+  FakeClock clock_;
+};
+
+// A transport that connects and runs nothing (the tests' cleaners do not).
+class ConnectingTransport : public Transport {
+ public:
+  Status Connect(std::chrono::steady_clock::time_point) override { return Status::Ok(); }
+  CommandResult Run(const std::string&, std::chrono::milliseconds) override { return {}; }
+  void Close() override {}
+  std::string Describe() const override { return "connecting"; }
+};
+
+TransportFactory ConnectingTransports() {
+  return [](const Host&) { return std::make_unique<ConnectingTransport>(); };
+}
+
+std::vector<FleetPlan> Plans(const std::vector<std::string>& names) {
+  std::vector<FleetPlan> plans;
+  for (const std::string& name : names) {
+    FleetPlan plan;
+    plan.host.name = name;
+    plan.host.port = static_cast<int>(plans.size());
+    plans.push_back(plan);
+  }
+  return plans;
+}
+
+// Passes every call on to a Progress, and lets a cleaner wait until the
+// Progress has been told that its host started.
+class ForwardingObserver : public FleetObserver {
+ public:
+  explicit ForwardingObserver(Progress* progress) : progress_(progress) {}
+  void RunStarted(int total) override { progress_->RunStarted(total); }
+  void HostStarted(const Host& host) override {
+    progress_->HostStarted(host);
+    std::lock_guard<std::mutex> lock(mu_);
+    started_ = true;
+    changed_.notify_all();
+  }
+  void HostFinished(const HostReport& report) override { progress_->HostFinished(report); }
+  void Interrupted() override { progress_->Interrupted(); }
+  void Tick() override { progress_->Tick(); }
+  void RunFinished() override { progress_->RunFinished(); }
+  void AwaitStarted() {
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait(lock, [this] { return started_; });
+  }
+
+ private:
+  Progress* progress_;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  bool started_ = false;
 };
 
 TEST_F(ProgressTest, OffATerminalOneLinePerFinishedHostAndNoRedraws) {
   RunReport run = testing_fixture::MixedFleet();
-  Progress progress(out_, ProgressStyle{}, FakeClock());
+  Progress progress(out_, ProgressStyle{}, clock_);
   progress.RunStarted(3);
   for (int i : {4, 13, 14}) progress.HostStarted(HostNamed(run.hosts[i].name));
   for (int i : {4, 13, 14}) progress.HostFinished(run.hosts[i]);
@@ -59,12 +113,12 @@ TEST_F(ProgressTest, OffATerminalOneLinePerFinishedHostAndNoRedraws) {
 
 TEST_F(ProgressTest, LiveLineCountsHostsAndElapsedTime) {
   RunReport run = testing_fixture::MixedFleet();
-  Progress progress(out_, ProgressStyle{true}, FakeClock());
+  Progress progress(out_, ProgressStyle{true}, clock_);
   progress.RunStarted(16);
   for (int i = 0; i < 6; ++i) progress.HostStarted(HostNamed(run.hosts[i].name));
   progress.HostFinished(run.hosts[0]);
   progress.HostFinished(run.hosts[4]);
-  now_ += std::chrono::milliseconds(2500);
+  clock_.Advance(std::chrono::milliseconds(2500));
   EXPECT_EQ(progress.StatusLine(),
             "2/16 done, 4 in flight, 10 pending | 2 clean, 0 dirty, 0 unreachable, "
             "0 failed | 2.5 s");
@@ -78,7 +132,7 @@ TEST_F(ProgressTest, LiveLineCountsHostsAndElapsedTime) {
 
 TEST_F(ProgressTest, LiveProblemsGetAPermanentLineAboveTheStatus) {
   RunReport run = testing_fixture::MixedFleet();
-  Progress progress(out_, ProgressStyle{true}, FakeClock());
+  Progress progress(out_, ProgressStyle{true}, clock_);
   progress.RunStarted(2);
   progress.HostStarted(HostNamed("gpu14"));
   progress.HostFinished(run.hosts[13]);
@@ -96,13 +150,13 @@ TEST_F(ProgressTest, LiveLineIsCutToTheTerminalWidth) {
   ProgressStyle style;
   style.live = true;
   style.width = 20;
-  Progress progress(out_, style, FakeClock());
+  Progress progress(out_, style, clock_);
   progress.RunStarted(5);
   EXPECT_EQ(Output(), "\r\033[K0/5 done, 0 in flig");
 }
 
 TEST_F(ProgressTest, InterruptedSaysWhatItWaitsFor) {
-  Progress progress(out_, ProgressStyle{}, FakeClock());
+  Progress progress(out_, ProgressStyle{}, clock_);
   progress.RunStarted(10);
   progress.HostStarted(HostNamed("a"));
   progress.HostStarted(HostNamed("b"));
@@ -112,23 +166,30 @@ TEST_F(ProgressTest, InterruptedSaysWhatItWaitsFor) {
   EXPECT_NE(progress.StatusLine().find("| interrupted"), std::string::npos);
 }
 
+// The fleet runner watches the stop flag (what the SIGINT handler sets) and
+// tells the Progress before it hands over the next event.
 TEST_F(ProgressTest, StopFlagIsNoticedAtTheNextEvent) {
   RunReport run = testing_fixture::MixedFleet();
   std::atomic<bool> stop{false};
-  Progress progress(out_, ProgressStyle{}, FakeClock());
-  progress.WatchStopFlag(&stop);
-  progress.RunStarted(3);
-  progress.HostStarted(HostNamed("gpu01"));
-  stop = true;  // what the SIGINT handler does
-  progress.HostFinished(run.hosts[0]);
-  progress.RunFinished();
+  Progress progress(out_, ProgressStyle{}, clock_);
+  ForwardingObserver observer(&progress);
+  FleetSettings settings;
+  settings.forks = 1;
+  RunReport report = RunFleet(
+      Plans({"gpu01", "gpu02", "gpu03"}), settings, ConnectingTransports(), &observer, &stop,
+      clock_, [&](Transport&, const HostJob&) {
+        observer.AwaitStarted();
+        stop = true;  // what the SIGINT handler does
+        clock_.SleepFor(std::chrono::milliseconds(1200));
+        return run.hosts[0];
+      });
   EXPECT_EQ(Output(),
             "interrupted: starting no new hosts, waiting for 1 in flight\n"
             "[1/3] gpu01 clean: 8/8 GPUs 0 MiB (1.2 s)\n");
 }
 
 TEST_F(ProgressTest, LogLinesGoAboveTheLiveLine) {
-  Progress progress(out_, ProgressStyle{true}, FakeClock());
+  Progress progress(out_, ProgressStyle{true}, clock_);
   spdlog::logger logger("test", MakeProgressLogSink(&progress));
   logger.set_pattern("fleetreap: %l: %v");
   progress.RunStarted(2);
@@ -141,24 +202,21 @@ TEST_F(ProgressTest, LogLinesGoAboveTheLiveLine) {
             "0 failed | 0.0 s");
 }
 
+// Many workers, one Progress: the runner hands every event to the thread
+// that called it, so the counts need no lock.
 TEST_F(ProgressTest, CountsStayRightUnderConcurrentCalls) {
   RunReport run = testing_fixture::MixedFleet();
-  Progress progress(out_, ProgressStyle{}, FakeClock());
+  Progress progress(out_, ProgressStyle{}, clock_);
   const int kThreads = 8;
   const int kPerThread = 50;
-  progress.RunStarted(kThreads * kPerThread);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      for (int i = 0; i < kPerThread; ++i) {
-        const HostReport& host = run.hosts[(t + i) % run.hosts.size()];
-        progress.HostStarted(HostNamed(host.name));
-        progress.HostFinished(host);
-      }
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
-  progress.RunFinished();
+  FleetSettings settings;
+  settings.forks = kThreads;
+  std::vector<std::string> names;
+  for (int i = 0; i < kThreads * kPerThread; ++i) names.push_back("h" + std::to_string(i));
+  RunFleet(Plans(names), settings, ConnectingTransports(), &progress, nullptr, clock_,
+           [&](Transport&, const HostJob& job) {
+             return run.hosts[static_cast<size_t>(job.host->port) % run.hosts.size()];
+           });
   std::string out = Output();
   int lines = 0;
   for (char c : out) lines += c == '\n';
@@ -166,36 +224,21 @@ TEST_F(ProgressTest, CountsStayRightUnderConcurrentCalls) {
   EXPECT_NE(out.find("[400/400] "), std::string::npos);
 }
 
+// The runner ticks the live line while a host takes longer than a tick, and
+// stops when the run ends.
 TEST_F(ProgressTest, TickerThreadStopsWithTheRun) {
   ProgressStyle style;
   style.live = true;
-  style.tick = std::chrono::milliseconds(1);
   Progress progress(out_, style);
-  progress.RunStarted(1);
-  progress.RunFinished();
+  FleetSettings settings;
+  RunFleet(Plans({"gpu01"}), settings, ConnectingTransports(), &progress, nullptr, RealClock(),
+           [](Transport&, const HostJob&) {
+             std::this_thread::sleep_for(std::chrono::milliseconds(300));
+             HostReport report;
+             report.status = HostStatus::kClean;
+             return report;
+           });
   SUCCEED();  // joined without hanging
-}
-
-}  // namespace
-}  // namespace fleetreap
-
-namespace fleetreap {
-namespace {
-
-TEST(ProgressStyleTest, NoRedrawsOffATerminal) {
-  std::FILE* file = std::tmpfile();
-  ASSERT_NE(file, nullptr);
-  Options options;
-  options.dry_run = true;
-  options.color = "always";
-  ProgressStyle style = ProgressStyleFor(options, file);
-  std::fclose(file);
-  EXPECT_FALSE(style.live);
-  EXPECT_EQ(style.tick.count(), 250);  // checks the Ctrl-C flag, never redraws
-  EXPECT_EQ(style.width, 0);
-  EXPECT_TRUE(style.dry_run);
-  EXPECT_EQ(style.color, std::getenv("NO_COLOR") == nullptr ||
-                             std::getenv("NO_COLOR")[0] == '\0');
 }
 
 }  // namespace

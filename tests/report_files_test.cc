@@ -41,26 +41,26 @@ class ReportFilesTest : public ::testing::Test {
 };
 
 TEST_F(ReportFilesTest, WritesEveryRequestedReport) {
-  Options options;
-  options.json = dir_ + "/r.json";
-  options.junit = dir_ + "/r.xml";
-  options.summary_md = dir_ + "/r.md";
-  options.failed_hosts = dir_ + "/failed.txt";
+  ReportFiles files;
+  files.json = dir_ + "/r.json";
+  files.junit = dir_ + "/r.xml";
+  files.summary_md = dir_ + "/r.md";
+  files.failed_hosts = dir_ + "/failed.txt";
   RunReport run = testing_fixture::MixedFleet();
-  ASSERT_TRUE(WriteReports(run, options).ok());
-  EXPECT_EQ(ReadFile(options.json), RenderJson(run));
-  EXPECT_NE(ReadFile(options.junit).find("<testsuites"), std::string::npos);
-  EXPECT_NE(ReadFile(options.summary_md).find("## fleetreap"), std::string::npos);
-  EXPECT_EQ(ReadFile(options.failed_hosts), "gpu13\ngpu14\ngpu15\ngpu16\n");
+  ASSERT_TRUE(WriteReports(run, files).ok());
+  EXPECT_EQ(ReadFile(files.json), RenderJson(run));
+  EXPECT_NE(ReadFile(files.junit).find("<testsuites"), std::string::npos);
+  EXPECT_NE(ReadFile(files.summary_md).find("## fleetreap"), std::string::npos);
+  EXPECT_EQ(ReadFile(files.failed_hosts), "gpu13\ngpu14\ngpu15\ngpu16\n");
 }
 
 TEST_F(ReportFilesTest, DashMeansTheStdoutStream) {
   std::FILE* out = std::tmpfile();
   ASSERT_NE(out, nullptr);
-  Options options;
-  options.json = "-";
+  ReportFiles files;
+  files.json = "-";
   RunReport run = testing_fixture::MixedFleet();
-  ASSERT_TRUE(WriteReports(run, options, out).ok());
+  ASSERT_TRUE(WriteReports(run, files, out).ok());
   std::rewind(out);
   std::string text;
   char buffer[4096];
@@ -71,14 +71,14 @@ TEST_F(ReportFilesTest, DashMeansTheStdoutStream) {
 }
 
 TEST_F(ReportFilesTest, BadPathIsAnErrorButOtherReportsAreWritten) {
-  Options options;
-  options.json = dir_ + "/missing-dir/r.json";
-  options.failed_hosts = dir_ + "/failed.txt";
-  Status status = WriteReports(testing_fixture::MixedFleet(), options);
+  ReportFiles files;
+  files.json = dir_ + "/missing-dir/r.json";
+  files.failed_hosts = dir_ + "/failed.txt";
+  Status status = WriteReports(testing_fixture::MixedFleet(), files);
   EXPECT_EQ(status.kind(), ErrorKind::kInternal);
   EXPECT_EQ(status.message(),
-            "cannot write " + options.json + ": No such file or directory");
-  EXPECT_EQ(ReadFile(options.failed_hosts), "gpu13\ngpu14\ngpu15\ngpu16\n");
+            "cannot write " + files.json + ": No such file or directory");
+  EXPECT_EQ(ReadFile(files.failed_hosts), "gpu13\ngpu14\ngpu15\ngpu16\n");
 }
 
 TEST_F(ReportFilesTest, ReplacesAnOldFileWhole) {
@@ -161,10 +161,10 @@ TEST(HumanStreamTest, StderrWhenAReportGoesToStdout) {
       {"r.json", "-", stderr},
   };
   for (const Row& row : rows) {
-    Options options;
-    options.json = row.json;
-    options.junit = row.junit;
-    EXPECT_EQ(HumanStream(options), row.stream) << row.json << " " << row.junit;
+    ReportFiles files;
+    files.json = row.json;
+    files.junit = row.junit;
+    EXPECT_EQ(HumanStream(files), row.stream) << row.json << " " << row.junit;
   }
 }
 

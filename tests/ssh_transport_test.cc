@@ -543,20 +543,6 @@ TEST_F(SshTransportTest, TheSshConfigsKnownHostsFilesAndHostKeyAlias) {
   EXPECT_TRUE(status.ok()) << status.ToString();
 }
 
-TEST(HostKeyPolicyWarningTest, OnlyOffWarnsAndSaysWhereTheKeysAre) {
-  Options options;
-  EXPECT_EQ(HostKeyPolicyWarning(options), "");
-  options.host_key_policy = HostKeyPolicy::kAcceptNew;
-  EXPECT_EQ(HostKeyPolicyWarning(options), "");
-  options.host_key_policy = HostKeyPolicy::kOff;
-  const std::string warning = HostKeyPolicyWarning(options);
-  EXPECT_NE(warning.find("--host-key-policy off"), std::string::npos) << warning;
-  EXPECT_NE(warning.find("NOT checked"), std::string::npos) << warning;
-  EXPECT_NE(warning.find("host_key_fingerprint"), std::string::npos) << warning;
-  options.local = true;
-  EXPECT_EQ(HostKeyPolicyWarning(options), "");
-}
-
 TEST_F(SshTransportTest, DescribeNamesUserAddressAndPort) {
   SshTransport transport(Good());
   EXPECT_EQ(transport.Describe(), "root@127.0.0.1:" + std::to_string(server_->port()));
@@ -581,37 +567,6 @@ TEST(SshTransportKexTest, NoCommonKeyExchangeIsKex) {
   Status status = transport.Connect(kNoDeadline);
   EXPECT_EQ(status.kind(), ErrorKind::kKex) << status.ToString();
   EXPECT_NE(status.message().find("gpu01"), std::string::npos) << status.message();
-}
-
-TEST(SshOptionsForTest, InventoryWinsOverCommandLine) {
-  Options options;
-  options.user = "cli-user";
-  options.identity = "/cli/key";
-  options.known_hosts = "/kh";
-  options.host_key_policy = HostKeyPolicy::kAcceptNew;
-  options.connect_timeout = milliseconds(2500);
-  Host host;
-  host.name = "gpu07";
-  host.address = "10.0.0.7";
-  host.port = 2207;
-  host.identity_file = "/inv/key";
-  SshTransportOptions ssh = SshOptionsFor(host, options);
-  EXPECT_EQ(ssh.name, "gpu07");
-  EXPECT_EQ(ssh.address, "10.0.0.7");
-  EXPECT_EQ(ssh.port, 2207);
-  EXPECT_EQ(ssh.user, "cli-user");
-  EXPECT_EQ(ssh.identity_files, (std::vector<std::string>{"/inv/key", "/cli/key"}));
-  EXPECT_EQ(ssh.known_hosts, "/kh");
-  EXPECT_EQ(ssh.host_key_policy, HostKeyPolicy::kAcceptNew);
-  EXPECT_EQ(ssh.connect_timeout, milliseconds(2500));
-  host.user = "inv-user";
-  host.address = "";
-  ssh = SshOptionsFor(host, options);
-  EXPECT_EQ(ssh.user, "inv-user");
-  EXPECT_EQ(ssh.address, "gpu07");
-  EXPECT_TRUE(ssh.use_agent);
-  options.no_agent = true;
-  EXPECT_FALSE(SshOptionsFor(host, options).use_agent);
 }
 
 }  // namespace

@@ -32,53 +32,33 @@ class ProgressLogSink : public spdlog::sinks::base_sink<std::mutex> {
 
 }  // namespace
 
-ProgressStyle ProgressStyleFor(const Options& options, std::FILE* stream) {
-  ProgressStyle style;
-  style.live = IsTerminal(stream);
-  style.color = ShouldUseColorFor(stream, options.color);
-  style.dry_run = options.dry_run;
-  style.width = TerminalWidth(stream);
-  style.tick = std::chrono::milliseconds(250);
-  return style;
+Progress::Progress(std::FILE* out, ProgressStyle style, Clock& clock)
+    : out_(out), style_(style), clock_(clock) {}
+
+Progress::~Progress() {
+  std::lock_guard<std::mutex> lock(pending_mu_);
+  if (!pending_.empty()) std::fputs(pending_.c_str(), out_);
+  std::fflush(out_);
 }
 
-Progress::Progress(std::FILE* out, ProgressStyle style, Clock clock)
-    : out_(out), style_(style), clock_(std::move(clock)) {}
-
-Progress::~Progress() { StopTicker(); }
-
 void Progress::RunStarted(int total) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    start_ = clock_();
-    running_ = true;
-    total_ = total;
-    if (style_.live) DrawLocked();
-  }
-  if (style_.tick.count() > 0 && !ticker_.joinable()) {
-    ticker_ = std::thread([this] {
-      std::unique_lock<std::mutex> lock(mu_);
-      while (!stop_cv_.wait_for(lock, style_.tick, [this] { return stop_; })) {
-        if (!running_) continue;
-        CheckStopLocked();
-        if (style_.live) DrawLocked();
-      }
-    });
-  }
+  PrintPending();
+  start_ = clock_.Now();
+  running_ = true;
+  total_ = total;
+  if (style_.live) Draw();
 }
 
 void Progress::HostStarted(const Host& host) {
   (void)host;
-  std::lock_guard<std::mutex> lock(mu_);
-  CheckStopLocked();
+  PrintPending();
   ++started_;
-  if (style_.live) DrawLocked();
+  if (style_.live) Draw();
 }
 
 void Progress::HostFinished(const HostReport& report) {
+  PrintPending();
   HostOutcome outcome = OutcomeOf(report, style_.dry_run);
-  std::lock_guard<std::mutex> lock(mu_);
-  CheckStopLocked();
   ++finished_;
   switch (report.status) {
     case HostStatus::kClean: ++clean_; break;
@@ -97,51 +77,53 @@ void Progress::HostFinished(const HostReport& report) {
   }
   // On a terminal only problems get a permanent line; the rest is the count.
   if (outcome.kind != OutcomeKind::kClean && outcome.kind != OutcomeKind::kCleaned) {
-    ClearLocked();
+    Clear();
     std::fprintf(out_, "%s\n", line.c_str());
   }
-  DrawLocked();
+  Draw();
 }
 
 void Progress::RunFinished() {
-  StopTicker();
-  std::lock_guard<std::mutex> lock(mu_);
-  CheckStopLocked();
+  PrintPending();
   running_ = false;
-  if (style_.live) ClearLocked();
+  if (style_.live) Clear();
   std::fflush(out_);
 }
 
 void Progress::Interrupted() {
-  std::lock_guard<std::mutex> lock(mu_);
-  InterruptedLocked();
-}
-
-void Progress::WatchStopFlag(const std::atomic<bool>* stop) {
-  std::lock_guard<std::mutex> lock(mu_);
-  stop_flag_ = stop;
-}
-
-void Progress::CheckStopLocked() {
-  if (stop_flag_ != nullptr && stop_flag_->load()) InterruptedLocked();
-}
-
-void Progress::InterruptedLocked() {
   if (interrupted_) return;
   interrupted_ = true;
   int in_flight = std::max(0, started_ - finished_);
-  if (style_.live) ClearLocked();
+  if (style_.live) Clear();
   std::fprintf(out_, "interrupted: starting no new hosts, waiting for %d in flight\n",
                in_flight);
-  if (style_.live && running_) DrawLocked();
+  if (style_.live && running_) Draw();
   std::fflush(out_);
 }
 
 void Progress::PrintAbove(const std::string& text) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (style_.live) ClearLocked();
+  if (std::this_thread::get_id() != owner_) {
+    std::lock_guard<std::mutex> lock(pending_mu_);
+    pending_ += text;
+    return;
+  }
+  PrintPending();
+  if (style_.live) Clear();
   std::fputs(text.c_str(), out_);
-  if (style_.live && running_) DrawLocked();
+  if (style_.live && running_) Draw();
+  std::fflush(out_);
+}
+
+void Progress::PrintPending() {
+  std::string text;
+  {
+    std::lock_guard<std::mutex> lock(pending_mu_);
+    text.swap(pending_);
+  }
+  if (text.empty()) return;
+  if (style_.live) Clear();
+  std::fputs(text.c_str(), out_);
+  if (style_.live && running_) Draw();
   std::fflush(out_);
 }
 
@@ -150,22 +132,16 @@ std::shared_ptr<spdlog::sinks::sink> MakeProgressLogSink(Progress* progress) {
 }
 
 void Progress::Tick() {
-  std::lock_guard<std::mutex> lock(mu_);
+  PrintPending();
   if (!running_) return;
-  CheckStopLocked();
-  if (style_.live) DrawLocked();
+  if (style_.live) Draw();
 }
 
 std::string Progress::StatusLine() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return StatusLineLocked();
-}
-
-std::string Progress::StatusLineLocked() const {
   int in_flight = std::max(0, started_ - finished_);
   int pending = std::max(0, total_ - std::max(started_, finished_));
   auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
-      running_ ? clock_() - start_ : std::chrono::milliseconds(0));
+      running_ ? clock_.Now() - start_ : std::chrono::milliseconds(0));
   std::string line = std::to_string(finished_) + "/" + std::to_string(total_) +
                      " done, " + std::to_string(in_flight) + " in flight, " +
                      std::to_string(pending) + " pending | " +
@@ -176,8 +152,8 @@ std::string Progress::StatusLineLocked() const {
   return line;
 }
 
-void Progress::DrawLocked() {
-  std::string line = StatusLineLocked();
+void Progress::Draw() {
+  std::string line = StatusLine();
   if (style_.width > 1 && static_cast<int>(line.size()) > style_.width - 1) {
     line.resize(static_cast<size_t>(style_.width - 1));
   }
@@ -186,19 +162,10 @@ void Progress::DrawLocked() {
   line_drawn_ = true;
 }
 
-void Progress::ClearLocked() {
+void Progress::Clear() {
   if (!line_drawn_) return;
   std::fputs(kClearLine, out_);
   line_drawn_ = false;
-}
-
-void Progress::StopTicker() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  stop_cv_.notify_all();
-  if (ticker_.joinable()) ticker_.join();
 }
 
 }  // namespace fleetreap

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 
+#include "fleetreap/base/exit_code.h"
 #include "fleetreap/report/drain_reason.h"
 #include "fleetreap/report/failed_hosts.h"
 #include "fleetreap/report/report_json.h"
@@ -87,18 +88,18 @@ Status WriteReportFile(const std::string& path, const std::string& content,
   return Status::Ok();
 }
 
-Status WriteReports(const RunReport& report, const Options& options,
+Status WriteReports(const RunReport& report, const ReportFiles& files,
                     std::FILE* stdout_stream) {
   struct Output {
     const std::string& path;
     std::function<std::string(const RunReport&)> render;
   };
   const Output outputs[] = {
-      {options.json, RenderJson},
-      {options.junit, RenderJunit},
-      {options.summary_md, RenderMarkdown},
-      {options.failed_hosts, RenderFailedHosts},
-      {options.drain_reasons, RenderDrainReasons},
+      {files.json, RenderJson},
+      {files.junit, RenderJunit},
+      {files.summary_md, RenderMarkdown},
+      {files.failed_hosts, RenderFailedHosts},
+      {files.drain_reasons, RenderDrainReasons},
   };
   Status first;
   for (const Output& output : outputs) {
@@ -109,24 +110,24 @@ Status WriteReports(const RunReport& report, const Options& options,
   return first;
 }
 
-std::FILE* HumanStream(const Options& options) {
-  for (const std::string* path : {&options.json, &options.junit, &options.summary_md,
-                                  &options.failed_hosts, &options.drain_reasons}) {
+std::FILE* HumanStream(const ReportFiles& files) {
+  for (const std::string* path : {&files.json, &files.junit, &files.summary_md,
+                                  &files.failed_hosts, &files.drain_reasons}) {
     if (*path == "-") return stderr;
   }
   return stdout;
 }
 
-int FinishRun(const RunReport& report, const Options& options) {
-  std::FILE* human = HumanStream(options);
+int FinishRun(const RunReport& report, const ReportFiles& files, const std::string& color) {
+  std::FILE* human = HumanStream(files);
   TableStyle style;
-  style.color = ShouldUseColorFor(human, options.color);
+  style.color = ShouldUseColorFor(human, color);
   std::fputs(RenderTable(report, style).c_str(), human);
   std::fflush(human);
-  Status status = WriteReports(report, options);
+  Status status = WriteReports(report, files);
   if (!status.ok()) {
     std::fprintf(stderr, "fleetreap: %s\n", status.message().c_str());
-    return 70;
+    return kExitSoftware;
   }
   return ExitCodeFor(report);
 }

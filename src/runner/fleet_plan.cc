@@ -2,13 +2,14 @@
 
 #include <unistd.h>
 
+#include <cstdio>
+
 #include <map>
 #include <memory>
 
 #include "fleetreap/inventory/host_selection.h"
 #include "fleetreap/inventory/inventory.h"
 #include "fleetreap/transport/local_transport.h"
-#include "fleetreap/escalation/playbook.h"
 #include "fleetreap/inventory/slurm_hosts.h"
 
 namespace fleetreap {
@@ -48,27 +49,27 @@ class PlaybookCache {
 
 }  // namespace
 
-Status BuildFleetPlans(const Options& options, FleetPlanSet* set) {
+Status BuildFleetPlans(const FleetPlanRequest& request, FleetPlanSet* set) {
   std::vector<Host> hosts;
-  if (options.local) {
+  if (request.local) {
     hosts.push_back(LocalHost());
   } else {
     Inventory inventory;
     LocalTransport sinfo_runner;
     Status status =
-        IsSlurmHostsSpec(options.hosts_file)
-            ? LoadSlurmHosts(options.hosts_file, &sinfo_runner, options.command_timeout,
+        IsSlurmHostsSpec(request.hosts_file)
+            ? LoadSlurmHosts(request.hosts_file, &sinfo_runner, request.command_timeout,
                              &inventory)
-            : LoadInventory(options.hosts_file, &inventory, &set->warnings, &set->notes);
+            : LoadInventory(request.hosts_file, &inventory, &set->warnings, &set->notes);
     if (!status.ok()) return status;
-    status = SelectHosts(inventory, options.limit, &hosts);
+    status = SelectHosts(inventory, request.limit, &hosts);
     if (!status.ok()) return status;
   }
 
   PlaybookCache cache;
   std::shared_ptr<const Playbook> run_playbook;
-  if (!options.playbook.empty()) {
-    Status status = cache.Get(options.playbook, &run_playbook);
+  if (!request.playbook.empty()) {
+    Status status = cache.Get(request.playbook, &run_playbook);
     if (!status.ok()) return status;
     set->playbook_name = run_playbook->name;
   } else {
@@ -79,12 +80,12 @@ Status BuildFleetPlans(const Options& options, FleetPlanSet* set) {
   // line wins over inventory variables everywhere else.
   for (Host& host : hosts) {
     FleetPlan plan;
-    plan.playbook = run_playbook;
+    if (run_playbook) plan.playbook = run_playbook;
     if (!run_playbook && !host.playbook.empty()) {
       Status status = cache.Get(host.playbook, &plan.playbook);
       if (!status.ok()) return status;
     }
-    if (options.become) host.become = true;
+    if (request.become) host.become = true;
     plan.host = std::move(host);
     set->plans.push_back(std::move(plan));
   }

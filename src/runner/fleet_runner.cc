@@ -1,40 +1,112 @@
 #include "fleetreap/runner/fleet_runner.h"
 
 #include <signal.h>
-#include <sys/resource.h>
 
 #include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
 #include <optional>
 #include <thread>
 
 namespace fleetreap {
 namespace {
 
-using SteadyClock = std::chrono::steady_clock;
+using TimePoint = std::chrono::steady_clock::time_point;
 using std::chrono::milliseconds;
 
-milliseconds Since(SteadyClock::time_point start) {
-  return std::chrono::duration_cast<milliseconds>(SteadyClock::now() - start);
+// How often the collecting thread ticks the observer and checks the stop
+// flag, and the longest single sleep of a connect retry's backoff.
+constexpr milliseconds kTickInterval{250};
+constexpr milliseconds kBackoffSlice{100};
+
+// What a worker tells the collecting thread. A finished host's report is in
+// its result slot, written before the event is pushed.
+struct Event {
+  enum class Kind { kStarted, kRetrying, kFinished };
+  Kind kind;
+  size_t index;
+  int attempt = 0;
+  std::string why;
+};
+
+// Workers push, the thread that called RunFleet takes. Thread-safe.
+class EventQueue {
+ public:
+  explicit EventQueue(size_t workers) : workers_left_(workers) {}
+
+  void Push(Event event) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      events_.push_back(std::move(event));
+    }
+    changed_.notify_one();
+  }
+
+  void WorkerDone() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --workers_left_;
+    }
+    changed_.notify_one();
+  }
+
+  // Waits up to "timeout" for an event, then moves every queued event into
+  // "*out". Returns false once every worker is done and nothing is left.
+  bool Take(milliseconds timeout, std::deque<Event>* out) {
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait_for(lock, timeout, [this] { return !events_.empty() || workers_left_ == 0; });
+    out->swap(events_);
+    events_.clear();
+    return !out->empty() || workers_left_ > 0;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::deque<Event> events_;
+  size_t workers_left_;
+};
+
+milliseconds Between(TimePoint start, TimePoint end) {
+  return std::chrono::duration_cast<milliseconds>(end - start);
 }
 
-// Everything the workers share. Read-only but for the atomics and the
-// per-index result slots, each written by exactly one worker.
+// Everything the workers share. Read-only but for the atomics, the queue and
+// the per-index result slots, each written by exactly one worker.
 struct Run {
   const std::vector<FleetPlan>* plans;
   const FleetSettings* settings;
   const TransportFactory* make_transport;
   const HostCleanerFunction* clean;
-  FleetObserver* observer;
   const std::atomic<bool>* stop_requested;
-  SteadyClock::time_point deadline;  // max() for none
+  Clock* clock;
+  TimePoint deadline;  // max() for none
+  EventQueue* events;
   std::atomic<size_t> next{0};
   std::atomic<bool> interrupted{false};
   std::vector<std::optional<HostReport>> results;
 };
 
+bool StopRequested(const Run& run) {
+  return run.stop_requested != nullptr && run.stop_requested->load();
+}
+
+// Waits "backoff" on the run's clock, in slices so that a Ctrl-C is noticed.
+// Returns false when the stop flag ended the wait.
+bool WaitBackoff(Run& run, milliseconds backoff) {
+  const TimePoint end = run.clock->Now() + backoff;
+  while (!StopRequested(run)) {
+    const milliseconds left = Between(run.clock->Now(), end);
+    if (left.count() <= 0) return true;
+    run.clock->SleepFor(std::min(left, kBackoffSlice));
+  }
+  return false;
+}
+
 // Connects with retries. Returns the last status; "*attempts" counts tries.
-Status ConnectWithRetries(Run& run, const Host& host, Transport& transport,
-                          SteadyClock::time_point host_deadline, int* attempts) {
+Status ConnectWithRetries(Run& run, size_t index, Transport& transport,
+                          TimePoint host_deadline, int* attempts) {
   const FleetSettings& settings = *run.settings;
   milliseconds backoff = settings.retry_backoff;
   Status status;
@@ -44,24 +116,23 @@ Status ConnectWithRetries(Run& run, const Host& host, Transport& transport,
     if (status.ok() || !IsTransient(status.kind()) || attempt > settings.retries) {
       return status;
     }
-    if (SteadyClock::now() + backoff >= host_deadline) return status;
-    if (run.observer != nullptr) {
-      run.observer->HostRetrying(host, attempt + 1, status.ToString());
-    }
-    std::this_thread::sleep_for(backoff);
+    if (run.clock->Now() + backoff >= host_deadline) return status;
+    run.events->Push({Event::Kind::kRetrying, index, attempt + 1, status.ToString()});
+    if (!WaitBackoff(run, backoff)) return status;
     backoff *= 2;
   }
 }
 
-HostReport RunHost(Run& run, const FleetPlan& plan) {
+HostReport RunHost(Run& run, size_t index) {
   const FleetSettings& settings = *run.settings;
+  const FleetPlan& plan = (*run.plans)[index];
   const Host& host = plan.host;
-  const SteadyClock::time_point start = SteadyClock::now();
-  SteadyClock::time_point host_deadline = run.deadline;
+  const TimePoint start = run.clock->Now();
+  TimePoint host_deadline = run.deadline;
   if (settings.host_timeout.count() > 0) {
     host_deadline = std::min(host_deadline, start + settings.host_timeout);
   }
-  if (run.observer != nullptr) run.observer->HostStarted(host);
+  run.events->Push({Event::Kind::kStarted, index, 0, ""});
 
   HostReport report;
   int attempts = 0;
@@ -72,18 +143,19 @@ HostReport RunHost(Run& run, const FleetPlan& plan) {
     report.error_kind = ErrorKind::kInternal;
     report.error_message = "no transport for " + host.name;
   } else {
-    Status connected = ConnectWithRetries(run, host, *transport, host_deadline, &attempts);
-    connect_time = Since(start);
+    Status connected = ConnectWithRetries(run, index, *transport, host_deadline, &attempts);
+    connect_time = Between(start, run.clock->Now());
     if (connected.ok()) {
       HostJob job;
       job.host = &host;
-      job.playbook = plan.playbook != nullptr ? plan.playbook.get() : &DefaultPlaybook();
+      job.playbook = plan.playbook.get();
       job.dry_run = settings.dry_run;
       job.become = settings.become || host.become;
       job.command_timeout = settings.command_timeout;
       job.deadline = host_deadline;
       job.extra_protect = settings.extra_protect;
       job.scope = settings.scope;
+      job.clock = run.clock;
       report = (*run.clean)(*transport, job);
       report.host_key_fingerprint = transport->HostKeyFingerprint();
     } else {
@@ -92,7 +164,7 @@ HostReport RunHost(Run& run, const FleetPlan& plan) {
       report.error_kind = connected.kind();
       report.error_message = connected.message();
       report.host_key_fingerprint = transport->HostKeyFingerprint();
-      if (SteadyClock::now() >= host_deadline) {
+      if (run.clock->Now() >= host_deadline) {
         report.error_message += settings.host_timeout.count() > 0 &&
                                         host_deadline < run.deadline
                                     ? " (ended by --host-timeout)"
@@ -106,60 +178,80 @@ HostReport RunHost(Run& run, const FleetPlan& plan) {
   report.port = host.port;
   report.attempts = std::max(attempts, 1);
   report.timings.insert(report.timings.begin(), StepTiming{"connect", connect_time});
-  report.duration = Since(start);
-  if (run.observer != nullptr) run.observer->HostFinished(report);
+  report.duration = Between(start, run.clock->Now());
   return report;
 }
 
 bool MayStart(Run& run) {
-  if (run.stop_requested != nullptr && run.stop_requested->load()) {
+  if (StopRequested(run)) {
     run.interrupted = true;
     return false;
   }
-  return SteadyClock::now() < run.deadline;
+  return run.clock->Now() < run.deadline;
 }
 
 void Worker(Run& run) {
   while (true) {
     size_t index = run.next.fetch_add(1);
-    if (index >= run.plans->size()) return;
+    if (index >= run.plans->size()) break;
     if (!MayStart(run)) continue;  // leaves the slot empty: never started
-    run.results[index] = RunHost(run, (*run.plans)[index]);
+    run.results[index] = RunHost(run, index);
+    run.events->Push({Event::Kind::kFinished, index, 0, ""});
   }
+  run.events->WorkerDone();
 }
 
-// Each host in flight holds a socket (and, while resolving, a thread): make
-// sure --forks hosts fit under the soft descriptor limit, within the hard one.
-void RaiseDescriptorLimit(int forks) {
-  rlimit limit{};
-  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
-  rlim_t wanted = static_cast<rlim_t>(forks) * 4 + 256;
-  if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < wanted) {
-    limit.rlim_cur = limit.rlim_max == RLIM_INFINITY ? wanted : std::min(wanted, limit.rlim_max);
-    setrlimit(RLIMIT_NOFILE, &limit);
+// The calling thread's half: hands each event to the observer, ticks it and
+// tells it once about a stop request, until every worker is done.
+class Collector {
+ public:
+  Collector(const Run& run, FleetObserver* observer) : run_(run), observer_(observer) {}
+
+  void Drain() {
+    TimePoint next_tick = run_.clock->Now() + kTickInterval;
+    std::deque<Event> batch;
+    while (run_.events->Take(kTickInterval, &batch)) {
+      for (const Event& event : batch) {
+        CheckStop();
+        Deliver(event);
+      }
+      CheckStop();
+      const TimePoint now = run_.clock->Now();
+      if (batch.empty() || now >= next_tick) {
+        if (observer_ != nullptr) observer_->Tick();
+        next_tick = now + kTickInterval;
+      }
+    }
+    CheckStop();
   }
-}
+
+ private:
+  void CheckStop() {
+    if (told_stop_ || !StopRequested(run_)) return;
+    told_stop_ = true;
+    if (observer_ != nullptr) observer_->Interrupted();
+  }
+
+  void Deliver(const Event& event) {
+    if (observer_ == nullptr) return;
+    const Host& host = (*run_.plans)[event.index].host;
+    switch (event.kind) {
+      case Event::Kind::kStarted: observer_->HostStarted(host); break;
+      case Event::Kind::kRetrying: observer_->HostRetrying(host, event.attempt, event.why); break;
+      case Event::Kind::kFinished: observer_->HostFinished(*run_.results[event.index]); break;
+    }
+  }
+
+  const Run& run_;
+  FleetObserver* observer_;
+  bool told_stop_ = false;
+};
 
 }  // namespace
 
-FleetSettings FleetSettingsFor(const Options& options) {
-  FleetSettings settings;
-  settings.forks = std::max(options.forks, 1);
-  settings.connect_timeout = options.connect_timeout;
-  settings.command_timeout = options.command_timeout;
-  settings.host_timeout = options.host_timeout;
-  settings.deadline = options.deadline;
-  settings.retries = std::max(options.retries, 0);
-  settings.dry_run = options.dry_run;
-  settings.become = options.become;
-  settings.extra_protect = options.protect;
-  settings.host_key_policy = options.local ? "" : HostKeyPolicyName(options.host_key_policy);
-  return settings;
-}
-
 RunReport RunFleet(const std::vector<FleetPlan>& plans, const FleetSettings& settings,
                    const TransportFactory& make_transport, FleetObserver* observer,
-                   const std::atomic<bool>* stop_requested,
+                   const std::atomic<bool>* stop_requested, Clock& clock,
                    const HostCleanerFunction& clean) {
   RunReport report;
   report.tool_version = settings.tool_version;
@@ -167,23 +259,24 @@ RunReport RunFleet(const std::vector<FleetPlan>& plans, const FleetSettings& set
   report.dry_run = settings.dry_run;
   report.host_key_policy = settings.host_key_policy;
   report.scope = settings.scope;
-  report.start_time = std::chrono::system_clock::now();
-  const SteadyClock::time_point start = SteadyClock::now();
+  report.start_time = clock.WallNow();
+  const TimePoint start = clock.Now();
 
+  const size_t workers =
+      std::min<size_t>(plans.size(), static_cast<size_t>(std::max(settings.forks, 1)));
+  EventQueue events(workers);
   Run run;
   run.plans = &plans;
   run.settings = &settings;
   run.make_transport = &make_transport;
   run.clean = &clean;
-  run.observer = observer;
   run.stop_requested = stop_requested;
-  run.deadline = settings.deadline.count() > 0 ? start + settings.deadline
-                                               : SteadyClock::time_point::max();
+  run.clock = &clock;
+  run.deadline = settings.deadline.count() > 0 ? start + settings.deadline : TimePoint::max();
+  run.events = &events;
   run.results.resize(plans.size());
 
   if (observer != nullptr) observer->RunStarted(static_cast<int>(plans.size()));
-  size_t workers = std::min<size_t>(plans.size(), static_cast<size_t>(std::max(settings.forks, 1)));
-  RaiseDescriptorLimit(static_cast<int>(workers));
   // Workers run with SIGINT, SIGTERM, SIGHUP and SIGPIPE blocked, so Ctrl-C
   // is taken by the calling thread (setting stop_requested) and never lands
   // in a worker's poll(), where libssh would take the EINTR for a dead session.
@@ -196,6 +289,7 @@ RunReport RunFleet(const std::vector<FleetPlan>& plans, const FleetSettings& set
   threads.reserve(workers);
   for (size_t i = 0; i < workers; ++i) threads.emplace_back(Worker, std::ref(run));
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  Collector(run, observer).Drain();
   for (std::thread& thread : threads) thread.join();
 
   for (size_t i = 0; i < plans.size(); ++i) {
@@ -206,7 +300,7 @@ RunReport RunFleet(const std::vector<FleetPlan>& plans, const FleetSettings& set
     }
   }
   report.interrupted = run.interrupted.load();
-  report.duration = Since(start);
+  report.duration = Between(start, clock.Now());
   if (observer != nullptr) observer->RunFinished();
   return report;
 }

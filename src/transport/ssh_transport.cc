@@ -47,33 +47,6 @@ Status ClassifyConnectError(const std::string& error, const std::string& where,
 
 }  // namespace
 
-std::string HostKeyPolicyWarning(const Options& options) {
-  if (options.local || options.host_key_policy != HostKeyPolicy::kOff) return "";
-  return "--host-key-policy off: host keys are NOT checked, so anyone on the network "
-         "path can pose as any host, read what fleetreap sends and forge what it "
-         "reports (with --become, as root); each host's offered key is recorded in "
-         "the JSON report as host_key_fingerprint";
-}
-
-SshTransportOptions SshOptionsFor(const Host& host, const Options& options) {
-  SshTransportOptions ssh;
-  ssh.name = host.name;
-  ssh.address = host.address.empty() ? host.name : host.address;
-  ssh.port = host.port;
-  ssh.user = host.user.empty() ? options.user : host.user;
-  if (!host.identity_file.empty()) ssh.identity_files.push_back(host.identity_file);
-  if (!options.identity.empty() && options.identity != host.identity_file) {
-    ssh.identity_files.push_back(options.identity);
-  }
-  ssh.known_hosts = options.known_hosts;
-  ssh.host_key_policy = options.host_key_policy;
-  ssh.use_agent = !options.no_agent;
-  ssh.connect_timeout = options.connect_timeout;
-  ssh.use_ssh_config = options.ssh_config || !options.ssh_config_file.empty();
-  ssh.ssh_config_file = options.ssh_config_file;
-  return ssh;
-}
-
 SshTransport::SshTransport(SshTransportOptions options)
     : options_(std::move(options)) {}
 

@@ -1,24 +1,15 @@
 // Options: everything the command line sets, as plain values. Parsed by
-// cli.cc (Boost.Program_options); read by main.cc to wire the run together.
+// cli.cc (Boost.Program_options); turned into the library's settings by
+// wiring.h. Only src/cli/ and src/main.cc see it.
 #pragma once
 
 #include <chrono>
 #include <string>
 #include <vector>
 
+#include "fleetreap/transport/host_key_policy.h"
+
 namespace fleetreap {
-
-enum class HostKeyPolicy { kStrict, kAcceptNew, kOff };
-
-/// "strict", "accept-new" or "off", as --host-key-policy spells it.
-inline const char* HostKeyPolicyName(HostKeyPolicy policy) {
-  switch (policy) {
-    case HostKeyPolicy::kAcceptNew: return "accept-new";
-    case HostKeyPolicy::kOff: return "off";
-    case HostKeyPolicy::kStrict: break;
-  }
-  return "strict";
-}
 
 struct Options {
   // selection

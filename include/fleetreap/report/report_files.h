@@ -11,11 +11,21 @@
 #include <cstdio>
 #include <string>
 
-#include "fleetreap/cli/options.h"
 #include "fleetreap/report/report.h"
 #include "fleetreap/base/status.h"
 
 namespace fleetreap {
+
+/// The report files a run asked for (--json, --junit, --summary-md,
+/// --failed-hosts, --drain-reasons): a path, "-" for stdout, or "" for "not
+/// asked for".
+struct ReportFiles {
+  std::string json;
+  std::string junit;
+  std::string summary_md;
+  std::string failed_hosts;
+  std::string drain_reasons;
+};
 
 /// Writes "content" to "path". "-" means "stdout" (the stream given, so
 /// tests can pass their own). The file is written as ".NAME.XXXXXX" beside
@@ -28,23 +38,22 @@ namespace fleetreap {
 Status WriteReportFile(const std::string& path, const std::string& content,
                        std::FILE* stdout_stream = stdout);
 
-/// Renders and writes every report that "options" names (json, junit,
-/// summary_md, failed_hosts, drain_reasons; empty means "not asked for").
+/// Renders and writes every report that "files" names.
 /// Keeps going after a failure, so one bad path does not cost the other
 /// reports, and returns the first error. At most one of them may be "-" (cli.cc checks).
-Status WriteReports(const RunReport& report, const Options& options,
+Status WriteReports(const RunReport& report, const ReportFiles& files,
                     std::FILE* stdout_stream = stdout);
 
 /// Where human output goes: stderr when some report is written to stdout
 /// ("-"), so machine output is never mixed with it; stdout otherwise.
-std::FILE* HumanStream(const Options& options);
+std::FILE* HumanStream(const ReportFiles& files);
 
 /// Everything the end of a run prints and writes: the folded table and the
 /// verdict on HumanStream (also with --quiet, which only silences progress
-/// and logs; colour as ShouldUseColor decides for that stream and --color),
-/// then WriteReports.
-/// Returns ExitCodeFor(report), or 70 (internal error) when a requested report
-/// could not be written, after saying why on stderr.
-int FinishRun(const RunReport& report, const Options& options);
+/// and logs; colour as ShouldUseColor decides for that stream and "color",
+/// --color's "auto", "always" or "never"), then WriteReports.
+/// Returns ExitCodeFor(report), or kExitSoftware (70, internal error) when a
+/// requested report could not be written, after saying why on stderr.
+int FinishRun(const RunReport& report, const ReportFiles& files, const std::string& color);
 
 }  // namespace fleetreap

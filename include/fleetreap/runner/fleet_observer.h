@@ -1,7 +1,8 @@
 // FleetObserver: how the fleet runner tells the outside world what happens,
 // so that the runner itself never prints. The progress line, the per-host CI
-// lines and the logs implement it. Calls come from worker threads, possibly
-// at the same time: implementations must be thread-safe.
+// lines and the logs implement it. Every call comes from the one thread that
+// called RunFleet (the workers hand their events to it), one at a time:
+// implementations need no locking for these calls.
 #pragma once
 
 #include <string>
@@ -24,6 +25,11 @@ class FleetObserver {
   }
   /// "host" is finished; "report" is final.
   virtual void HostFinished(const HostReport& report) { (void)report; }
+  /// The stop flag was seen set (Ctrl-C): no new host starts. Called at most
+  /// once, between RunStarted and RunFinished.
+  virtual void Interrupted() {}
+  /// About every 250 ms while the run goes on, for a clock on screen.
+  virtual void Tick() {}
   /// Every host is finished or was never started (interrupted, deadline).
   virtual void RunFinished() {}
 };

@@ -1,19 +1,42 @@
-// FleetPlan building: from the command line to the list of hosts to act on,
-// each with its playbook. It reads the inventory (or makes the one local host
-// of --local), applies --limit, and loads every playbook that a host or the
-// command line names, once per file. Errors come back before any host is
-// contacted: kInvalidInput for inventory and playbook files (exit 65), kUsage
-// for a selection that matches nothing (exit 64). Thread-compatible.
+// FleetPlan: one host to act on with its playbook, and BuildFleetPlans, which
+// makes the list from a FleetPlanRequest. It reads the inventory (or makes
+// the one local host of --local), applies --limit, and loads every playbook
+// that a host or the request names, once per file. Errors come back before
+// any host is contacted: kInvalidInput for inventory and playbook files
+// (exit 65), kUsage for a selection that matches nothing (exit 64).
+// Thread-compatible.
 #pragma once
 
+#include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "fleetreap/runner/fleet_runner.h"
-#include "fleetreap/cli/options.h"
 #include "fleetreap/base/status.h"
+#include "fleetreap/escalation/playbook.h"
+#include "fleetreap/inventory/host.h"
 
 namespace fleetreap {
+
+struct FleetPlan {
+  Host host;
+  /// Never null: --playbook's, else the host's fleetreap_playbook, else
+  /// DefaultPlaybook() (not owned).
+  std::shared_ptr<const Playbook> playbook{std::shared_ptr<const Playbook>(),
+                                           &DefaultPlaybook()};
+};
+
+/// What to plan: the hosts (an inventory with a --limit, or this machine)
+/// and what the command line overrides for each.
+struct FleetPlanRequest {
+  bool local = false;          // --local: this machine, no inventory
+  std::string hosts_file;      // --hosts: an inventory file or a Slurm spec
+  std::string limit;           // --limit
+  std::string playbook;        // --playbook; "" = each host's own, else the default
+  bool become = false;         // --become: every host becomes
+  /// Bounds sinfo when hosts_file is a Slurm spec.
+  std::chrono::milliseconds command_timeout{60000};
+};
 
 struct FleetPlanSet {
   std::vector<FleetPlan> plans;       // in inventory order
@@ -22,7 +45,10 @@ struct FleetPlanSet {
   std::vector<std::string> notes;     // the same, for -v (ignored variables)
 };
 
-/// Builds the plans that "options" asks for.
-Status BuildFleetPlans(const Options& options, FleetPlanSet* set);
+/// Builds the plans that "request" asks for. --playbook wins over a host's
+/// fleetreap_playbook, and --become over a host's become = false, as a command
+/// line wins over inventory variables everywhere else. Each playbook file is
+/// loaded once, however many hosts name it, and shared by their plans.
+Status BuildFleetPlans(const FleetPlanRequest& request, FleetPlanSet* set);
 
 }  // namespace fleetreap

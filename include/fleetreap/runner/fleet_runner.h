@@ -5,7 +5,8 @@
 // host occupies one slot, never the run; a host that fails never stops the
 // others. It never prints: progress goes to a FleetObserver, results into
 // the RunReport. RunFleet itself may be called from any thread; it blocks
-// until the run is over.
+// until the run is over, and that thread alone collects what the workers
+// report and calls the observer.
 #pragma once
 
 #include <atomic>
@@ -15,25 +16,19 @@
 #include <string>
 #include <vector>
 
-#include "fleetreap/runner/fleet_observer.h"
+#include "fleetreap/base/clock.h"
+#include "fleetreap/escalation/scope.h"
 #include "fleetreap/inventory/host.h"
-#include "fleetreap/runner/host_cleaner.h"
-#include "fleetreap/cli/options.h"
-#include "fleetreap/escalation/playbook.h"
 #include "fleetreap/report/report.h"
+#include "fleetreap/runner/fleet_observer.h"
+#include "fleetreap/runner/fleet_plan.h"
+#include "fleetreap/runner/host_cleaner.h"
 #include "fleetreap/transport/transport.h"
 
 namespace fleetreap {
 
-struct FleetPlan {
-  Host host;
-  std::shared_ptr<const Playbook> playbook;  // null: DefaultPlaybook()
-};
-
 struct FleetSettings {
   int forks = 64;                               // hosts in flight at once (>= 1)
-  std::chrono::milliseconds connect_timeout{10000};  // informational; the
-                                                // factory's transports apply it
   std::chrono::milliseconds command_timeout{60000};
   std::chrono::milliseconds host_timeout{0};    // whole escalation on a host; 0: none
   std::chrono::milliseconds deadline{0};        // whole run; 0: none
@@ -47,11 +42,6 @@ struct FleetSettings {
   std::string playbook_name;                    // copied into the RunReport
   std::string host_key_policy;                  // copied into the RunReport
 };
-
-/// The settings the command line asks for (forks, timeouts, retries, dry run,
-/// become, protect, the host key policy's name, "" under --local).
-/// tool_version and playbook_name are left to the caller.
-FleetSettings FleetSettingsFor(const Options& options);
 
 /// Makes the (not yet connected) transport for one host. Called on a worker
 /// thread; must be thread-safe. A null result fails the host (internal).
@@ -74,21 +64,28 @@ using HostCleanerFunction = std::function<HostReport(Transport&, const HostJob&)
 ///
 /// Stopping: once "*stop_requested" is true (Ctrl-C) or the run deadline has
 /// passed, no new host is started; hosts already in flight finish (their own
-/// deadlines bound them). Hosts never started are left out of report.hosts
-/// and listed by name in report.not_started; report.interrupted is set when
-/// the stop came from "stop_requested". "observer" (may be null) and
-/// "stop_requested" (may be null) must outlive the call; observer calls come
-/// from worker threads.
+/// deadlines bound them), and a connect retry's backoff ends early. Hosts
+/// never started are left out of report.hosts and listed by name in
+/// report.not_started; report.interrupted is set when the stop came from
+/// "stop_requested". "observer" (may be null), "stop_requested" (may be null)
+/// and "clock" must outlive the call.
+///
+/// Threads: the workers only push events (host started, retrying, finished)
+/// to a queue; the calling thread drains it and makes every observer call,
+/// calls observer->Tick() about every 250 ms and checks "*stop_requested"
+/// (observer->Interrupted() once it is set). "clock" gives every time the
+/// run reads (deadlines, durations, backoff waits) and is shared by the
+/// workers and passed to each HostJob: it must be thread-safe.
 ///
 /// Limits: --host-timeout and --deadline bound the escalation (through the
 /// job's deadline) and stop further connect retries, but one connect attempt
-/// in progress runs to its own connect timeout. The process's soft
-/// RLIMIT_NOFILE is raised (within the hard limit) to fit the workers.
+/// in progress runs to its own connect timeout. Each host in flight holds a
+/// socket: the caller raises RLIMIT_NOFILE to fit "forks" if it needs to.
 /// Workers block SIGINT, SIGTERM, SIGHUP and SIGPIPE: the caller's thread
 /// takes those signals (install the Ctrl-C handler there).
 RunReport RunFleet(const std::vector<FleetPlan>& plans, const FleetSettings& settings,
                    const TransportFactory& make_transport, FleetObserver* observer,
-                   const std::atomic<bool>* stop_requested,
+                   const std::atomic<bool>* stop_requested, Clock& clock,
                    const HostCleanerFunction& clean = CleanHost);
 
 }  // namespace fleetreap

@@ -4,7 +4,7 @@
 // authentication uses only keys (explicit identities, ssh-agent, the default
 // keys in ~/.ssh). Every failure is classified into the ErrorKinds of
 // status.h where libssh reports it, and nowhere else.
-// Only src/ssh_transport*.cc and src/ssh_known_hosts.cc include libssh.
+// Only src/transport/ssh_transport*.cc and ssh_known_hosts.cc include libssh.
 // Like every Transport it is used by one thread at a time; not thread-safe.
 // Different SshTransports may live in different threads at once.
 #pragma once
@@ -16,8 +16,7 @@
 #include <vector>
 
 #include "fleetreap/transport/command_output.h"
-#include "fleetreap/inventory/host.h"
-#include "fleetreap/cli/options.h"
+#include "fleetreap/transport/host_key_policy.h"
 #include "fleetreap/transport/ssh_config_lookup.h"
 #include "fleetreap/transport/ssh_known_hosts.h"
 #include "fleetreap/transport/transport.h"
@@ -127,15 +126,5 @@ class SshTransport : public Transport {
   std::string known_hosts_name_;  // HostKeyAlias, or KnownHostsName(target)
   std::vector<KnownHostsRecord> known_records_;
 };
-
-/// The warning a run under "options" prints once, before any host: with
-/// --host-key-policy off (and SSH) it says that no host is authenticated and
-/// where the offered keys are recorded; "" otherwise.
-std::string HostKeyPolicyWarning(const Options& options);
-
-/// The options for reaching "host" under the command line "options": the
-/// inventory's user and key file win over --user and --identity (as in
-/// Ansible), and both keys are tried when both are given.
-SshTransportOptions SshOptionsFor(const Host& host, const Options& options);
 
 }  // namespace fleetreap

@@ -1,0 +1,107 @@
+#include "fleetreap/cli/wiring.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "fleetreap/report/terminal.h"
+#include "fleetreap/transport/local_transport.h"
+
+namespace fleetreap {
+
+FleetPlanRequest FleetPlanRequestFor(const Options& options) {
+  FleetPlanRequest request;
+  request.local = options.local;
+  request.hosts_file = options.hosts_file;
+  request.limit = options.limit;
+  request.playbook = options.playbook;
+  request.become = options.become;
+  request.command_timeout = options.command_timeout;
+  return request;
+}
+
+FleetSettings FleetSettingsFor(const Options& options) {
+  FleetSettings settings;
+  settings.forks = std::max(options.forks, 1);
+  settings.command_timeout = options.command_timeout;
+  settings.host_timeout = options.host_timeout;
+  settings.deadline = options.deadline;
+  settings.retries = std::max(options.retries, 0);
+  settings.dry_run = options.dry_run;
+  settings.become = options.become;
+  settings.extra_protect = options.protect;
+  settings.host_key_policy = options.local ? "" : HostKeyPolicyName(options.host_key_policy);
+  return settings;
+}
+
+SshTransportOptions SshOptionsFor(const Host& host, const Options& options) {
+  SshTransportOptions ssh;
+  ssh.name = host.name;
+  ssh.address = host.address.empty() ? host.name : host.address;
+  ssh.port = host.port;
+  ssh.user = host.user.empty() ? options.user : host.user;
+  if (!host.identity_file.empty()) ssh.identity_files.push_back(host.identity_file);
+  if (!options.identity.empty() && options.identity != host.identity_file) {
+    ssh.identity_files.push_back(options.identity);
+  }
+  ssh.known_hosts = options.known_hosts;
+  ssh.host_key_policy = options.host_key_policy;
+  ssh.use_agent = !options.no_agent;
+  ssh.connect_timeout = options.connect_timeout;
+  ssh.use_ssh_config = options.ssh_config || !options.ssh_config_file.empty();
+  ssh.ssh_config_file = options.ssh_config_file;
+  return ssh;
+}
+
+std::string HostKeyPolicyWarning(const Options& options) {
+  if (options.local || options.host_key_policy != HostKeyPolicy::kOff) return "";
+  return "--host-key-policy off: host keys are NOT checked, so anyone on the network "
+         "path can pose as any host, read what fleetreap sends and forge what it "
+         "reports (with --become, as root); each host's offered key is recorded in "
+         "the JSON report as host_key_fingerprint";
+}
+
+TransportFactory MakeTransportFactory(const Options& options, const CommandLog* log) {
+  return [&options, log](const Host& host) -> std::unique_ptr<Transport> {
+    std::unique_ptr<Transport> transport;
+    if (options.local) {
+      transport = std::make_unique<LocalTransport>();
+    } else {
+      transport = std::make_unique<SshTransport>(SshOptionsFor(host, options));
+    }
+    if (log != nullptr) transport = log->Wrap(host.name, std::move(transport));
+    return transport;
+  };
+}
+
+ProgressStyle ProgressStyleFor(const Options& options, std::FILE* stream) {
+  ProgressStyle style;
+  style.live = IsTerminal(stream);
+  style.color = ShouldUseColorFor(stream, options.color);
+  style.dry_run = options.dry_run;
+  style.width = TerminalWidth(stream);
+  return style;
+}
+
+ReportFiles ReportFilesFor(const Options& options) {
+  ReportFiles files;
+  files.json = options.json;
+  files.junit = options.junit;
+  files.summary_md = options.summary_md;
+  files.failed_hosts = options.failed_hosts;
+  files.drain_reasons = options.drain_reasons;
+  return files;
+}
+
+void RaiseDescriptorLimit(int hosts_in_flight) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return;
+  rlim_t wanted = static_cast<rlim_t>(hosts_in_flight) * 4 + 256;
+  if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < wanted) {
+    limit.rlim_cur = limit.rlim_max == RLIM_INFINITY ? wanted : std::min(wanted, limit.rlim_max);
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+}  // namespace fleetreap

@@ -1,0 +1,127 @@
+#include "fleetreap/runner/fleet_plan.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+namespace fleetreap {
+namespace {
+
+const std::string kVllm = FLEETREAP_SOURCE_DIR "/playbooks/vllm.yaml";
+const std::string kReset = FLEETREAP_SOURCE_DIR "/playbooks/reset.yaml";
+
+// An inventory in a scratch directory: gpu01 and gpu03 name the vllm
+// playbook, gpu02 none; only gpu03 becomes.
+class FleetPlanTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/fleetreap-fleet-plan-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    inventory_ = dir_ + "/lab.yaml";
+    std::ofstream(inventory_) << "all:\n"
+                                 "  hosts:\n"
+                                 "    gpu01: {fleetreap_playbook: " << kVllm << "}\n"
+                                 "    gpu02:\n"
+                                 "    gpu03: {fleetreap_playbook: " << kVllm
+                              << ", ansible_become: yes}\n";
+  }
+  void TearDown() override {
+    std::remove(inventory_.c_str());
+    rmdir(dir_.c_str());
+  }
+  FleetPlanRequest Request() const {
+    FleetPlanRequest request;
+    request.hosts_file = inventory_;
+    return request;
+  }
+
+  std::string dir_;
+  std::string inventory_;
+};
+
+TEST_F(FleetPlanTest, EachHostGetsItsOwnPlaybookOrTheDefault) {
+  FleetPlanSet set;
+  ASSERT_TRUE(BuildFleetPlans(Request(), &set).ok());
+  ASSERT_EQ(set.plans.size(), 3u);
+  EXPECT_EQ(set.plans[0].host.name, "gpu01");
+  EXPECT_EQ(set.plans[0].playbook->name, "vllm");
+  // Never null: a host without one gets the default.
+  EXPECT_EQ(set.plans[1].playbook.get(), &DefaultPlaybook());
+  EXPECT_EQ(set.playbook_name, DefaultPlaybook().name);
+}
+
+TEST_F(FleetPlanTest, PlaybookFlagWinsOverTheInventorysPlaybook) {
+  FleetPlanRequest request = Request();
+  request.playbook = kReset;
+  FleetPlanSet set;
+  ASSERT_TRUE(BuildFleetPlans(request, &set).ok());
+  ASSERT_EQ(set.plans.size(), 3u);
+  for (const FleetPlan& plan : set.plans) {
+    EXPECT_EQ(plan.playbook->name, "reset") << plan.host.name;
+  }
+  EXPECT_EQ(set.playbook_name, "reset");
+}
+
+TEST_F(FleetPlanTest, BecomeFlagOverridesEveryHost) {
+  FleetPlanSet without;
+  ASSERT_TRUE(BuildFleetPlans(Request(), &without).ok());
+  ASSERT_EQ(without.plans.size(), 3u);
+  EXPECT_FALSE(without.plans[0].host.become);
+  EXPECT_TRUE(without.plans[2].host.become);
+
+  FleetPlanRequest request = Request();
+  request.become = true;
+  FleetPlanSet with;
+  ASSERT_TRUE(BuildFleetPlans(request, &with).ok());
+  for (const FleetPlan& plan : with.plans) EXPECT_TRUE(plan.host.become) << plan.host.name;
+}
+
+TEST_F(FleetPlanTest, PlaybookCacheLoadsEachFileOnce) {
+  // gpu01 and gpu03 name the same file: one load, one shared Playbook.
+  FleetPlanSet set;
+  ASSERT_TRUE(BuildFleetPlans(Request(), &set).ok());
+  ASSERT_EQ(set.plans.size(), 3u);
+  EXPECT_EQ(set.plans[0].playbook.get(), set.plans[2].playbook.get());
+  // With --playbook every host shares the one the flag names.
+  FleetPlanRequest request = Request();
+  request.playbook = kReset;
+  FleetPlanSet flagged;
+  ASSERT_TRUE(BuildFleetPlans(request, &flagged).ok());
+  EXPECT_EQ(flagged.plans[0].playbook.get(), flagged.plans[1].playbook.get());
+  EXPECT_EQ(flagged.plans[1].playbook.get(), flagged.plans[2].playbook.get());
+}
+
+TEST_F(FleetPlanTest, ABadPlaybookFailsBeforeAnyHost) {
+  FleetPlanRequest request = Request();
+  request.playbook = dir_ + "/missing.yaml";
+  FleetPlanSet set;
+  Status status = BuildFleetPlans(request, &set);
+  EXPECT_FALSE(status.ok());
+  EXPECT_TRUE(set.plans.empty());
+}
+
+TEST_F(FleetPlanTest, LimitThatMatchesNothingIsUsage) {
+  FleetPlanRequest request = Request();
+  request.limit = "nothing*";
+  FleetPlanSet set;
+  EXPECT_EQ(BuildFleetPlans(request, &set).kind(), ErrorKind::kUsage);
+}
+
+TEST(FleetPlanLocalTest, LocalIsOneHostWithoutAnInventory) {
+  FleetPlanRequest request;
+  request.local = true;
+  FleetPlanSet set;
+  ASSERT_TRUE(BuildFleetPlans(request, &set).ok());
+  ASSERT_EQ(set.plans.size(), 1u);
+  EXPECT_EQ(set.plans[0].host.address, "localhost");
+  EXPECT_EQ(set.plans[0].host.source, "--local");
+  EXPECT_EQ(set.plans[0].playbook.get(), &DefaultPlaybook());
+}
+
+}  // namespace
+}  // namespace fleetreap
