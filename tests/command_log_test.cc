@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "fake_clock.h"
 #include "report_fixture.h"
 
 namespace fleetreap {
@@ -54,17 +55,22 @@ class CommandLogTest : public ::testing::Test {
     std::string command = "rm -rf -- '" + root_ + "'";
     ASSERT_EQ(std::system(command.c_str()), 0);
   }
-  // Starts at 2026-11-30T03:04:05.000Z and moves 10 ms per reading.
-  CommandLog::WallClock SteppingClock() {
-    return [this] {
+  // Wall time starts at 2026-11-30T03:04:05.000Z and moves 10 ms per reading.
+  class SteppingWallClock : public FakeClock {
+   public:
+    std::chrono::system_clock::time_point WallNow() override {
       ticks_ += 10;
       return std::chrono::system_clock::time_point(
           std::chrono::milliseconds(1796007845000 + ticks_ - 10));
-    };
-  }
+    }
+
+   private:
+    int64_t ticks_ = 0;
+  };
+  Clock& SteppingClock() { return stepping_clock_; }
 
   std::string root_;
-  int64_t ticks_ = 0;
+  SteppingWallClock stepping_clock_;
 };
 
 TEST_F(CommandLogTest, LogsConnectCommandsEndingsAndOutput) {

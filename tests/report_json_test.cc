@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fleetreap/base/time_format.h"
 #include "report_fixture.h"
 
 namespace fleetreap {

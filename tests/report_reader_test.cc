@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "fleetreap/base/time_format.h"
 #include "fleetreap/report/report_json.h"
 #include "report_fixture.h"
 

@@ -1,9 +1,8 @@
 #include "fleetreap/report/report_json.h"
 
-#include <ctime>
-
 #include <nlohmann/json.hpp>
 
+#include "fleetreap/base/time_format.h"
 #include "fleetreap/report/host_outcome.h"
 
 namespace fleetreap {
@@ -145,22 +144,6 @@ Json SummaryJson(const RunReport& report) {
 }
 
 }  // namespace
-
-std::string FormatUtcTimestamp(std::chrono::system_clock::time_point time) {
-  auto since_epoch = time.time_since_epoch();
-  auto seconds = std::chrono::floor<std::chrono::seconds>(since_epoch);
-  auto millis =
-      std::chrono::duration_cast<std::chrono::milliseconds>(since_epoch - seconds);
-  std::time_t t = static_cast<std::time_t>(seconds.count());
-  std::tm utc{};
-  gmtime_r(&t, &utc);
-  char buffer[40];
-  std::strftime(buffer, sizeof(buffer), "%Y-%m-%dT%H:%M:%S", &utc);
-  char out[48];
-  std::snprintf(out, sizeof(out), "%s.%03dZ", buffer,
-                static_cast<int>(millis.count()));
-  return out;
-}
 
 std::string RenderJson(const RunReport& report) {
   Json doc;

@@ -1,20 +1,11 @@
 #include "fleetreap/report/report_junit.h"
 
-#include <cstdio>
-
+#include "fleetreap/base/time_format.h"
 #include "fleetreap/escalation/gpu_state.h"
 #include "fleetreap/report/host_outcome.h"
-#include "fleetreap/report/report_json.h"
 
 namespace fleetreap {
 namespace {
-
-std::string Seconds(std::chrono::milliseconds duration) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%.3f",
-                static_cast<double>(duration.count()) / 1000.0);
-  return buffer;
-}
 
 std::string Attr(const char* name, const std::string& value) {
   return std::string(" ") + name + "=\"" + XmlEscape(value) + "\"";
@@ -100,7 +91,7 @@ std::string RenderJunit(const RunReport& report) {
   }
   std::string counts = Attr("tests", std::to_string(tests)) +
                        Attr("failures", std::to_string(failures)) +
-                       Attr("errors", "0") + Attr("time", Seconds(report.duration));
+                       Attr("errors", "0") + Attr("time", FormatSecondsMillis(report.duration));
 
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += "<testsuites" + Attr("name", "fleetreap") + counts + ">\n";
@@ -122,7 +113,7 @@ std::string RenderJunit(const RunReport& report) {
     std::string line = std::string(OutcomeKindLabel(outcome.kind)) + ": " +
                        outcome.detail;
     out += "    <testcase" + Attr("classname", suite) + Attr("name", host.name) +
-           Attr("time", Seconds(host.duration)) + ">\n";
+           Attr("time", FormatSecondsMillis(host.duration)) + ">\n";
     if (IsFailure(host, report.dry_run)) {
       std::string type = host.error_kind != ErrorKind::kNone
                              ? ErrorKindName(host.error_kind)

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <vector>
 
+#include "fleetreap/base/time_format.h"
 #include "fleetreap/report/host_outcome.h"
 #include "fleetreap/inventory/host_pattern.h"
-#include "fleetreap/report/report_json.h"
 #include "fleetreap/report/report_table.h"
 
 namespace fleetreap {

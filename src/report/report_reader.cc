@@ -4,6 +4,7 @@
 #include <ctime>
 #include <optional>
 
+#include "fleetreap/base/time_format.h"
 #include "fleetreap/report/report_json.h"
 #include "json_field_reader.h"
 

@@ -1,7 +1,6 @@
 #include "fleetreap/report/report_table.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <vector>
 
 #include "fleetreap/escalation/gpu_state.h"
@@ -55,13 +54,6 @@ std::vector<std::string> GpuAttentionLines(const HostReport& host) {
     lines.push_back(line);
   }
   return lines;
-}
-
-std::string FormatSeconds(std::chrono::milliseconds duration) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%.1f s",
-                static_cast<double>(duration.count()) / 1000.0);
-  return buffer;
 }
 
 std::string RenderVerdict(const RunReport& report, const TableStyle& style) {

@@ -8,7 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "fleetreap/report/report_json.h"
+#include "fleetreap/base/time_format.h"
 
 namespace fleetreap {
 namespace {
@@ -55,20 +55,20 @@ std::string StreamBlock(const char* name, const std::string& text, bool capped,
 class LoggedTransport : public Transport {
  public:
   LoggedTransport(std::unique_ptr<Transport> inner, std::FILE* file,
-                  CommandLog::WallClock clock, size_t max_output_bytes)
+                  Clock& clock, size_t max_output_bytes)
       : inner_(std::move(inner)),
         file_(file),
-        clock_(std::move(clock)),
+        clock_(clock),
         max_output_bytes_(max_output_bytes) {}
   ~LoggedTransport() override {
     if (file_ != nullptr) std::fclose(file_);
   }
 
   Status Connect(std::chrono::steady_clock::time_point not_after) override {
-    auto start = clock_();
+    auto start = clock_.WallNow();
     Write(start, "connect " + inner_->Describe() + "\n");
     Status status = inner_->Connect(not_after);
-    auto end = clock_();
+    auto end = clock_.WallNow();
     auto took = std::chrono::duration_cast<std::chrono::milliseconds>(end - start);
     Write(end, (status.ok() ? std::string("connected") : "connect failed: " + status.ToString()) +
                    " (" + Millis(took) + ")\n");
@@ -77,9 +77,9 @@ class LoggedTransport : public Transport {
 
   CommandResult Run(const std::string& command,
                     std::chrono::milliseconds timeout) override {
-    Write(clock_(), "run (timeout " + Millis(timeout) + "):\n" + Indent(command, "  $ "));
+    Write(clock_.WallNow(), "run (timeout " + Millis(timeout) + "):\n" + Indent(command, "  $ "));
     CommandResult result = inner_->Run(command, timeout);
-    Write(clock_(), HowItEnded(result) + " (" + Millis(result.duration) + ")\n" +
+    Write(clock_.WallNow(), HowItEnded(result) + " (" + Millis(result.duration) + ")\n" +
                         StreamBlock("stdout", result.out, result.out_truncated,
                                     max_output_bytes_) +
                         StreamBlock("stderr", result.err, result.err_truncated,
@@ -89,7 +89,7 @@ class LoggedTransport : public Transport {
 
   void Close() override {
     inner_->Close();
-    Write(clock_(), "closed\n");
+    Write(clock_.WallNow(), "closed\n");
   }
 
   std::string Describe() const override { return inner_->Describe(); }
@@ -105,7 +105,7 @@ class LoggedTransport : public Transport {
 
   std::unique_ptr<Transport> inner_;
   std::FILE* file_;
-  CommandLog::WallClock clock_;
+  Clock& clock_;
   size_t max_output_bytes_;
 };
 
@@ -128,17 +128,17 @@ Status MakeDirectories(const std::string& dir) {
 
 }  // namespace
 
-CommandLog::CommandLog(std::string dir, WallClock clock, size_t max_output_bytes)
-    : dir_(std::move(dir)), clock_(std::move(clock)), max_output_bytes_(max_output_bytes) {}
+CommandLog::CommandLog(std::string dir, Clock& clock, size_t max_output_bytes)
+    : dir_(std::move(dir)), clock_(clock), max_output_bytes_(max_output_bytes) {}
 
 Status CommandLog::Open(const std::string& dir, std::unique_ptr<CommandLog>* log,
-                        WallClock clock, size_t max_output_bytes) {
+                        Clock& clock, size_t max_output_bytes) {
   if (dir.empty()) {
     return Status::Error(ErrorKind::kUsage, "--log-dir needs a directory");
   }
   Status status = MakeDirectories(dir);
   if (!status.ok()) return status;
-  log->reset(new CommandLog(dir, std::move(clock), max_output_bytes));
+  log->reset(new CommandLog(dir, clock, max_output_bytes));
   return Status::Ok();
 }
 

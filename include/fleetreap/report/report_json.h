@@ -4,7 +4,6 @@
 // thread-compatible.
 #pragma once
 
-#include <chrono>
 #include <string>
 
 #include "fleetreap/report/report.h"
@@ -19,8 +18,5 @@ inline constexpr int kReportSchemaVersion = 1;
 /// Keys keep a fixed order, so equal reports give byte-equal documents.
 /// Unknown memory readings are null, absent errors are null.
 std::string RenderJson(const RunReport& report);
-
-/// "2026-11-30T03:04:05.678Z": UTC, millisecond precision.
-std::string FormatUtcTimestamp(std::chrono::system_clock::time_point time);
 
 }  // namespace fleetreap

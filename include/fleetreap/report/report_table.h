@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "fleetreap/base/time_format.h"  // FormatSeconds, for the human reports
 #include "fleetreap/report/host_outcome.h"
 #include "fleetreap/report/report.h"
 
@@ -45,8 +46,5 @@ std::string RenderVerdict(const RunReport& report, const TableStyle& style);
 /// cleaned, cyan for would clean, yellow for dirty, red for failed and
 /// unreachable, magenta for not started.
 const char* OutcomeColor(OutcomeKind kind);
-
-/// "12.3 s": durations as the human reports print them.
-std::string FormatSeconds(std::chrono::milliseconds duration);
 
 }  // namespace fleetreap

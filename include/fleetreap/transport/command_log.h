@@ -8,12 +8,11 @@
 // Thread-safe.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
-#include <functional>
 #include <memory>
 #include <string>
 
+#include "fleetreap/base/clock.h"
 #include "fleetreap/base/status.h"
 #include "fleetreap/transport/transport.h"
 
@@ -21,16 +20,15 @@ namespace fleetreap {
 
 class CommandLog {
  public:
-  using WallClock = std::function<std::chrono::system_clock::time_point()>;
-
   /// Output kept per stream and command before the log cuts it.
   static constexpr size_t kDefaultMaxOutputBytes = 64 * 1024;
 
   /// Creates "dir" (and missing parents). On failure returns kInternal:
   ///   cannot create log directory /x/y: Permission denied
-  /// "clock" stamps the entries and times connects (tests pass a fake one).
+  /// "clock"'s wall time stamps the entries and times connects (tests pass
+  /// a fake one); it must outlive the log and every transport it wraps.
   static Status Open(const std::string& dir, std::unique_ptr<CommandLog>* log,
-                     WallClock clock = std::chrono::system_clock::now,
+                     Clock& clock = RealClock(),
                      size_t max_output_bytes = kDefaultMaxOutputBytes);
 
   /// DIR/<name>.log, with every character outside [A-Za-z0-9._-] of the
@@ -45,10 +43,10 @@ class CommandLog {
                                   std::unique_ptr<Transport> inner) const;
 
  private:
-  CommandLog(std::string dir, WallClock clock, size_t max_output_bytes);
+  CommandLog(std::string dir, Clock& clock, size_t max_output_bytes);
 
   std::string dir_;
-  WallClock clock_;
+  Clock& clock_;
   size_t max_output_bytes_;
 };
 
