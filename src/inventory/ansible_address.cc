@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 
+#include "fleetreap/base/text.h"
 #include "fleetreap/inventory/host_pattern.h"
 
 namespace fleetreap {
@@ -161,9 +162,8 @@ bool SplitHostPort(const std::string& s, std::string* host, int* port) {
   }
   if (i >= s.size()) return false;
   std::string digits = s.substr(i + 1);
-  if (!AllOf(digits, isdigit) || digits.size() > 9) return false;
+  if (!ParseDigits(digits, 9, port)) return false;
   *host = s.substr(0, i);
-  *port = std::stoi(digits);
   return true;
 }
 
@@ -296,9 +296,7 @@ bool ParseAnsibleAddress(const std::string& text, std::string* host, int* port) 
   *port = -1;
   if (address.size() > 2 && address[0] == '[') {
     size_t sep = address.rfind("]:");
-    if (sep != std::string::npos && sep > 1 && AllOf(address.substr(sep + 2), isdigit) &&
-        address.size() - sep - 2 <= 9) {
-      *port = std::stoi(address.substr(sep + 2));
+    if (sep != std::string::npos && sep > 1 && ParseDigits(address.substr(sep + 2), 9, port)) {
       address = address.substr(1, sep - 1);
     }
   }

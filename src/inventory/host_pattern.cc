@@ -1,21 +1,16 @@
 #include "fleetreap/inventory/host_pattern.h"
 
-#include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <utility>
+
+#include "fleetreap/base/text.h"
 
 namespace fleetreap {
 namespace {
 
 // Numbers longer than this are left as text: they do not fit in uint64_t.
 constexpr size_t kMaxDigits = 18;
-
-bool IsDigits(const std::string& s) {
-  if (s.empty() || s.size() > kMaxDigits) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return c >= '0' && c <= '9'; });
-}
 
 bool IsLetter(const std::string& s) {
   return s.size() == 1 && ((s[0] >= 'a' && s[0] <= 'z') ||
@@ -61,7 +56,7 @@ Status AppendNumbers(const std::string& pattern, const std::string& beg,
 
 Status ParseStep(const std::string& pattern, const std::string& text,
                  uint64_t* step) {
-  if (!IsDigits(text) || std::stoull(text) == 0) {
+  if (!IsDigits(text, kMaxDigits) || std::stoull(text) == 0) {
     return RangeError(pattern, "step \"" + text + "\" must be a positive number");
   }
   *step = std::stoull(text);
@@ -94,7 +89,7 @@ Status ParseAnsibleRange(const std::string& pattern, const std::string& body,
     Status s = ParseStep(pattern, parts[2], &step);
     if (!s.ok()) return s;
   }
-  if (IsDigits(beg) && IsDigits(end)) {
+  if (IsDigits(beg, kMaxDigits) && IsDigits(end, kMaxDigits)) {
     return AppendNumbers(pattern, beg, end, step, values);
   }
   if (IsLetter(beg) && IsLetter(end) &&
@@ -128,7 +123,7 @@ Status ParseRangeSet(const std::string& pattern, const std::string& body,
     size_t dash = range.find('-');
     std::string beg = range.substr(0, dash);
     std::string end = dash == std::string::npos ? beg : range.substr(dash + 1);
-    if (!IsDigits(beg) || !IsDigits(end)) {
+    if (!IsDigits(beg, kMaxDigits) || !IsDigits(end, kMaxDigits)) {
       if (element.empty()) return RangeError(pattern, "empty range");
       return RangeError(pattern, "\"" + element + "\" is not a number range");
     }

@@ -282,7 +282,11 @@ Status SelectHostIndices(const Inventory& inventory, const std::string& limit,
     if (term[0] == '!' || term[0] == '&') {
       std::string rest = term.substr(1);
       if (rest.empty()) return UsageError(term, "operator without a pattern");
-      (term[0] == '!' ? exclude : intersect).push_back(rest);
+      if (term[0] == '!') {
+        exclude.push_back(rest);
+      } else {
+        intersect.push_back(rest);
+      }
     } else {
       plain.push_back(term);
     }

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "fleetreap/base/text.h"
 #include "fleetreap/inventory/host_pattern.h"
 #include "inventory_internal.h"
 
@@ -60,9 +61,7 @@ namespace {
 // A file that fails to parse as YAML is still reported as YAML when it looks
 // like a mapping was meant: some line ends in ":" or has ": " in it.
 bool LooksLikeYaml(const std::string& text) {
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
+  for (std::string line : SplitLines(text)) {
     size_t hash = line.find('#');
     if (hash != std::string::npos) line.resize(hash);
     while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) {

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "fleetreap/base/text.h"
 #include "fleetreap/inventory/ansible_address.h"
 #include "fleetreap/inventory/inventory.h"
 #include "fleetreap/inventory/python_literal.h"
@@ -20,24 +21,6 @@ namespace {
 using inventory_internal::RawInventory;
 using inventory_internal::Variable;
 using inventory_internal::Variables;
-
-// Python's str.splitlines for the line ends an inventory can hold.
-std::vector<std::string> SplitLines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::string line;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '\n' || c == '\r' || c == '\v' || c == '\f' || (c >= '\x1c' && c <= '\x1e')) {
-      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
-      lines.push_back(std::move(line));
-      line.clear();
-    } else {
-      line += c;
-    }
-  }
-  if (!line.empty()) lines.push_back(std::move(line));
-  return lines;
-}
 
 std::string Strip(const std::string& s) {
   const char* blanks = " \t\n\r\v\f\x1c\x1d\x1e\x1f";
@@ -272,7 +255,7 @@ Status IniLoader::Parse(const std::string& text) {
   std::string group = "ungrouped";
   std::string state = "hosts";
   Group("all");
-  for (const std::string& raw_line : SplitLines(text)) {
+  for (const std::string& raw_line : SplitLinesLikePython(text)) {
     ++line_;
     const std::string line = Strip(raw_line);
     if (line.empty() || line[0] == ';' || line[0] == '#') continue;

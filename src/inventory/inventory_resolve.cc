@@ -78,8 +78,8 @@ class Resolver {
  private:
   void ComputeDepth(int id);
   bool Before(int a, int b) const {
-    return std::tie(groups_[a].depth, groups_[a].priority, group_names_[a]) <
-           std::tie(groups_[b].depth, groups_[b].priority, group_names_[b]);
+    return std::tie(raw_.groups[a].depth, raw_.groups[a].priority, raw_.group_names[a]) <
+           std::tie(raw_.groups[b].depth, raw_.groups[b].priority, raw_.group_names[b]);
   }
   void ReconcileUngrouped();
   void Merge(const Variables& from, int group, const std::string& host,
@@ -88,24 +88,18 @@ class Resolver {
 
   RawInventory& raw_;
   std::vector<std::string>* warnings_;
-  const std::string& path_ = raw_.path;
-  std::vector<std::string>& group_names_ = raw_.group_names;
-  std::vector<RawGroup>& groups_ = raw_.groups;
-  std::unordered_map<std::string, int>& group_ids_ = raw_.group_ids;
-  std::vector<std::string>& host_names_ = raw_.host_names;
-  std::vector<RawHost>& hosts_ = raw_.hosts;
   std::set<std::tuple<std::string, int, int>> warned_;  // (variable, group, group)
 };
 
 // Ansible's reconcile_inventory: a group with no parent goes below "all", in
 // the order groups were created.
 void Resolver::AttachToAll() {
-  std::vector<bool> has_parent(groups_.size(), false);
-  for (const RawGroup& g : groups_) {
-    for (const auto& child : g.children) has_parent[group_ids_.at(child.first)] = true;
+  std::vector<bool> has_parent(raw_.groups.size(), false);
+  for (const RawGroup& g : raw_.groups) {
+    for (const auto& child : g.children) has_parent[raw_.group_ids.at(child.first)] = true;
   }
-  for (size_t id = 1; id < groups_.size(); ++id) {
-    if (!has_parent[id]) raw_.AddChild(0, static_cast<int>(id), groups_[id].where);
+  for (size_t id = 1; id < raw_.groups.size(); ++id) {
+    if (!has_parent[id]) raw_.AddChild(0, static_cast<int>(id), raw_.groups[id].where);
   }
 }
 
@@ -113,12 +107,12 @@ void Resolver::AttachToAll() {
 // none) is added to "ungrouped"; one in "ungrouped" and another group leaves
 // "ungrouped". Hosts go in inventory order.
 void Resolver::ReconcileUngrouped() {
-  const int ungrouped = group_ids_.at("ungrouped");
-  for (size_t h = 0; h < hosts_.size(); ++h) {
-    RawHost& host = hosts_[h];
+  const int ungrouped = raw_.group_ids.at("ungrouped");
+  for (size_t h = 0; h < raw_.hosts.size(); ++h) {
+    RawHost& host = raw_.hosts[h];
     bool in_ungrouped = false, in_other = false;
     for (int g : host.groups) {
-      for (int a : groups_[g].ancestors) {
+      for (int a : raw_.groups[g].ancestors) {
         if (a == ungrouped) in_ungrouped = true;
         if (a != ungrouped && a != 0) in_other = true;
       }
@@ -126,28 +120,28 @@ void Resolver::ReconcileUngrouped() {
     if (in_ungrouped && in_other) {
       host.groups.erase(std::remove(host.groups.begin(), host.groups.end(), ungrouped),
                         host.groups.end());
-      auto& members = groups_[ungrouped].hosts;
+      auto& members = raw_.groups[ungrouped].hosts;
       members.erase(std::remove(members.begin(), members.end(), h), members.end());
     } else if (!in_ungrouped && !in_other) {
       host.groups.push_back(ungrouped);
-      groups_[ungrouped].hosts.push_back(h);
+      raw_.groups[ungrouped].hosts.push_back(h);
     }
   }
 }
 
 Status Resolver::CheckCycles() {
   enum { kWhite, kGray, kBlack };
-  std::vector<int> color(groups_.size(), kWhite);
+  std::vector<int> color(raw_.groups.size(), kWhite);
   std::vector<int> stack;
   std::function<Status(int)> visit = [&](int id) -> Status {
     color[id] = kGray;
     stack.push_back(id);
-    for (const auto& [child_name, where] : groups_[id].children) {
-      int child = group_ids_.at(child_name);
+    for (const auto& [child_name, where] : raw_.groups[id].children) {
+      int child = raw_.group_ids.at(child_name);
       if (color[child] == kGray) {
         std::string cycle;
         auto from = std::find(stack.begin(), stack.end(), child);
-        for (auto it = from; it != stack.end(); ++it) cycle += group_names_[*it] + " -> ";
+        for (auto it = from; it != stack.end(); ++it) cycle += raw_.group_names[*it] + " -> ";
         return Status::Error(ErrorKind::kInvalidInput,
                              where + ": group \"" + child_name +
                                  "\" contains itself: " + cycle + child_name);
@@ -161,15 +155,15 @@ Status Resolver::CheckCycles() {
     color[id] = kBlack;
     return Status::Ok();
   };
-  for (size_t id = 0; id < groups_.size(); ++id) {
+  for (size_t id = 0; id < raw_.groups.size(); ++id) {
     if (color[id] == kWhite) {
       Status s = visit(static_cast<int>(id));
       if (!s.ok()) return s;
     }
   }
-  for (size_t id = 0; id < groups_.size(); ++id) {
-    for (const auto& child : groups_[id].children) {
-      groups_[group_ids_.at(child.first)].parents.push_back(group_names_[id]);
+  for (size_t id = 0; id < raw_.groups.size(); ++id) {
+    for (const auto& child : raw_.groups[id].children) {
+      raw_.groups[raw_.group_ids.at(child.first)].parents.push_back(raw_.group_names[id]);
     }
   }
   return Status::Ok();
@@ -178,15 +172,15 @@ Status Resolver::CheckCycles() {
 // Ansible's depth: the longest path from "all". Ancestors are sorted the way
 // Ansible combines group variables: by depth, then by name.
 void Resolver::ComputeDepth(int id) {
-  RawGroup& g = groups_[id];
+  RawGroup& g = raw_.groups[id];
   if (g.depth >= 0) return;
   g.depth = 0;
   std::set<int> ancestors = {id};
   for (const std::string& parent : g.parents) {
-    int p = group_ids_.at(parent);
+    int p = raw_.group_ids.at(parent);
     ComputeDepth(p);
-    g.depth = std::max(g.depth, groups_[p].depth + 1);
-    ancestors.insert(groups_[p].ancestors.begin(), groups_[p].ancestors.end());
+    g.depth = std::max(g.depth, raw_.groups[p].depth + 1);
+    ancestors.insert(raw_.groups[p].ancestors.begin(), raw_.groups[p].ancestors.end());
   }
   g.ancestors.assign(ancestors.begin(), ancestors.end());
   std::sort(g.ancestors.begin(), g.ancestors.end(),
@@ -199,7 +193,7 @@ void Resolver::ComputeDepth(int id) {
 void Resolver::Merge(const Variables& from, int group, const std::string& host,
                        std::map<std::string, const Variable*>* into,
                        std::map<std::string, int>* setter) {
-  const std::vector<int>& mine = groups_[group].ancestors;
+  const std::vector<int>& mine = raw_.groups[group].ancestors;
   for (const auto& [name, value] : from) {
     auto old = into->find(name);
     if (old != into->end() && old->second->text != value.text &&
@@ -207,10 +201,10 @@ void Resolver::Merge(const Variables& from, int group, const std::string& host,
       int other = (*setter)[name];
       if (std::find(mine.begin(), mine.end(), other) == mine.end() &&
           warned_.emplace(name, other, group).second) {
-        warnings_->push_back(value.where + ": group \"" + group_names_[group] +
+        warnings_->push_back(value.where + ": group \"" + raw_.group_names[group] +
                              "\" sets " + name + " \"" + value.text +
                              "\", overriding \"" + old->second->text + "\" from group \"" +
-                             group_names_[other] + "\" at " + old->second->where +
+                             raw_.group_names[other] + "\" at " + old->second->where +
                              " for hosts in both (first: \"" + host + "\")");
       }
     }
@@ -220,19 +214,19 @@ void Resolver::Merge(const Variables& from, int group, const std::string& host,
 }
 
 Status Resolver::Build(Inventory* inventory) {
-  if (hosts_.empty()) {
-    return Status::Error(ErrorKind::kInvalidInput, path_ + ": no hosts in the inventory");
+  if (raw_.hosts.empty()) {
+    return Status::Error(ErrorKind::kInvalidInput, raw_.path + ": no hosts in the inventory");
   }
-  const int all = group_ids_.at("all");
-  for (size_t id = 0; id < groups_.size(); ++id) ComputeDepth(static_cast<int>(id));
+  const int all = raw_.group_ids.at("all");
+  for (size_t id = 0; id < raw_.groups.size(); ++id) ComputeDepth(static_cast<int>(id));
   ReconcileUngrouped();
-  for (size_t id = 0; id < groups_.size(); ++id) {
+  for (size_t id = 0; id < raw_.groups.size(); ++id) {
     Inventory::GroupLinks links;
-    for (const auto& child : groups_[id].children) links.children.push_back(child.first);
-    links.hosts = groups_[id].hosts;
-    inventory->SetGroupLinks(group_names_[id], std::move(links));
+    for (const auto& child : raw_.groups[id].children) links.children.push_back(child.first);
+    links.hosts = raw_.groups[id].hosts;
+    inventory->SetGroupLinks(raw_.group_names[id], std::move(links));
   }
-  const std::string base_dir = inventory_internal::DirectoryOf(path_);
+  const std::string base_dir = inventory_internal::DirectoryOf(raw_.path);
   // Hosts with the same direct groups share everything but their own
   // variables: resolve each combination of groups once. Ansible's order:
   // inventory group vars (all first), group_vars/all, group_vars/GROUP,
@@ -243,8 +237,8 @@ Status Resolver::Build(Inventory* inventory) {
     Host host;
   };
   std::map<std::vector<int>, Resolved> by_groups;
-  for (size_t h = 0; h < hosts_.size(); ++h) {
-    RawHost& raw = hosts_[h];
+  for (size_t h = 0; h < raw_.hosts.size(); ++h) {
+    RawHost& raw = raw_.hosts[h];
     std::vector<int> key = raw.groups;
     std::sort(key.begin(), key.end());
     auto [it, inserted] = by_groups.try_emplace(std::move(key));
@@ -252,8 +246,8 @@ Status Resolver::Build(Inventory* inventory) {
     if (inserted) {
       resolved.groups.push_back(all);
       for (int g : raw.groups) {
-        resolved.groups.insert(resolved.groups.end(), groups_[g].ancestors.begin(),
-                               groups_[g].ancestors.end());
+        resolved.groups.insert(resolved.groups.end(), raw_.groups[g].ancestors.begin(),
+                               raw_.groups[g].ancestors.end());
       }
       std::sort(resolved.groups.begin(), resolved.groups.end(),
                 [this](int a, int b) { return Before(a, b); });
@@ -261,11 +255,11 @@ Status Resolver::Build(Inventory* inventory) {
                             resolved.groups.end());
       std::map<std::string, int> setter;
       for (int g : resolved.groups) {
-        Merge(groups_[g].vars, g, host_names_[h], &resolved.vars, &setter);
-        if (g != all) resolved.host.groups.push_back(group_names_[g]);
+        Merge(raw_.groups[g].vars, g, raw_.host_names[h], &resolved.vars, &setter);
+        if (g != all) resolved.host.groups.push_back(raw_.group_names[g]);
       }
       for (int g : resolved.groups) {
-        Merge(groups_[g].file_vars, g, host_names_[h], &resolved.vars, &setter);
+        Merge(raw_.groups[g].file_vars, g, raw_.host_names[h], &resolved.vars, &setter);
       }
       std::sort(resolved.host.groups.begin(), resolved.host.groups.end());
       inventory_internal::ApplyVariables(resolved.vars, base_dir, &resolved.host);
@@ -280,14 +274,14 @@ Status Resolver::Build(Inventory* inventory) {
       host.groups = resolved.host.groups;
       inventory_internal::ApplyVariables(vars, base_dir, &host);
     }
-    host.name = host_names_[h];
+    host.name = raw_.host_names[h];
     if (host.address.empty()) host.address = host.name;
     if (!host.problem.empty()) {
       host.problem.insert(host.problem.find(": ") + 2, "host \"" + host.name + "\": ");
     }
     host.source = raw.source;
     size_t index = inventory->AddHost(std::move(host));
-    for (int g : resolved.groups) inventory->AddToGroup(group_names_[g], index);
+    for (int g : resolved.groups) inventory->AddToGroup(raw_.group_names[g], index);
   }
   return Status::Ok();
 }

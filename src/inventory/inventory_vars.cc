@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "fleetreap/base/text.h"
+
 namespace fleetreap {
 namespace inventory_internal {
 namespace {
@@ -49,15 +51,7 @@ Type TypeOf(const std::string& name, bool* known) {
 }
 
 // Parses a non-negative decimal integer of at most 12 digits.
-bool ParseCount(const std::string& text, int64_t* value) {
-  if (text.empty() || text.size() > 12) return false;
-  if (!std::all_of(text.begin(), text.end(),
-                   [](char c) { return c >= '0' && c <= '9'; })) {
-    return false;
-  }
-  *value = std::stoll(text);
-  return true;
-}
+bool ParseCount(const std::string& text, int64_t* value) { return ParseDigits(text, 12, value); }
 
 bool ParseBool(const std::string& text, bool* value) {
   std::string t = text;

@@ -99,9 +99,6 @@ class YamlLoader {
   std::string path_;
   std::vector<std::string>* warnings_;
   RawInventory raw_;
-  std::vector<std::string>& group_names_ = raw_.group_names;
-  std::vector<RawGroup>& groups_ = raw_.groups;
-  std::vector<RawHost>& hosts_ = raw_.hosts;
   std::set<std::string> noted_;  // unused Ansible variables already warned about
 };
 
@@ -130,7 +127,7 @@ Status YamlLoader::Load(const YAML::Node& root) {
 
 Status YamlLoader::LoadGroup(int id, const YAML::Node& body, int nesting) {
   if (body.IsNull()) return Status::Ok();
-  const std::string scope = "group \"" + group_names_[id] + "\"";
+  const std::string scope = "group \"" + raw_.group_names[id] + "\"";
   if (nesting > kMaxNesting) {
     return Error(body, scope + ": groups nested more than " +
                            std::to_string(kMaxNesting) + " deep");
@@ -147,7 +144,7 @@ Status YamlLoader::LoadGroup(int id, const YAML::Node& body, int nesting) {
     if (name == "hosts") {
       s = LoadHosts(id, value);
     } else if (name == "vars") {
-      s = LoadVars(scope, value, &groups_[id].vars, id);
+      s = LoadVars(scope, value, &raw_.groups[id].vars, id);
     } else if (name == "children") {
       if (!value.IsNull() && !value.IsMap()) {
         return Error(value, scope + ": children must be a mapping of group names, got " +
@@ -209,7 +206,7 @@ Status YamlLoader::LoadVars(const std::string& scope, const YAML::Node& node,
         return Error(v, scope + ": ansible_group_priority must be a number, got \"" +
                             var.text + "\"");
       }
-      groups_[group].priority = static_cast<int>(priority);
+      raw_.groups[group].priority = static_cast<int>(priority);
       continue;
     }
     Status s = inventory_internal::CheckVariable(scope, name, var);
@@ -226,7 +223,7 @@ Status YamlLoader::LoadVars(const std::string& scope, const YAML::Node& node,
 }
 
 Status YamlLoader::LoadHosts(int group, const YAML::Node& node) {
-  const std::string& group_name = group_names_[group];
+  const std::string& group_name = raw_.group_names[group];
   if (node.IsNull()) return Status::Ok();
   if (node.IsScalar()) return LoadHost(group, node, YAML::Node());  // Ansible allows one name
   if (!node.IsMap()) {
@@ -242,7 +239,7 @@ Status YamlLoader::LoadHosts(int group, const YAML::Node& node) {
 }
 
 Status YamlLoader::LoadHost(int group, const YAML::Node& key, const YAML::Node& value) {
-  const std::string& group_name = group_names_[group];
+  const std::string& group_name = raw_.group_names[group];
   if (!key.IsScalar()) return Error(key, "group \"" + group_name + "\": expected a host name");
   const std::string scope = "host \"" + key.Scalar() + "\"";
   std::vector<std::string> names;
@@ -272,7 +269,7 @@ Status YamlLoader::LoadHost(int group, const YAML::Node& key, const YAML::Node& 
   for (const std::string& name : names) {
     std::string problem = inventory_internal::CheckHostName(name);
     if (!problem.empty()) return Error(key, problem);
-    RawHost& host = hosts_[raw_.AddHost(name, source, group, port, port_where)];
+    RawHost& host = raw_.hosts[raw_.AddHost(name, source, group, port, port_where)];
     for (const auto& [var, v] : vars) {
       auto old = host.vars.find(var);
       if (old != host.vars.end() && old->second.text != v.text &&

@@ -128,24 +128,12 @@ Status RecordReader::Error(const std::string& what) const {
 }
 
 bool ParseTagU64(const std::string& word, uint64_t* value) {
-  if (word.empty() || word.size() > 20) return false;
-  uint64_t number = 0;
-  for (char c : word) {
-    if (c < '0' || c > '9') return false;
-    uint64_t digit = static_cast<uint64_t>(c - '0');
-    if (number > (std::numeric_limits<uint64_t>::max() - digit) / 10) return false;
-    number = number * 10 + digit;
-  }
-  *value = number;
-  return true;
+  return ParseUnsigned(word, std::numeric_limits<uint64_t>::max(), value);
 }
 
 bool ParseTagInt(const std::string& word, int* value) {
   uint64_t number = 0;
-  if (!ParseTagU64(word, &number) ||
-      number > static_cast<uint64_t>(std::numeric_limits<int>::max())) {
-    return false;
-  }
+  if (!ParseUnsigned(word, std::numeric_limits<int>::max(), &number)) return false;
   *value = static_cast<int>(number);
   return true;
 }

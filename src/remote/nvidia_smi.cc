@@ -27,12 +27,13 @@ bool IsHex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
 bool LooksLikeBusId(const std::string& id) {
   size_t colon = id.find(':');
   if (colon < 4 || colon > 8 || id.size() != colon + 8) return false;
-  for (size_t i = 0; i < id.size(); ++i) {
-    size_t k = i - colon;  // position after the domain
-    bool ok = (i < colon) ? IsHex(id[i])
-              : (k == 0 || k == 3) ? id[i] == ':'
-              : (k == 6)           ? id[i] == '.'
-                                   : IsHex(id[i]);
+  for (size_t i = 0; i < colon; ++i) {
+    if (!IsHex(id[i])) return false;
+  }
+  // After the domain: ":BB:DD.F".
+  for (size_t k = 0; k < 8; ++k) {
+    const char c = id[colon + k];
+    const bool ok = (k == 0 || k == 3) ? c == ':' : k == 6 ? c == '.' : IsHex(c);
     if (!ok) return false;
   }
   return true;
@@ -129,7 +130,7 @@ NvidiaSmiFailure ClassifyNvidiaSmiFailure(const std::string& out,
   std::vector<std::string> named, err_other, out_other;
   std::set<std::string> seen;
   for (const std::string* stream : {&err, &out}) {
-    for (const nvsmi::Line& line : nvsmi::SplitLines(*stream)) {
+    for (const nvsmi::Line& line : nvsmi::NumberedLines(*stream)) {
       NvidiaSmiFailure of_line = FailureOfLine(line.text, strict);
       // The first named cause wins; a lost GPU yields to a host-wide cause.
       if (of_line != NvidiaSmiFailure::kNone &&
@@ -187,7 +188,7 @@ bool IsUnknownFieldError(const std::string& out, const std::string& err,
   if (exit_code == 0 || field.empty()) return false;
   const std::string refusal = "Field \"" + field + "\" is not a valid field to query.";
   for (const std::string* stream : {&out, &err}) {
-    for (const nvsmi::Line& line : nvsmi::SplitLines(*stream)) {
+    for (const nvsmi::Line& line : nvsmi::NumberedLines(*stream)) {
       if (line.text == refusal) return true;
     }
   }
@@ -221,29 +222,18 @@ const std::vector<std::string>& GpuQueryFieldsWithoutRecovery() {
   return kFields;
 }
 
-namespace {
-std::string Join(const std::vector<std::string>& fields) {
-  std::string joined;
-  for (const std::string& field : fields) {
-    if (!joined.empty()) joined += ",";
-    joined += field;
-  }
-  return joined;
-}
-}  // namespace
-
 std::string GpuQueryCommand() {
-  return "nvidia-smi --query-gpu=" + Join(GpuQueryFields()) + " --format=csv,nounits";
+  return "nvidia-smi --query-gpu=" + Join(GpuQueryFields(), ",") + " --format=csv,nounits";
 }
 
 std::string GpuQueryCommandWithoutRecovery() {
-  return "nvidia-smi --query-gpu=" + Join(GpuQueryFieldsWithoutRecovery()) +
+  return "nvidia-smi --query-gpu=" + Join(GpuQueryFieldsWithoutRecovery(), ",") +
          " --format=csv,nounits";
 }
 
 std::string GpuQueryCommandForGpu(int index, bool with_recovery) {
   return "nvidia-smi -i " + std::to_string(index) + " --query-gpu=" +
-         Join(with_recovery ? GpuQueryFields() : GpuQueryFieldsWithoutRecovery()) +
+         Join(with_recovery ? GpuQueryFields() : GpuQueryFieldsWithoutRecovery(), ",") +
          " --format=csv,nounits";
 }
 
@@ -254,7 +244,7 @@ const std::vector<std::string>& ComputeAppsFields() {
 }
 
 std::string ComputeAppsCommand() {
-  return "nvidia-smi --query-compute-apps=" + Join(ComputeAppsFields()) +
+  return "nvidia-smi --query-compute-apps=" + Join(ComputeAppsFields(), ",") +
          " --format=csv,nounits";
 }
 

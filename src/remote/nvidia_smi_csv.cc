@@ -61,12 +61,6 @@ std::vector<std::string> SplitRaw(const std::string& line) {
   return parts;
 }
 
-bool AllDigits(const std::string& text, size_t max_digits) {
-  if (text.empty() || text.size() > max_digits) return false;
-  return std::all_of(text.begin(), text.end(),
-                     [](char c) { return c >= '0' && c <= '9'; });
-}
-
 // Maps each requested field to its header column; an optional field the
 // header lacks maps to kAbsent.
 Status MapHeader(Query query, const std::vector<std::string>& fields,
@@ -100,17 +94,13 @@ Status MapHeader(Query query, const std::vector<std::string>& fields,
 
 }  // namespace
 
-std::vector<Line> SplitLines(const std::string& text) {
+std::vector<Line> NumberedLines(const std::string& text) {
   std::vector<Line> lines;
-  size_t start = 0;
   int number = 0;
-  while (start < text.size()) {
-    size_t newline = text.find('\n', start);
-    if (newline == std::string::npos) newline = text.size();
+  for (const std::string& raw : SplitLines(text)) {
     ++number;
-    std::string line = Trim(text.substr(start, newline - start));
+    std::string line = Trim(raw);
     if (!line.empty()) lines.push_back({number, line});
-    start = newline + 1;
   }
   return lines;
 }
@@ -143,14 +133,14 @@ Status ReadTable(const std::string& out, Query query,
   size_t columns = fields.size();
   const int free_text = FreeTextField(query, fields);
   bool first = true;
-  for (const Line& line : SplitLines(out)) {
+  for (const Line& line : NumberedLines(out)) {
     if (ParseLostGpuLine(line.text, nullptr)) continue;
     if (query == Query::kComputeApps && line.text == "No running processes found") continue;
     std::vector<std::string> parts = SplitRaw(line.text);
     if (first) {
       first = false;
       std::string head = CanonicalField(query, parts[0]);
-      if (FieldIndex(query, fields, head) >= 0 && !AllDigits(head, 20)) {
+      if (FieldIndex(query, fields, head) >= 0 && !IsDigits(head, 20)) {
         Status mapped = MapHeader(query, fields, line, parts, &column_of, &columns);
         if (!mapped.ok()) return mapped;
         table->has_header = true;
@@ -196,10 +186,11 @@ Status ParseMib(const Row& row, const std::string& field,
   if (number.size() > 3 && number.compare(number.size() - 3, 3, "MiB") == 0) {
     number = Trim(number.substr(0, number.size() - 3));
   }
-  if (!AllDigits(number, 15)) {
+  int64_t parsed = 0;
+  if (!ParseDigits(number, 15, &parsed)) {
     return LineError(row.line, field + ": expected a number of MiB, got " + Quote(value));
   }
-  *mib = std::stoll(number);
+  *mib = parsed;
   return Status::Ok();
 }
 
@@ -207,10 +198,11 @@ Status ParseCount(const Row& row, const std::string& field,
                   const std::string& value, std::optional<int>* count) {
   count->reset();
   if (IsUnknownValue(value)) return Status::Ok();
-  if (!AllDigits(value, 9)) {
+  int parsed = 0;
+  if (!ParseDigits(value, 9, &parsed)) {
     return LineError(row.line, field + ": expected an integer, got " + Quote(value));
   }
-  *count = std::stoi(value);
+  *count = parsed;
   return Status::Ok();
 }
 
@@ -226,7 +218,7 @@ Status CheckRun(const std::string& out, const std::string& err, int exit_code,
   lost->clear();
   std::set<std::string> seen;
   for (const std::string* stream : {&err, &out}) {
-    for (const Line& line : SplitLines(*stream)) {
+    for (const Line& line : NumberedLines(*stream)) {
       LostGpu gpu;
       if (ParseLostGpuLine(line.text, &gpu) && seen.insert(NormalizeBusId(gpu.bus_id)).second) {
         lost->push_back(gpu);

@@ -23,8 +23,9 @@ struct Line {
   std::string text;
 };
 
-/// Splits "text" on '\n', strips '\r' and blanks, drops empty lines.
-std::vector<Line> SplitLines(const std::string& text);
+/// The lines of "text" (SplitLines), numbered from 1, each trimmed; empty
+/// lines are dropped but counted.
+std::vector<Line> NumberedLines(const std::string& text);
 
 /// Which --query-* option the fields belong to: the aliases differ ("name"
 /// is the GPU name for --query-gpu and the process name for compute apps).

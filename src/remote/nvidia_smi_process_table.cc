@@ -46,17 +46,13 @@ bool IsRule(const std::string& line, char fill) {
   return std::all_of(line.begin() + 1, line.end() - 1, [fill](char c) { return c == fill; });
 }
 
-bool IsCount(const std::string& text) {
-  return !text.empty() && text.size() <= 9 &&
-         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
-}
-
 // "N/A" or a count.
 bool ReadId(const std::string& text, std::optional<int>* id) {
   id->reset();
   if (text == "N/A") return true;
-  if (!IsCount(text)) return false;
-  *id = std::stoi(text);
+  int value = 0;
+  if (!ParseDigits(text, 9, &value)) return false;
+  *id = value;
   return true;
 }
 
@@ -82,11 +78,9 @@ bool ReadMemory(const std::string& text, std::optional<int64_t>* mib) {
   if (text == "N/A") return true;
   if (text.size() <= 3 || text.compare(text.size() - 3, 3, "MiB") != 0) return false;
   std::string number = text.substr(0, text.size() - 3);
-  if (number.empty() || number.size() > 15 ||
-      !std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-    return false;
-  }
-  *mib = std::stoll(number);
+  int64_t value = 0;
+  if (!ParseDigits(number, 15, &value)) return false;
+  *mib = value;
   return true;
 }
 
@@ -95,8 +89,8 @@ bool ReadRow(const std::string& inside, TableProcess* proc) {
   std::vector<std::string> words = Words(inside, &ends);
   // GPU GI CI PID Type [name...] Memory
   if (words.size() < 6) return false;
-  if (!IsCount(words[0]) || !ReadId(words[1], &proc->gi) || !ReadId(words[2], &proc->ci) ||
-      !IsCount(words[3]) || !IsProcessType(words[4]) ||
+  if (!IsDigits(words[0], 9) || !ReadId(words[1], &proc->gi) || !ReadId(words[2], &proc->ci) ||
+      !IsDigits(words[3], 9) || !IsProcessType(words[4]) ||
       !ReadMemory(words.back(), &proc->used_mib)) {
     return false;
   }
@@ -114,7 +108,7 @@ bool ReadRow(const std::string& inside, TableProcess* proc) {
 
 Status ParseProcessTable(const std::string& out, std::vector<TableProcess>* procs) {
   procs->clear();
-  std::vector<nvsmi::Line> lines = nvsmi::SplitLines(out);
+  std::vector<nvsmi::Line> lines = nvsmi::NumberedLines(out);
   size_t at = 0;
   std::string inside;
   while (at < lines.size() &&

@@ -10,22 +10,9 @@
 namespace fleetreap {
 namespace {
 
-bool ParseNumber(const std::string& text, uint64_t max, uint64_t* value) {
-  if (text.empty() || text.size() > 20) return false;
-  uint64_t number = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    uint64_t digit = static_cast<uint64_t>(c - '0');
-    if (number > (max - digit) / 10) return false;
-    number = number * 10 + digit;
-  }
-  *value = number;
-  return true;
-}
-
 bool ParsePid(const std::string& text, int* pid) {
   uint64_t value = 0;
-  if (!ParseNumber(text, 0x3fffffff, &value) || value == 0) return false;
+  if (!ParseUnsigned(text, 0x3fffffff, &value) || value == 0) return false;
   *pid = static_cast<int>(value);
   return true;
 }
@@ -53,7 +40,7 @@ std::string UidOf(const std::string& status) {
     std::stringstream words(line.substr(4));
     std::string uid;
     uint64_t value = 0;
-    if (words >> uid && ParseNumber(uid, UINT32_MAX, &value)) return uid;
+    if (words >> uid && ParseUnsigned(uid, UINT32_MAX, &value)) return uid;
     return "";
   }
   return "";
@@ -223,15 +210,15 @@ Status ParseProcStat(const std::string& stat, Holder* holder) {
     return Status::Error(ErrorKind::kParse, "proc stat: bad pid");
   }
   if (fields[0].size() != 1) return Status::Error(ErrorKind::kParse, "proc stat: bad state");
-  if (!ParseNumber(fields[1], 0x3fffffff, &ppid_value)) {
+  if (!ParseUnsigned(fields[1], 0x3fffffff, &ppid_value)) {
     return Status::Error(ErrorKind::kParse, "proc stat: bad ppid");
   }
   ppid = static_cast<int>(ppid_value);
-  if (!ParseNumber(fields[19], UINT64_MAX, &start_time)) {  // field 22
+  if (!ParseUnsigned(fields[19], UINT64_MAX, &start_time)) {  // field 22
     return Status::Error(ErrorKind::kParse, "proc stat: bad start time");
   }
   uint64_t flags = 0;
-  if (!ParseNumber(fields[6], UINT32_MAX, &flags)) {  // field 9
+  if (!ParseUnsigned(fields[6], UINT32_MAX, &flags)) {  // field 9
     return Status::Error(ErrorKind::kParse, "proc stat: bad flags");
   }
   holder->flags = static_cast<unsigned>(flags);
@@ -254,7 +241,7 @@ int GpuIndexOfDevice(const std::string& path) {
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   if (base.size() <= 6 || base.size() > 10 || base.compare(0, 6, "nvidia") != 0) return -1;
   uint64_t index = 0;
-  if (!ParseNumber(base.substr(6), 9999, &index)) return -1;
+  if (!ParseUnsigned(base.substr(6), 9999, &index)) return -1;
   return static_cast<int>(index);
 }
 

@@ -76,7 +76,13 @@ Status TakeSignalRecords(RecordReader& reader, SignalOutput* result) {
       status = reader.Error("bad or repeated PID " + QuoteForMessage(r->tag, 40));
     }
     if (!status.ok()) return status;
-    (word == "sent" ? result->sent : word == "gone" ? result->gone : result->failed).push_back(pid);
+    if (word == "sent") {
+      result->sent.push_back(pid);
+    } else if (word == "gone") {
+      result->gone.push_back(pid);
+    } else {
+      result->failed.push_back(pid);
+    }
   }
   while (reader.PeekWord() == "left") {
     status = reader.Take("left", 3, false, "left PID STATE", &r);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "fleetreap/base/text.h"
 #include "fleetreap/escalation/gpu_state.h"
 
 namespace fleetreap {
@@ -10,16 +11,6 @@ namespace {
 
 std::string Plural(int count, const std::string& one, const std::string& many) {
   return std::to_string(count) + " " + (count == 1 ? one : many);
-}
-
-std::string Join(const std::vector<std::string>& parts, const std::string& sep) {
-  std::string out;
-  for (const std::string& part : parts) {
-    if (part.empty()) continue;
-    if (!out.empty()) out += sep;
-    out += part;
-  }
-  return out;
 }
 
 // "GPU 3" or "GPUs 3,5".
@@ -106,9 +97,9 @@ std::vector<std::string> Problems(const HostReport& host) {
       }
     }
     if (names.empty()) continue;
-    std::string text = (names.size() == 1 ? "GPU " : "GPUs ") + Join(names, ",") + " " +
+    std::string text = (names.size() == 1 ? "GPU " : "GPUs ") + JoinNonEmpty(names, ",") + " " +
                        problem.text;
-    if (problem.state == GpuState::kRecovery) text += " (" + OneLine(Join(actions, ", ")) + ")";
+    if (problem.state == GpuState::kRecovery) text += " (" + OneLine(JoinNonEmpty(actions, ", ")) + ")";
     problems.push_back(text);
   }
   int unkillable = CountFate(host, HolderFate::kUnkillable);
@@ -148,7 +139,7 @@ std::vector<std::string> LeftAlone(const HostReport& host) {
 std::string WithLeftAlone(const HostReport& host, const std::string& text) {
   std::vector<std::string> parts = {text};
   for (const std::string& part : LeftAlone(host)) parts.push_back(part);
-  return Join(parts, ", ");
+  return JoinNonEmpty(parts, ", ");
 }
 
 std::string ActionsTaken(const HostReport& host) {
@@ -167,7 +158,7 @@ std::string ActionsTaken(const HostReport& host) {
   if (!host.respawning_parent.empty() && host.status == HostStatus::kClean) {
     parts.push_back("restarted by " + OneLine(host.respawning_parent));
   }
-  return Join(parts, ", ");
+  return JoinNonEmpty(parts, ", ");
 }
 
 std::string ActionsPlanned(const HostReport& host) {
@@ -179,7 +170,7 @@ std::string ActionsPlanned(const HostReport& host) {
     if (term > 0) signals.push_back("TERM " + std::to_string(term));
     if (kill > 0) signals.push_back("KILL " + std::to_string(kill));
     parts.push_back("would signal " + std::to_string(term + kill) + " (" +
-                    Join(signals, ", ") + ")");
+                    JoinNonEmpty(signals, ", ") + ")");
   }
   if (!host.units_would_stop.empty()) {
     parts.push_back("would stop " + Plural(static_cast<int>(host.units_would_stop.size()),
@@ -190,7 +181,7 @@ std::string ActionsPlanned(const HostReport& host) {
                     Plural(static_cast<int>(host.shm_would_remove.size()),
                            "/dev/shm entry", "/dev/shm entries"));
   }
-  return Join(parts, ", ");
+  return JoinNonEmpty(parts, ", ");
 }
 
 std::string WithAttempts(const HostReport& host, std::string text) {
@@ -227,7 +218,7 @@ std::string KilledSummary(const HostReport& host) {
   std::vector<std::string> signals;
   if (term > 0) signals.push_back("TERM " + std::to_string(term));
   if (kill > 0) signals.push_back("KILL " + std::to_string(kill));
-  return std::to_string(term + kill) + " killed (" + Join(signals, ", ") + ")";
+  return std::to_string(term + kill) + " killed (" + JoinNonEmpty(signals, ", ") + ")";
 }
 
 HostOutcome OutcomeOf(const HostReport& host, bool dry_run) {
@@ -278,7 +269,7 @@ HostOutcome OutcomeOf(const HostReport& host, bool dry_run) {
           host.respawning_parent.empty()) {
         return {OutcomeKind::kWouldClean, WithLeftAlone(host, planned)};
       }
-      std::string detail = problems.empty() ? "not clean" : Join(problems, ", ");
+      std::string detail = problems.empty() ? "not clean" : JoinNonEmpty(problems, ", ");
       std::string taken = WithLeftAlone(host, dry_run ? planned : ActionsTaken(host));
       if (!taken.empty()) detail += "; " + std::string(dry_run ? "" : "after ") + taken;
       return {OutcomeKind::kDirty, detail};

@@ -42,7 +42,11 @@ bool OutputCollector::Add(bool is_stderr, const char* data, size_t length) {
   size_t keep = std::min(length, room);
   if (keep > 0) Append(text, data, keep, limit);
   if (keep == length) return true;
-  (is_stderr ? result_->err_truncated : result_->out_truncated) = true;
+  if (is_stderr) {
+    result_->err_truncated = true;
+  } else {
+    result_->out_truncated = true;
+  }
   exceeded_ = std::string(is_stderr ? "stderr" : "stdout") + " exceeded " + ByteCount(limit);
   return false;
 }
