@@ -3,13 +3,14 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+
+#include "fleetreap/transport/subprocess.h"
 
 namespace fleetreap {
 namespace {
@@ -79,31 +80,21 @@ CommandResult LocalTransport::Run(const std::string& command,
     close(out_pipe[1]);
     return result;
   }
-  const char* argv[] = {"sh", "-c", command.c_str(), nullptr};
-  pid_t pid = fork();
-  if (pid == 0) {
-    // Only async-signal-safe calls from here to exec.
-    setpgid(0, 0);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    signal(SIGPIPE, SIG_DFL);
-    int devnull = open("/dev/null", O_RDONLY);
-    if (devnull >= 0) dup2(devnull, 0);
-    dup2(out_pipe[1], 1);
-    dup2(err_pipe[1], 2);
-    execv("/bin/sh", const_cast<char* const*>(argv));
-    _exit(127);
-  }
+  SubprocessSpec spec;
+  spec.script = command;
+  spec.stdin_fd = SubprocessSpec::kDevNull;
+  spec.stdout_fd = out_pipe[1];
+  spec.stderr_fd = err_pipe[1];
+  Subprocess shell;
+  Status started = shell.Start(spec);
   close(out_pipe[1]);
   close(err_pipe[1]);
-  if (pid < 0) {
-    result.error = std::string("fork: ") + std::strerror(errno);
+  if (!started.ok()) {
+    result.error = started.message();
     close(out_pipe[0]);
     close(err_pipe[0]);
     return result;
   }
-  setpgid(pid, pid);  // also done by the child; whoever is first wins
 
   Stream streams[2] = {{out_pipe[0], false}, {err_pipe[0], true}};
   OutputCollector output(&result, limits_);
@@ -113,8 +104,7 @@ CommandResult LocalTransport::Run(const std::string& command,
   bool stopped = false;  // past an output limit: stopped now as at the deadline
   bool terminated = false;
   bool killed = false;
-  int wait_status = 0;
-  bool reaped = false;
+  bool ended = false;  // the shell has exited; its group is signalled until the reap
   while (true) {
     const Clock::time_point now = Clock::now();
     if (!stopped && output.Exceeded()) {
@@ -132,17 +122,17 @@ CommandResult LocalTransport::Run(const std::string& command,
     }
     if (!terminated && now >= term_at) {
       terminated = true;
-      kill(-pid, SIGTERM);
+      shell.SignalGroup(SIGTERM);
     }
     if (terminated && !killed && now >= kill_at) {
       killed = true;
-      kill(-pid, SIGKILL);
+      shell.SignalGroup(SIGKILL);
     }
-    if (!reaped && waitpid(pid, &wait_status, WNOHANG) == pid) reaped = true;
+    if (!ended) ended = shell.Ended();
     bool open_streams = streams[0].fd >= 0 || streams[1].fd >= 0;
     // Background children may keep the pipes open after the shell exits;
     // those are read until the deadline like the shell itself.
-    if (reaped && !open_streams) break;
+    if (ended && !open_streams) break;
     if (killed && now >= give_up_at) break;
     Clock::time_point next = !terminated ? term_at : !killed ? kill_at : give_up_at;
     if (!open_streams) {
@@ -154,7 +144,7 @@ CommandResult LocalTransport::Run(const std::string& command,
     for (const Stream& s : streams) {
       if (s.fd >= 0) fds[count++] = {s.fd, POLLIN, 0};
     }
-    int timeout_ms = reaped ? MillisUntil(next) : std::min(MillisUntil(next), 50);
+    int timeout_ms = ended ? MillisUntil(next) : std::min(MillisUntil(next), 50);
     if (poll(fds, count, timeout_ms) < 0 && errno != EINTR) break;
     for (Stream& s : streams) {
       if (s.fd < 0) continue;
@@ -166,10 +156,9 @@ CommandResult LocalTransport::Run(const std::string& command,
   for (Stream& s : streams) {
     if (s.fd >= 0) close(s.fd);
   }
-  if (!reaped) {
-    kill(-pid, SIGKILL);
-    reaped = waitpid(pid, &wait_status, 0) == pid;
-  }
+  if (!ended) shell.SignalGroup(SIGKILL);
+  int wait_status = 0;
+  const bool reaped = shell.Reap(&wait_status);
   result.duration =
       std::chrono::duration_cast<milliseconds>(Clock::now() - start);
   if (output.Exceeded()) {

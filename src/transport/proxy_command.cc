@@ -1,11 +1,8 @@
 #include "fleetreap/transport/proxy_command.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -35,14 +32,6 @@ bool SafeForShell(const std::string& value) {
     }
   }
   return true;
-}
-
-// Has "pid" ended? Leaves it unreaped: while it is a zombie its PID (the
-// process group's ID) cannot be reused, so signalling the group stays safe.
-bool Ended(pid_t pid) {
-  siginfo_t info{};
-  return waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-         info.si_pid == pid;
 }
 
 }  // namespace
@@ -120,36 +109,20 @@ Status ProxyCommand::Start(const std::string& command) {
     return Status::Error(ErrorKind::kInternal, std::string("socketpair: ") + std::strerror(errno));
   }
   stderr_fd_ = memfd_create("proxy-stderr", MFD_CLOEXEC);
-  const std::string script = "exec " + command;
-  const char* argv[] = {"sh", "-c", script.c_str(), nullptr};
   const std::vector<std::string> environment = ProxyEnvironment();
-  std::vector<const char*> envp;
-  for (const std::string& entry : environment) envp.push_back(entry.c_str());
-  envp.push_back(nullptr);
-  pid_t pid = fork();
-  if (pid == 0) {
-    // Only async-signal-safe calls from here to exec. A new session: no
-    // controlling terminal to prompt on, and a process group to end.
-    setsid();
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, nullptr);
-    signal(SIGPIPE, SIG_DFL);
-    dup2(pair[1], 0);
-    dup2(pair[1], 1);
-    if (stderr_fd_ >= 0) dup2(stderr_fd_, 2);
-#ifdef SYS_close_range
-    syscall(SYS_close_range, 3U, ~0U, 0U);
-#endif
-    execve("/bin/sh", const_cast<char* const*>(argv), const_cast<char* const*>(envp.data()));
-    _exit(127);
-  }
+  SubprocessSpec spec;
+  spec.script = "exec " + command;
+  spec.stdin_fd = pair[1];
+  spec.stdout_fd = pair[1];
+  spec.stderr_fd = stderr_fd_ >= 0 ? stderr_fd_ : SubprocessSpec::kInherit;
+  spec.environment = &environment;
+  spec.new_session = true;  // no controlling terminal to prompt on
+  Status started = process_.Start(spec);
   close(pair[1]);
-  if (pid < 0) {
+  if (!started.ok()) {
     close(pair[0]);
-    return Status::Error(ErrorKind::kInternal, std::string("fork: ") + std::strerror(errno));
+    return started;
   }
-  pid_ = pid;
   fd_ = pair[0];
   fcntl(fd_, F_SETFL, fcntl(fd_, F_GETFL) | O_NONBLOCK);
   return Status::Ok();
@@ -166,7 +139,7 @@ Status ProxyCommand::AwaitBanner(Clock::time_point deadline, const std::string& 
                              (said.empty() ? "" : " (proxy said: " + said + ")"));
   }
   // The proxy closed its end: wait for it briefly so its stderr is complete.
-  for (int i = 0; i < 50 && !Ended(pid_); ++i) {
+  for (int i = 0; i < 50 && !process_.Ended(); ++i) {
     std::this_thread::sleep_for(milliseconds(10));
   }
   std::string said = StderrTail();
@@ -186,19 +159,11 @@ std::string ProxyCommand::StderrTail() const {
   // Its last few lines say why ("channel 0: open failed: connect failed:
   // Connection refused", then "stdio forwarding failed"), joined into one.
   std::vector<std::string> lines;
-  size_t begin = 0;
-  while (begin < text.size()) {
-    size_t end = text.find('\n', begin);
-    if (end == std::string::npos) end = text.size();
-    std::string line = Trim(text.substr(begin, end - begin));
-    if (!line.empty()) lines.push_back(line);
-    begin = end + 1;
+  for (const std::string& line : SplitLines(text)) {
+    if (!Trim(line).empty()) lines.push_back(Trim(line));
   }
-  std::string joined;
-  for (size_t i = lines.size() > 3 ? lines.size() - 3 : 0; i < lines.size(); ++i) {
-    joined += (joined.empty() ? "" : "; ") + lines[i];
-  }
-  return joined;
+  if (lines.size() > 3) lines.erase(lines.begin(), lines.end() - 3);
+  return Join(lines, "; ");
 }
 
 void ProxyCommand::Stop() {
@@ -206,19 +171,9 @@ void ProxyCommand::Stop() {
     close(fd_);
     fd_ = -1;
   }
-  if (pid_ > 0) {
-    // Closing our end is often enough (ssh -W exits on EOF); then TERM, then
-    // KILL for whatever is left in its group. The leader is reaped last.
-    const Clock::time_point give_up = Clock::now() + kTermGrace;
-    if (!Ended(pid_)) kill(-pid_, SIGTERM);
-    while (!Ended(pid_) && Clock::now() < give_up) {
-      std::this_thread::sleep_for(milliseconds(5));
-    }
-    kill(-pid_, SIGKILL);
-    while (waitpid(pid_, nullptr, 0) < 0 && errno == EINTR) {
-    }
-    pid_ = -1;
-  }
+  // Closing our end is often enough (ssh -W exits on EOF); then TERM, then
+  // KILL for whatever is left in its group. The leader is reaped last.
+  process_.Stop(kTermGrace);
   if (stderr_fd_ >= 0) {
     close(stderr_fd_);
     stderr_fd_ = -1;

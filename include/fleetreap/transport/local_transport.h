@@ -1,8 +1,8 @@
 // LocalTransport: the Transport for --local. It runs each command on this
-// machine with /bin/sh -c, in a process group of its own, with stdout and
-// stderr drained together by poll(), each up to its limit (command_output.h);
-// when the deadline passes the whole group
-// gets SIGTERM, then SIGKILL after a short grace. No SSH is involved, so a
+// machine with /bin/sh -c, in a process group of its own (subprocess.h),
+// with stdout and stderr drained together by poll(), each up to its limit
+// (command_output.h); when the deadline passes the whole group gets SIGTERM,
+// then SIGKILL after a short grace. No SSH is involved, so a
 // Slurm epilog, a Kubernetes DaemonSet or any other scheduler can run the same
 // escalation on the node it is on.
 // Like every Transport it is used by one thread at a time; not thread-safe.

@@ -8,13 +8,12 @@
 // One object per connection, used by one thread; not thread-safe.
 #pragma once
 
-#include <sys/types.h>
-
 #include <chrono>
 #include <string>
 #include <vector>
 
 #include "fleetreap/base/status.h"
+#include "fleetreap/transport/subprocess.h"
 
 namespace fleetreap {
 
@@ -73,7 +72,7 @@ class ProxyCommand {
   void Stop();
 
  private:
-  pid_t pid_ = -1;
+  Subprocess process_;  // "sh -c 'exec CMD'" in a session of its own
   int fd_ = -1;
   int stderr_fd_ = -1;  // a memfd the proxy writes its stderr to
 };
