@@ -4,7 +4,6 @@
 
 #include <vector>
 
-#include "fleetreap/base/duration.h"
 
 namespace fleetreap {
 namespace {
@@ -107,28 +106,6 @@ TEST(CliTest, HelpAndVersion) {
                            "--summary-md", "--log-dir", "--failed-hosts", "--quiet"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   }
-}
-
-TEST(DurationTest, Parses) {
-  struct Row {
-    const char* text;
-    bool ok;
-    long long ms;
-  };
-  const Row rows[] = {{"10s", true, 10000}, {"250ms", true, 250}, {"1.5s", true, 1500},
-                      {"2m", true, 120000}, {"7", true, 7000},     {"0", true, 0},
-                      {"", false, 0},       {"s", false, 0},       {"-1s", false, 0},
-                      {"1.2.3s", false, 0}, {"10 s", false, 0},    {"5d", false, 0}};
-  for (const Row& row : rows) {
-    std::chrono::milliseconds out{-1};
-    EXPECT_EQ(ParseDuration(row.text, &out), row.ok) << row.text;
-    if (row.ok) {
-      EXPECT_EQ(out.count(), row.ms) << row.text;
-    }
-  }
-  EXPECT_EQ(FormatDuration(std::chrono::milliseconds(850)), "850ms");
-  EXPECT_EQ(FormatDuration(std::chrono::milliseconds(1500)), "1.5s");
-  EXPECT_EQ(FormatDuration(std::chrono::milliseconds(123000)), "2m03s");
 }
 
 }  // namespace

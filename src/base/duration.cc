@@ -2,7 +2,6 @@
 
 #include <cctype>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 
 namespace fleetreap {
@@ -34,20 +33,6 @@ bool ParseDuration(const std::string& text, std::chrono::milliseconds* out) {
   if (!std::isfinite(ms) || ms > 1e12) return false;
   *out = std::chrono::milliseconds(static_cast<long long>(std::llround(ms)));
   return true;
-}
-
-std::string FormatDuration(std::chrono::milliseconds duration) {
-  const long long ms = duration.count();
-  char buffer[48];
-  if (ms < 1000) {
-    std::snprintf(buffer, sizeof buffer, "%lldms", ms);
-  } else if (ms < 60 * 1000) {
-    std::snprintf(buffer, sizeof buffer, "%.1fs", static_cast<double>(ms) / 1000);
-  } else {
-    std::snprintf(buffer, sizeof buffer, "%lldm%02llds", ms / 60000,
-                  (ms % 60000) / 1000);
-  }
-  return buffer;
 }
 
 }  // namespace fleetreap

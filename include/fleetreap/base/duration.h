@@ -12,7 +12,4 @@ namespace fleetreap {
 /// text is not a non-negative duration with an optional unit ms, s, m or h.
 bool ParseDuration(const std::string& text, std::chrono::milliseconds* out);
 
-/// Formats a duration for humans: "850ms", "1.5s", "2m03s".
-std::string FormatDuration(std::chrono::milliseconds duration);
-
 }  // namespace fleetreap
