@@ -45,24 +45,7 @@ std::vector<Target> KillTargets(const Playbook& playbook, const HostView& view) 
   return SortedTargets(targets);
 }
 
-bool HoldsGpu(const Holder& holder, int index) {
-  return std::find(holder.gpus.begin(), holder.gpus.end(), index) !=
-         holder.gpus.end();
-}
-
 }  // namespace
-
-std::string ParentName(int pid, const std::vector<TrackedHolder>& holders,
-                       const std::vector<ChildProcess>& parents) {
-  std::string name = std::to_string(pid);
-  for (const TrackedHolder& p : holders) {
-    if (p.holder.pid == pid) return name + " (" + p.holder.comm + ")";
-  }
-  for (const ChildProcess& p : parents) {
-    if (p.parent == pid) return name + " (" + p.comm + ")";
-  }
-  return name;
-}
 
 const char* ActionKindName(ActionKind kind) {
   switch (kind) {
@@ -75,8 +58,105 @@ const char* ActionKindName(ActionKind kind) {
     case ActionKind::kVerify: return "verify";
     case ActionKind::kResetGpus: return "reset_gpus";
     case ActionKind::kDone: return "done";
+    case ActionKind::kDidNotConverge: return "did_not_converge";
   }
   return "done";
+}
+
+std::string StepName(const Action& action) {
+  std::string name = ActionKindName(action.kind);
+  for (const Action& fused : action.fused) name += std::string("+") + ActionKindName(fused.kind);
+  return name;
+}
+
+bool QuickScanSuffices(const std::vector<GpuReading>& gpus) {
+  for (const GpuReading& gpu : gpus) {
+    if (!GpuStateIsClean(gpu.state)) return false;
+  }
+  return !gpus.empty();
+}
+
+Action Escalation::Next(const HostView& view) const {
+  const bool shm = playbook_.Runs(Step::kCleanShm) && !playbook_.shm_patterns.empty();
+  Action action;
+  if (mode_ == EscalationMode::kDryRun && history_.inspected) {
+    // A dry run reads the host and changes nothing: at most the /dev/shm
+    // listing is left, when the inspect did not bring it along.
+    if (shm && !history_.shm_done) {
+      action.kind = ActionKind::kCleanShm;
+      action.dry_run = true;
+    }
+    return action;
+  }
+  // No driver, or a GPU fell off the bus: nothing is signalled or removed.
+  if (ladder_stopped_) return action;
+  action = NextAction(playbook_, view, history_);
+  if (action.kind == ActionKind::kInspect) {
+    if (playbook_.Runs(Step::kStopUnits)) action.units = playbook_.units;
+    action.dry_run = mode_ == EscalationMode::kDryRun && shm;
+  }
+  if (action.kind != ActionKind::kDone && steps_ >= kMaxSteps) {
+    Action stuck;
+    stuck.kind = ActionKind::kDidNotConverge;
+    return stuck;
+  }
+  return action;
+}
+
+void Escalation::Signalled(const Action& wave, const HostView& after) {
+  history_.signalled_since_scan = true;
+  history_.rescans_since_signal = 0;
+  for (const Target& target : wave.targets) {
+    for (const TrackedHolder& t : after.holders) {
+      if (t.holder.pid == target.pid && t.holder.start_time == target.start_time) {
+        history_.waves = std::max(history_.waves, t.holder.round);
+      }
+    }
+  }
+}
+
+void Escalation::Finished(const Action& action, const HostView& after, const StepResult& result) {
+  ++steps_;
+  switch (action.kind) {
+    case ActionKind::kInspect:
+      history_.inspected = true;
+      if (action.dry_run) history_.shm_done = true;
+      ladder_stopped_ = result.ladder_stopped;
+      break;
+    case ActionKind::kStopUnits:
+      history_.units_done = true;
+      for (const Action& wave : action.fused) Signalled(wave, after);
+      break;
+    case ActionKind::kTerm:
+    case ActionKind::kKill:
+      Signalled(action, after);
+      break;
+    case ActionKind::kRescan:
+      history_.signalled_since_scan = false;
+      history_.rescans_since_signal++;
+      // The /dev/shm clean and the verify that rode along count only when
+      // the ladder would have come to them next.
+      if (!action.fused.empty() &&
+          NextAction(playbook_, after, history_).kind == ActionKind::kCleanShm) {
+        history_.shm_done = true;
+        history_.verified = true;
+      }
+      break;
+    case ActionKind::kCleanShm:
+      history_.shm_done = true;
+      if (!action.fused.empty()) history_.verified = true;
+      break;
+    case ActionKind::kVerify:
+      history_.verified = true;
+      break;
+    case ActionKind::kResetGpus:
+      history_.reset_done = true;
+      history_.verified = false;
+      break;
+    case ActionKind::kDone:
+    case ActionKind::kDidNotConverge:
+      break;
+  }
 }
 
 Action NextAction(const Playbook& playbook, const HostView& view,
@@ -91,6 +171,15 @@ Action NextAction(const Playbook& playbook, const HostView& view,
     action.kind = ActionKind::kStopUnits;
     action.units = view.active_units;
     action.wait = playbook.unit_stop_timeout;
+    // Stopping units changes no holder the inspect saw, so the wave that
+    // follows is known now: it rides along in the same round trip.
+    History stopped = history;
+    stopped.units_done = true;
+    Action wave = NextAction(playbook, view, stopped);
+    if ((wave.kind == ActionKind::kTerm || wave.kind == ActionKind::kKill) &&
+        !wave.targets.empty()) {
+      action.fused.push_back(wave);
+    }
     return action;
   }
   action.targets = TermTargets(playbook, view);
@@ -106,6 +195,19 @@ Action NextAction(const Playbook& playbook, const HostView& view,
     return action;
   }
   if (playbook.Runs(Step::kRescan) && history.waves > 0) {
+    // The quick re-scan trusts nvidia-smi when every GPU reads clean; the
+    // settle re-scan always looks at the device files again, and so does
+    // every re-scan when a signalled holder's parent may restart it.
+    action.quick = history.rescans_since_signal == 0 && WatchedParents(view.holders).empty();
+    if (history.rescans_since_signal == 0 && playbook.Runs(Step::kCleanShm) &&
+        playbook.Runs(Step::kVerify) && !playbook.shm_patterns.empty() && !history.shm_done &&
+        !history.verified) {
+      // Removing unused segments is safe whatever the re-scan finds.
+      action.fused.resize(2);
+      action.fused[0].kind = ActionKind::kCleanShm;
+      action.fused[1].kind = ActionKind::kVerify;
+      action.fused[1].quick = true;
+    }
     if (history.signalled_since_scan) {
       action.kind = ActionKind::kRescan;
       action.wait = playbook.settle_if_clean;
@@ -134,11 +236,19 @@ Action NextAction(const Playbook& playbook, const HostView& view,
   }
   if (playbook.Runs(Step::kCleanShm) && !history.shm_done &&
       !playbook.shm_patterns.empty()) {
+    action = Action();
     action.kind = ActionKind::kCleanShm;
+    if (playbook.Runs(Step::kVerify) && !history.verified) {
+      action.fused.resize(1);
+      action.fused[0].kind = ActionKind::kVerify;
+      action.fused[0].quick = true;
+    }
     return action;
   }
+  action = Action();
   if (playbook.Runs(Step::kVerify) && !history.verified) {
     action.kind = ActionKind::kVerify;
+    action.quick = true;
     return action;
   }
   if (playbook.Runs(Step::kResetGhosts) && history.verified &&
@@ -149,8 +259,7 @@ Action NextAction(const Playbook& playbook, const HostView& view,
       return action;
     }
   }
-  action.targets.clear();
-  action.kind = ActionKind::kDone;
+  action = Action();
   return action;
 }
 
@@ -167,121 +276,6 @@ HolderFate FateAfterExit(const TrackedHolder& holder) {
   if (holder.kill_sent) return HolderFate::kKilled;
   if (holder.term_sent) return HolderFate::kTerminated;
   return HolderFate::kGone;
-}
-
-bool HostLooksDirty(const HostView& view) {
-  if (view.gpus.empty()) return true;
-  for (const GpuReading& gpu : view.gpus) {
-    if (!GpuStateIsClean(gpu.state)) {
-      return true;
-    }
-  }
-  for (const TrackedHolder& t : view.holders) {
-    if (t.present && t.holder.fate != HolderFate::kProtected &&
-        t.holder.fate != HolderFate::kUnkillable && t.holder.fate != HolderFate::kOutOfScope) {
-      return true;
-    }
-  }
-  return false;
-}
-
-std::string RespawningParent(const std::vector<TrackedHolder>& holders,
-                             const std::vector<ChildProcess>& parents) {
-  std::map<int, int> first_signalled_round;  // ppid -> earliest wave
-  for (const TrackedHolder& t : holders) {
-    if (!(t.term_sent || t.kill_sent)) continue;
-    int ppid = t.holder.ppid;
-    if (ppid <= 1) continue;
-    auto it = first_signalled_round.find(ppid);
-    if (it == first_signalled_round.end() || t.holder.round < it->second) {
-      first_signalled_round[ppid] = t.holder.round;
-    }
-  }
-  for (const TrackedHolder& t : holders) {
-    auto it = first_signalled_round.find(t.holder.ppid);
-    if (it == first_signalled_round.end() || t.holder.round <= it->second) {
-      continue;
-    }
-    return ParentName(t.holder.ppid, holders, parents);
-  }
-  return "";
-}
-
-std::vector<int> WatchedParents(const std::vector<TrackedHolder>& holders) {
-  std::set<int> own;
-  for (const TrackedHolder& t : holders) own.insert(t.holder.pid);
-  std::set<int> parents;
-  for (const TrackedHolder& t : holders) {
-    if (t.signalled_at > 0 && t.holder.ppid > 1 && own.count(t.holder.ppid) == 0) {
-      parents.insert(t.holder.ppid);
-    }
-  }
-  return {parents.begin(), parents.end()};
-}
-
-std::vector<ChildProcess> FindNewcomers(const std::vector<ChildProcess>& children,
-                                        const std::vector<TrackedHolder>& holders) {
-  std::map<int, uint64_t> first_signal;  // parent -> earliest signal to a child
-  std::set<int> tracked;
-  for (const TrackedHolder& t : holders) {
-    tracked.insert(t.holder.pid);
-    if (t.signalled_at == 0 || t.holder.ppid <= 1) continue;
-    auto it = first_signal.find(t.holder.ppid);
-    if (it == first_signal.end() || t.signalled_at < it->second) {
-      first_signal[t.holder.ppid] = t.signalled_at;
-    }
-  }
-  std::vector<ChildProcess> newcomers;
-  for (const ChildProcess& child : children) {
-    auto it = first_signal.find(child.parent);
-    if (it == first_signal.end() || child.start_time < it->second) continue;
-    if (tracked.count(child.pid) > 0) continue;
-    newcomers.push_back(child);
-  }
-  return newcomers;
-}
-
-std::vector<int> ResettableGpus(const HostView& view) {
-  std::vector<int> gpus;
-  for (const GpuReading& gpu : view.gpus) {
-    if (gpu.state != GpuState::kGhost || gpu.index < 0) continue;
-    bool held = false;
-    for (const TrackedHolder& t : view.holders) {
-      held = held || (t.present && HoldsGpu(t.holder, gpu.index));
-    }
-    if (!held) gpus.push_back(gpu.index);
-  }
-  return gpus;
-}
-
-std::string ResetBlockers(const HostView& view) {
-  std::set<int> blocked;  // ghost or busy GPUs that only protected holders hold
-  for (const GpuReading& gpu : view.gpus) {
-    if ((gpu.state != GpuState::kBusy && gpu.state != GpuState::kGhost) ||
-        gpu.index < 0) {
-      continue;
-    }
-    bool only_protected = true;
-    bool any = false;
-    for (const TrackedHolder& t : view.holders) {
-      if (!t.present || !HoldsGpu(t.holder, gpu.index)) continue;
-      any = true;
-      if (t.holder.fate != HolderFate::kProtected) only_protected = false;
-    }
-    if (any && only_protected) blocked.insert(gpu.index);
-  }
-  std::string blockers;
-  for (const TrackedHolder& t : view.holders) {
-    if (!t.present || t.holder.fate != HolderFate::kProtected) continue;
-    bool blocks = false;
-    for (int index : t.holder.gpus) blocks = blocks || blocked.count(index) > 0;
-    if (!blocks) continue;
-    if (!blockers.empty()) blockers += ", ";
-    std::string name = t.holder.protected_by.empty() ? t.holder.comm
-                                                     : t.holder.protected_by;
-    blockers += name + " (pid " + std::to_string(t.holder.pid) + ")";
-  }
-  return blockers;
 }
 
 }  // namespace fleetreap

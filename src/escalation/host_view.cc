@@ -1,6 +1,10 @@
 #include "fleetreap/escalation/host_view.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
+
+#include "fleetreap/escalation/escalation.h"
 
 namespace fleetreap {
 
@@ -154,6 +158,142 @@ void MarkGhostsWithoutApps(const std::vector<int>& suspects,
                  " MiB used by no process (protected daemons hold the device): "
                  "needs a GPU reset or a reboot";
   }
+}
+
+namespace {
+
+bool HoldsGpu(const Holder& holder, int index) {
+  return std::find(holder.gpus.begin(), holder.gpus.end(), index) !=
+         holder.gpus.end();
+}
+
+}  // namespace
+
+std::string ParentName(int pid, const std::vector<TrackedHolder>& holders,
+                       const std::vector<ChildProcess>& parents) {
+  std::string name = std::to_string(pid);
+  for (const TrackedHolder& p : holders) {
+    if (p.holder.pid == pid) return name + " (" + p.holder.comm + ")";
+  }
+  for (const ChildProcess& p : parents) {
+    if (p.parent == pid) return name + " (" + p.comm + ")";
+  }
+  return name;
+}
+
+bool HostLooksDirty(const HostView& view) {
+  if (view.gpus.empty()) return true;
+  for (const GpuReading& gpu : view.gpus) {
+    if (!GpuStateIsClean(gpu.state)) {
+      return true;
+    }
+  }
+  for (const TrackedHolder& t : view.holders) {
+    if (t.present && t.holder.fate != HolderFate::kProtected &&
+        t.holder.fate != HolderFate::kUnkillable && t.holder.fate != HolderFate::kOutOfScope) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string RespawningParent(const std::vector<TrackedHolder>& holders,
+                             const std::vector<ChildProcess>& parents) {
+  std::map<int, int> first_signalled_round;  // ppid -> earliest wave
+  for (const TrackedHolder& t : holders) {
+    if (!(t.term_sent || t.kill_sent)) continue;
+    int ppid = t.holder.ppid;
+    if (ppid <= 1) continue;
+    auto it = first_signalled_round.find(ppid);
+    if (it == first_signalled_round.end() || t.holder.round < it->second) {
+      first_signalled_round[ppid] = t.holder.round;
+    }
+  }
+  for (const TrackedHolder& t : holders) {
+    auto it = first_signalled_round.find(t.holder.ppid);
+    if (it == first_signalled_round.end() || t.holder.round <= it->second) {
+      continue;
+    }
+    return ParentName(t.holder.ppid, holders, parents);
+  }
+  return "";
+}
+
+std::vector<int> WatchedParents(const std::vector<TrackedHolder>& holders) {
+  std::set<int> own;
+  for (const TrackedHolder& t : holders) own.insert(t.holder.pid);
+  std::set<int> parents;
+  for (const TrackedHolder& t : holders) {
+    if (t.signalled_at > 0 && t.holder.ppid > 1 && own.count(t.holder.ppid) == 0) {
+      parents.insert(t.holder.ppid);
+    }
+  }
+  return {parents.begin(), parents.end()};
+}
+
+std::vector<ChildProcess> FindNewcomers(const std::vector<ChildProcess>& children,
+                                        const std::vector<TrackedHolder>& holders) {
+  std::map<int, uint64_t> first_signal;  // parent -> earliest signal to a child
+  std::set<int> tracked;
+  for (const TrackedHolder& t : holders) {
+    tracked.insert(t.holder.pid);
+    if (t.signalled_at == 0 || t.holder.ppid <= 1) continue;
+    auto it = first_signal.find(t.holder.ppid);
+    if (it == first_signal.end() || t.signalled_at < it->second) {
+      first_signal[t.holder.ppid] = t.signalled_at;
+    }
+  }
+  std::vector<ChildProcess> newcomers;
+  for (const ChildProcess& child : children) {
+    auto it = first_signal.find(child.parent);
+    if (it == first_signal.end() || child.start_time < it->second) continue;
+    if (tracked.count(child.pid) > 0) continue;
+    newcomers.push_back(child);
+  }
+  return newcomers;
+}
+
+std::vector<int> ResettableGpus(const HostView& view) {
+  std::vector<int> gpus;
+  for (const GpuReading& gpu : view.gpus) {
+    if (gpu.state != GpuState::kGhost || gpu.index < 0) continue;
+    bool held = false;
+    for (const TrackedHolder& t : view.holders) {
+      held = held || (t.present && HoldsGpu(t.holder, gpu.index));
+    }
+    if (!held) gpus.push_back(gpu.index);
+  }
+  return gpus;
+}
+
+std::string ResetBlockers(const HostView& view) {
+  std::set<int> blocked;  // ghost or busy GPUs that only protected holders hold
+  for (const GpuReading& gpu : view.gpus) {
+    if ((gpu.state != GpuState::kBusy && gpu.state != GpuState::kGhost) ||
+        gpu.index < 0) {
+      continue;
+    }
+    bool only_protected = true;
+    bool any = false;
+    for (const TrackedHolder& t : view.holders) {
+      if (!t.present || !HoldsGpu(t.holder, gpu.index)) continue;
+      any = true;
+      if (t.holder.fate != HolderFate::kProtected) only_protected = false;
+    }
+    if (any && only_protected) blocked.insert(gpu.index);
+  }
+  std::string blockers;
+  for (const TrackedHolder& t : view.holders) {
+    if (!t.present || t.holder.fate != HolderFate::kProtected) continue;
+    bool blocks = false;
+    for (int index : t.holder.gpus) blocks = blocks || blocked.count(index) > 0;
+    if (!blocks) continue;
+    if (!blockers.empty()) blockers += ", ";
+    std::string name = t.holder.protected_by.empty() ? t.holder.comm
+                                                     : t.holder.protected_by;
+    blockers += name + " (pid " + std::to_string(t.holder.pid) + ")";
+  }
+  return blockers;
 }
 
 }  // namespace fleetreap

@@ -1,5 +1,5 @@
-// CleanHost: drives one host's run up the escalation ladder, asking
-// NextAction for each step, and turns what it found into the host's report.
+// CleanHost: performs the actions one host's Escalation picks, reports each
+// back to it, and turns what it found into the host's report.
 #include "fleetreap/base/shell.h"
 #include "fleetreap/runner/host_cleaner.h"
 
@@ -72,93 +72,80 @@ bool Runner::Exec(const std::string& script, milliseconds timeout,
 
 HostReport Runner::Run() {
   TimePoint run_start = clock_.Now();
-  for (int step = 0; step < 64 && !failed_; ++step) {
+  while (!failed_) {
     if (clock_.Now() >= job_.deadline) {
       Fail(ErrorKind::kHostTimeout, "host deadline reached");
       break;
     }
-    if (job_.dry_run && history_.inspected) {
-      if (playbook_.Runs(Step::kCleanShm) && !playbook_.shm_patterns.empty() &&
-          !history_.shm_done) {
-        CleanShm(/*dry_run=*/true);
-      }
+    Action action = escalation_.Next(view_);
+    if (action.kind == ActionKind::kDone) break;
+    if (action.kind == ActionKind::kDidNotConverge) {
+      did_not_converge_ = true;
       break;
     }
-    // No driver, or a GPU fell off the bus: nothing is signalled or removed.
-    if (stop_ladder_ && history_.inspected) break;
-    Action action = NextAction(playbook_, view_, history_);
-    if (action.kind == ActionKind::kDone) break;
     step_ = ActionKindName(action.kind);
-    TimePoint start = clock_.Now();
-    switch (action.kind) {
-      case ActionKind::kInspect: {
-        std::vector<std::string> units;
-        if (playbook_.Runs(Step::kStopUnits)) units = playbook_.units;
-        bool shm = job_.dry_run && playbook_.Runs(Step::kCleanShm) &&
-                   !playbook_.shm_patterns.empty();
-        if (shm ? InspectWithShmDryRun(units) : Scan(units, &report_.gpus_before)) {
-          report_.gpus_after = report_.gpus_before;
-        }
-        history_.inspected = true;
-        Time("inspect", start);
-        break;
-      }
-      case ActionKind::kStopUnits: {
-        // Stopping units changes no holder the inspect saw, so the wave that
-        // follows is known now: it rides along in the same round trip.
-        History stopped = history_;
-        stopped.units_done = true;
-        Action wave = NextAction(playbook_, view_, stopped);
-        bool signals = wave.kind == ActionKind::kTerm || wave.kind == ActionKind::kKill;
-        StopUnits(action, signals && !wave.targets.empty() ? &wave : nullptr);
-        break;
-      }
-      case ActionKind::kTerm:
-      case ActionKind::kKill:
-        Signal(action);
-        break;
-      case ActionKind::kRescan: {
-        milliseconds since = duration_cast<milliseconds>(start - last_signal_);
-        if (action.wait > since) {
-          milliseconds sleep = action.wait - since;
-          if (job_.deadline != TimePoint::max()) {
-            sleep = std::min(sleep, duration_cast<milliseconds>(job_.deadline - start));
-          }
-          clock_.SleepFor(sleep);
-        }
-        TimePoint scan_start = clock_.Now();
-        // The quick re-scan trusts nvidia-smi when every GPU reads clean; the
-        // settle re-scan always looks at the device files again, and so does
-        // every re-scan when a signalled holder's parent may restart it.
-        bool quick = history_.rescans_since_signal == 0 && WatchedParents(view_.holders).empty();
-        if (history_.rescans_since_signal == 0 && FusesShmAndVerify()) {
-          RescanWithShmAndVerify(quick);
-          Time("rescan+clean_shm+verify", scan_start);
-        } else {
-          quick ? QuickScan(&report_.gpus_after) : Scan({}, &report_.gpus_after);
-          AfterRescan();
-          Time("rescan", scan_start);
-        }
-        break;
-      }
-      case ActionKind::kCleanShm:
-        CleanShm(/*dry_run=*/false, playbook_.Runs(Step::kVerify) && !history_.verified);
-        break;
-      case ActionKind::kVerify:
-        QuickScan(&report_.gpus_after);
-        history_.verified = true;
-        Time("verify", start);
-        break;
-      case ActionKind::kResetGpus:
-        ResetGpus(action);
-        break;
-      case ActionKind::kDone:
-        break;
-    }
+    Perform(action);
+    // A fused re-scan reports itself, before the verify it carried.
+    const bool reported = action.kind == ActionKind::kRescan && !action.fused.empty();
+    if (!failed_ && !reported) escalation_.Finished(action, view_, {stop_ladder_});
   }
   Finish();
   report_.duration = duration_cast<milliseconds>(clock_.Now() - run_start);
   return report_;
+}
+
+void Runner::Perform(const Action& action) {
+  TimePoint start = clock_.Now();
+  switch (action.kind) {
+    case ActionKind::kInspect:
+      if (action.dry_run ? InspectWithShmDryRun(action.units)
+                         : Scan(action.units, &report_.gpus_before)) {
+        report_.gpus_after = report_.gpus_before;
+      }
+      Time(StepName(action), start);
+      break;
+    case ActionKind::kStopUnits:
+      StopUnits(action);
+      break;
+    case ActionKind::kTerm:
+    case ActionKind::kKill:
+      Signal(action);
+      break;
+    case ActionKind::kRescan:
+      Rescan(action);
+      break;
+    case ActionKind::kCleanShm:
+      CleanShm(action);
+      break;
+    case ActionKind::kVerify:
+      QuickScan(&report_.gpus_after);
+      Time(StepName(action), start);
+      break;
+    case ActionKind::kResetGpus:
+      ResetGpus(action);
+      break;
+    case ActionKind::kDone:
+    case ActionKind::kDidNotConverge:
+      break;
+  }
+}
+
+bool Runner::Rescan(const Action& action) {
+  TimePoint start = clock_.Now();
+  milliseconds since = duration_cast<milliseconds>(start - last_signal_);
+  if (action.wait > since) {
+    milliseconds sleep = action.wait - since;
+    if (job_.deadline != TimePoint::max()) {
+      sleep = std::min(sleep, duration_cast<milliseconds>(job_.deadline - start));
+    }
+    clock_.SleepFor(sleep);
+  }
+  TimePoint scan_start = clock_.Now();
+  bool ok = !action.fused.empty() ? RescanWithShmAndVerify(action)
+            : action.quick        ? QuickScan(&report_.gpus_after)
+                                  : Scan({}, &report_.gpus_after);
+  Time(StepName(action), scan_start);
+  return ok;
 }
 
 void Runner::Finish() {
@@ -173,7 +160,7 @@ void Runner::Finish() {
   if (job_.dry_run && playbook_.Runs(Step::kStopUnits)) {
     report_.units_would_stop = view_.active_units;
   }
-  report_.rounds = history_.waves;
+  report_.rounds = escalation_.history().waves;
   report_.respawning_parent = RespawningParent(view_.holders, view_.parents);
   if (!view_.newcomers.empty()) {
     // A restarted worker that still has not opened a GPU: not ready.
@@ -203,8 +190,12 @@ void Runner::Finish() {
     return;
   }
   bool clean = HostGpusClean(report_.gpus_after) && view_.newcomers.empty();
-  report_.status = clean ? HostStatus::kClean : HostStatus::kDirty;
+  report_.status = clean && !did_not_converge_ ? HostStatus::kClean : HostStatus::kDirty;
   report_.error_kind = ErrorKind::kNone;
+  if (did_not_converge_) {
+    report_.error_message = "the escalation did not converge after " +
+                            std::to_string(Escalation::kMaxSteps) + " steps";
+  }
   if (stop_ladder_ && report_.error_message.empty()) {
     report_.error_message = "nothing signalled or removed: nvidia-smi says a GPU is lost "
                             "or the driver is not loaded";

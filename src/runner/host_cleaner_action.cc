@@ -31,12 +31,11 @@ std::string Runner::SignalScriptFor(const Action& action, std::set<int>* parents
 }
 
 bool Runner::Signal(const Action& action) {
-  const bool kill = action.kind == ActionKind::kKill;
   TimePoint start = clock_.Now();
   CommandResult result;
   std::set<int> parents;
   bool ok = Exec(SignalScriptFor(action, &parents), action.wait + job_.command_timeout, &result);
-  Time(kill ? "kill" : "term", start);
+  Time(StepName(action), start);
   if (!ok) return false;
   SignalOutput out;
   Status status = ParseSignalOutput(result.out, &out);
@@ -55,8 +54,6 @@ void Runner::ApplySignal(const Action& action, const SignalOutput& out,
   for (TrackedHolder& t : view_.holders) {
     if (parents.count(t.holder.ppid) && !alive.count(t.holder.ppid)) t.holder.ppid = 1;
   }
-  history_.signalled_since_scan = true;
-  history_.rescans_since_signal = 0;
   for (const Target& target : action.targets) {
     auto it = std::find_if(view_.holders.begin(), view_.holders.end(),
                            [&](const TrackedHolder& t) {
@@ -64,7 +61,6 @@ void Runner::ApplySignal(const Action& action, const SignalOutput& out,
                                     t.holder.start_time == target.start_time;
                            });
     if (it == view_.holders.end()) continue;
-    history_.waves = std::max(history_.waves, it->holder.round);
     auto in = [&](const std::vector<int>& pids) {
       return std::count(pids.begin(), pids.end(), target.pid) > 0;
     };
@@ -94,7 +90,8 @@ void Runner::ApplySignal(const Action& action, const SignalOutput& out,
   }
 }
 
-bool Runner::StopUnits(const Action& action, const Action* wave) {
+bool Runner::StopUnits(const Action& action) {
+  const Action* wave = action.fused.empty() ? nullptr : &action.fused.front();
   TimePoint start = clock_.Now();
   CommandResult result;
   milliseconds timeout = (playbook_.unit_stop_timeout + milliseconds(3000)) *
@@ -108,10 +105,7 @@ bool Runner::StopUnits(const Action& action, const Action* wave) {
     timeout += wave->wait;
   }
   bool ok = Exec(script, timeout, &result);
-  Time(wave == nullptr ? "stop_units" : wave->kind == ActionKind::kKill ? "stop_units+kill"
-                                                                         : "stop_units+term",
-       start);
-  history_.units_done = true;
+  Time(StepName(action), start);
   if (!ok) return false;
   std::vector<UnitStop> stops;
   SignalOutput signal;
@@ -133,7 +127,9 @@ bool Runner::StopUnits(const Action& action, const Action* wave) {
   return true;
 }
 
-bool Runner::CleanShm(bool dry_run, bool verify) {
+bool Runner::CleanShm(const Action& action) {
+  const bool dry_run = action.dry_run;
+  const bool verify = !action.fused.empty();
   TimePoint start = clock_.Now();
   CommandResult result;
   std::string script = ShmCleanScript(playbook_.shm_patterns, dry_run);
@@ -146,37 +142,22 @@ bool Runner::CleanShm(bool dry_run, bool verify) {
     script += "z end\n";
   }
   bool ok = Exec(script, job_.command_timeout + nvidia_smi_timeout_, &result);
-  history_.shm_done = true;
   if (!ok) return false;
   ShmOutput out;
   ScanOutput scan;
   Status status = ParseShmOutput(result.out, &out, verify ? &scan : nullptr);
   if (!status.ok()) return Fail(status.kind(), status.message());
   (dry_run ? report_.shm_would_remove : report_.shm_removed) = out.removed;
-  if (!verify) {
-    Time("clean_shm", start);
-    return true;
-  }
-  history_.verified = true;
-  bool verified = QuickScan(&report_.gpus_after, &scan);
-  Time("clean_shm+verify", start);
+  bool verified = !verify || QuickScan(&report_.gpus_after, &scan);
+  Time(StepName(action), start);
   return verified;
 }
 
-bool Runner::FusesShmAndVerify() const {
-  return playbook_.Runs(Step::kCleanShm) && playbook_.Runs(Step::kVerify) &&
-         !playbook_.shm_patterns.empty() && !history_.shm_done && !history_.verified;
-}
-
-void Runner::AfterRescan() {
-  history_.signalled_since_scan = false;
-  history_.rescans_since_signal++;
-}
-
 // The first re-scan after a wave, the /dev/shm clean and the verify in one
-// round trip: removing unused segments is safe whatever the re-scan finds,
-// and the verify counts only when the ladder would have come to it next.
-bool Runner::RescanWithShmAndVerify(bool quick) {
+// round trip: the escalation decides, once the re-scan is read, whether the
+// clean and the verify count.
+bool Runner::RescanWithShmAndVerify(const Action& action) {
+  const bool quick = action.quick;
   CommandResult result;
   ScanRequest verify = Request({}, false);
   std::string script = ScanScript(Request({}, !quick)) +
@@ -190,11 +171,9 @@ bool Runner::RescanWithShmAndVerify(bool quick) {
   report_.shm_removed.insert(report_.shm_removed.end(), shm.removed.begin(), shm.removed.end());
   bool ok = quick ? QuickScan(&report_.gpus_after, &rescan)
                   : Scan({}, &report_.gpus_after, true, &rescan);
-  AfterRescan();
   if (!ok) return false;
-  if (NextAction(playbook_, view_, history_).kind != ActionKind::kCleanShm) return true;
-  history_.shm_done = true;
-  history_.verified = true;
+  escalation_.Finished(action, view_);
+  if (!escalation_.history().verified) return true;
   return QuickScan(&report_.gpus_after, &verified);
 }
 
@@ -206,9 +185,7 @@ bool Runner::ResetGpus(const Action& action) {
   const std::chrono::milliseconds all =
       job_.command_timeout + (per_gpu + std::chrono::seconds(2)) * action.gpus.size();
   bool ok = Exec(GpuResetScript(action.gpus, per_gpu), all, &result);
-  Time("reset_gpus", start);
-  history_.reset_done = true;
-  history_.verified = false;
+  Time(StepName(action), start);
   if (!ok) return false;
   std::vector<GpuReset> resets;
   Status status = ParseGpuResetOutput(result.out, &resets);

@@ -1,7 +1,8 @@
 // The run of one host behind CleanHost (private to the host_cleaner*.cc
 // files): the state the runner threads through the ladder, the door through
 // which every step reaches the host (Exec), and the steps themselves.
-// host_cleaner.cc drives the ladder, host_cleaner_scan.cc reads the host and
+// host_cleaner.cc performs the actions the Escalation picks and reports
+// each back to it, host_cleaner_scan.cc reads the host and
 // host_cleaner_action.cc runs the actions that change it.
 #pragma once
 
@@ -36,7 +37,8 @@ class Runner {
         job_(job),
         playbook_(*job.playbook),
         clock_(job.clock ? *job.clock : RealClock()),
-        protect_(ProtectList::Default()) {
+        protect_(ProtectList::Default()),
+        escalation_(playbook_, job.dry_run ? EscalationMode::kDryRun : EscalationMode::kRun) {
     protect_.AddAll(playbook_.protect);
     protect_.AddAll(job.host->protect);
     protect_.AddAll(job.extra_protect);
@@ -58,10 +60,12 @@ class Runner {
   bool Scan(const std::vector<std::string>& units, std::vector<GpuReading>* gpus,
             bool holders = true, const ScanOutput* prefetched = nullptr);
   ScanRequest Request(const std::vector<std::string>& units, bool holders) const;
+  // Performs "action" (any kind but kDone and kDidNotConverge).
+  void Perform(const Action& action);
   // A dry run's inspect and /dev/shm look in one round trip.
   bool InspectWithShmDryRun(const std::vector<std::string>& units);
   // nvidia-smi alone, the known holders standing in; a full Scan follows
-  // only when a GPU is not clean, to find and classify what holds it.
+  // when QuickScanSuffices says so, to find and classify what holds a GPU.
   bool QuickScan(std::vector<GpuReading>* gpus, const ScanOutput* prefetched = nullptr);
   // After a whole-host query failed on a lost GPU: asks each GPU alone and
   // adds the readings of those that answer.
@@ -71,18 +75,18 @@ class Runner {
   std::string SignalScriptFor(const Action& action, std::set<int>* parents) const;
   void ApplySignal(const Action& action, const SignalOutput& out, const std::set<int>& parents,
                    TimePoint signalled);
-  // With "wave", that TERM or KILL wave runs in the same round trip, right
-  // after the stops (it targets the holders the inspect found either way).
-  bool StopUnits(const Action& action, const Action* wave = nullptr);
-  // With "verify", the verify's nvidia-smi runs in the same round trip.
-  bool CleanShm(bool dry_run, bool verify = false);
-  // Whether the first re-scan after a wave may carry the /dev/shm clean and
-  // the verify (the playbook runs both and neither ran yet).
-  bool FusesShmAndVerify() const;
-  bool RescanWithShmAndVerify(bool quick);
-  void AfterRescan();
+  // A fused TERM or KILL wave runs in the same round trip, right after the
+  // stops (it targets the holders the inspect found either way).
+  bool StopUnits(const Action& action);
+  // A fused verify's nvidia-smi runs in the same round trip.
+  bool CleanShm(const Action& action);
+  // Waits out the action's wait since the last signal, then re-scans.
+  bool Rescan(const Action& action);
+  // Reports the re-scan to the escalation itself, before the verify it
+  // carried is read (when the escalation counts it).
+  bool RescanWithShmAndVerify(const Action& action);
   bool ResetGpus(const Action& action);
-  void Time(const char* step, TimePoint start) {
+  void Time(const std::string& step, TimePoint start) {
     report_.timings.push_back(
         {step, std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - start)});
   }
@@ -97,12 +101,13 @@ class Runner {
   std::chrono::milliseconds nvidia_smi_timeout_{20000};
   HostReport report_;
   HostView view_;
-  History history_;
+  Escalation escalation_;  // the plan: the only writer of the history
   TimePoint last_signal_;
   bool failed_ = false;
   const char* step_ = "inspect";  // the action under way, for Exec's errors
   bool nvidia_smi_failed_ = false;  // the latest scan's query failed outright
   bool stop_ladder_ = false;        // inspect saw no driver or a lost GPU
+  bool did_not_converge_ = false;   // the escalation's step cap was reached
   bool table_scan_ = false;         // the scan asks for the plain table too
   int device_gpus_ = 0;             // 1 + the highest /dev/nvidiaN seen
   std::vector<std::string> refused_;  // "PID (user)" that kill(1) refused

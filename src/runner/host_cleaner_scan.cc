@@ -54,7 +54,6 @@ bool Runner::InspectWithShmDryRun(const std::vector<std::string>& units) {
   CommandResult result;
   std::string script = ShmCleanScript(playbook_.shm_patterns, /*dry_run=*/true) +
                        ScanScript(Request(units, true));
-  history_.shm_done = true;
   if (!Exec(script, job_.command_timeout + 2 * nvidia_smi_timeout_, &result)) return false;
   ShmOutput shm;
   ScanOutput scan;
@@ -66,12 +65,7 @@ bool Runner::InspectWithShmDryRun(const std::vector<std::string>& units) {
 
 bool Runner::QuickScan(std::vector<GpuReading>* gpus, const ScanOutput* prefetched) {
   if (!Scan({}, gpus, /*holders=*/false, prefetched)) return false;
-  for (const GpuReading& gpu : *gpus) {
-    if (!GpuStateIsClean(gpu.state)) {
-      return Scan({}, gpus);
-    }
-  }
-  return !gpus->empty() || Scan({}, gpus);
+  return QuickScanSuffices(*gpus) || Scan({}, gpus);
 }
 
 bool Runner::Scan(const std::vector<std::string>& units,
@@ -135,7 +129,7 @@ bool Runner::Scan(const std::vector<std::string>& units,
   if (!query.tool_message.empty()) report_.nvidia_smi_error = query.tool_message;
   nvidia_smi_failed_ = !status.ok() && query.failure != NvidiaSmiFailure::kGpuLost;
   // No driver (exit 9) or a GPU off the bus (exit 15): nothing is signalled.
-  if (!history_.inspected && (scan.nvidia_smi_exit == 9 || scan.nvidia_smi_exit == 15 ||
+  if (!escalation_.history().inspected && (scan.nvidia_smi_exit == 9 || scan.nvidia_smi_exit == 15 ||
                               query.failure == NvidiaSmiFailure::kGpuLost ||
                               query.failure == NvidiaSmiFailure::kDriverNotLoaded)) {
     stop_ladder_ = true;
@@ -163,8 +157,9 @@ bool Runner::Scan(const std::vector<std::string>& units,
         h.owner.unit_restart = unit->second.restart;
       }
     }
-    MergeHolderScan(scanned, protect_, job_.scope, history_.waves, &view_.holders);
-    if (!history_.inspected) {
+    MergeHolderScan(scanned, protect_, job_.scope, escalation_.history().waves,
+                    &view_.holders);
+    if (!escalation_.history().inspected) {
       view_.active_units =
           UnitsSafeToStop(scan.active_units, unit_props, CgroupPathOf(scan.self_cgroup),
                           view_.holders, &report_.units_skipped);

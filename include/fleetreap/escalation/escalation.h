@@ -1,8 +1,17 @@
-// Escalation: the pure decision of the cleanup ladder. Given a playbook, what
-// the host looks like now (holders, GPU readings, active units) and what was
-// already done (History), NextAction returns the one next thing to do. It
-// reads no clock and does no I/O: host_cleaner.cc acts, updates the view and
-// the history, and asks again until kDone. Pure functions; thread-safe.
+// Escalation: the plan of one host's cleanup, in the style of ninja's Plan.
+// The runner (host_cleaner.cc) asks Next for the one next action, performs
+// it, folds what the host printed into the HostView, and reports back with
+// Finished, which alone changes the History. Next reads no clock and does no
+// I/O. NextAction is the ladder rule that Next applies, given a History.
+// Pure functions are thread-safe; an Escalation belongs to one host's run
+// and one thread.
+//
+// Every decision of the run is made here: the ladder below, the dry run's
+// cut after inspect, quick or full re-scans, which steps ride along in one
+// round trip (Action::fused), the end after a lost GPU or a missing driver,
+// and a cap: after kMaxSteps actions, a ladder that still wants to act
+// returns kDidNotConverge, which the runner reports as a dirty host with
+// the error message "the escalation did not converge after 64 steps".
 //
 // The ladder: inspect; stop the active units; SIGTERM every unprotected
 // holder and wait term_grace; SIGKILL the survivors and wait kill_grace;
@@ -37,6 +46,7 @@
 #include <string>
 #include <vector>
 
+#include "fleetreap/escalation/host_view.h"
 #include "fleetreap/escalation/playbook.h"
 #include "fleetreap/remote/remote_script_output.h"
 #include "fleetreap/model/gpu_reading.h"
@@ -44,30 +54,6 @@
 #include "fleetreap/model/target.h"
 
 namespace fleetreap {
-
-/// A holder as the runner tracks it across scans. "holder.fate" is kept
-/// current (kProtected set at first sight, kUnkillable after a failed KILL);
-/// "holder.round" is the wave it belongs to (1 for the inspect scan).
-struct TrackedHolder {
-  Holder holder;
-  bool present = true;    // seen in the latest scan or wait
-  bool term_sent = false;
-  bool kill_sent = false;
-  uint64_t signalled_at = 0;  // host clock ticks at its first signal; 0: never
-};
-
-
-/// What the host looks like now.
-struct HostView {
-  std::vector<TrackedHolder> holders;
-  std::vector<GpuReading> gpus;           // latest readings, classified
-  std::vector<std::string> active_units;  // playbook units found active
-  /// Children that a parent of a signalled holder started after the signal
-  /// and that hold no GPU (yet): a restarted worker still importing PyTorch,
-  /// or a job queue's next job. From the latest full scan.
-  std::vector<ChildProcess> newcomers = {};
-  std::vector<ChildProcess> parents = {};  // watched parents seen: pid, comm
-};
 
 /// What was already done on the host.
 struct History {
@@ -91,10 +77,11 @@ enum class ActionKind {
   kVerify,
   kResetGpus,
   kDone,
+  kDidNotConverge,  // kMaxSteps actions ran and the ladder still wants more
 };
 
 /// "inspect", "stop_units", "term", "kill", "rescan", "clean_shm", "verify",
-/// "reset_gpus", "done".
+/// "reset_gpus", "done", "did_not_converge".
 const char* ActionKindName(ActionKind kind);
 
 struct Action {
@@ -105,10 +92,75 @@ struct Action {
   /// kRescan: how long after the last signal the scan may start.
   std::chrono::milliseconds wait{0};
   std::vector<int> gpus;             // kResetGpus: GPU indexes
+  /// kRescan, kVerify: nvidia-smi first, the known holders standing in; a
+  /// full scan follows only when it finds a GPU that is not clean
+  /// (QuickScanSuffices). False: the device files are read again too.
+  bool quick = false;
+  /// kInspect: list the /dev/shm leftovers in the same round trip;
+  /// kCleanShm: list them, remove nothing. Dry runs only.
+  bool dry_run = false;
+  /// The actions that ride along in the same round trip, in order:
+  /// kStopUnits + the TERM or KILL wave on the holders the inspect found;
+  /// kCleanShm + kVerify; the first kRescan after a wave + kCleanShm +
+  /// kVerify (these two count only when the ladder comes to them next; see
+  /// Escalation::Finished).
+  std::vector<Action> fused;
 };
 
-/// The next action for a host. Never signals a holder whose fate is
-/// kProtected or kUnkillable, nor one from a wave past max_rounds.
+/// The name a step's timing carries: the kind's name, then each fused
+/// action's joined by "+": "rescan", "stop_units+term",
+/// "rescan+clean_shm+verify".
+std::string StepName(const Action& action);
+
+/// Whether a quick scan's readings are enough: some GPU answered and every
+/// one reads clean or protected_only. Otherwise a full scan must follow.
+bool QuickScanSuffices(const std::vector<GpuReading>& gpus);
+
+/// What an action found that the HostView does not say.
+struct StepResult {
+  /// kInspect: nvidia-smi says the driver is not loaded or a GPU is lost:
+  /// nothing may be signalled or removed, the ladder ends.
+  bool ladder_stopped = false;
+};
+
+enum class EscalationMode { kRun, kDryRun };
+
+/// One host's plan. Holds a reference to "playbook", which must outlive it.
+class Escalation {
+ public:
+  /// Actions a host may take before the ladder is called stuck.
+  static constexpr int kMaxSteps = 64;
+
+  Escalation(const Playbook& playbook, EscalationMode mode)
+      : playbook_(playbook), mode_(mode) {}
+
+  /// The next action for "view": NextAction, except that a dry run ends
+  /// after inspect (listing /dev/shm leftovers when the playbook cleans
+  /// them), a stopped ladder is kDone, and after kMaxSteps actions anything
+  /// but kDone becomes kDidNotConverge.
+  Action Next(const HostView& view) const;
+
+  /// Records that "action" ran and succeeded, "after" being the host's view
+  /// once its output was folded in. The only writer of the History. A run
+  /// that failed stops asking and does not call it.
+  void Finished(const Action& action, const HostView& after, const StepResult& result = {});
+
+  const History& history() const { return history_; }
+  int steps() const { return steps_; }
+
+ private:
+  void Signalled(const Action& wave, const HostView& after);
+
+  const Playbook& playbook_;
+  EscalationMode mode_;
+  History history_;
+  bool ladder_stopped_ = false;
+  int steps_ = 0;
+};
+
+/// The ladder's next action for a host that "history" describes. Never
+/// signals a holder whose fate is kProtected or kUnkillable, nor one from a
+/// wave past max_rounds. Never returns kDidNotConverge.
 Action NextAction(const Playbook& playbook, const HostView& view,
                   const History& history);
 
@@ -119,39 +171,5 @@ HolderFate PlannedFate(const Playbook& playbook, const Holder& holder);
 /// The fate of a signalled or watched holder that is no longer there:
 /// kKilled after a KILL, kTerminated after a TERM, kGone when never signalled.
 HolderFate FateAfterExit(const TrackedHolder& holder);
-
-/// True when the host still needs work: a GPU that is not clean or
-/// protected_only, or a present holder that may still be signalled.
-bool HostLooksDirty(const HostView& view);
-
-/// The parent that keeps starting holders: the PPID (other than 0 and 1)
-/// shared by a holder of a later wave and a signalled holder of an earlier
-/// one, as "1234 (comm)" when its comm is known (from a tracked holder or
-/// "parents", the watched parents a scan listed), else "1234"; "" when there
-/// is none.
-std::string RespawningParent(const std::vector<TrackedHolder>& holders,
-                             const std::vector<ChildProcess>& parents = {});
-
-/// "1234 (comm)" for process "pid" when a tracked holder or a listed parent
-/// gives its comm, else "1234".
-std::string ParentName(int pid, const std::vector<TrackedHolder>& holders,
-                       const std::vector<ChildProcess>& parents);
-
-/// The parents to watch for respawns: the PPIDs of signalled holders, other
-/// than 0, 1 and any tracked holder, ascending and unique.
-std::vector<int> WatchedParents(const std::vector<TrackedHolder>& holders);
-
-/// The children of watched parents that started at or after the first
-/// signal to a holder of that parent and that are not tracked holders.
-std::vector<ChildProcess> FindNewcomers(const std::vector<ChildProcess>& children,
-                                        const std::vector<TrackedHolder>& holders);
-
-/// GPU indexes that are ghosts (kGhost) and that no present holder holds
-/// (protected daemons included): the ones a reset may be tried on.
-std::vector<int> ResettableGpus(const HostView& view);
-
-/// The protected holders that block a reset: those holding a ghost or busy
-/// GPU that no unprotected holder holds, as "nvidia-persistenced (pid 812)" joined with ", "; "" when none.
-std::string ResetBlockers(const HostView& view);
 
 }  // namespace fleetreap

@@ -1,24 +1,48 @@
-// HostView folding: the pure steps that turn what a scan printed into the
-// escalation's view of a host (escalation.h's HostView and TrackedHolder):
-// merging a holder scan into the tracked holders, reading the GPUs nvidia-smi
+// HostView: what a host looks like now (its tracked holders, GPU readings,
+// active units, respawn watch), and the pure folding steps that turn what a
+// scan printed into it: merging a holder scan into the tracked holders, reading the GPUs nvidia-smi
 // still reports next to a lost one, numbering that lost GPU, and telling
 // ghost memory under protected daemons from memory a process uses. No I/O,
 // no clock; thread-safe. host_cleaner.cc does the I/O around them.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "fleetreap/escalation/escalation.h"
 #include "fleetreap/remote/nvidia_smi.h"
 #include "fleetreap/escalation/protect.h"
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/model/holder.h"
 #include "fleetreap/escalation/scope.h"
 #include "fleetreap/escalation/unit_properties.h"
+#include "fleetreap/remote/remote_script_output.h"
 
 namespace fleetreap {
+
+/// A holder as the runner tracks it across scans. "holder.fate" is kept
+/// current (kProtected set at first sight, kUnkillable after a failed KILL);
+/// "holder.round" is the wave it belongs to (1 for the inspect scan).
+struct TrackedHolder {
+  Holder holder;
+  bool present = true;    // seen in the latest scan or wait
+  bool term_sent = false;
+  bool kill_sent = false;
+  uint64_t signalled_at = 0;  // host clock ticks at its first signal; 0: never
+};
+
+/// What the host looks like now.
+struct HostView {
+  std::vector<TrackedHolder> holders;
+  std::vector<GpuReading> gpus;           // latest readings, classified
+  std::vector<std::string> active_units;  // playbook units found active
+  /// Children that a parent of a signalled holder started after the signal
+  /// and that hold no GPU (yet): a restarted worker still importing PyTorch,
+  /// or a job queue's next job. From the latest full scan.
+  std::vector<ChildProcess> newcomers = {};
+  std::vector<ChildProcess> parents = {};  // watched parents seen: pid, comm
+};
 
 /// Folds one holder scan into "holders". A holder seen again (same PID and
 /// start time) keeps its fate, protection and round and is present; a new one
@@ -61,5 +85,39 @@ std::vector<int> GpusHeldOnlyByProtected(const std::vector<TrackedHolder>& holde
 void MarkGhostsWithoutApps(const std::vector<int>& suspects,
                            const std::vector<ComputeApp>& apps,
                            std::vector<GpuReading>* gpus);
+
+/// True when the host still needs work: a GPU that is not clean or
+/// protected_only, or a present holder that may still be signalled.
+bool HostLooksDirty(const HostView& view);
+
+/// The parent that keeps starting holders: the PPID (other than 0 and 1)
+/// shared by a holder of a later wave and a signalled holder of an earlier
+/// one, as "1234 (comm)" when its comm is known (from a tracked holder or
+/// "parents", the watched parents a scan listed), else "1234"; "" when there
+/// is none.
+std::string RespawningParent(const std::vector<TrackedHolder>& holders,
+                             const std::vector<ChildProcess>& parents = {});
+
+/// "1234 (comm)" for process "pid" when a tracked holder or a listed parent
+/// gives its comm, else "1234".
+std::string ParentName(int pid, const std::vector<TrackedHolder>& holders,
+                       const std::vector<ChildProcess>& parents);
+
+/// The parents to watch for respawns: the PPIDs of signalled holders, other
+/// than 0, 1 and any tracked holder, ascending and unique.
+std::vector<int> WatchedParents(const std::vector<TrackedHolder>& holders);
+
+/// The children of watched parents that started at or after the first
+/// signal to a holder of that parent and that are not tracked holders.
+std::vector<ChildProcess> FindNewcomers(const std::vector<ChildProcess>& children,
+                                        const std::vector<TrackedHolder>& holders);
+
+/// GPU indexes that are ghosts (kGhost) and that no present holder holds
+/// (protected daemons included): the ones a reset may be tried on.
+std::vector<int> ResettableGpus(const HostView& view);
+
+/// The protected holders that block a reset: those holding a ghost or busy
+/// GPU that no unprotected holder holds, as "nvidia-persistenced (pid 812)" joined with ", "; "" when none.
+std::string ResetBlockers(const HostView& view);
 
 }  // namespace fleetreap

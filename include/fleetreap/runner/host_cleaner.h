@@ -1,8 +1,9 @@
 // HostCleaner: runs a playbook's escalation on one connected host and returns
 // the host's report. It is the runner that does the I/O for the decisions of
-// escalation.h: it asks NextAction what to do, runs the matching script of
-// remote_script.h over the Transport, folds the answer back into the view and
-// the history, and asks again until the ladder is done. It never prints.
+// escalation.h: it asks the host's Escalation what to do, runs the matching
+// script of remote_script.h over the Transport, folds the answer into the
+// view, reports the step back to the Escalation, and asks again until the
+// ladder is done. It never prints.
 // One call per host; uses only the Transport and clock it is given; calls for
 // different hosts may run on different threads at the same time.
 #pragma once
@@ -45,7 +46,9 @@ struct HostJob {
 /// the deadline kFailed/kHostTimeout,
 /// nvidia-smi failing on the whole host kFailed/kCommandFailed with the
 /// tool's message in nvidia_smi_error. Otherwise the host is kClean when
-/// every GPU verified clean or protected_only, else kDirty. "rounds" counts
+/// every GPU verified clean or protected_only, else kDirty; a ladder that
+/// did not converge (Escalation::kMaxSteps actions and more to do) is kDirty
+/// with the message "the escalation did not converge after 64 steps". "rounds" counts
 /// signal waves. A dry run only inspects (and lists /dev/shm leftovers).
 HostReport CleanHost(Transport& transport, const HostJob& job);
 
