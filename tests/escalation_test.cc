@@ -41,18 +41,40 @@ GpuReading G(int index, GpuState state) {
   return g;
 }
 
-History Hist(bool inspected, bool units, int waves, bool signalled,
-             int rescans, bool shm, bool verified) {
+// A History by name, for rows that read without counting arguments:
+// Did().Inspect().StopUnits().Waves(1).Rescans(1).
+struct Did {
   History h;
-  h.inspected = inspected;
-  h.units_done = units;
-  h.waves = waves;
-  h.signalled_since_scan = signalled;
-  h.rescans_since_signal = rescans;
-  h.shm_done = shm;
-  h.verified = verified;
-  return h;
-}
+  Did& Inspect() {
+    h.inspected = true;
+    return *this;
+  }
+  Did& StopUnits() {
+    h.units_done = true;
+    return *this;
+  }
+  Did& Waves(int n) {
+    h.waves = n;
+    return *this;
+  }
+  Did& SignalSinceScan() {
+    h.signalled_since_scan = true;
+    return *this;
+  }
+  Did& Rescans(int n) {
+    h.rescans_since_signal = n;
+    return *this;
+  }
+  Did& CleanShm() {
+    h.shm_done = true;
+    return *this;
+  }
+  Did& Verify() {
+    h.verified = true;
+    return *this;
+  }
+  operator History() const { return h; }  // NOLINT: rows convert implicitly
+};
 
 std::vector<int> Pids(const std::vector<Target>& targets) {
   std::vector<int> pids;
@@ -78,66 +100,66 @@ TEST(EscalationTest, DefaultLadder) {
       {"fresh host: inspect first", {}, History{}, ActionKind::kInspect, {}, 0},
       {"active unit: stop it",
        {{H(10)}, kBusy, {"vllm.service"}},
-       Hist(true, false, 0, false, 0, false, false),
+       Did().Inspect(),
        ActionKind::kStopUnits, {}, 30000},
       {"holders: TERM the unprotected ones",
        {{H(10), H(11, HolderFate::kProtected), H(12)}, kBusy, {}},
-       Hist(true, true, 0, false, 0, false, false),
+       Did().Inspect().StopUnits(),
        ActionKind::kTerm, {10, 12}, 10000},
       {"TERM ignored: KILL the survivor only",
        {{H(10, HolderFate::kTerminated, 1, true, false, false),
          H(12, HolderFate::kObserved, 1, true)}, kBusy, {}},
-       Hist(true, true, 1, true, 0, false, false),
+       Did().Inspect().StopUnits().Waves(1).SignalSinceScan(),
        ActionKind::kKill, {12}, 5000},
       {"wave done: quick re-scan",
        {{H(10, HolderFate::kTerminated, 1, true, false, false)}, kBusy, {}},
-       Hist(true, true, 1, true, 0, false, false),
+       Did().Inspect().StopUnits().Waves(1).SignalSinceScan(),
        ActionKind::kRescan, {}, 500},
       {"quick re-scan clean, orphans: skip the settle, clean shm",
        {{Orphan(H(10, HolderFate::kTerminated, 1, true, false, false))}, kClean, {}},
-       Hist(true, true, 1, false, 1, false, false),
+       Did().Inspect().StopUnits().Waves(1).Rescans(1),
        ActionKind::kCleanShm, {}, 0},
       {"quick re-scan clean, parent alive: full settle re-scan (a late restart)",
        {{Supervised(H(10, HolderFate::kTerminated, 1, true, false, false))}, kClean, {}},
-       Hist(true, true, 1, false, 1, false, false),
+       Did().Inspect().StopUnits().Waves(1).Rescans(1),
        ActionKind::kRescan, {}, 2000},
       {"after the full settle, parent alive, nothing restarted: move on",
        {{Supervised(H(10, HolderFate::kTerminated, 1, true, false, false))}, kClean, {}},
-       Hist(true, true, 1, false, 2, false, false),
+       Did().Inspect().StopUnits().Waves(1).Rescans(2),
        ActionKind::kCleanShm, {}, 0},
       {"quick re-scan dirty, no holder: full settle re-scan",
        {{H(10, HolderFate::kTerminated, 1, true, false, false)}, kGhost, {}},
-       Hist(true, true, 1, false, 1, false, false),
+       Did().Inspect().StopUnits().Waves(1).Rescans(1),
        ActionKind::kRescan, {}, 2000},
       {"straggler found by the re-scan: new TERM wave",
        {{H(10, HolderFate::kTerminated, 1, true, false, false),
          H(13, HolderFate::kObserved, 2)}, kBusy, {}},
-       Hist(true, true, 1, false, 1, false, false),
+       Did().Inspect().StopUnits().Waves(1).Rescans(1),
        ActionKind::kTerm, {13}, 10000},
       {"after the full settle: move on even if dirty",
        {{}, kGhost, {}},
-       Hist(true, true, 1, false, 2, false, false),
+       Did().Inspect().StopUnits().Waves(1).Rescans(2),
        ActionKind::kCleanShm, {}, 0},
       {"holder of a wave past max_rounds is not signalled",
        {{H(20, HolderFate::kObserved, 4)}, kBusy, {}},
-       Hist(true, true, 3, false, 2, false, false),
+       Did().Inspect().StopUnits().Waves(3).Rescans(2),
        ActionKind::kCleanShm, {}, 0},
       {"unkillable holder is not signalled again",
        {{H(10, HolderFate::kUnkillable, 1, true, true)}, kBusy, {}},
-       Hist(true, true, 1, false, 2, true, false),
+       Did().Inspect().StopUnits().Waves(1).Rescans(2).CleanShm(),
        ActionKind::kVerify, {}, 0},
       {"only protected holders: no signal, no re-scan",
        {{H(11, HolderFate::kProtected)}, kClean, {}},
-       Hist(true, true, 0, false, 0, false, false),
+       Did().Inspect().StopUnits(),
        ActionKind::kCleanShm, {}, 0},
       {"clean host: shm then verify",
-       {{}, kClean, {}}, Hist(true, true, 0, false, 0, true, false),
+       {{}, kClean, {}}, Did().Inspect().StopUnits().CleanShm(),
        ActionKind::kVerify, {}, 0},
       {"verified: done",
-       {{}, kClean, {}}, Hist(true, true, 0, false, 0, true, true),
+       {{}, kClean, {}}, Did().Inspect().StopUnits().CleanShm().Verify(),
        ActionKind::kDone, {}, 0},
       {"ghost without reset step: done",
-       {{}, kGhost, {}}, Hist(true, true, 0, false, 0, true, true),
+       {{}, kGhost, {}}, Did().Inspect().StopUnits().CleanShm().Verify(),
        ActionKind::kDone, {}, 0},
   };
   for (const Row& row : rows) {
@@ -169,13 +191,13 @@ TEST(EscalationTest, NewcomersKeepTheHostUnderWatch) {
   };
   for (const auto& row : rows) {
     SCOPED_TRACE(row.rescans);
-    Action action = NextAction(p, view, Hist(true, true, 1, false, row.rescans, false, false));
+    Action action = NextAction(p, view, Did().Inspect().StopUnits().Waves(1).Rescans(row.rescans));
     EXPECT_EQ(ActionKindName(action.kind), std::string(ActionKindName(row.kind)));
     EXPECT_EQ(action.wait.count(), row.wait_ms);
   }
   // Once it opens a GPU it is a holder of the next wave: TERM it.
   HostView opened{{killed, H(811, HolderFate::kObserved, 2)}, {G(0, GpuState::kBusy)}, {}, {}};
-  Action action = NextAction(p, opened, Hist(true, true, 1, false, 3, false, false));
+  Action action = NextAction(p, opened, Did().Inspect().StopUnits().Waves(1).Rescans(3));
   EXPECT_EQ(action.kind, ActionKind::kTerm);
   EXPECT_EQ(Pids(action.targets), std::vector<int>{811});
 }
@@ -220,8 +242,8 @@ TEST(EscalationTest, PlaybookVariants) {
   ASSERT_TRUE(ParsePlaybook("steps: [inspect, kill, verify]\n", "k", &kill_only).ok());
   Playbook reset;
   ASSERT_TRUE(ParsePlaybook("steps: [inspect, verify, reset_ghosts]\n", "r", &reset).ok());
-  const History inspected = Hist(true, false, 0, false, 0, false, false);
-  const History verified = Hist(true, true, 0, false, 0, true, true);
+  const History inspected = Did().Inspect();
+  const History verified = Did().Inspect().StopUnits().CleanShm().Verify();
   HostView busy{{H(10)}, {G(0, GpuState::kBusy)}, {"a.service"}};
   HostView ghost{{}, {G(0, GpuState::kGhost), G(1, GpuState::kClean)}, {}};
 

@@ -1,0 +1,267 @@
+// Whole ladders as tables: each row is the action the Escalation picks next
+// and what the host looks like once that action ran. The test plays the
+// runner: it asks Next, compares, reports the row's view with Finished, and
+// asks again; the last row's action is "done" (or "did_not_converge").
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "fleetreap/escalation/escalation.h"
+
+namespace fleetreap {
+namespace {
+
+// What a test row expects of an action: its step name, then "quick",
+// "dry_run", the target PIDs, the GPUs and the wait, as present:
+// "term pids=10,11 10000ms", "rescan+clean_shm+verify quick 500ms".
+std::string Describe(const Action& action) {
+  std::string text = StepName(action);
+  if (action.quick) text += " quick";
+  if (action.dry_run) text += " dry_run";
+  std::vector<Target> targets = action.targets;
+  for (const Action& fused : action.fused) {
+    targets.insert(targets.end(), fused.targets.begin(), fused.targets.end());
+  }
+  for (size_t i = 0; i < targets.size(); ++i) {
+    text += (i == 0 ? " pids=" : ",") + std::to_string(targets[i].pid);
+  }
+  for (size_t i = 0; i < action.gpus.size(); ++i) {
+    text += (i == 0 ? " gpus=" : ",") + std::to_string(action.gpus[i]);
+  }
+  if (action.wait.count() > 0) text += " " + std::to_string(action.wait.count()) + "ms";
+  return text;
+}
+
+// A holder of GPU "gpu" from the inspect scan; "ppid" 1 is an orphan, any
+// other a parent that may restart it.
+TrackedHolder Worker(int pid, int gpu, int ppid = 1, int round = 1) {
+  TrackedHolder t;
+  t.holder.pid = pid;
+  t.holder.start_time = 1000 + pid;
+  t.holder.ppid = ppid;
+  t.holder.comm = "worker";
+  t.holder.gpus = {gpu};
+  t.holder.round = round;
+  return t;
+}
+
+// The same holder after the runner sent "signal" ("TERM" or "KILL") and the
+// host answered: gone, or still there.
+TrackedHolder Signalled(TrackedHolder t, const std::string& signal, bool exited) {
+  (signal == "KILL" ? t.kill_sent : t.term_sent) = true;
+  if (t.signalled_at == 0) t.signalled_at = 5000;
+  t.present = !exited;
+  if (exited) t.holder.fate = FateAfterExit(t);
+  if (!exited && signal == "KILL") t.holder.fate = HolderFate::kUnkillable;
+  return t;
+}
+
+TrackedHolder Protected(int pid, int gpu) {
+  TrackedHolder t = Worker(pid, gpu);
+  t.holder.fate = HolderFate::kProtected;
+  return t;
+}
+
+std::vector<GpuReading> Gpus(std::vector<GpuState> states) {
+  std::vector<GpuReading> gpus;
+  for (size_t i = 0; i < states.size(); ++i) {
+    GpuReading g;
+    g.index = static_cast<int>(i);
+    g.state = states[i];
+    g.used_mib = GpuStateIsClean(states[i]) ? 0 : 1000;
+    gpus.push_back(g);
+  }
+  return gpus;
+}
+
+constexpr GpuState kClean = GpuState::kClean;
+constexpr GpuState kBusy = GpuState::kBusy;
+constexpr GpuState kGhost = GpuState::kGhost;
+
+struct Row {
+  std::string action;  // Describe() of the action Next picks
+  HostView after;      // the host once it ran
+  StepResult result = {};
+};
+
+// Plays "rows" against a fresh Escalation; returns it for more checks.
+Escalation Play(const Playbook& playbook, EscalationMode mode, const std::vector<Row>& rows) {
+  Escalation escalation(playbook, mode);
+  HostView view;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    SCOPED_TRACE("row " + std::to_string(i));
+    Action action = escalation.Next(view);
+    EXPECT_EQ(Describe(action), rows[i].action);
+    if (action.kind == ActionKind::kDone || action.kind == ActionKind::kDidNotConverge) break;
+    view = rows[i].after;
+    escalation.Finished(action, view, rows[i].result);
+  }
+  return escalation;
+}
+
+TEST(EscalationSequenceTest, VllmIncidentTermWorks) {
+  // The unit stops and its orphaned workers exit on TERM within the grace.
+  TrackedHolder a = Worker(10, 0), b = Worker(11, 1);
+  const HostView busy{{a, b}, Gpus({kBusy, kBusy}), {"vllm.service"}};
+  const HostView gone{{Signalled(a, "TERM", true), Signalled(b, "TERM", true)},
+                      Gpus({kClean, kClean}), {"vllm.service"}};
+  Escalation e = Play(DefaultPlaybook(), EscalationMode::kRun,
+                      {{"inspect", busy},
+                       {"stop_units+term pids=10,11 30000ms", gone},
+                       {"rescan+clean_shm+verify quick 500ms", gone},
+                       {"done", {}}});
+  EXPECT_EQ(e.history().waves, 1);
+  EXPECT_TRUE(e.history().verified);
+  EXPECT_EQ(e.steps(), 3);
+}
+
+TEST(EscalationSequenceTest, TermIgnoredThenKill) {
+  TrackedHolder a = Worker(10, 0);
+  const HostView busy{{a}, Gpus({kBusy}), {}};
+  const HostView left{{Signalled(a, "TERM", false)}, Gpus({kBusy}), {}};
+  const HostView killed{{Signalled(Signalled(a, "TERM", false), "KILL", true)}, Gpus({kClean}),
+                        {}};
+  Play(DefaultPlaybook(), EscalationMode::kRun,
+       {{"inspect", busy},
+        {"term pids=10 10000ms", left},
+        {"kill pids=10 5000ms", killed},
+        {"rescan+clean_shm+verify quick 500ms", killed},
+        {"done", {}}});
+}
+
+TEST(EscalationSequenceTest, StragglerStartsANewWave) {
+  // GPU 5's worker opened its GPU after the inspect: the quick re-scan finds
+  // it, so the /dev/shm clean and verify that rode along do not count.
+  TrackedHolder first = Worker(10, 0);
+  TrackedHolder straggler = Worker(15, 5, 1, /*round=*/2);
+  const HostView busy{{first}, Gpus({kBusy, kClean, kClean, kClean, kClean, kClean}), {}};
+  const HostView termed{{Signalled(first, "TERM", true)},
+                        Gpus({kClean, kClean, kClean, kClean, kClean, kClean}), {}};
+  const HostView found{{Signalled(first, "TERM", true), straggler},
+                       Gpus({kClean, kClean, kClean, kClean, kClean, kBusy}), {}};
+  const HostView all_gone{{Signalled(first, "TERM", true), Signalled(straggler, "TERM", true)},
+                          Gpus({kClean, kClean, kClean, kClean, kClean, kClean}), {}};
+  Escalation e = Play(DefaultPlaybook(), EscalationMode::kRun,
+                      {{"inspect", busy},
+                       {"term pids=10 10000ms", termed},
+                       {"rescan+clean_shm+verify quick 500ms", found},
+                       {"term pids=15 10000ms", all_gone},
+                       {"rescan+clean_shm+verify quick 500ms", all_gone},
+                       {"done", {}}});
+  EXPECT_EQ(e.history().waves, 2);
+}
+
+TEST(EscalationSequenceTest, SupervisedRestartGetsTheFullSettle) {
+  // The worker's parent (500) lives: every re-scan reads the device files,
+  // and a clean first re-scan is followed by the full settle.
+  TrackedHolder w = Worker(10, 0, /*ppid=*/500);
+  const HostView busy{{w}, Gpus({kBusy}), {}};
+  const HostView termed{{Signalled(w, "TERM", true)}, Gpus({kClean}), {}};
+  Play(DefaultPlaybook(), EscalationMode::kRun,
+       {{"inspect", busy},
+        {"term pids=10 10000ms", termed},
+        {"rescan+clean_shm+verify 500ms", termed},
+        {"rescan 2000ms", termed},
+        {"clean_shm+verify", termed},
+        {"done", {}}});
+}
+
+TEST(EscalationSequenceTest, DryRunStopsAfterInspect) {
+  const HostView busy{{Worker(10, 0)}, Gpus({kBusy}), {"vllm.service"}};
+  Escalation e = Play(DefaultPlaybook(), EscalationMode::kDryRun,
+                      {{"inspect dry_run", busy}, {"done", {}}});
+  EXPECT_TRUE(e.history().shm_done);  // the inspect listed /dev/shm
+  EXPECT_EQ(e.history().waves, 0);
+}
+
+TEST(EscalationSequenceTest, DryRunWithoutShmPatterns) {
+  Playbook no_shm;
+  ASSERT_TRUE(ParsePlaybook("steps: [inspect, term, kill, rescan, verify]\n", "p", &no_shm).ok());
+  const HostView busy{{Worker(10, 0)}, Gpus({kBusy}), {}};
+  Play(no_shm, EscalationMode::kDryRun, {{"inspect", busy}, {"done", {}}});
+}
+
+TEST(EscalationSequenceTest, ProtectedOnly) {
+  const HostView daemons{{Protected(812, 0)}, Gpus({GpuState::kProtectedOnly}), {}};
+  Play(DefaultPlaybook(), EscalationMode::kRun,
+       {{"inspect", daemons}, {"clean_shm+verify", daemons}, {"done", {}}});
+}
+
+TEST(EscalationSequenceTest, LostGpuStopsTheLadder) {
+  const HostView busy{{Worker(10, 0)}, Gpus({kBusy}), {}};
+  Play(DefaultPlaybook(), EscalationMode::kRun,
+       {{"inspect", busy, StepResult{/*ladder_stopped=*/true}}, {"done", {}}});
+}
+
+TEST(EscalationSequenceTest, GhostMemoryIsReset) {
+  Playbook reset;
+  ASSERT_TRUE(ParsePlaybook("steps: [inspect, verify, reset_ghosts]\n", "r", &reset).ok());
+  const HostView ghost{{}, Gpus({kGhost, kClean}), {}};
+  const HostView clean{{}, Gpus({kClean, kClean}), {}};
+  Play(reset, EscalationMode::kRun,
+       {{"inspect", ghost},
+        {"verify quick", ghost},
+        {"reset_gpus gpus=0", clean},
+        {"verify quick", clean},
+        {"done", {}}});
+}
+
+TEST(EscalationSequenceTest, UnkillableIsLeftAfterTheSettle) {
+  TrackedHolder w = Worker(10, 0);
+  const HostView busy{{w}, Gpus({kBusy}), {}};
+  const HostView left{{Signalled(w, "TERM", false)}, Gpus({kBusy}), {}};
+  const HostView stuck{{Signalled(Signalled(w, "TERM", false), "KILL", false)}, Gpus({kBusy}),
+                       {}};
+  Play(DefaultPlaybook(), EscalationMode::kRun,
+       {{"inspect", busy},
+        {"term pids=10 10000ms", left},
+        {"kill pids=10 5000ms", stuck},
+        {"rescan+clean_shm+verify quick 500ms", stuck},
+        {"rescan 2000ms", stuck},
+        {"clean_shm+verify", stuck},
+        {"done", {}}});
+}
+
+TEST(EscalationSequenceTest, NonConvergenceEndsAtTheCap) {
+  // A holder the signal script reports gone (never signalled) that every
+  // re-scan finds again: TERM and re-scan would alternate for ever.
+  TrackedHolder w = Worker(10, 0);
+  TrackedHolder hidden = w;
+  hidden.present = false;
+  hidden.holder.fate = HolderFate::kGone;
+  const HostView busy{{w}, Gpus({kBusy}), {}};
+  const HostView reported_gone{{hidden}, Gpus({kBusy}), {}};
+  std::vector<Row> rows = {{"inspect", busy}};
+  while (rows.size() < static_cast<size_t>(Escalation::kMaxSteps)) {
+    rows.push_back({"term pids=10 10000ms", reported_gone});
+    rows.push_back({"rescan+clean_shm+verify quick 500ms", busy});
+  }
+  rows.resize(Escalation::kMaxSteps);
+  rows.push_back({"did_not_converge", {}});
+  Escalation e = Play(DefaultPlaybook(), EscalationMode::kRun, rows);
+  EXPECT_EQ(e.steps(), Escalation::kMaxSteps);
+  EXPECT_FALSE(e.history().verified);
+}
+
+TEST(EscalationSequenceTest, ConvergingAtTheCapIsDone) {
+  // kDone stays kDone at the cap: only a ladder that still wants to act is
+  // called stuck.
+  const HostView clean{{}, Gpus({kClean}), {}};
+  Escalation e(DefaultPlaybook(), EscalationMode::kRun);
+  for (int i = 0; i < Escalation::kMaxSteps; ++i) {
+    Action verify;
+    verify.kind = ActionKind::kVerify;
+    e.Finished(verify, clean);
+  }
+  Action inspect;
+  inspect.kind = ActionKind::kInspect;
+  e.Finished(inspect, clean);
+  Action shm;
+  shm.kind = ActionKind::kCleanShm;
+  e.Finished(shm, clean);
+  EXPECT_EQ(Describe(e.Next(clean)), "done");
+}
+
+}  // namespace
+}  // namespace fleetreap
