@@ -45,7 +45,7 @@ std::string Nul(const std::string& text) { return text + '\0'; }
 // nvidia-persistenced and nv-hostengine holding all of them too.
 std::string HolderScanOutput() {
   std::string out = Nul("scan 1") + Nul("session 9000 8999 8998") + Nul("units -") +
-                    Nul("gpu 0:" + GpuQueryOutput()) + Nul("apps -") +
+                    Nul("gpu 0:" + GpuQueryOutput()) + Nul("apps -") + Nul("table -") +
                     Nul("majors 195 nvidia 238 nvidia-uvm");
   std::string details;
   for (int pid = 4000; pid < 4010; ++pid) {
@@ -64,7 +64,8 @@ std::string HolderScanOutput() {
     details += Nul(proc + "/cmdline:VLLM::Worker_TP" + std::string(200, ' '));
     details += Nul("exe " + proc + ":/usr/bin/python3.11");
   }
-  return out + details + Nul("/etc/passwd:svc:x:1000:1000::/:/bin/sh\n") + Nul("end");
+  return out + details + Nul("/etc/passwd:svc:x:1000:1000::/:/bin/sh\n") +
+         Nul("selfcg:0::/") + Nul("show -") + Nul("end");
 }
 
 }  // namespace
