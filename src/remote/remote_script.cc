@@ -2,6 +2,8 @@
 // built as text around one shell prelude that remote_script_actions.cc
 // shares; remote_script_output.cc parses what they print.
 #include "fleetreap/base/shell.h"
+#include "fleetreap/base/text.h"
+#include "fleetreap/base/time_format.h"
 #include "fleetreap/remote/remote_script.h"
 
 #include "fleetreap/remote/nvidia_smi.h"
@@ -10,19 +12,6 @@
 
 namespace fleetreap {
 namespace remote_script_internal {
-
-// Whole seconds for timeout(1), rounded up, at least one.
-std::string Seconds(std::chrono::milliseconds d) {
-  long long s = (d.count() + 999) / 1000;
-  return std::to_string(s < 1 ? 1 : s);
-}
-
-// Fractional seconds for tail -s: "0.15".
-std::string FractionalSeconds(std::chrono::milliseconds d) {
-  long long ms = d.count() < 10 ? 10 : d.count();
-  std::string frac = std::to_string(1000 + ms % 1000).substr(1);
-  return std::to_string(ms / 1000) + "." + frac;
-}
 
 // The functions every script shares. z prints a record of the script's own
 // words; pst reads /proc/PID/stat by the kernel's rule (S: start time, Z:
@@ -100,7 +89,6 @@ std::string Prelude(const HostPaths& paths) {
 namespace {
 
 using remote_script_internal::Prelude;
-using remote_script_internal::Seconds;
 
 // The command's arguments after "nvidia-smi ".
 std::string Arguments(const std::string& command) {
@@ -108,9 +96,7 @@ std::string Arguments(const std::string& command) {
 }
 
 std::string AppsArguments() {
-  std::string fields;
-  for (const std::string& field : ScanAppsFields()) fields += (fields.empty() ? "" : ",") + field;
-  return "--query-compute-apps=" + fields + " --format=csv,nounits";
+  return "--query-compute-apps=" + Join(ScanAppsFields(), ",") + " --format=csv,nounits";
 }
 
 }  // namespace
@@ -249,7 +235,7 @@ std::string ScanScript(const ScanRequest& request, const HostPaths& paths) {
   std::string s = Prelude(paths);
   s += "UN=\nset --";
   for (const std::string& unit : request.units) s += " " + ShellQuote(unit);
-  s += "\nT=" + Seconds(request.nvidia_smi_timeout) + "\n";
+  s += "\nT=" + TimeoutSeconds(request.nvidia_smi_timeout) + "\n";
   s += "GQ=" + ShellQuote(Arguments(GpuQueryCommand())) + "\n";
   s += "GQ6=" + ShellQuote(Arguments(GpuQueryCommandWithoutRecovery())) + "\n";
   s += "AQ=" + ShellQuote(AppsArguments()) + "\n";
@@ -266,7 +252,7 @@ std::string ScanScript(const ScanRequest& request, const HostPaths& paths) {
 std::string PerGpuQueryScript(const std::vector<int>& indexes,
                               std::chrono::milliseconds timeout) {
   std::string s = Prelude(HostPaths());
-  s += "T=" + Seconds(timeout) + "\n";
+  s += "T=" + TimeoutSeconds(timeout) + "\n";
   for (int index : indexes) {
     s += "q " + Arguments(GpuQueryCommandForGpu(index)) + "\n";
     s += "printf 'pgpu " + std::to_string(index) + " %s:%s\\0' \"$r\" \"$o\"\n";
@@ -279,7 +265,7 @@ std::string StopUnitsScript(const std::vector<std::string>& units,
                             std::chrono::milliseconds timeout, bool end) {
   std::string s = "z() { printf '%s\\0' \"$*\"; }\n";
   for (size_t i = 0; i < units.size(); ++i) {
-    s += "timeout -k 2 " + Seconds(timeout) + " systemctl stop -- " + ShellQuote(units[i]) +
+    s += "timeout -k 2 " + TimeoutSeconds(timeout) + " systemctl stop -- " + ShellQuote(units[i]) +
          " </dev/null >/dev/null 2>&1\n";
     s += "z \"stop " + std::to_string(i) + " $?\"\n";
   }

@@ -1,15 +1,14 @@
 // The steps of remote_script.h that change a host (signal, /dev/shm, GPU
 // reset), built around the prelude of remote_script.cc.
 #include "fleetreap/base/shell.h"
+#include "fleetreap/base/time_format.h"
 #include "fleetreap/remote/remote_script.h"
 
 #include "remote_script_prelude.h"
 
 namespace fleetreap {
 
-using remote_script_internal::FractionalSeconds;
 using remote_script_internal::Prelude;
-using remote_script_internal::Seconds;
 
 constexpr char kSignalBody[] = R"SH(z 'signal 1'
 nvm; Q=1; HP=
@@ -135,7 +134,7 @@ std::string GpuResetScript(const std::vector<int>& gpus, std::chrono::millisecon
   std::string s = "z() { printf '%s\\0' \"$*\"; }\n";
   for (int gpu : gpus) {
     std::string index = std::to_string(gpu);
-    s += "o=$(timeout -k 2 " + Seconds(per_gpu) + " nvidia-smi --gpu-reset -i " + index +
+    s += "o=$(timeout -k 2 " + TimeoutSeconds(per_gpu) + " nvidia-smi --gpu-reset -i " + index +
          " 2>&1 </dev/null); r=$?\n";
     s += "printf 'reset " + index + " %s:%s\\0' \"$r\" \"$o\"\n";
   }
