@@ -28,7 +28,6 @@ KNOWN = {
     'include/fleetreap/report/report_files.h fleetreap/cli/options.h',
     'include/fleetreap/runner/fleet_plan.h fleetreap/cli/options.h',
     'include/fleetreap/runner/fleet_runner.h fleetreap/cli/options.h',
-    'src/transport/command_log.cc fleetreap/report/report_json.h',
     'include/fleetreap/transport/ssh_transport.h fleetreap/inventory/host.h',
     'include/fleetreap/transport/ssh_transport.h fleetreap/cli/options.h',
 }
