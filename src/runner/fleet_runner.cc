@@ -212,7 +212,9 @@ class Collector {
     std::deque<Event> batch;
     while (run_.events->Take(kTickInterval, &batch)) {
       for (const Event& event : batch) {
-        CheckStop();
+        // A host that started did so before its worker saw the stop flag:
+        // count it in flight before the notice, as a finish after it.
+        if (event.kind != Event::Kind::kStarted) CheckStop();
         Deliver(event);
       }
       CheckStop();
