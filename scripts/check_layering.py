@@ -22,15 +22,6 @@ import sys
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^">]+)[">]')
 MAY_INCLUDE = re.compile(r'^May include:\s*(.*)$', re.M)
-# Wrong-way includes that issue 15's work still has to remove ("FILE HEADER");
-# each is reported as a warning, never as a pass. This list must end empty.
-KNOWN = {
-    'include/fleetreap/report/report_files.h fleetreap/cli/options.h',
-    'include/fleetreap/runner/fleet_plan.h fleetreap/cli/options.h',
-    'include/fleetreap/runner/fleet_runner.h fleetreap/cli/options.h',
-    'include/fleetreap/transport/ssh_transport.h fleetreap/inventory/host.h',
-    'include/fleetreap/transport/ssh_transport.h fleetreap/cli/options.h',
-}
 LIBRARY_OWNERS = {'libssh/': {'transport'}, 'yaml-cpp/': {'inventory', 'escalation'}}
 
 
@@ -82,9 +73,6 @@ def check(root):
                     if target is None or target not in areas:
                         continue  # generated headers (fleetreap/version.h)
                     if target != area and target not in allowed:
-                        if f'{rel} {header}' in KNOWN:
-                            print(f'{rel}:{number}: warning: known wrong-way include of {header}', file=sys.stderr)
-                            continue
                         may = ', '.join(sorted(allowed)) or 'nothing'
                         problems.append(f'{rel}:{number}: {area} may not include {header} (May include: {may})')
                 for prefix, owners in LIBRARY_OWNERS.items():

@@ -129,9 +129,7 @@ bool Runner::Scan(const std::vector<std::string>& units,
   if (!query.tool_message.empty()) report_.nvidia_smi_error = query.tool_message;
   nvidia_smi_failed_ = !status.ok() && query.failure != NvidiaSmiFailure::kGpuLost;
   // No driver (exit 9) or a GPU off the bus (exit 15): nothing is signalled.
-  if (!escalation_.history().inspected && (scan.nvidia_smi_exit == 9 || scan.nvidia_smi_exit == 15 ||
-                              query.failure == NvidiaSmiFailure::kGpuLost ||
-                              query.failure == NvidiaSmiFailure::kDriverNotLoaded)) {
+  if (!escalation_.history().inspected && StopsTheLadder(query, scan.nvidia_smi_exit)) {
     stop_ladder_ = true;
   }
   if (!status.ok() && status.kind() != ErrorKind::kCommandFailed) {
