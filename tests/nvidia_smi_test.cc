@@ -193,7 +193,7 @@ TEST(NvidiaSmiTest, LostGpuAmongGoodRowsKeepsTheToolMessage) {
   ASSERT_TRUE(ParseGpuQuery(rows, lost_line + "\n", 15, GpuQueryFields(), &result).ok());
   EXPECT_EQ(Render(result.gpus), Render([&] {
               GpuQueryResult expected;
-              ParseGpuQuery(mixed, "", 0, GpuQueryFields(), &expected);
+              (void)ParseGpuQuery(mixed, "", 0, GpuQueryFields(), &expected);
               return expected.gpus;
             }()));
   // A lost GPU's bus id that matches a row marks that row.
@@ -637,7 +637,7 @@ TEST(NvidiaSmiTest, StopsTheLadderOnALostGpuOrNoDriver) {
   };
   for (const Row& row : rows) {
     GpuQueryResult result;
-    ParseGpuQuery(row.out, "", row.exit_code, GpuQueryFields(), &result);
+    (void)ParseGpuQuery(row.out, "", row.exit_code, GpuQueryFields(), &result);
     EXPECT_EQ(StopsTheLadder(result, row.exit_code), row.stops) << row.out << row.exit_code;
   }
 }
@@ -690,11 +690,11 @@ TEST(NvidiaSmiTest, KeepsEveryLineOfTheToolWords) {
   };
   for (const Row& row : rows) {
     GpuQueryResult result;
-    ParseGpuQuery(row.out, row.err, row.exit_code, GpuQueryFields(), &result);
+    (void)ParseGpuQuery(row.out, row.err, row.exit_code, GpuQueryFields(), &result);
     EXPECT_EQ(result.tool_message, row.message) << row.err;
   }
   GpuQueryResult result;
-  ParseGpuQuery("", many, 3, GpuQueryFields(), &result);
+  (void)ParseGpuQuery("", many, 3, GpuQueryFields(), &result);
   EXPECT_LE(result.tool_message.size(), kMaxToolMessage + 20);
   EXPECT_EQ(result.tool_message.substr(0, 20), "\"WARNING: line 0....");
   EXPECT_EQ(result.tool_message.substr(result.tool_message.size() - 15), "(15 more lines)");

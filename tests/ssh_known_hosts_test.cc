@@ -187,8 +187,8 @@ TEST_F(KnownHostsTest, ConcurrentAppendsKeepWholeLines) {
     threads.emplace_back([&path, t] {
       for (int h = 0; h < 25; ++h) {
         // Every thread records the same 25 hosts, plus 25 of its own.
-        AppendKnownHostsEntry(path, "shared" + std::to_string(h), kKeyA);
-        AppendKnownHostsEntry(path, "t" + std::to_string(t) + "h" + std::to_string(h), kKeyB);
+        (void)AppendKnownHostsEntry(path, "shared" + std::to_string(h), kKeyA);
+        (void)AppendKnownHostsEntry(path, "t" + std::to_string(t) + "h" + std::to_string(h), kKeyB);
       }
     });
   }

@@ -40,7 +40,7 @@ bool IsUnreachable(ErrorKind kind);
 /// refused, connect and banner timeouts, connection_lost.
 bool IsTransient(ErrorKind kind);
 
-class Status {
+class [[nodiscard]] Status {
  public:
   Status() = default;
   static Status Ok() { return Status(); }
