@@ -22,6 +22,8 @@ struct RawFlags {
   std::string host_key_policy = "strict";
 };
 
+// The flag tables keep one flag per line, as --help prints them.
+// clang-format off
 po::options_description Describe(Options* o, RawFlags* raw) {
   po::options_description selection("Selection", kHelpWidth, kHelpWidth / 2);
   selection.add_options()
@@ -96,6 +98,7 @@ po::options_description Describe(Options* o, RawFlags* raw) {
       ("help,h", "print this help and exit")
       ("version,V", "print the version and exit");
 
+  // clang-format on
   po::options_description all(kHelpWidth, kHelpWidth / 2);
   all.add(selection).add(connection).add(escalation).add(output).add(general);
   return all;

@@ -14,6 +14,7 @@ namespace {
 
 constexpr unsigned kHelpWidth = 110;
 
+// clang-format off
 po::options_description DescribeMerge(Options* o) {
   po::options_description output("Output", kHelpWidth, kHelpWidth / 2);
   AddReportFlags(output.add_options(), o);
@@ -21,6 +22,7 @@ po::options_description DescribeMerge(Options* o) {
       ("expect", po::value(&o->merge_expect)->value_name("FILE"),
        "hosts that must have a report, one per line; a missing one is 'not started'")
       ("help,h", "print this help and exit");
+  // clang-format on
   return output;
 }
 

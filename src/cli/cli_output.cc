@@ -4,6 +4,7 @@ namespace po = boost::program_options;
 
 namespace fleetreap {
 
+// clang-format off
 void AddReportFlags(po::options_description_easy_init add, Options* o) {
   add("json", po::value(&o->json)->value_name("FILE"),
       "write the JSON report to FILE ('-' for stdout)")
@@ -18,6 +19,7 @@ void AddReportFlags(po::options_description_easy_init add, Options* o) {
      ("color", po::value(&o->color)->value_name("WHEN"),
       "auto | always | never (NO_COLOR is honoured)");
 }
+// clang-format on
 
 std::string CheckReportFlags(const Options& o) {
   if (o.color != "auto" && o.color != "always" && o.color != "never") {

@@ -106,7 +106,7 @@ void CheckShmPattern(const Reader& reader, const YAML::Node& at,
   // Two literal characters at least, so that no pattern can sweep /dev/shm.
   size_t literal = pattern.find_first_of("*?[");
   if (pattern.find('/') != std::string::npos || pattern == "." ||
-      pattern == ".." || (literal != std::string::npos && literal < 2)) {
+      pattern == ".." || literal < 2) {
     reader.Fail(at, "shm_patterns entry \"" + pattern +
                         "\" must be a file name glob starting with at least "
                         "two literal characters");
@@ -120,7 +120,7 @@ void CheckUnitPattern(const Reader& reader, const YAML::Node& at, const std::str
     reader.Fail(at, "units entry \"" + unit + "\" is not a unit name");
   }
   size_t literal = unit.find_first_of("*?[");
-  if (literal != std::string::npos && literal < 2) {
+  if (literal < 2) {
     reader.Fail(at, "units entry \"" + unit +
                         "\" must start with at least two literal characters");
   }
@@ -142,7 +142,7 @@ void CheckUnitPattern(const Reader& reader, const YAML::Node& at, const std::str
 
 void ApplyKey(const Reader& reader, const YAML::Node& key,
               const YAML::Node& value, Playbook* p) {
-  const std::string name = key.Scalar();
+  const std::string& name = key.Scalar();
   if (name == "name") {
     p->name = reader.Scalar(key, value);
   } else if (name == "description") {

@@ -81,7 +81,7 @@ bool IsIpv4(const std::string& s) {
     size_t j = i;
     while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
     std::string d = s.substr(i, j - i);
-    bool ok = (d.size() >= 1 && d.size() <= 2) ||
+    bool ok = (!d.empty() && d.size() <= 2) ||
               (d.size() == 3 && (d[0] == '0' || d[0] == '1' ||
                                  (d[0] == '2' && (d[1] < '5' || (d[1] == '5' && d[2] <= '5')))));
     if (!ok) return false;
@@ -205,7 +205,7 @@ bool LooksClusterShell(const std::string& body) {
 
 Status Expand(const std::string& pattern, const std::string& line,
               std::vector<std::string>* names) {
-  std::string marked = line;
+  const std::string& marked = line;
   size_t open = marked.find('['), close = marked.find(']');
   if (close == std::string::npos) return RangeError(pattern, "missing \"]\"");
   if (open == std::string::npos) return RangeError(pattern, "\"]\" without \"[\"");

@@ -68,10 +68,10 @@ std::vector<std::string> SplitAnsiblePattern(const std::string& pattern) {
   return terms;
 }
 
-AnsibleGlob::AnsibleGlob(const std::string& pat) {
-  const size_t n = pat.size();
+AnsibleGlob::AnsibleGlob(const std::string& glob) {
+  const size_t n = glob.size();
   for (size_t i = 0; i < n; ++i) {
-    char c = pat[i];
+    char c = glob[i];
     if (c == '*') {
       if (items_.empty() || items_.back().kind != Item::Kind::kStar) {
         items_.emplace_back(Item::Kind::kStar);
@@ -84,12 +84,12 @@ AnsibleGlob::AnsibleGlob(const std::string& pat) {
     }
     if (c == '[') {
       size_t j = i + 1;
-      if (j < n && pat[j] == '!') ++j;
-      if (j < n && pat[j] == ']') ++j;
-      while (j < n && pat[j] != ']') ++j;
+      if (j < n && glob[j] == '!') ++j;
+      if (j < n && glob[j] == ']') ++j;
+      while (j < n && glob[j] != ']') ++j;
       if (j < n) {
         Item item(Item::Kind::kClass);
-        std::string stuff = pat.substr(i + 1, j - i - 1);
+        std::string stuff = glob.substr(i + 1, j - i - 1);
         size_t k = 0;
         if (!stuff.empty() && stuff[0] == '!') {
           item.negate = true;

@@ -310,7 +310,7 @@ Status SelectHostIndices(const Inventory& inventory, const std::string& limit,
     if (!s.ok()) return s;
     std::vector<char> other(n, 0);
     for (size_t i : found) other[i] = 1;
-    for (size_t i = 0; i < n; ++i) selected[i] = selected[i] && other[i];
+    for (size_t i = 0; i < n; ++i) selected[i] = static_cast<char>(selected[i] && other[i]);
   }
   for (const std::string& term : exclude) {
     std::vector<size_t> found;

@@ -9,7 +9,7 @@
 
 namespace fleetreap {
 
-std::vector<size_t> Inventory::AnsibleGroupHosts(const std::string& group, bool* ambiguous) const {
+std::vector<size_t> Inventory::AnsibleGroupHosts(const std::string& group, bool* unordered) const {
   const std::vector<size_t> none;
   auto hosts_of = [&](const std::string& g) -> const std::vector<size_t>& {
     const Inventory::GroupLinks* l = Links(g);
@@ -26,7 +26,7 @@ std::vector<size_t> Inventory::AnsibleGroupHosts(const std::string& group, bool*
   for (const std::string& g : ordered) {
     for (size_t h : hosts_of(g)) before[h] = 1;
   }
-  *ambiguous = false;
+  *unordered = false;
   while (!round.empty()) {
     seen.insert(round.begin(), round.end());
     std::set<std::string> next;
@@ -49,7 +49,7 @@ std::vector<size_t> Inventory::AnsibleGroupHosts(const std::string& group, bool*
       }
       contributors += brings_hosts;
     }
-    if (contributors > 1) *ambiguous = true;
+    if (contributors > 1) *unordered = true;
     for (size_t h : brought) before[h] = 1;
     round.assign(next.begin(), next.end());
   }

@@ -141,7 +141,7 @@ class IniLoader {
 
  private:
   struct Pending {
-    size_t line;
+    size_t line = 0;
     std::string state;
     std::vector<std::string> parents;
   };

@@ -30,7 +30,6 @@ YamlShape ProbeYaml(const std::string& text) {
 
 namespace {
 
-using inventory_internal::RawGroup;
 using inventory_internal::RawHost;
 using inventory_internal::RawInventory;
 using inventory_internal::Variable;
@@ -91,7 +90,7 @@ class YamlLoader {
     return raw_.GroupId(name, where, warnings_);
   }
   Status LoadGroup(int id, const YAML::Node& body, int nesting);
-  Status LoadHosts(int group, const YAML::Node& hosts);
+  Status LoadHosts(int group, const YAML::Node& node);
   Status LoadHost(int group, const YAML::Node& key, const YAML::Node& value);
   Status LoadVars(const std::string& scope, const YAML::Node& node, Variables* vars,
                   int group = -1);

@@ -75,14 +75,14 @@ milliseconds Between(TimePoint start, TimePoint end) {
 // Everything the workers share. Read-only but for the atomics, the queue and
 // the per-index result slots, each written by exactly one worker.
 struct Run {
-  const std::vector<FleetPlan>* plans;
-  const FleetSettings* settings;
-  const TransportFactory* make_transport;
-  const HostCleanerFunction* clean;
-  const std::atomic<bool>* stop_requested;
-  Clock* clock;
+  const std::vector<FleetPlan>* plans = nullptr;
+  const FleetSettings* settings = nullptr;
+  const TransportFactory* make_transport = nullptr;
+  const HostCleanerFunction* clean = nullptr;
+  const std::atomic<bool>* stop_requested = nullptr;
+  Clock* clock = nullptr;
   TimePoint deadline;  // max() for none
-  EventQueue* events;
+  EventQueue* events = nullptr;
   std::atomic<size_t> next{0};
   std::atomic<bool> interrupted{false};
   std::vector<std::optional<HostReport>> results;

@@ -21,7 +21,7 @@ namespace fleetreap {
 class CommandLog {
  public:
   /// Output kept per stream and command before the log cuts it.
-  static constexpr size_t kDefaultMaxOutputBytes = 64 * 1024;
+  static constexpr size_t kDefaultMaxOutputBytes = size_t{64} * 1024;
 
   /// Creates "dir" (and missing parents). On failure returns kInternal:
   ///   cannot create log directory /x/y: Permission denied
