@@ -32,8 +32,8 @@ std::string GenerateInventory() {
   y += "  children:\n";
   for (int region = 1; region <= 5; ++region) {
     y += "    region" + std::to_string(region) + ":\n";
-    y += "      vars:\n        ansible_ssh_private_key_file: keys/region" +
-         std::to_string(region) + "\n";
+    y += "      vars:\n        ansible_ssh_private_key_file: keys/region" + std::to_string(region) +
+         "\n";
     y += "      children:\n";
     for (int r = 1; r <= 8; ++r) {
       std::string rack = "r" + Pad((region - 1) * 8 + r, 2);
@@ -73,16 +73,15 @@ double Millis(const std::function<void()>& work, double* cpu = nullptr) {
   auto start = std::chrono::steady_clock::now();
   work();
   double wall =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-          .count();
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (cpu) *cpu += CpuMillis() - cpu_start;
   return wall;
 }
 
 void Print(const char* what, std::vector<double> ms) {
   std::sort(ms.begin(), ms.end());
-  std::printf("%-44s min %7.2f  median %7.2f  max %7.2f ms\n", what, ms.front(),
-              ms[ms.size() / 2], ms.back());
+  std::printf("%-44s min %7.2f  median %7.2f  max %7.2f ms\n", what, ms.front(), ms[ms.size() / 2],
+              ms.back());
 }
 
 int Main(int argc, char** argv) {
@@ -93,15 +92,17 @@ int Main(int argc, char** argv) {
   Inventory inventory;
   std::vector<double> load, load_cpu(reps, 0);
   for (int i = 0; i < reps; ++i) {
-    load.push_back(Millis([&] {
-      inventory = Inventory();
-      std::vector<std::string> warnings;
-      Status s = LoadInventory(path, &inventory, &warnings);
-      if (!s.ok()) {
-        std::fprintf(stderr, "%s\n", s.message().c_str());
-        std::exit(1);
-      }
-    }, &load_cpu[i]));
+    load.push_back(Millis(
+        [&] {
+          inventory = Inventory();
+          std::vector<std::string> warnings;
+          Status s = LoadInventory(path, &inventory, &warnings);
+          if (!s.ok()) {
+            std::fprintf(stderr, "%s\n", s.message().c_str());
+            std::exit(1);
+          }
+        },
+        &load_cpu[i]));
   }
   std::printf("inventory: %zu hosts, %zu groups, %d repetitions\n", inventory.hosts().size(),
               inventory.group_names().size(), reps);
@@ -123,13 +124,15 @@ int Main(int argc, char** argv) {
     for (int i = 0; i < reps; ++i) {
       std::vector<Host> hosts;
       double cpu = 0;
-      ms.push_back(Millis([&] {
-        Status s = SelectHosts(inventory, limit, &hosts);
-        if (!s.ok()) {
-          std::fprintf(stderr, "%s\n", s.message().c_str());
-          std::exit(1);
-        }
-      }, &cpu));
+      ms.push_back(Millis(
+          [&] {
+            Status s = SelectHosts(inventory, limit, &hosts);
+            if (!s.ok()) {
+              std::fprintf(stderr, "%s\n", s.message().c_str());
+              std::exit(1);
+            }
+          },
+          &cpu));
       selected = hosts.size();
       worst_select[i] = std::max(worst_select[i], ms.back());
       worst_select_cpu[i] = std::max(worst_select_cpu[i], cpu);

@@ -31,8 +31,8 @@ std::string GpuQueryOutput() {
 std::string ComputeAppsOutput() {
   std::string out = "gpu_uuid, gpu_bus_id, pid, used_gpu_memory [MiB], process_name\n";
   for (int i = 0; i < 16; ++i) {
-    out += "GPU-11111111-0000-0000-0000-00000000000" + std::to_string(i % 8) + ", 00000000:" +
-           std::to_string(18 + i % 8) + ":00.0, " + std::to_string(4000 + i) +
+    out += "GPU-11111111-0000-0000-0000-00000000000" + std::to_string(i % 8) +
+           ", 00000000:" + std::to_string(18 + i % 8) + ":00.0, " + std::to_string(4000 + i) +
            ", 35000, python3 -m vllm.entrypoints.openai.api_server, --tp 8\n";
   }
   return out;
@@ -64,8 +64,8 @@ std::string HolderScanOutput() {
     details += Nul(proc + "/cmdline:VLLM::Worker_TP" + std::string(200, ' '));
     details += Nul("exe " + proc + ":/usr/bin/python3.11");
   }
-  return out + details + Nul("/etc/passwd:svc:x:1000:1000::/:/bin/sh\n") +
-         Nul("selfcg:0::/") + Nul("show -") + Nul("end");
+  return out + details + Nul("/etc/passwd:svc:x:1000:1000::/:/bin/sh\n") + Nul("selfcg:0::/") +
+         Nul("show -") + Nul("end");
 }
 
 }  // namespace
@@ -74,8 +74,7 @@ std::string HolderScanOutput() {
 int main(int argc, char** argv) {
   using namespace fleetreap;  // NOLINT: a benchmark's main
   const int hosts = argc > 1 ? std::atoi(argv[1]) : 10000;
-  const std::string query = GpuQueryOutput(), apps = ComputeAppsOutput(),
-                    scan = HolderScanOutput();
+  const std::string query = GpuQueryOutput(), apps = ComputeAppsOutput(), scan = HolderScanOutput();
   size_t checksum = 0;
   auto start = std::chrono::steady_clock::now();
   for (int host = 0; host < hosts; ++host) {
@@ -94,9 +93,9 @@ int main(int argc, char** argv) {
     checksum += result.gpus.size() + processes.size() + holders.size();
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("parse_bench: %d hosts in %.3f s, %.1f us per host (%zu bytes of output per host, "
-              "checksum %zu)\n",
-              hosts, seconds, seconds * 1e6 / hosts, query.size() + apps.size() + scan.size(),
-              checksum);
+  std::printf(
+      "parse_bench: %d hosts in %.3f s, %.1f us per host (%zu bytes of output per host, "
+      "checksum %zu)\n",
+      hosts, seconds, seconds * 1e6 / hosts, query.size() + apps.size() + scan.size(), checksum);
   return 0;
 }

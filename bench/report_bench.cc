@@ -22,7 +22,7 @@ fleetreap::HostReport MakeHost(int i) {
   std::snprintf(name, sizeof(name), "gpu%05d", i);
   host.name = name;
   host.address = "10.0." + std::to_string(i / 250) + "." + std::to_string(i % 250);
-  host.status = i % 97 == 0 ? HostStatus::kUnreachable
+  host.status = i % 97 == 0   ? HostStatus::kUnreachable
                 : i % 89 == 0 ? HostStatus::kDirty
                               : HostStatus::kClean;
   if (host.status == HostStatus::kUnreachable) {
@@ -46,8 +46,7 @@ fleetreap::HostReport MakeHost(int i) {
       holder.pid = 1000 + g;
       holder.comm = "python3";
       holder.gpus = {g};
-      holder.fate = g < 6 ? fleetreap::HolderFate::kTerminated
-                          : fleetreap::HolderFate::kKilled;
+      holder.fate = g < 6 ? fleetreap::HolderFate::kTerminated : fleetreap::HolderFate::kKilled;
       host.holders.push_back(holder);
     }
   }
@@ -63,8 +62,8 @@ void Time(const char* name, const std::function<std::string()>& render) {
   double cpu_ms = 1000.0 * static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
   auto took = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::steady_clock::now() - start);
-  std::printf("%-10s wall %8.1f ms  cpu %8.1f ms  %9zu bytes\n", name,
-              took.count() / 1000.0, cpu_ms, out.size());
+  std::printf("%-10s wall %8.1f ms  cpu %8.1f ms  %9zu bytes\n", name, took.count() / 1000.0,
+              cpu_ms, out.size());
 }
 
 }  // namespace

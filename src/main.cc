@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <memory>
 #include <string>
@@ -72,9 +72,9 @@ int Run(const Options& options) {
   if (options.list_hosts) {
     std::vector<Host> hosts;
     for (const FleetPlan& plan : set.plans) hosts.push_back(EffectiveHost(plan.host, options));
-    std::string text = !options.json.empty()       ? FormatHostListJson(hosts)
-                       : options.verbosity > 0     ? FormatHostListVerbose(hosts)
-                                                   : FormatHostList(hosts);
+    std::string text = !options.json.empty()   ? FormatHostListJson(hosts)
+                       : options.verbosity > 0 ? FormatHostListVerbose(hosts)
+                                               : FormatHostList(hosts);
     return WriteHostListing(text, options.json) ? kExitClean : kExitUsage;
   }
 
@@ -92,8 +92,8 @@ int Run(const Options& options) {
   if (!options.quiet) {
     progress = std::make_unique<Progress>(stderr, ProgressStyleFor(options, stderr));
     // While the live line is up, log lines are printed above it.
-    auto logger = std::make_shared<spdlog::logger>(
-        "fleetreap", MakeProgressLogSink(progress.get()));
+    auto logger =
+        std::make_shared<spdlog::logger>("fleetreap", MakeProgressLogSink(progress.get()));
     logger->set_pattern(kLogPattern);
     logger->set_level(plain_logger->level());
     spdlog::set_default_logger(logger);
@@ -106,8 +106,8 @@ int Run(const Options& options) {
   const char* step_id = std::getenv("SLURM_STEP_ID");
   const char* job_id = step_id == nullptr ? std::getenv("SLURM_JOB_ID") : nullptr;
   const char* job_gpus = std::getenv("SLURM_JOB_GPUS");
-  status = ScopeFromOptions(options, job_id ? job_id : "", job_gpus ? job_gpus : "",
-                            &settings.scope);
+  status =
+      ScopeFromOptions(options, job_id ? job_id : "", job_gpus ? job_gpus : "", &settings.scope);
   if (!status.ok()) return ExitCodeForLoadError(status);
   if (!settings.scope.empty()) spdlog::info("scope: {}", DescribeScope(settings.scope));
   settings.tool_version = FLEETREAP_VERSION;
@@ -116,8 +116,8 @@ int Run(const Options& options) {
   const std::string host_key_warning = HostKeyPolicyWarning(options);
   if (!host_key_warning.empty()) spdlog::warn("{}", host_key_warning);
   InstallInterruptHandler();
-  RaiseDescriptorLimit(static_cast<int>(
-      std::min<size_t>(set.plans.size(), static_cast<size_t>(settings.forks))));
+  RaiseDescriptorLimit(
+      static_cast<int>(std::min<size_t>(set.plans.size(), static_cast<size_t>(settings.forks))));
   RunReport report = RunFleet(set.plans, settings, MakeTransportFactory(options, log.get()),
                               progress.get(), &g_stop_requested, RealClock());
   spdlog::set_default_logger(plain_logger);
@@ -145,7 +145,7 @@ int main(int argc, char** argv) {
   switch (cli.action) {
     case CliAction::kHelp:
       std::fputs((argc > 1 && std::string(argv[1]) == "merge" ? fleetreap::MergeHelpText()
-                                                               : fleetreap::HelpText())
+                                                              : fleetreap::HelpText())
                      .c_str(),
                  stdout);
       return fleetreap::kExitClean;
@@ -157,8 +157,7 @@ int main(int argc, char** argv) {
                    cli.error.c_str());
       return fleetreap::kExitUsage;
     case CliAction::kRun:
-    case CliAction::kMerge:
-      break;
+    case CliAction::kMerge: break;
   }
   try {
     if (cli.action == CliAction::kMerge) return fleetreap::Merge(cli.options);

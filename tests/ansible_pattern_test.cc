@@ -44,13 +44,13 @@ TEST(AnsiblePatternTest, GlobsAsPythonFnmatchDoes) {
     bool match;
   };
   const Row rows[] = {
-      {"gpu*", "gpu01", true},       {"gpu*", "gpu", true},
-      {"gpu0?", "gpu01", true},      {"gpu0?", "gpu010", false},
-      {"gpu0[1-3]", "gpu02", true},  {"gpu0[1-3]", "gpu04", false},
-      {"gpu0[!1-3]", "gpu04", true}, {"gpu[01:04]", "gpu:", true},
+      {"gpu*", "gpu01", true},        {"gpu*", "gpu", true},
+      {"gpu0?", "gpu01", true},       {"gpu0?", "gpu010", false},
+      {"gpu0[1-3]", "gpu02", true},   {"gpu0[1-3]", "gpu04", false},
+      {"gpu0[!1-3]", "gpu04", true},  {"gpu[01:04]", "gpu:", true},
       {"gpu[01:04]", "gpu01", false}, {"g[", "g[", true},
-      {"g[]a]", "g]", true},         {"g[z-a]x", "gax", false},
-      {"*.lab", "a.lab", true},      {"G*", "gpu", false},
+      {"g[]a]", "g]", true},          {"g[z-a]x", "gax", false},
+      {"*.lab", "a.lab", true},       {"G*", "gpu", false},
       {"g\\*", "g\\x", true},
   };
   for (const Row& row : rows) {

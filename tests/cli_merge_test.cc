@@ -14,9 +14,9 @@ CliResult Parse(std::vector<const char*> args) {
 }
 
 TEST(CliMergeTest, ReportsAndOutputFlags) {
-  CliResult r = Parse({"merge", "a.json", "--json", "-", "b.json", "--junit", "j.xml",
-                       "--summary-md", "s.md", "--failed-hosts", "f.txt", "--color",
-                       "never", "c.json", "--expect", "nodes.txt"});
+  CliResult r =
+      Parse({"merge", "a.json", "--json", "-", "b.json", "--junit", "j.xml", "--summary-md", "s.md",
+             "--failed-hosts", "f.txt", "--color", "never", "c.json", "--expect", "nodes.txt"});
   ASSERT_EQ(r.action, CliAction::kMerge) << r.error;
   EXPECT_EQ(r.options.merge_reports, (std::vector<std::string>{"a.json", "b.json", "c.json"}));
   EXPECT_EQ(r.options.json, "-");
@@ -57,8 +57,7 @@ TEST(CliMergeTest, UsageErrors) {
   const Case cases[] = {
       {{"merge"}, "merge: no reports given (fleetreap merge REPORT.json...)"},
       {{"merge", "--json", "m.json"}, "merge: no reports given (fleetreap merge REPORT.json...)"},
-      {{"merge", "--hosts", "inv.yaml", "a.json"},
-       "merge: unrecognised option '--hosts'"},
+      {{"merge", "--hosts", "inv.yaml", "a.json"}, "merge: unrecognised option '--hosts'"},
       {{"merge", "a.json", "--color", "pink"},
        "merge: --color: expected auto, always or never, got \"pink\""},
       {{"merge", "a.json", "--json", "-", "--junit", "-"},

@@ -4,7 +4,6 @@
 
 #include <vector>
 
-
 namespace fleetreap {
 namespace {
 
@@ -25,9 +24,9 @@ TEST(CliTest, Defaults) {
 }
 
 TEST(CliTest, FlagsAndVerbosity) {
-  CliResult r = Parse({"-i", "x.yaml", "-vv", "--forks", "8", "--connect-timeout",
-                       "1.5s", "--host-key-policy", "accept-new", "--protect",
-                       "a", "--protect", "/usr/bin/b", "-n", "--json", "-"});
+  CliResult r = Parse({"-i", "x.yaml", "-vv", "--forks", "8", "--connect-timeout", "1.5s",
+                       "--host-key-policy", "accept-new", "--protect", "a", "--protect",
+                       "/usr/bin/b", "-n", "--json", "-"});
   ASSERT_EQ(r.action, CliAction::kRun) << r.error;
   EXPECT_EQ(r.options.verbosity, 2);
   EXPECT_EQ(r.options.forks, 8);
@@ -97,13 +96,31 @@ TEST(CliTest, HelpAndVersion) {
   for (const char* group : {"Selection:", "Connection:", "Escalation:", "Output:"}) {
     EXPECT_NE(help.find(group), std::string::npos) << group;
   }
-  for (const char* flag : {"--hosts", "--limit", "--list-hosts", "--local", "--forks",
-                           "--connect-timeout", "--command-timeout", "--host-timeout",
-                           "--deadline", "--retries", "--identity", "--known-hosts",
-                           "--host-key-policy", "--no-agent", "--ssh-config",
-                           "--ssh-config-file", "--become",
-                           "--playbook", "--dry-run", "--json", "--junit",
-                           "--summary-md", "--log-dir", "--failed-hosts", "--quiet"}) {
+  for (const char* flag : {"--hosts",
+                           "--limit",
+                           "--list-hosts",
+                           "--local",
+                           "--forks",
+                           "--connect-timeout",
+                           "--command-timeout",
+                           "--host-timeout",
+                           "--deadline",
+                           "--retries",
+                           "--identity",
+                           "--known-hosts",
+                           "--host-key-policy",
+                           "--no-agent",
+                           "--ssh-config",
+                           "--ssh-config-file",
+                           "--become",
+                           "--playbook",
+                           "--dry-run",
+                           "--json",
+                           "--junit",
+                           "--summary-md",
+                           "--log-dir",
+                           "--failed-hosts",
+                           "--quiet"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   }
 }

@@ -85,10 +85,10 @@ TEST_F(CommandLogTest, LogsConnectCommandsEndingsAndOutput) {
   timed_out.error = "no answer in 60 s";
   timed_out.duration = std::chrono::milliseconds(62000);
   std::unique_ptr<Transport> transport = log->Wrap(
-      "gpu03", std::make_unique<ScriptedTransport>(
-                   Status::Ok(), std::vector<CommandResult>{
-                                     Exited(0, "0, 0 MiB\n1, 12 MiB\n", "", 200),
-                                     killed, timed_out}));
+      "gpu03",
+      std::make_unique<ScriptedTransport>(
+          Status::Ok(), std::vector<CommandResult>{Exited(0, "0, 0 MiB\n1, 12 MiB\n", "", 200),
+                                                   killed, timed_out}));
   ASSERT_TRUE(transport->Connect(kNoDeadline).ok());
   transport->Run("nvidia-smi --query-gpu=index,memory.used --format=csv,noheader",
                  std::chrono::milliseconds(60000));
@@ -124,10 +124,10 @@ TEST_F(CommandLogTest, FailedConnectAndRetriesAppend) {
   std::unique_ptr<CommandLog> log;
   ASSERT_TRUE(CommandLog::Open(root_, &log, SteppingClock()).ok());
   for (int attempt = 0; attempt < 2; ++attempt) {
-    std::unique_ptr<Transport> transport = log->Wrap(
-        "gpu14", std::make_unique<ScriptedTransport>(
-                     Status::Error(ErrorKind::kConnectTimeout, "Timeout connecting"),
-                     std::vector<CommandResult>{}));
+    std::unique_ptr<Transport> transport =
+        log->Wrap("gpu14", std::make_unique<ScriptedTransport>(
+                               Status::Error(ErrorKind::kConnectTimeout, "Timeout connecting"),
+                               std::vector<CommandResult>{}));
     EXPECT_EQ(transport->Connect(kNoDeadline).kind(), ErrorKind::kConnectTimeout);
   }
   EXPECT_EQ(ReadFile(root_ + "/gpu14.log"),
@@ -145,8 +145,7 @@ TEST_F(CommandLogTest, CutsOutputPastTheCap) {
   CommandResult big = Exited(1, "0123456789abcdef", "oops", 1);
   big.out_truncated = true;
   std::unique_ptr<Transport> transport = log->Wrap(
-      "gpu01", std::make_unique<ScriptedTransport>(Status::Ok(),
-                                                   std::vector<CommandResult>{big}));
+      "gpu01", std::make_unique<ScriptedTransport>(Status::Ok(), std::vector<CommandResult>{big}));
   transport->Run("cat big", std::chrono::milliseconds(1000));
   std::string text = ReadFile(root_ + "/gpu01.log");
   EXPECT_NE(text.find("exited 1 (1 ms)\n"
@@ -187,8 +186,7 @@ TEST_F(CommandLogTest, OpenFailsWhenTheDirectoryCannotBeMade) {
   std::unique_ptr<CommandLog> log;
   Status status = CommandLog::Open(file + "/logs", &log);
   EXPECT_EQ(status.kind(), ErrorKind::kInternal);
-  EXPECT_EQ(status.message(),
-            "cannot create log directory " + file + "/logs: Not a directory");
+  EXPECT_EQ(status.message(), "cannot create log directory " + file + "/logs: Not a directory");
   EXPECT_EQ(log, nullptr);
   EXPECT_EQ(CommandLog::Open("", &log).kind(), ErrorKind::kUsage);
 }
@@ -203,8 +201,7 @@ TEST_F(CommandLogTest, HostsLoggingAtOnceNeverInterleave) {
     threads.emplace_back([&, h] {
       std::vector<CommandResult> results(kCommands, Exited(0, "ok\n", "", 1));
       std::unique_ptr<Transport> transport = log->Wrap(
-          "host" + std::to_string(h),
-          std::make_unique<ScriptedTransport>(Status::Ok(), results));
+          "host" + std::to_string(h), std::make_unique<ScriptedTransport>(Status::Ok(), results));
       for (int c = 0; c < kCommands; ++c) {
         transport->Run("echo " + std::to_string(h), std::chrono::milliseconds(1000));
       }

@@ -17,8 +17,8 @@ HostReport HeldHost() {
   HostReport host = testing_fixture::BaseHost("node07", 7);
   host.status = HostStatus::kDirty;
   host.gpus_after = Gpus({0, 0, 0, 0, 0, 70000, 0, 0});
-  Holder daemon = MakeHolder(900, "nvidia-persiste", {0, 1, 2, 3, 4, 5, 6, 7},
-                             HolderFate::kProtected);
+  Holder daemon =
+      MakeHolder(900, "nvidia-persiste", {0, 1, 2, 3, 4, 5, 6, 7}, HolderFate::kProtected);
   Holder other = MakeHolder(4241, "VLLM::Worker_TP4", {4, 5}, HolderFate::kUnkillable);
   Holder worker = MakeHolder(4242, "VLLM::Worker_TP5", {4, 5}, HolderFate::kUnkillable);
   worker.charged_gpus = {5};
@@ -57,8 +57,9 @@ TEST(DrainReasonTest, Reasons) {
                    "fleetreap: GPU 5 held by pid 4242 (VLLM::Worker_TP5), unkillable in "
                    "state D (+2 more GPUs not clean)"});
   HostReport mixed = testing_fixture::MixedFleet().hosts[12];  // gpu13
-  cases.push_back({"ghost", mixed, "fleetreap: GPU 3 ghost memory (2048 MiB, no process "
-                                   "holds it) (+1 more GPU not clean)"});
+  cases.push_back({"ghost", mixed,
+                   "fleetreap: GPU 3 ghost memory (2048 MiB, no process "
+                   "holds it) (+1 more GPU not clean)"});
   cases.push_back({"unreachable", testing_fixture::MixedFleet().hosts[13],
                    "fleetreap: unreachable: connect_timeout: Timeout connecting to 127.0.1.14"});
   cases.push_back({"failed", testing_fixture::MixedFleet().hosts[14],
@@ -111,7 +112,8 @@ TEST(DrainReasonTest, DryRunListsHostsNotCleanNow) {
   RunReport run = testing_fixture::DryRunFleet();
   std::string reasons = RenderDrainReasons(run);
   EXPECT_EQ(reasons.rfind("gpu01 fleetreap: GPU 0 held by pid 6000 (python3) (+1 more GPU not "
-                          "clean)\n", 0),
+                          "clean)\n",
+                          0),
             0u)
       << reasons;
 }

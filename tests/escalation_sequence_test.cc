@@ -105,7 +105,8 @@ TEST(EscalationSequenceTest, VllmIncidentTermWorks) {
   TrackedHolder a = Worker(10, 0), b = Worker(11, 1);
   const HostView busy{{a, b}, Gpus({kBusy, kBusy}), {"vllm.service"}};
   const HostView gone{{Signalled(a, "TERM", true), Signalled(b, "TERM", true)},
-                      Gpus({kClean, kClean}), {"vllm.service"}};
+                      Gpus({kClean, kClean}),
+                      {"vllm.service"}};
   Escalation e = Play(DefaultPlaybook(), EscalationMode::kRun,
                       {{"inspect", busy},
                        {"stop_units+term pids=10,11 30000ms", gone},
@@ -120,8 +121,7 @@ TEST(EscalationSequenceTest, TermIgnoredThenKill) {
   TrackedHolder a = Worker(10, 0);
   const HostView busy{{a}, Gpus({kBusy}), {}};
   const HostView left{{Signalled(a, "TERM", false)}, Gpus({kBusy}), {}};
-  const HostView killed{{Signalled(Signalled(a, "TERM", false), "KILL", true)}, Gpus({kClean}),
-                        {}};
+  const HostView killed{{Signalled(Signalled(a, "TERM", false), "KILL", true)}, Gpus({kClean}), {}};
   Play(DefaultPlaybook(), EscalationMode::kRun,
        {{"inspect", busy},
         {"term pids=10 10000ms", left},
@@ -136,12 +136,14 @@ TEST(EscalationSequenceTest, StragglerStartsANewWave) {
   TrackedHolder first = Worker(10, 0);
   TrackedHolder straggler = Worker(15, 5, 1, /*round=*/2);
   const HostView busy{{first}, Gpus({kBusy, kClean, kClean, kClean, kClean, kClean}), {}};
-  const HostView termed{{Signalled(first, "TERM", true)},
-                        Gpus({kClean, kClean, kClean, kClean, kClean, kClean}), {}};
+  const HostView termed{
+      {Signalled(first, "TERM", true)}, Gpus({kClean, kClean, kClean, kClean, kClean, kClean}), {}};
   const HostView found{{Signalled(first, "TERM", true), straggler},
-                       Gpus({kClean, kClean, kClean, kClean, kClean, kBusy}), {}};
+                       Gpus({kClean, kClean, kClean, kClean, kClean, kBusy}),
+                       {}};
   const HostView all_gone{{Signalled(first, "TERM", true), Signalled(straggler, "TERM", true)},
-                          Gpus({kClean, kClean, kClean, kClean, kClean, kClean}), {}};
+                          Gpus({kClean, kClean, kClean, kClean, kClean, kClean}),
+                          {}};
   Escalation e = Play(DefaultPlaybook(), EscalationMode::kRun,
                       {{"inspect", busy},
                        {"term pids=10 10000ms", termed},
@@ -169,8 +171,8 @@ TEST(EscalationSequenceTest, SupervisedRestartGetsTheFullSettle) {
 
 TEST(EscalationSequenceTest, DryRunStopsAfterInspect) {
   const HostView busy{{Worker(10, 0)}, Gpus({kBusy}), {"vllm.service"}};
-  Escalation e = Play(DefaultPlaybook(), EscalationMode::kDryRun,
-                      {{"inspect dry_run", busy}, {"done", {}}});
+  Escalation e =
+      Play(DefaultPlaybook(), EscalationMode::kDryRun, {{"inspect dry_run", busy}, {"done", {}}});
   EXPECT_TRUE(e.history().shm_done);  // the inspect listed /dev/shm
   EXPECT_EQ(e.history().waves, 0);
 }
@@ -211,8 +213,7 @@ TEST(EscalationSequenceTest, UnkillableIsLeftAfterTheSettle) {
   TrackedHolder w = Worker(10, 0);
   const HostView busy{{w}, Gpus({kBusy}), {}};
   const HostView left{{Signalled(w, "TERM", false)}, Gpus({kBusy}), {}};
-  const HostView stuck{{Signalled(Signalled(w, "TERM", false), "KILL", false)}, Gpus({kBusy}),
-                       {}};
+  const HostView stuck{{Signalled(Signalled(w, "TERM", false), "KILL", false)}, Gpus({kBusy}), {}};
   Play(DefaultPlaybook(), EscalationMode::kRun,
        {{"inspect", busy},
         {"term pids=10 10000ms", left},

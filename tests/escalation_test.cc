@@ -5,8 +5,8 @@
 namespace fleetreap {
 namespace {
 
-TrackedHolder H(int pid, HolderFate fate = HolderFate::kObserved, int round = 1,
-                bool term = false, bool kill = false, bool present = true) {
+TrackedHolder H(int pid, HolderFate fate = HolderFate::kObserved, int round = 1, bool term = false,
+                bool kill = false, bool present = true) {
   TrackedHolder t;
   t.holder.pid = pid;
   t.holder.start_time = 1000 + pid;
@@ -101,71 +101,108 @@ TEST(EscalationTest, DefaultLadder) {
       {"active unit: stop it",
        {{H(10)}, kBusy, {"vllm.service"}},
        Did().Inspect(),
-       ActionKind::kStopUnits, {}, 30000},
+       ActionKind::kStopUnits,
+       {},
+       30000},
       {"holders: TERM the unprotected ones",
        {{H(10), H(11, HolderFate::kProtected), H(12)}, kBusy, {}},
        Did().Inspect().StopUnits(),
-       ActionKind::kTerm, {10, 12}, 10000},
+       ActionKind::kTerm,
+       {10, 12},
+       10000},
       {"TERM ignored: KILL the survivor only",
        {{H(10, HolderFate::kTerminated, 1, true, false, false),
-         H(12, HolderFate::kObserved, 1, true)}, kBusy, {}},
+         H(12, HolderFate::kObserved, 1, true)},
+        kBusy,
+        {}},
        Did().Inspect().StopUnits().Waves(1).SignalSinceScan(),
-       ActionKind::kKill, {12}, 5000},
+       ActionKind::kKill,
+       {12},
+       5000},
       {"wave done: quick re-scan",
        {{H(10, HolderFate::kTerminated, 1, true, false, false)}, kBusy, {}},
        Did().Inspect().StopUnits().Waves(1).SignalSinceScan(),
-       ActionKind::kRescan, {}, 500},
+       ActionKind::kRescan,
+       {},
+       500},
       {"quick re-scan clean, orphans: skip the settle, clean shm",
        {{Orphan(H(10, HolderFate::kTerminated, 1, true, false, false))}, kClean, {}},
        Did().Inspect().StopUnits().Waves(1).Rescans(1),
-       ActionKind::kCleanShm, {}, 0},
+       ActionKind::kCleanShm,
+       {},
+       0},
       {"quick re-scan clean, parent alive: full settle re-scan (a late restart)",
        {{Supervised(H(10, HolderFate::kTerminated, 1, true, false, false))}, kClean, {}},
        Did().Inspect().StopUnits().Waves(1).Rescans(1),
-       ActionKind::kRescan, {}, 2000},
+       ActionKind::kRescan,
+       {},
+       2000},
       {"after the full settle, parent alive, nothing restarted: move on",
        {{Supervised(H(10, HolderFate::kTerminated, 1, true, false, false))}, kClean, {}},
        Did().Inspect().StopUnits().Waves(1).Rescans(2),
-       ActionKind::kCleanShm, {}, 0},
+       ActionKind::kCleanShm,
+       {},
+       0},
       {"quick re-scan dirty, no holder: full settle re-scan",
        {{H(10, HolderFate::kTerminated, 1, true, false, false)}, kGhost, {}},
        Did().Inspect().StopUnits().Waves(1).Rescans(1),
-       ActionKind::kRescan, {}, 2000},
+       ActionKind::kRescan,
+       {},
+       2000},
       {"straggler found by the re-scan: new TERM wave",
-       {{H(10, HolderFate::kTerminated, 1, true, false, false),
-         H(13, HolderFate::kObserved, 2)}, kBusy, {}},
+       {{H(10, HolderFate::kTerminated, 1, true, false, false), H(13, HolderFate::kObserved, 2)},
+        kBusy,
+        {}},
        Did().Inspect().StopUnits().Waves(1).Rescans(1),
-       ActionKind::kTerm, {13}, 10000},
+       ActionKind::kTerm,
+       {13},
+       10000},
       {"after the full settle: move on even if dirty",
        {{}, kGhost, {}},
        Did().Inspect().StopUnits().Waves(1).Rescans(2),
-       ActionKind::kCleanShm, {}, 0},
+       ActionKind::kCleanShm,
+       {},
+       0},
       {"holder of a wave past max_rounds is not signalled",
        {{H(20, HolderFate::kObserved, 4)}, kBusy, {}},
        Did().Inspect().StopUnits().Waves(3).Rescans(2),
-       ActionKind::kCleanShm, {}, 0},
+       ActionKind::kCleanShm,
+       {},
+       0},
       {"unkillable holder is not signalled again",
        {{H(10, HolderFate::kUnkillable, 1, true, true)}, kBusy, {}},
        Did().Inspect().StopUnits().Waves(1).Rescans(2).CleanShm(),
-       ActionKind::kVerify, {}, 0},
+       ActionKind::kVerify,
+       {},
+       0},
       {"only protected holders: no signal, no re-scan",
        {{H(11, HolderFate::kProtected)}, kClean, {}},
        Did().Inspect().StopUnits(),
-       ActionKind::kCleanShm, {}, 0},
+       ActionKind::kCleanShm,
+       {},
+       0},
       {"clean host: shm then verify",
-       {{}, kClean, {}}, Did().Inspect().StopUnits().CleanShm(),
-       ActionKind::kVerify, {}, 0},
+       {{}, kClean, {}},
+       Did().Inspect().StopUnits().CleanShm(),
+       ActionKind::kVerify,
+       {},
+       0},
       {"verified: done",
-       {{}, kClean, {}}, Did().Inspect().StopUnits().CleanShm().Verify(),
-       ActionKind::kDone, {}, 0},
+       {{}, kClean, {}},
+       Did().Inspect().StopUnits().CleanShm().Verify(),
+       ActionKind::kDone,
+       {},
+       0},
       {"ghost without reset step: done",
-       {{}, kGhost, {}}, Did().Inspect().StopUnits().CleanShm().Verify(),
-       ActionKind::kDone, {}, 0},
+       {{}, kGhost, {}},
+       Did().Inspect().StopUnits().CleanShm().Verify(),
+       ActionKind::kDone,
+       {},
+       0},
   };
   for (const Row& row : rows) {
     Action action = NextAction(p, row.view, row.history);
-    EXPECT_EQ(ActionKindName(action.kind), std::string(ActionKindName(row.kind)))
-        << row.name;
+    EXPECT_EQ(ActionKindName(action.kind), std::string(ActionKindName(row.kind))) << row.name;
     EXPECT_EQ(Pids(action.targets), row.pids) << row.name;
     EXPECT_EQ(action.wait.count(), row.wait_ms) << row.name;
   }
@@ -184,7 +221,7 @@ TEST(EscalationTest, NewcomersKeepTheHostUnderWatch) {
     ActionKind kind;
     int wait_ms;
   } const rows[] = {
-      {1, ActionKind::kRescan, 1000},   // settle_if_clean + 500 ms
+      {1, ActionKind::kRescan, 1000},  // settle_if_clean + 500 ms
       {2, ActionKind::kRescan, 1500},
       {59, ActionKind::kRescan, 30000},  // up to respawn_wait
       {60, ActionKind::kCleanShm, 0},    // then move on: the host ends dirty
@@ -204,24 +241,23 @@ TEST(EscalationTest, NewcomersKeepTheHostUnderWatch) {
 
 TEST(EscalationTest, WatchedParentsAndNewcomers) {
   TrackedHolder a = H(10, HolderFate::kKilled, 1, true, true, false);
-  a.signalled_at = 5000;                   // parent 500
+  a.signalled_at = 5000;  // parent 500
   TrackedHolder orphan = H(11, HolderFate::kKilled, 1, true, true, false);
-  orphan.holder.ppid = 1;                  // init adopts orphans: never watched
+  orphan.holder.ppid = 1;  // init adopts orphans: never watched
   orphan.signalled_at = 5000;
-  TrackedHolder never = H(12);             // not signalled: its parent is not watched
+  TrackedHolder never = H(12);  // not signalled: its parent is not watched
   never.holder.ppid = 600;
   TrackedHolder child_of_holder = H(13, HolderFate::kKilled, 1, true, true, false);
-  child_of_holder.holder.ppid = 10;        // a holder's own parent is a holder
+  child_of_holder.holder.ppid = 10;  // a holder's own parent is a holder
   child_of_holder.signalled_at = 5000;
   const std::vector<TrackedHolder> holders = {a, orphan, never, child_of_holder};
   EXPECT_EQ(WatchedParents(holders), std::vector<int>{500});
 
   const std::vector<ChildProcess> children = {
-      {500, 20, 4000, "tokenizer"},   // started before the signal: a sibling
-      {500, 21, 5000, "python3"},     // started at the signal tick: counts
-      {500, 22, 7000, "python3"},
-      {500, 12, 7000, "worker"},      // a tracked holder, not a newcomer
-      {600, 30, 9000, "other"},       // parent not watched
+      {500, 20, 4000, "tokenizer"},  // started before the signal: a sibling
+      {500, 21, 5000, "python3"},    // started at the signal tick: counts
+      {500, 22, 7000, "python3"},   {500, 12, 7000, "worker"},  // a tracked holder, not a newcomer
+      {600, 30, 9000, "other"},                                 // parent not watched
   };
   std::vector<int> pids;
   for (const ChildProcess& c : FindNewcomers(children, holders)) pids.push_back(c.pid);
@@ -231,8 +267,7 @@ TEST(EscalationTest, WatchedParentsAndNewcomers) {
   // scan listed it.
   TrackedHolder again = H(22, HolderFate::kKilled, 2, true, true, false);
   EXPECT_EQ(RespawningParent({a, again}), "500");
-  EXPECT_EQ(RespawningParent({a, again}, {{500, 0, 0, "supervisor.py"}}),
-            "500 (supervisor.py)");
+  EXPECT_EQ(RespawningParent({a, again}, {{500, 0, 0, "supervisor.py"}}), "500 (supervisor.py)");
 }
 
 TEST(EscalationTest, PlaybookVariants) {
@@ -299,8 +334,8 @@ TEST(EscalationTest, ResetBlockers) {
   TrackedHolder daemon = H(812, HolderFate::kProtected);
   daemon.holder.protected_by = "nvidia-persistenced";
   daemon.holder.gpus = {0, 1};
-  HostView view{{daemon}, {G(0, GpuState::kBusy), G(1, GpuState::kClean),
-                           G(2, GpuState::kGhost)}, {}};
+  HostView view{
+      {daemon}, {G(0, GpuState::kBusy), G(1, GpuState::kClean), G(2, GpuState::kGhost)}, {}};
   EXPECT_EQ(ResetBlockers(view), "nvidia-persistenced (pid 812)");
   EXPECT_EQ(ResettableGpus(view), std::vector<int>{2});
   view.gpus[0].state = GpuState::kClean;

@@ -19,8 +19,7 @@ class FakeClock : public Clock {
   }
   std::chrono::system_clock::time_point WallNow() override {
     std::lock_guard<std::mutex> lock(mu_);
-    return std::chrono::system_clock::time_point{std::chrono::seconds(1767225600)} +
-           elapsed_;
+    return std::chrono::system_clock::time_point{std::chrono::seconds(1767225600)} + elapsed_;
   }
   void SleepFor(std::chrono::milliseconds d) override {
     std::lock_guard<std::mutex> lock(mu_);

@@ -251,8 +251,8 @@ class FakeTransport : public Transport {
         continue;
       }
       out += Nul("sent " + std::to_string(pid));
-      bool dies = kill ? p->behavior != Behavior::kUnkillable
-                       : p->behavior == Behavior::kExitsOnTerm;
+      bool dies =
+          kill ? p->behavior != Behavior::kUnkillable : p->behavior == Behavior::kExitsOnTerm;
       if (dies) {
         p->alive = false;
       } else {

@@ -25,10 +25,12 @@ class FleetPlanTest : public ::testing::Test {
     inventory_ = dir_ + "/lab.yaml";
     std::ofstream(inventory_) << "all:\n"
                                  "  hosts:\n"
-                                 "    gpu01: {fleetreap_playbook: " << kVllm << "}\n"
+                                 "    gpu01: {fleetreap_playbook: "
+                              << kVllm
+                              << "}\n"
                                  "    gpu02:\n"
-                                 "    gpu03: {fleetreap_playbook: " << kVllm
-                              << ", ansible_become: yes}\n";
+                                 "    gpu03: {fleetreap_playbook: "
+                              << kVllm << ", ansible_become: yes}\n";
   }
   void TearDown() override {
     std::remove(inventory_.c_str());

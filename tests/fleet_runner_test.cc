@@ -112,22 +112,62 @@ TEST(FleetRunnerTest, ConnectOutcomesAndRetries) {
   FakeClock clock;
   const ConnectCase kCases[] = {
       {"ok", {Status::Ok()}, 2, HostStatus::kClean, ErrorKind::kNone, 1, 0},
-      {"refused then ok", {Err(ErrorKind::kRefused), Err(ErrorKind::kRefused), Status::Ok()},
-       2, HostStatus::kClean, ErrorKind::kNone, 3, 2},
-      {"refused always", {Err(ErrorKind::kRefused)}, 2, HostStatus::kUnreachable,
-       ErrorKind::kRefused, 3, 2},
-      {"banner timeout, no retries", {Err(ErrorKind::kBannerTimeout)}, 0,
-       HostStatus::kUnreachable, ErrorKind::kBannerTimeout, 1, 0},
-      {"connection lost then ok", {Err(ErrorKind::kConnectionLost), Status::Ok()}, 1,
-       HostStatus::kClean, ErrorKind::kNone, 2, 1},
-      {"auth is not retried", {Err(ErrorKind::kAuth)}, 2, HostStatus::kUnreachable,
-       ErrorKind::kAuth, 1, 0},
-      {"host key is not retried", {Err(ErrorKind::kHostKey)}, 2, HostStatus::kUnreachable,
-       ErrorKind::kHostKey, 1, 0},
-      {"dns is not retried", {Err(ErrorKind::kDns)}, 2, HostStatus::kUnreachable,
-       ErrorKind::kDns, 1, 0},
-      {"internal is failed, not unreachable", {Err(ErrorKind::kInternal)}, 2,
-       HostStatus::kFailed, ErrorKind::kInternal, 1, 0},
+      {"refused then ok",
+       {Err(ErrorKind::kRefused), Err(ErrorKind::kRefused), Status::Ok()},
+       2,
+       HostStatus::kClean,
+       ErrorKind::kNone,
+       3,
+       2},
+      {"refused always",
+       {Err(ErrorKind::kRefused)},
+       2,
+       HostStatus::kUnreachable,
+       ErrorKind::kRefused,
+       3,
+       2},
+      {"banner timeout, no retries",
+       {Err(ErrorKind::kBannerTimeout)},
+       0,
+       HostStatus::kUnreachable,
+       ErrorKind::kBannerTimeout,
+       1,
+       0},
+      {"connection lost then ok",
+       {Err(ErrorKind::kConnectionLost), Status::Ok()},
+       1,
+       HostStatus::kClean,
+       ErrorKind::kNone,
+       2,
+       1},
+      {"auth is not retried",
+       {Err(ErrorKind::kAuth)},
+       2,
+       HostStatus::kUnreachable,
+       ErrorKind::kAuth,
+       1,
+       0},
+      {"host key is not retried",
+       {Err(ErrorKind::kHostKey)},
+       2,
+       HostStatus::kUnreachable,
+       ErrorKind::kHostKey,
+       1,
+       0},
+      {"dns is not retried",
+       {Err(ErrorKind::kDns)},
+       2,
+       HostStatus::kUnreachable,
+       ErrorKind::kDns,
+       1,
+       0},
+      {"internal is failed, not unreachable",
+       {Err(ErrorKind::kInternal)},
+       2,
+       HostStatus::kFailed,
+       ErrorKind::kInternal,
+       1,
+       0},
   };
   for (const ConnectCase& c : kCases) {
     SCOPED_TRACE(c.name);
@@ -136,8 +176,8 @@ TEST(FleetRunnerTest, ConnectOutcomesAndRetries) {
     CountingObserver observer;
     RunReport report = RunFleet(
         Plans(1), settings,
-        [&](const Host&) { return std::make_unique<ScriptedTransport>(c.script); },
-        &observer, nullptr, clock, CleanReport);
+        [&](const Host&) { return std::make_unique<ScriptedTransport>(c.script); }, &observer,
+        nullptr, clock, CleanReport);
     ASSERT_EQ(report.hosts.size(), 1u);
     const HostReport& host = report.hosts[0];
     EXPECT_EQ(host.status, c.status);
@@ -214,8 +254,11 @@ TEST(FleetRunnerTest, NeverMoreThanForksInFlight) {
   settings.forks = 3;
   RunReport report = RunFleet(
       Plans(12), settings,
-      [](const Host&) { return std::make_unique<ScriptedTransport>(std::vector<Status>{Status::Ok()}); },
-      nullptr, nullptr, clock, [&](Transport& t, const HostJob& job) {
+      [](const Host&) {
+        return std::make_unique<ScriptedTransport>(std::vector<Status>{Status::Ok()});
+      },
+      nullptr, nullptr, clock,
+      [&](Transport& t, const HostJob& job) {
         std::unique_lock<std::mutex> lock(mu);
         most = std::max(most, ++in_flight);
         changed.notify_all();
@@ -235,15 +278,17 @@ TEST(FleetRunnerTest, StopRequestedLeavesTheRestNotStarted) {
   settings.forks = 1;
   RunReport report = RunFleet(
       Plans(5), settings,
-      [](const Host&) { return std::make_unique<ScriptedTransport>(std::vector<Status>{Status::Ok()}); },
-      nullptr, &stop, clock, [&](Transport& t, const HostJob& job) {
+      [](const Host&) {
+        return std::make_unique<ScriptedTransport>(std::vector<Status>{Status::Ok()});
+      },
+      nullptr, &stop, clock,
+      [&](Transport& t, const HostJob& job) {
         stop = true;  // Ctrl-C while the first host runs: it still finishes
         return CleanReport(t, job);
       });
   ASSERT_EQ(report.hosts.size(), 1u);
   EXPECT_EQ(report.hosts[0].status, HostStatus::kClean);
-  EXPECT_EQ(report.not_started,
-            (std::vector<std::string>{"gpu1", "gpu2", "gpu3", "gpu4"}));
+  EXPECT_EQ(report.not_started, (std::vector<std::string>{"gpu1", "gpu2", "gpu3", "gpu4"}));
   EXPECT_TRUE(report.interrupted);
 }
 
@@ -254,8 +299,11 @@ TEST(FleetRunnerTest, PassedDeadlineStartsNothingMore) {
   settings.deadline = milliseconds(1);
   RunReport report = RunFleet(
       Plans(3), settings,
-      [](const Host&) { return std::make_unique<ScriptedTransport>(std::vector<Status>{Status::Ok()}); },
-      nullptr, nullptr, clock, [&](Transport& t, const HostJob& job) {
+      [](const Host&) {
+        return std::make_unique<ScriptedTransport>(std::vector<Status>{Status::Ok()});
+      },
+      nullptr, nullptr, clock,
+      [&](Transport& t, const HostJob& job) {
         clock.SleepFor(milliseconds(20));  // outlives the deadline
         return CleanReport(t, job);
       });
@@ -277,8 +325,11 @@ TEST(FleetRunnerTest, JobCarriesSettings) {
   std::vector<HostJob> jobs;
   RunFleet(
       plans, settings,
-      [](const Host&) { return std::make_unique<ScriptedTransport>(std::vector<Status>{Status::Ok()}); },
-      nullptr, nullptr, clock, [&](Transport& t, const HostJob& job) {
+      [](const Host&) {
+        return std::make_unique<ScriptedTransport>(std::vector<Status>{Status::Ok()});
+      },
+      nullptr, nullptr, clock,
+      [&](Transport& t, const HostJob& job) {
         std::lock_guard<std::mutex> lock(mu);
         jobs.push_back(job);
         return CleanReport(t, job);

@@ -1,26 +1,25 @@
-#include "fleetreap/base/shell.h"
 #include "fleetreap/runner/host_cleaner.h"
 
-#include "fleetreap/remote/nvidia_smi.h"
-
 #include <gtest/gtest.h>
-
-#include "fake_clock.h"
-#include "fake_transport.h"
 
 #include <algorithm>
 #include <cctype>
 #include <map>
 #include <sstream>
 
+#include "fake_clock.h"
+#include "fake_transport.h"
+#include "fleetreap/base/shell.h"
+#include "fleetreap/remote/nvidia_smi.h"
+
 namespace fleetreap {
 namespace {
 
-using std::chrono::milliseconds;
 using fake_host::Behavior;
 using fake_host::FakeHost;
 using fake_host::FakeProc;
 using fake_host::FakeTransport;
+using std::chrono::milliseconds;
 
 FakeProc Worker(int pid, int gpu, int ppid = 100) {
   FakeProc p;

@@ -1,9 +1,8 @@
 // How CleanHost reports a command that did not end normally: each of the
 // Transport's endings becomes the host's error, naming the step.
-#include "fleetreap/runner/host_cleaner.h"
-
 #include <gtest/gtest.h>
 
+#include "fleetreap/runner/host_cleaner.h"
 #include "fleetreap/transport/command_output.h"
 
 namespace fleetreap {

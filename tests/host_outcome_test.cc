@@ -16,9 +16,8 @@ using testing_fixture::MixedFleet;
 
 TEST(HostOutcomeTest, OneLinePerKind) {
   HostReport protected_small = CleanHost("a", 1);
-  protected_small.gpus_after = Gpus({0, 12, 0, 0}, {GpuState::kClean,
-                                    GpuState::kProtectedOnly, GpuState::kClean,
-                                    GpuState::kClean});
+  protected_small.gpus_after = Gpus({0, 12, 0, 0}, {GpuState::kClean, GpuState::kProtectedOnly,
+                                                    GpuState::kClean, GpuState::kClean});
   HostReport term_only = CleanedHost("b", 2);
   term_only.holders.resize(3);
   term_only.units_stopped.clear();

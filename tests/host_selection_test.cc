@@ -164,9 +164,9 @@ TEST_F(HostSelectionTest, ReadsNamesFromAFile) {
   EXPECT_EQ(Select("rack1:!@" + path), "gpu[01-02,04-08]");
   EXPECT_EQ(Select("rack2:&@" + path), "gpu[11-12]");
   std::ofstream(path) << "gpu03\ngpu99\n";
-  EXPECT_EQ(Select("@" + path),
-            "--limit \"@" + path +
-                "\" line 2: \"gpu99\": matches no host or group in inv/fleet.yaml");
+  EXPECT_EQ(
+      Select("@" + path),
+      "--limit \"@" + path + "\" line 2: \"gpu99\": matches no host or group in inv/fleet.yaml");
   std::ofstream(path) << "# nothing\n";
   EXPECT_EQ(Select("@" + path), "--limit \"@" + path + "\": " + path + " names no hosts");
 }
@@ -213,8 +213,9 @@ TEST(HostSelectionRefusalTest, RefusesWhereAnsibleAndRangesCouldDisagree) {
        "run to run, so a subscript on it selects unpredictably; name the hosts instead"},
       {"east[-1]", "e2"},
       {"fleet:!empty", "e[1-2],w[1-2]"},
-      {"t1", "inv/f.yaml:16:28: host \"t1\": ansible_user \"{{ deploy_user }}\" is a Jinja "
-             "template, which fleetreap does not evaluate (write the value itself)"},
+      {"t1",
+       "inv/f.yaml:16:28: host \"t1\": ansible_user \"{{ deploy_user }}\" is a Jinja "
+       "template, which fleetreap does not evaluate (write the value itself)"},
   };
   for (const Row& row : rows) {
     std::vector<Host> hosts;

@@ -131,14 +131,14 @@ TEST(HostViewTest, NumberTheLostGpu) {
     std::vector<int> indexes;  // readings with an index
     int lost;                  // unnumbered lost readings
     int expected;
-    int want;                  // index the (first) lost reading ends with
+    int want;  // index the (first) lost reading ends with
   };
   const Row rows[] = {
       {{0, 1, 2, 3, 4, 5, 7}, 1, 8, 6},
-      {{0, 1, 2, 3, 4, 5}, 1, 8, -1},   // two absent: cannot tell
-      {{0, 1, 2, 3, 4, 5}, 2, 8, -1},   // two lost: cannot tell
+      {{0, 1, 2, 3, 4, 5}, 1, 8, -1},  // two absent: cannot tell
+      {{0, 1, 2, 3, 4, 5}, 2, 8, -1},  // two lost: cannot tell
       {{0, 1, 2, 3, 4, 5, 6, 7}, 1, 8, -1},
-      {{0, 1}, 1, 0, -1},               // no count to go by
+      {{0, 1}, 1, 0, -1},  // no count to go by
   };
   for (const Row& row : rows) {
     std::vector<GpuReading> gpus;

@@ -37,14 +37,16 @@ TEST_F(InventoryGroupVarsTest, ReadsFilesAndDirectoriesWithAnsiblesPrecedence) {
         "login1 ansible_user=inline_user\n[login]\nlogin1\n[gpus]\ngpu0[1:4]\n"
         "[rack_b]\ngpu03\ngpu04\n[gpus:vars]\nansible_port=2000\n");
   Write("group_vars/all.yml", "ansible_user: all_user\nfleetreap_expected_gpus: 8\n");
-  Write("group_vars/gpus/10-conn.yml", "ansible_user: gpus_user\nansible_port: 2100\n"
-                                       "ansible_become: yes\n");
+  Write("group_vars/gpus/10-conn.yml",
+        "ansible_user: gpus_user\nansible_port: 2100\n"
+        "ansible_become: yes\n");
   Write("group_vars/gpus/20-more.yaml", "ansible_port: 2200\n");
   Write("group_vars/gpus/.hidden.yml", "ansible_port: 9999\n");
   Write("group_vars/gpus/backup.yml~", "ansible_port: 9998\n");
   Write("group_vars/gpus/notes.txt", "ansible_port: 9997\n");
-  Write("group_vars/rack_b.json", "{\"ansible_user\": \"rack_b_user\", "
-                                  "\"ansible_ssh_private_key_file\": \"keys/rack_b\"}\n");
+  Write("group_vars/rack_b.json",
+        "{\"ansible_user\": \"rack_b_user\", "
+        "\"ansible_ssh_private_key_file\": \"keys/rack_b\"}\n");
   Write("group_vars/login", "ansible_port: 2300\n");
   Write("group_vars/login.yml", "ansible_port: 1\n");  // "login" is found first
   Write("host_vars/gpu03.yaml", "ansible_host: 10.0.0.3\n");
@@ -74,11 +76,13 @@ TEST_F(InventoryGroupVarsTest, ErrorsNameTheFile) {
     const char* error;  // after the directory
   };
   const Row rows[] = {
-      {"group_vars/all.yml", "- a\n", "/group_vars/all.yml:1:1: expected a mapping of variables, got a list"},
+      {"group_vars/all.yml", "- a\n",
+       "/group_vars/all.yml:1:1: expected a mapping of variables, got a list"},
       {"group_vars/all.yml", "ansible_port: ssh\n",
        "/group_vars/all.yml:1:15: group \"all\": ansible_port must be a port number 1-65535, "
        "got \"ssh\""},
-      {"host_vars/h1.yml", "a: {b\n", "/host_vars/h1.yml:2:1: YAML syntax error: end of map flow not found"},
+      {"host_vars/h1.yml", "a: {b\n",
+       "/host_vars/h1.yml:2:1: YAML syntax error: end of map flow not found"},
       {"group_vars/all.yml", "$ANSIBLE_VAULT;1.1;AES256\n6162\n",
        "/group_vars/all.yml: an Ansible Vault file, which fleetreap cannot decrypt"},
   };
@@ -99,8 +103,9 @@ TEST_F(InventoryGroupVarsTest, AGroupVarsFileIsSkippedWithAWarning) {
   Inventory inventory;
   std::vector<std::string> warnings;
   ASSERT_TRUE(LoadInventory(dir_ + "/inventory.yml", &inventory, &warnings).ok());
-  EXPECT_EQ(warnings, (std::vector<std::string>{
-                          dir_ + "/group_vars: not a directory, skipped (as Ansible does)"}));
+  EXPECT_EQ(
+      warnings,
+      (std::vector<std::string>{dir_ + "/group_vars: not a directory, skipped (as Ansible does)"}));
 }
 
 }  // namespace

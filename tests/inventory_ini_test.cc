@@ -30,7 +30,8 @@ const Good kGood[] = {
      "b b:22 become protect=dcgm,agent [ungrouped] inv/hosts:2\n"
      "c c:16 [ungrouped] inv/hosts:3\n"},
     {":vars values keep a trailing comment; group vars under host vars",
-     "[g]\nh1\nh2 ansible_user=own\n[g:vars]\nansible_user = ops # svc\nfleetreap_expected_gpus=8\n",
+     "[g]\nh1\nh2 ansible_user=own\n[g:vars]\nansible_user = ops # "
+     "svc\nfleetreap_expected_gpus=8\n",
      "h1 h1:22 user=ops # svc gpus=8 [g] inv/hosts:2\n"
      "h2 h2:22 user=own gpus=8 [g] inv/hosts:3\n"},
     {"host:port counts where the host first appears; [v6]:port",
@@ -46,19 +47,15 @@ const Good kGood[] = {
      "[a]\nh ansible_host=x ansible_ssh_host=y ansible_user=u ansible_ssh_user=v\n"
      "[b]\nh\n[a:vars]\nansible_port=1\nansible_group_priority=9\n[b:vars]\nansible_port=2\n",
      "h y:1 user=v [a b] inv/hosts:2\n"},
-    {"letter, stride and nested ranges",
-     "n-[a:c]\ns[1:10:4]\nr[1:2]x[a:b]\n",
+    {"letter, stride and nested ranges", "n-[a:c]\ns[1:10:4]\nr[1:2]x[a:b]\n",
      "n-a n-a:22 [ungrouped] inv/hosts:1\nn-b n-b:22 [ungrouped] inv/hosts:1\n"
      "n-c n-c:22 [ungrouped] inv/hosts:1\ns1 s1:22 [ungrouped] inv/hosts:2\n"
      "s5 s5:22 [ungrouped] inv/hosts:2\ns9 s9:22 [ungrouped] inv/hosts:2\n"
      "r1xa r1xa:22 [ungrouped] inv/hosts:3\nr1xb r1xb:22 [ungrouped] inv/hosts:3\n"
      "r2xa r2xa:22 [ungrouped] inv/hosts:3\nr2xb r2xb:22 [ungrouped] inv/hosts:3\n"},
     {"plain host/port/user/become are not connection settings",
-     "h host=0.0.0.0 port=8000 user=vllm become=true\n",
-     "h h:22 [ungrouped] inv/hosts:1\n"},
-    {"; comments and CRLF line ends",
-     "; a comment\r\n[g]\r\nh1\r\n",
-     "h1 h1:22 [g] inv/hosts:3\n"},
+     "h host=0.0.0.0 port=8000 user=vllm become=true\n", "h h:22 [ungrouped] inv/hosts:1\n"},
+    {"; comments and CRLF line ends", "; a comment\r\n[g]\r\nh1\r\n", "h1 h1:22 [g] inv/hosts:3\n"},
 };
 
 TEST(InventoryIniTest, ReadsAsAnsiblesIniPlugin) {
@@ -83,21 +80,25 @@ TEST(InventoryIniTest, RejectsWithFileLineAndAnsiblesWords) {
        "spaces in the section entry, and that there are no other invalid characters"},
       {"[g:vars]\nansible_user\n[g]\n", "inv/hosts:2: Expected key=value, got: ansible_user"},
       {"[g:children]\na b\n", "inv/hosts:2: Expected group name, got: a b"},
-      {"h ansible_user\n", "inv/hosts:1: Expected key=value host variable assignment, got: "
-                           "ansible_user"},
+      {"h ansible_user\n",
+       "inv/hosts:1: Expected key=value host variable assignment, got: "
+       "ansible_user"},
       {"h ansible_user='ops\n",
        "inv/hosts:1: Error parsing host definition 'h ansible_user='ops': No closing quotation"},
-      {"h:\n", "inv/hosts:1: Invalid host pattern 'h:' supplied, ending in ':' is not allowed, "
-               "this character is reserved to provide a port."},
-      {"---\n", "inv/hosts:1: Invalid host pattern '---' supplied, '---' is normally a sign "
-                "this is a YAML file."},
+      {"h:\n",
+       "inv/hosts:1: Invalid host pattern 'h:' supplied, ending in ':' is not allowed, "
+       "this character is reserved to provide a port."},
+      {"---\n",
+       "inv/hosts:1: Invalid host pattern '---' supplied, '---' is normally a sign "
+       "this is a YAML file."},
       {"[g:vars]\na=1\n", "inv/hosts:1: Section [g:vars] not valid for undefined group: g"},
       {"[p:children]\nc\n", "inv/hosts:2: Section [p:children] includes undefined group: c"},
       {"gpu[01-04]\n",
        "inv/hosts:1: host range \"gpu[01-04]\": Ansible reads only [begin:end] or "
        "[begin:end:step] ranges, not ClusterShell's [01-04]: write gpu[01:04]"},
       {"ops@gpu01\n", "inv/hosts:1: \"ops@gpu01\" is not a valid host name"},
-      {"h ansible_port=70000\n", "inv/hosts:1: host \"h\": ansible_port must be 1-65535, got 70000"},
+      {"h ansible_port=70000\n",
+       "inv/hosts:1: host \"h\": ansible_port must be 1-65535, got 70000"},
       {"h:70000\n", "inv/hosts:1: host \"h\": ansible_port must be 1-65535, got 70000"},
       {"h ansible_become=maybe\n",
        "inv/hosts:1: host \"h\": ansible_become must be true or false, got \"maybe\""},
@@ -131,9 +132,9 @@ TEST(InventoryIniTest, JinjaInAUsedValueRefusesTheHostNotTheFile) {
 TEST(InventoryIniTest, NotesIgnoredPlainVariablesOnce) {
   Inventory inventory;
   std::vector<std::string> warnings, notes;
-  ASSERT_TRUE(ParseIniInventory("a user=x\nb user=y port=1\n", "inv/hosts", &inventory,
-                                &warnings, &notes)
-                  .ok());
+  ASSERT_TRUE(
+      ParseIniInventory("a user=x\nb user=y port=1\n", "inv/hosts", &inventory, &warnings, &notes)
+          .ok());
   EXPECT_EQ(notes, (std::vector<std::string>{
                        "inv/hosts:1: variable \"user\" is not a connection setting (Ansible's "
                        "are ansible_host, ansible_port, ansible_user, "

@@ -168,7 +168,8 @@ TEST(InventoryTest, KeepsEveryVariableAndGroupMembership) {
     return std::string(g.name) == "a group listed twice merges, the same host twice merges";
   });
   ASSERT_TRUE(ParseYamlInventory(merged->yaml, "inv/lab.yaml", &inventory, &warnings).ok());
-  EXPECT_EQ(inventory.hosts()[0].vars, (std::map<std::string, std::string>{{"x", "1"}, {"y", "2"}}));
+  EXPECT_EQ(inventory.hosts()[0].vars,
+            (std::map<std::string, std::string>{{"x", "1"}, {"y", "2"}}));
   EXPECT_EQ(inventory.group_names(), (std::vector<std::string>{"all", "ungrouped", "a", "b"}));
   EXPECT_EQ(*inventory.GroupMembers("b"), (std::vector<size_t>{0, 1}));
   EXPECT_EQ(*inventory.GroupMembers("all"), (std::vector<size_t>{0, 1}));
@@ -197,8 +198,7 @@ const Bad kBad[] = {
      "inv/lab.yaml:3:5: host range \"gpu[09:01]\": start 09 is after end 01"},
     {"all:\n  hosts:\n    \"gpu[01:\":\n",
      "inv/lab.yaml:3:5: host range \"gpu[01:\": missing \"]\""},
-    {"all:\n  hosts:\n    gpu 01:\n",
-     "inv/lab.yaml:3:5: \"gpu 01\" is not a valid host name"},
+    {"all:\n  hosts:\n    gpu 01:\n", "inv/lab.yaml:3:5: \"gpu 01\" is not a valid host name"},
     {"all:\n  hosts: [gpu01, gpu02]\n",
      "inv/lab.yaml:2:10: group \"all\": hosts must be a mapping of host names, got a list"},
     {"all:\n  hosts:\n    gpu01: yes\n",
@@ -221,8 +221,7 @@ const Bad kBad[] = {
     {"all:\n  children: [a, b]\n",
      "inv/lab.yaml:2:13: group \"all\": children must be a mapping of group names, got a "
      "list"},
-    {"all:\n  vars: [a]\n",
-     "inv/lab.yaml:2:9: group \"all\": vars must be a mapping, got a list"},
+    {"all:\n  vars: [a]\n", "inv/lab.yaml:2:9: group \"all\": vars must be a mapping, got a list"},
     {"all:\n  vars:\n    ansible_become: maybe\n",
      "inv/lab.yaml:3:21: group \"all\": ansible_become must be true or false, got "
      "\"maybe\""},
@@ -246,10 +245,8 @@ const Bad kBad[] = {
     {"all:\n  children:\n    rack1: {hosts: {gpu[01:08]: }}\n",
      "inv/lab.yaml:3:24: YAML syntax error: end of map flow not found (a host range "
      "inside { } must be quoted: \"gpu[01:08]\": {})"},
-    {"all:\n  children:\n    empty:\n",
-     "inv/lab.yaml: no hosts in the inventory"},
-    {"- gpu01\n- gpu02\n",
-     "inv/lab.yaml:1:1: expected a mapping of groups (\"all:\"), got a list"},
+    {"all:\n  children:\n    empty:\n", "inv/lab.yaml: no hosts in the inventory"},
+    {"- gpu01\n- gpu02\n", "inv/lab.yaml:1:1: expected a mapping of groups (\"all:\"), got a list"},
 };
 
 TEST(InventoryTest, RejectsBadInventoriesWithExactText) {
@@ -321,7 +318,7 @@ TEST(InventoryTest, LoadsTheShippedExamples) {
   struct Row {
     const char* file;
     size_t hosts;
-    const char* host;      // one host to look at closely
+    const char* host;       // one host to look at closely
     const char* described;  // Describe() of that host alone; @ is dir, # the source root
   };
   const Row rows[] = {

@@ -45,9 +45,8 @@ TEST(LocalTransportTest, EndsAndStreams) {
 TEST(LocalTransportTest, DrainsBothLargeStreamsTogether) {
   LocalTransport transport({3 << 20, 3 << 20});
   // 2 MiB on each stream, interleaved: a reader of one stream only would stall.
-  CommandResult r = transport.Run(
-      "head -c 2097152 /dev/zero >&2 & head -c 2097152 /dev/zero; wait",
-      milliseconds(60000));
+  CommandResult r = transport.Run("head -c 2097152 /dev/zero >&2 & head -c 2097152 /dev/zero; wait",
+                                  milliseconds(60000));
   EXPECT_EQ(r.end, CommandEnd::kExited) << r.error;
   EXPECT_EQ(r.out.size(), 2097152u);
   EXPECT_EQ(r.err.size(), 2097152u);
@@ -90,8 +89,7 @@ TEST(LocalTransportTest, OutputPastTheLimitStopsTheCommand) {
 TEST(LocalTransportTest, TimeoutEndsTheWholeProcessGroup) {
   LocalTransport transport;
   // The child ignores TERM, so the group needs the KILL that follows.
-  CommandResult r = transport.Run(
-      "trap '' TERM; sleep 30 & echo started; wait", milliseconds(300));
+  CommandResult r = transport.Run("trap '' TERM; sleep 30 & echo started; wait", milliseconds(300));
   EXPECT_EQ(r.end, CommandEnd::kTimedOut);
   EXPECT_EQ(r.out, "started\n");
   EXPECT_FALSE(r.Succeeded());

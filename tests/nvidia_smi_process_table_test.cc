@@ -22,9 +22,9 @@ std::string Id(const std::optional<int>& id) { return id ? std::to_string(*id) :
 std::string Render(const std::vector<TableProcess>& procs) {
   std::string text;
   for (const TableProcess& p : procs) {
-    text += std::to_string(p.gpu) + " " + Id(p.gi) + " " + Id(p.ci) + " " +
-            std::to_string(p.pid) + " " + p.type + " " +
-            (p.used_mib ? std::to_string(*p.used_mib) : "?") + " [" + p.process_name + "]\n";
+    text += std::to_string(p.gpu) + " " + Id(p.gi) + " " + Id(p.ci) + " " + std::to_string(p.pid) +
+            " " + p.type + " " + (p.used_mib ? std::to_string(*p.used_mib) : "?") + " [" +
+            p.process_name + "]\n";
   }
   return text;
 }
@@ -32,11 +32,16 @@ std::string Render(const std::vector<TableProcess>& procs) {
 // The box of the 580 layout around "rows" (each a whole "|...|" line).
 std::string Box(const std::string& rows) {
   const std::string rule(89, '-');
-  return "+" + rule + "+\n"
-         "| Processes:                                                                              |\n"
-         "|  GPU   GI   CI              PID   Type   Process name                        GPU Memory |\n"
-         "|        ID   ID                                                               Usage      |\n"
-         "|" + std::string(89, '=') + "|\n" + rows + "+" + rule + "+\n";
+  return "+" + rule +
+         "+\n"
+         "| Processes:                                                                             "
+         " |\n"
+         "|  GPU   GI   CI              PID   Type   Process name                        GPU "
+         "Memory |\n"
+         "|        ID   ID                                                               Usage     "
+         " |\n"
+         "|" +
+         std::string(89, '=') + "|\n" + rows + "+" + rule + "+\n";
 }
 
 TEST(NvidiaSmiProcessTableTest, ParsesEveryRealTable) {
@@ -110,10 +115,12 @@ TEST(NvidiaSmiProcessTableTest, RejectsMalformedTablesWithExactErrors) {
     std::string out;
     std::string error;
   };
-  const std::string good = "|    0   N/A  N/A             440      C   python3              3078MiB |\n";
+  const std::string good =
+      "|    0   N/A  N/A             440      C   python3              3078MiB |\n";
   const Row rows[] = {
       {"", "parse: nvidia-smi table: no \"Processes:\" section"},
-      {ReadSample("57-h200-bad-field-exit2.txt"), "parse: nvidia-smi table: no \"Processes:\" section"},
+      {ReadSample("57-h200-bad-field-exit2.txt"),
+       "parse: nvidia-smi table: no \"Processes:\" section"},
       {ReadSample("06-error-device-handle-unknown-error.txt"),
        "command_failed: nvidia-smi failed (gpu_lost): \"Unable to determine the device handle for "
        "GPU 0000:0B:00.0: Unknown Error\""},

@@ -9,8 +9,7 @@ namespace fleetreap {
 namespace {
 
 std::string ReadSample(const std::string& name) {
-  std::ifstream file(std::string(FLEETREAP_TESTDATA_DIR) + "/nvsmi/" + name,
-                     std::ios::binary);
+  std::ifstream file(std::string(FLEETREAP_TESTDATA_DIR) + "/nvsmi/" + name, std::ios::binary);
   EXPECT_TRUE(file.good()) << name;
   std::stringstream text;
   text << file.rdbuf();
@@ -25,9 +24,7 @@ std::vector<std::string> Split(const std::string& csv) {
   return fields;
 }
 
-std::string Mib(const std::optional<int64_t>& mib) {
-  return mib ? std::to_string(*mib) : "?";
-}
+std::string Mib(const std::optional<int64_t>& mib) { return mib ? std::to_string(*mib) : "?"; }
 
 // One line per GPU: "INDEX UUID BUS used=U total=T STATE (DETAIL)".
 std::string Render(const std::vector<GpuReading>& gpus) {
@@ -45,8 +42,8 @@ std::string Render(const std::vector<GpuReading>& gpus) {
 std::string Render(const std::vector<ComputeApp>& apps) {
   std::string text;
   for (const ComputeApp& app : apps) {
-    text += (app.pid ? std::to_string(*app.pid) : "?") + " " + app.gpu_uuid + " " +
-            app.gpu_bus_id + " used=" + Mib(app.used_mib) + " [" + app.process_name + "]\n";
+    text += (app.pid ? std::to_string(*app.pid) : "?") + " " + app.gpu_uuid + " " + app.gpu_bus_id +
+            " used=" + Mib(app.used_mib) + " [" + app.process_name + "]\n";
   }
   return text;
 }
@@ -68,11 +65,11 @@ const char kSample02Fields[] =
     "uuid,name,driver_model.current,driver_model.pending,vbios_version,"
     "driver_version,fan.speed,memory.used,pci.bus_id,serial,compute_cap,"
     "pci.sub_device_id,index";
-const char kTitanFields[] = "index,uuid,name,temperature.gpu,utilization.gpu,memory.used,memory.total";
+const char kTitanFields[] =
+    "index,uuid,name,temperature.gpu,utilization.gpu,memory.used,memory.total";
 const char kAppsFields[] =
     "timestamp,gpu_name,gpu_bus_id,gpu_serial,gpu_uuid,pid,process_name,used_gpu_memory";
-const char kOurFields[] =
-    "index,uuid,name,pci.bus_id,memory.used,memory.total,gpu_recovery_action";
+const char kOurFields[] = "index,uuid,name,pci.bus_id,memory.used,memory.total,gpu_recovery_action";
 const char kOurOldFields[] = "index,uuid,name,pci.bus_id,memory.used,memory.total";
 const char kOurAppsFields[] = "gpu_uuid,gpu_bus_id,pid,used_gpu_memory,process_name";
 
@@ -96,7 +93,6 @@ TEST(NvidiaSmiTest, CommandsAreTheDocumentedOnes) {
   EXPECT_EQ(GpuQueryFieldsWithoutRecovery(), Split(kOurOldFields));
   EXPECT_EQ(ComputeAppsFields(), Split(kOurAppsFields));
 }
-
 
 // Every query-gpu sample: file, the fields its run asked for ("" = the
 // header's own names), exit code, expected readings.
@@ -147,7 +143,8 @@ TEST(NvidiaSmiTest, ParsesEveryQueryGpuSample) {
        "0 GPU-11111111-0000-0000-0000-000000000000 00000000:18:00.0 used=0 total=143771 unknown\n"
        "1 GPU-11111111-0000-0000-0000-000000000001 00000000:2A:00.0 used=0 total=143771 unknown\n"
        "2 GPU-11111111-0000-0000-0000-000000000002 00000000:3A:00.0 used=0 total=143771 unknown\n"
-       "4 GPU-11111111-0000-0000-0000-000000000004 00000000:9A:00.0 used=70214 total=143771 unknown\n"
+       "4 GPU-11111111-0000-0000-0000-000000000004 00000000:9A:00.0 used=70214 total=143771 "
+       "unknown\n"
        "5 GPU-11111111-0000-0000-0000-000000000005 00000000:AB:00.0 used=0 total=143771 unknown\n"
        "6 GPU-11111111-0000-0000-0000-000000000006 00000000:BA:00.0 used=0 total=143771 unknown\n"
        "7 GPU-11111111-0000-0000-0000-000000000007 00000000:DB:00.0 used=0 total=143771 unknown\n"
@@ -157,10 +154,12 @@ TEST(NvidiaSmiTest, ParsesEveryQueryGpuSample) {
        "0 GPU-22222222-0000-0000-0000-000000000000 00000000:18:00.0 used=0 total=143771 unknown\n"
        "1 GPU-22222222-0000-0000-0000-000000000001 00000000:2A:00.0 used=? total=143771 unknown"
        " (memory.used is [N/A])\n"
-       "3 GPU-22222222-0000-0000-0000-000000000003 00000000:5D:00.0 used=512 total=143771 unknown\n"},
+       "3 GPU-22222222-0000-0000-0000-000000000003 00000000:5D:00.0 used=512 total=143771 "
+       "unknown\n"},
   };
   for (const Row& row : rows) {
-    std::vector<std::string> fields = row.fields.empty() ? HeaderFields(row.file) : Split(row.fields);
+    std::vector<std::string> fields =
+        row.fields.empty() ? HeaderFields(row.file) : Split(row.fields);
     GpuQueryResult result;
     Status status = ParseGpuQuery(ReadSample(row.file), "", 0, fields, &result);
     ASSERT_TRUE(status.ok()) << row.file << ": " << status.ToString();
@@ -199,19 +198,23 @@ TEST(NvidiaSmiTest, LostGpuAmongGoodRowsKeepsTheToolMessage) {
   // A lost GPU's bus id that matches a row marks that row.
   ASSERT_TRUE(ParseGpuQuery("0, GPU-a, H200, 00000000:18:00.0, 5, 10\n"
                             "Unable to determine the device handle for GPU 0000:18:00.0: x\n",
-                            "", 15, GpuQueryFieldsWithoutRecovery(), &result).ok());
+                            "", 15, GpuQueryFieldsWithoutRecovery(), &result)
+                  .ok());
   EXPECT_EQ(Render(result.gpus),
             "0 GPU-a 00000000:18:00.0 used=? total=10 lost (Unable to determine the device "
             "handle for GPU 0000:18:00.0: x)\n");
   // Lost lines beside unreadable text: nothing is read but the lost GPU.
   Status status = ParseGpuQuery("garbage\n" + lost_line + "\n", "", 15, GpuQueryFields(), &result);
-  EXPECT_EQ(status.ToString(), "command_failed: nvidia-smi failed (gpu_lost): \"" + lost_line + "\"");
+  EXPECT_EQ(status.ToString(),
+            "command_failed: nvidia-smi failed (gpu_lost): \"" + lost_line + "\"");
   EXPECT_EQ(Render(result.gpus), "-1  00000000:5D:00.0 used=? total=? lost (" + lost_line + ")\n");
   // A host-wide cause outranks the lost lines: nothing is read.
-  status = ParseGpuQuery(mixed, "Failed to initialize NVML: Unknown Error\n", 255,
-                         GpuQueryFields(), &result);
-  EXPECT_EQ(status.ToString(), "command_failed: nvidia-smi failed (nvml_unknown_error): "
-                               "\"Failed to initialize NVML: Unknown Error\"; \"" + lost_line + "\"");
+  status = ParseGpuQuery(mixed, "Failed to initialize NVML: Unknown Error\n", 255, GpuQueryFields(),
+                         &result);
+  EXPECT_EQ(status.ToString(),
+            "command_failed: nvidia-smi failed (nvml_unknown_error): "
+            "\"Failed to initialize NVML: Unknown Error\"; \"" +
+                lost_line + "\"");
   EXPECT_EQ(Render(result.gpus), "-1  00000000:5D:00.0 used=? total=? lost (" + lost_line + ")\n");
 }
 
@@ -255,8 +258,12 @@ TEST(NvidiaSmiTest, ColumnsFollowTheRequestedOrder) {
 }
 
 TEST(NvidiaSmiTest, UnknownValuesAreNeverZero) {
-  const char* values[] = {"[N/A]", "[Not Supported]", "[Insufficient Permissions]",
-                          "[Unknown Error]", "N/A", "",
+  const char* values[] = {"[N/A]",
+                          "[Not Supported]",
+                          "[Insufficient Permissions]",
+                          "[Unknown Error]",
+                          "N/A",
+                          "",
                           "[Requested functionality has been deprecated]"};
   for (const char* value : values) {
     GpuQueryResult result;
@@ -277,44 +284,69 @@ TEST(NvidiaSmiTest, ParsesEveryComputeAppsSample) {
   const std::string uuid0 = "GPU-00000000-0000-0000-0000-000000000000 ";
   const std::string wddm = "00000000:0C:00.0 used=? [";
   const std::string windows =
-      "12444 " + uuid0 + wddm + "C:\\Windows\\SystemApps\\MicrosoftWindows.Client.CBS_cw5n1h2txyewy\\TextInputHost.exe]\n"
-      "15076 " + uuid0 + wddm + "C:\\Windows\\SystemApps\\ShellExperienceHost_cw5n1h2txyewy\\ShellExperienceHost.exe]\n"
-      "2056 " + uuid0 + wddm + "C:\\Windows\\System32\\dwm.exe]\n"
-      "12332 " + uuid0 + wddm + "C:\\Windows\\explorer.exe]\n"
-      "20372 " + uuid0 + wddm + "C:\\Program Files\\NZXT CAM\\NZXT CAM.exe]\n"
-      "4680 " + uuid0 + wddm + "C:\\Program Files\\NVIDIA Corporation\\NVIDIA GeForce Experience\\NVIDIA Share.exe]\n"
-      "14160 " + uuid0 + wddm + "C:\\Windows\\SystemApps\\MicrosoftWindows.Client.CBS_cw5n1h2txyewy\\SearchHost.exe]\n"
-      "14184 " + uuid0 + wddm + "C:\\Windows\\SystemApps\\Microsoft.Windows.StartMenuExperienceHost_cw5n1h2txyewy\\StartMenuExperienceHost.exe]\n"
-      "16280 " + uuid0 + wddm + "C:\\Program Files\\Controller Companion\\ControllerCompanion.exe]\n"
-      "24804 " + uuid0 + wddm + "C:\\Windows\\ImmersiveControlPanel\\SystemSettings.exe]\n";
+      "12444 " + uuid0 + wddm +
+      "C:\\Windows\\SystemApps\\MicrosoftWindows.Client.CBS_cw5n1h2txyewy\\TextInputHost.exe]\n"
+      "15076 " +
+      uuid0 + wddm +
+      "C:\\Windows\\SystemApps\\ShellExperienceHost_cw5n1h2txyewy\\ShellExperienceHost.exe]\n"
+      "2056 " +
+      uuid0 + wddm +
+      "C:\\Windows\\System32\\dwm.exe]\n"
+      "12332 " +
+      uuid0 + wddm +
+      "C:\\Windows\\explorer.exe]\n"
+      "20372 " +
+      uuid0 + wddm +
+      "C:\\Program Files\\NZXT CAM\\NZXT CAM.exe]\n"
+      "4680 " +
+      uuid0 + wddm +
+      "C:\\Program Files\\NVIDIA Corporation\\NVIDIA GeForce Experience\\NVIDIA Share.exe]\n"
+      "14160 " +
+      uuid0 + wddm +
+      "C:\\Windows\\SystemApps\\MicrosoftWindows.Client.CBS_cw5n1h2txyewy\\SearchHost.exe]\n"
+      "14184 " +
+      uuid0 + wddm +
+      "C:\\Windows\\SystemApps\\Microsoft.Windows.StartMenuExperienceHost_"
+      "cw5n1h2txyewy\\StartMenuExperienceHost.exe]\n"
+      "16280 " +
+      uuid0 + wddm +
+      "C:\\Program Files\\Controller Companion\\ControllerCompanion.exe]\n"
+      "24804 " +
+      uuid0 + wddm + "C:\\Windows\\ImmersiveControlPanel\\SystemSettings.exe]\n";
   const std::string l40s = uuid0 + "00000000:01:00.0 used=? []\n";
-  const std::string accounted = "15727 " + l40s + "17439 " + l40s + "18679 " + l40s +
-                                "20037 " + l40s + "20038 " + l40s;
+  const std::string accounted =
+      "15727 " + l40s + "17439 " + l40s + "18679 " + l40s + "20037 " + l40s + "20038 " + l40s;
   const Row rows[] = {
       {"01-h200-mig-compute-apps-load-3procs.txt", kAppsFields,
-       "12249 GPU-00000000-0000-0000-0000-000000000000 00000000:83:00.0 used=2194 [/root/tools/memhog]\n"
-       "12250 GPU-00000000-0000-0000-0000-000000000000 00000000:83:00.0 used=1170 [/root/tools/memhog]\n"
+       "12249 GPU-00000000-0000-0000-0000-000000000000 00000000:83:00.0 used=2194 "
+       "[/root/tools/memhog]\n"
+       "12250 GPU-00000000-0000-0000-0000-000000000000 00000000:83:00.0 used=1170 "
+       "[/root/tools/memhog]\n"
        "12267 GPU-00000000-0000-0000-0000-000000000000 00000000:83:00.0 used=13526 [./gpu_burn]\n"},
       {"04-h200-compute-apps-idle-header-only.txt", kAppsFields, ""},
-      {"15-windows-wddm-compute-apps-na-memory-paths-with-spaces.txt", kAppsFields, windows.c_str()},
+      {"15-windows-wddm-compute-apps-na-memory-paths-with-spaces.txt", kAppsFields,
+       windows.c_str()},
       {"40-crlf-compute-apps-from-15.txt", kAppsFields, windows.c_str()},
       {"20-l40s-compute-apps-load-bare-process-names.txt", kAppsFields,
        "20037 GPU-00000000-0000-0000-0000-000000000000 00000000:01:00.0 used=538 [ffmpeg]\n"
        "20038 GPU-00000000-0000-0000-0000-000000000000 00000000:01:00.0 used=681 [ffmpeg]\n"},
       // Accounted apps read with the same reader; they list exited PIDs and
       // are never a kill list (research notes 3.4).
-      {"21-l40s-accounted-apps-includes-exited-pids.txt", "",
-       accounted.c_str()},
+      {"21-l40s-accounted-apps-includes-exited-pids.txt", "", accounted.c_str()},
       {"23-rtx4080-compute-apps-idle-only-c-plus-g-listed.txt", kAppsFields,
-       "2165 GPU-00000000-0000-0000-0000-000000000000 00000000:01:00.0 used=25 [/usr/bin/kwin_wayland]\n"},
+       "2165 GPU-00000000-0000-0000-0000-000000000000 00000000:01:00.0 used=25 "
+       "[/usr/bin/kwin_wayland]\n"},
       {"48-compute-apps-names-with-commas.txt", kOurAppsFields,
-       "4242 GPU-22222222-0000-0000-0000-000000000003 00000000:5D:00.0 used=70210 [python3 -m vllm, serve --tp 8]\n"
+       "4242 GPU-22222222-0000-0000-0000-000000000003 00000000:5D:00.0 used=70210 [python3 -m "
+       "vllm, serve --tp 8]\n"
        "? GPU-22222222-0000-0000-0000-000000000003 00000000:5D:00.0 used=? [Unknown Error]\n"
-       "4250 GPU-22222222-0000-0000-0000-000000000001 00000000:2A:00.0 used=1024 [/opt/my app/bin/worker,x]\n"},
+       "4250 GPU-22222222-0000-0000-0000-000000000001 00000000:2A:00.0 used=1024 [/opt/my "
+       "app/bin/worker,x]\n"},
       {"49-compute-apps-no-running-processes.txt", kOurAppsFields, ""},
   };
   for (const Row& row : rows) {
-    std::vector<std::string> fields = row.fields.empty() ? HeaderFields(row.file) : Split(row.fields);
+    std::vector<std::string> fields =
+        row.fields.empty() ? HeaderFields(row.file) : Split(row.fields);
     std::vector<ComputeApp> apps;
     NvidiaSmiFailure failure = NvidiaSmiFailure::kOther;
     Status status = ParseComputeApps(ReadSample(row.file), "", 0, fields, &apps, &failure);
@@ -347,14 +379,17 @@ TEST(NvidiaSmiTest, FailedRunsCarryTheToolMessage) {
       {ReadSample("17-error-nvml-version-mismatch-oneline.txt"), "", 18,
        NvidiaSmiFailure::kVersionMismatch,
        "command_failed: nvidia-smi failed (version_mismatch): \"Failed to initialize NVML: "
-       "Driver/library version mismatch\"", ""},
+       "Driver/library version mismatch\"",
+       ""},
       {ReadSample("28-error-nvml-unknown-error.txt"), "", 255, NvidiaSmiFailure::kNvmlUnknownError,
        "command_failed: nvidia-smi failed (nvml_unknown_error): \"Failed to initialize NVML: "
-       "Unknown Error\"", ""},
+       "Unknown Error\"",
+       ""},
       {"", ReadSample("30-error-nvml-insufficient-permissions.txt"), 4,
        NvidiaSmiFailure::kInsufficientPermissions,
        "command_failed: nvidia-smi failed (insufficient_permissions): \"Failed to initialize NVML: "
-       "Insufficient Permissions\"", ""},
+       "Insufficient Permissions\"",
+       ""},
       {ReadSample("45-no-devices-trailing-spaces.txt"), "", 6, NvidiaSmiFailure::kNoDevices,
        "command_failed: nvidia-smi failed (no_devices): \"No devices were found\"", ""},
       {ReadSample("45-no-devices-trailing-spaces.txt"), "", 0, NvidiaSmiFailure::kNoDevices,
@@ -384,23 +419,27 @@ TEST(NvidiaSmiTest, FailedRunsCarryTheToolMessage) {
       {"", "", 2, NvidiaSmiFailure::kOther,
        "command_failed: nvidia-smi failed (other): nvidia-smi exited with status 2", ""},
       {"", "", 9, NvidiaSmiFailure::kDriverNotLoaded,
-       "command_failed: nvidia-smi failed (driver_not_loaded): nvidia-smi exited with status 9", ""},
+       "command_failed: nvidia-smi failed (driver_not_loaded): nvidia-smi exited with status 9",
+       ""},
   };
   for (const Row& row : rows) {
     GpuQueryResult result;
     Status status = ParseGpuQuery(row.out, row.err, row.exit_code, GpuQueryFields(), &result);
-    std::string expected = *row.status ? row.status
-        : "command_failed: nvidia-smi failed (driver_not_loaded): \"" + driver_text + "\"";
+    std::string expected =
+        *row.status
+            ? row.status
+            : "command_failed: nvidia-smi failed (driver_not_loaded): \"" + driver_text + "\"";
     EXPECT_EQ(status.ToString(), expected) << row.out << row.err;
     EXPECT_EQ(result.failure, row.failure) << row.out << row.err;
     EXPECT_EQ(status.message(), std::string("nvidia-smi failed (") +
-                                    NvidiaSmiFailureName(row.failure) + "): " + result.tool_message);
+                                    NvidiaSmiFailureName(row.failure) +
+                                    "): " + result.tool_message);
     EXPECT_EQ(Render(result.gpus), row.gpus) << row.out << row.err;
 
     std::vector<ComputeApp> apps;
     NvidiaSmiFailure failure = NvidiaSmiFailure::kNone;
-    Status apps_status = ParseComputeApps(row.out, row.err, row.exit_code, ComputeAppsFields(),
-                                          &apps, &failure);
+    Status apps_status =
+        ParseComputeApps(row.out, row.err, row.exit_code, ComputeAppsFields(), &apps, &failure);
     EXPECT_EQ(apps_status.ToString(), expected) << row.out << row.err;
     EXPECT_EQ(failure, row.failure);
     EXPECT_TRUE(apps.empty());
@@ -423,7 +462,8 @@ TEST(NvidiaSmiTest, ClassifiesResetAndOtherOutputs) {
   for (const Row& row : rows) {
     std::string message;
     EXPECT_EQ(ClassifyNvidiaSmiFailure(ReadSample(row.file), "", row.exit_code, &message),
-              row.failure) << row.file;
+              row.failure)
+        << row.file;
     EXPECT_EQ(message.empty(), row.failure == NvidiaSmiFailure::kNone) << row.file << message;
   }
   std::string message;
@@ -472,17 +512,21 @@ TEST(NvidiaSmiTest, RejectsMalformedOutputWithExactErrors) {
   const Row rows[] = {
       {ReadSample("42-truncated-query-gpu-from-11.txt"),
        "parse: nvidia-smi output line 4: expected 7 fields, got 2"},
-      {ReadSample("43-garbage-binary.txt"), "parse: nvidia-smi output line 1: expected 7 fields, got 1"},
+      {ReadSample("43-garbage-binary.txt"),
+       "parse: nvidia-smi output line 1: expected 7 fields, got 1"},
       {ReadSample("24-reset-in-use-by-another-client.txt"),
        "parse: nvidia-smi output line 1: expected 7 fields, got 1"},
       {"", "parse: nvidia-smi output: no GPU rows"},
       {" \r\n\n", "parse: nvidia-smi output: no GPU rows"},
-      {"index, uuid, name, temperature.gpu, utilization.gpu [%], memory.used [MiB], memory.total [MiB]\n",
+      {"index, uuid, name, temperature.gpu, utilization.gpu [%], memory.used [MiB], memory.total "
+       "[MiB]\n",
        "parse: nvidia-smi output: no GPU rows"},
-      {"index, uuid\n0, GPU-a\n", "parse: nvidia-smi output line 1: header has 2 columns, expected 7"},
+      {"index, uuid\n0, GPU-a\n",
+       "parse: nvidia-smi output line 1: header has 2 columns, expected 7"},
       {"index, uuid, name, temperature.gpu, utilization.gpu, memory.free, memory.total\n",
        "parse: nvidia-smi output line 1: header has no column \"memory.used\""},
-      {"0, GPU-a, TITAN X, 25, 0, 802\n", "parse: nvidia-smi output line 1: expected 7 fields, got 6"},
+      {"0, GPU-a, TITAN X, 25, 0, 802\n",
+       "parse: nvidia-smi output line 1: expected 7 fields, got 6"},
       {"x, GPU-a, TITAN X, 25, 0, 802, 12206\n",
        "parse: nvidia-smi output line 1: index: expected an integer, got \"x\""},
       {"[N/A], GPU-a, TITAN X, 25, 0, 802, 12206\n",
@@ -519,7 +563,8 @@ TEST(NvidiaSmiTest, RejectsMalformedComputeAppsWithExactErrors) {
        "parse: nvidia-smi output line 1: pid: expected an integer, got \"abc\""},
       {"GPU-a, 00000000:18:00.0, 12, 1.5, python\n",
        "parse: nvidia-smi output line 1: used_gpu_memory: expected a number of MiB, got \"1.5\""},
-      {"GPU-a, 00000000:18:00.0, 12\n", "parse: nvidia-smi output line 1: expected 5 fields, got 3"},
+      {"GPU-a, 00000000:18:00.0, 12\n",
+       "parse: nvidia-smi output line 1: expected 5 fields, got 3"},
       {"GPU-a, 00000000:18:00.0, 12, 5, python\n"
        "Unable to determine the device handle for GPU 0000:0B:00.0: Unknown Error\n",
        "command_failed: nvidia-smi failed (gpu_lost): \"Unable to determine the device handle for "
@@ -551,10 +596,10 @@ TEST(NvidiaSmiTest, ReadsTheRecoveryActionWhenTheAnswerHasIt) {
        "0 used=0 action=\n1 used=0 action=\n2 used=0 action=\n4 used=70214 action=\n"
        "5 used=0 action=\n6 used=0 action=\n7 used=0 action=\n-1 used=? action=\n"},
       {std::string(kHeader) + "0, GPU-a, H200, 00000000:18:00.0, 1, 143771, Reset\n"
-       "1, GPU-b, H200, 00000000:2A:00.0, 0, 143771, Drain and Reset\n"
-       "2, GPU-c, H200, 00000000:3A:00.0, 0, 143771, [N/A]\n"
-       "3, GPU-d, H200, 00000000:5D:00.0, 0, 143771, N/A\n"
-       "4, GPU-e, H200, 00000000:9A:00.0, 0, 143771, Drain P2P\n",
+                              "1, GPU-b, H200, 00000000:2A:00.0, 0, 143771, Drain and Reset\n"
+                              "2, GPU-c, H200, 00000000:3A:00.0, 0, 143771, [N/A]\n"
+                              "3, GPU-d, H200, 00000000:5D:00.0, 0, 143771, N/A\n"
+                              "4, GPU-e, H200, 00000000:9A:00.0, 0, 143771, Drain P2P\n",
        "0 used=1 action=Reset\n1 used=0 action=Drain and Reset\n2 used=0 action=\n"
        "3 used=0 action=\n4 used=0 action=Drain P2P\n"},
       // Columns found by name, in any order; hostile text escaped.
@@ -576,10 +621,12 @@ TEST(NvidiaSmiTest, ReadsTheRecoveryActionWhenTheAnswerHasIt) {
   // Without a header every requested field must be there.
   GpuQueryResult result;
   EXPECT_EQ(ParseGpuQuery("0, GPU-a, H200, 00000000:18:00.0, 0, 143771\n", "", 0, GpuQueryFields(),
-                          &result).ToString(),
+                          &result)
+                .ToString(),
             "parse: nvidia-smi output line 1: expected 7 fields, got 6");
   EXPECT_EQ(ParseGpuQuery("index, uuid, name, pci.bus_id, memory.used [MiB], gpu_recovery_action\n",
-                          "", 0, GpuQueryFields(), &result).ToString(),
+                          "", 0, GpuQueryFields(), &result)
+                .ToString(),
             "parse: nvidia-smi output line 1: header has 6 columns, expected 7");
 }
 
@@ -612,8 +659,9 @@ TEST(NvidiaSmiTest, TellsAnUnknownFieldFromOtherFailures) {
   // The refusal is a failed run whose message is the tool's line.
   GpuQueryResult result;
   Status status = ParseGpuQuery(refusal, "", 2, GpuQueryFields(), &result);
-  EXPECT_EQ(status.ToString(), "command_failed: nvidia-smi failed (other): \"Field "
-                               "\\\"gpu_recovery_action\\\" is not a valid field to query.\"");
+  EXPECT_EQ(status.ToString(),
+            "command_failed: nvidia-smi failed (other): \"Field "
+            "\\\"gpu_recovery_action\\\" is not a valid field to query.\"");
 }
 
 TEST(NvidiaSmiTest, StopsTheLadderOnALostGpuOrNoDriver) {
@@ -645,13 +693,13 @@ TEST(NvidiaSmiTest, StopsTheLadderOnALostGpuOrNoDriver) {
 // The case of issue 11: the lost line is all nvidia-smi printed. The GPU is
 // named by its bus id, as printed, with the tool's words.
 TEST(NvidiaSmiTest, ALostLineAloneIsALostGpuWithTheToolWords) {
-  const std::string line = "Unable to determine the device handle for GPU0000:B1:00.0: Unknown Error";
+  const std::string line =
+      "Unable to determine the device handle for GPU0000:B1:00.0: Unknown Error";
   for (const std::string& out : {line + "\n", std::string()}) {
     GpuQueryResult result;
-    Status status = ParseGpuQuery(out, out.empty() ? line + "\n" : "", 15, GpuQueryFields(),
-                                  &result);
-    EXPECT_EQ(status.ToString(),
-              "command_failed: nvidia-smi failed (gpu_lost): \"" + line + "\"");
+    Status status =
+        ParseGpuQuery(out, out.empty() ? line + "\n" : "", 15, GpuQueryFields(), &result);
+    EXPECT_EQ(status.ToString(), "command_failed: nvidia-smi failed (gpu_lost): \"" + line + "\"");
     EXPECT_EQ(result.failure, NvidiaSmiFailure::kGpuLost);
     EXPECT_EQ(result.tool_message, "\"" + line + "\"");
     ASSERT_EQ(result.gpus.size(), 1u);
@@ -672,7 +720,8 @@ TEST(NvidiaSmiTest, KeepsEveryLineOfTheToolWords) {
     const char* message;
   };
   std::string many;
-  for (int i = 0; i < 40; ++i) many += "WARNING: line " + std::to_string(i) + std::string(60, '.') + "\n";
+  for (int i = 0; i < 40; ++i)
+    many += "WARNING: line " + std::to_string(i) + std::string(60, '.') + "\n";
   const std::string rows_ok = ReadSample("55-h200-query-recovery-action-idle.txt");
   const Row rows[] = {
       // A warning on stderr beside a good answer: kept, the answer read.
@@ -683,8 +732,10 @@ TEST(NvidiaSmiTest, KeepsEveryLineOfTheToolWords) {
       {"", "Failed to initialize NVML: Unknown Error\x1b[2J\n\tsecond \"line\"\\\x01\n", 255,
        "\"Failed to initialize NVML: Unknown Error\\x1b[2J\"; \"second \\\"line\\\"\\\\\\x01\""},
       // A lost GPU and the lines around it on stderr.
-      {"", "Unable to determine the device handle for GPU 0000:0B:00.0: Unknown Error\n"
-           "Some other text\n", 15,
+      {"",
+       "Unable to determine the device handle for GPU 0000:0B:00.0: Unknown Error\n"
+       "Some other text\n",
+       15,
        "\"Unable to determine the device handle for GPU 0000:0B:00.0: Unknown Error\"; "
        "\"Some other text\""},
   };

@@ -16,8 +16,7 @@ std::string ReadFile(const std::string& path) {
 }
 
 TEST(PlaybookTest, BuiltInDefaultIsTheShippedFile) {
-  EXPECT_EQ(ReadFile(FLEETREAP_SOURCE_DIR "/playbooks/default.yaml"),
-            DefaultPlaybookText());
+  EXPECT_EQ(ReadFile(FLEETREAP_SOURCE_DIR "/playbooks/default.yaml"), DefaultPlaybookText());
   Playbook parsed;
   Status status = ParsePlaybook(DefaultPlaybookText(), "default.yaml", &parsed);
   ASSERT_TRUE(status.ok()) << status.ToString();
@@ -27,10 +26,8 @@ TEST(PlaybookTest, DefaultSettings) {
   const Playbook& p = DefaultPlaybook();
   EXPECT_EQ(p.name, "default");
   EXPECT_EQ(p.source, "<built-in default>");
-  EXPECT_EQ(p.steps, (std::vector<Step>{Step::kInspect, Step::kStopUnits,
-                                        Step::kTerm, Step::kKill,
-                                        Step::kRescan, Step::kCleanShm,
-                                        Step::kVerify}));
+  EXPECT_EQ(p.steps, (std::vector<Step>{Step::kInspect, Step::kStopUnits, Step::kTerm, Step::kKill,
+                                        Step::kRescan, Step::kCleanShm, Step::kVerify}));
   EXPECT_EQ(p.term_grace.count(), 10000);
   EXPECT_EQ(p.kill_grace.count(), 5000);
   EXPECT_EQ(p.settle.count(), 2000);
@@ -57,8 +54,8 @@ TEST(PlaybookTest, ShippedPlaybooksLoad) {
   };
   for (const Row& row : rows) {
     Playbook p;
-    Status status = LoadPlaybookFile(
-        std::string(FLEETREAP_SOURCE_DIR "/playbooks/") + row.file, &p);
+    Status status =
+        LoadPlaybookFile(std::string(FLEETREAP_SOURCE_DIR "/playbooks/") + row.file, &p);
     ASSERT_TRUE(status.ok()) << row.file << ": " << status.ToString();
     EXPECT_EQ(p.name, row.name);
     EXPECT_EQ(p.Runs(Step::kStopUnits), row.stops_units) << row.file;
@@ -66,8 +63,7 @@ TEST(PlaybookTest, ShippedPlaybooksLoad) {
     EXPECT_EQ(p.Runs(Step::kKill), row.signals) << row.file;
   }
   Playbook vllm;
-  ASSERT_TRUE(
-      LoadPlaybookFile(FLEETREAP_SOURCE_DIR "/playbooks/vllm.yaml", &vllm).ok());
+  ASSERT_TRUE(LoadPlaybookFile(FLEETREAP_SOURCE_DIR "/playbooks/vllm.yaml", &vllm).ok());
   EXPECT_EQ(vllm.units, std::vector<std::string>{"vllm*.service"});
 }
 
@@ -89,8 +85,8 @@ TEST(PlaybookTest, ParsesSettings) {
       "fast.yaml", &p);
   ASSERT_TRUE(status.ok()) << status.ToString();
   EXPECT_EQ(p.name, "fast");
-  EXPECT_EQ(p.steps, (std::vector<Step>{Step::kInspect, Step::kStopUnits, Step::kTerm,
-                                        Step::kKill, Step::kVerify}));
+  EXPECT_EQ(p.steps, (std::vector<Step>{Step::kInspect, Step::kStopUnits, Step::kTerm, Step::kKill,
+                                        Step::kVerify}));
   EXPECT_EQ(p.units.size(), 2u);
   EXPECT_EQ(p.term_grace.count(), 1500);
   EXPECT_EQ(p.kill_grace.count(), 250);
@@ -113,8 +109,7 @@ TEST(PlaybookTest, Errors) {
        "x.yaml:1:18: unknown step \"nuke\"; steps are inspect, stop_units, "
        "term, kill, rescan, clean_shm, verify, reset_ghosts"},
       {"steps: [term, term]\n", "x.yaml:1:15: step \"term\" is listed twice"},
-      {"max_rounds: 0\n",
-       "x.yaml:1:1: max_rounds must be a whole number from 1 to 20, got \"0\""},
+      {"max_rounds: 0\n", "x.yaml:1:1: max_rounds must be a whole number from 1 to 20, got \"0\""},
       {"threshold_mib: lots\n",
        "x.yaml:1:1: threshold_mib must be a whole number from 0 to 16777216, "
        "got \"lots\""},

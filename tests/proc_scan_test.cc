@@ -1,12 +1,10 @@
 #include "fleetreap/remote/proc_scan.h"
 
-#include "fleetreap/remote/remote_script.h"
-
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -14,6 +12,8 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+
+#include "fleetreap/remote/remote_script.h"
 
 extern char** environ;
 
@@ -37,9 +37,9 @@ std::string Render(const Holder& h) {
   std::vector<std::string> gpus;
   for (int gpu : h.gpus) gpus.push_back(std::to_string(gpu));
   return std::to_string(h.pid) + " start=" + std::to_string(h.start_time) +
-         " ppid=" + std::to_string(h.ppid) + " state=" + h.state + " user=" + h.user +
-         " comm=[" + h.comm + "] exe=[" + h.exe + "] cmdline=[" + h.cmdline + "] gpus=" +
-         Join(gpus) + " devices=" + Join(h.devices);
+         " ppid=" + std::to_string(h.ppid) + " state=" + h.state + " user=" + h.user + " comm=[" +
+         h.comm + "] exe=[" + h.exe + "] cmdline=[" + h.cmdline + "] gpus=" + Join(gpus) +
+         " devices=" + Join(h.devices);
 }
 
 std::string Render(const std::vector<Holder>& holders) {
@@ -83,17 +83,26 @@ TEST(ProcScanTest, ParsesStatAfterTheLastParenthesis) {
 
 TEST(ProcScanTest, GpuIndexOfDevice) {
   const std::pair<const char*, int> rows[] = {
-      {"/dev/nvidia0", 0}, {"/dev/nvidia7", 7}, {"/dev/nvidia15", 15}, {"/tmp/x/nvidia3", 3},
-      {"/dev/nvidiactl", -1}, {"/dev/nvidia-uvm", -1}, {"/dev/nvidia-uvm-tools", -1},
-      {"/dev/nvidia-modeset", -1}, {"/dev/nvidia-caps/nvidia-cap1", -1}, {"/dev/nvidia", -1},
-      {"/dev/nvidia0x", -1}, {"/dev/nvidia99999", -1}, {"", -1},
+      {"/dev/nvidia0", 0},
+      {"/dev/nvidia7", 7},
+      {"/dev/nvidia15", 15},
+      {"/tmp/x/nvidia3", 3},
+      {"/dev/nvidiactl", -1},
+      {"/dev/nvidia-uvm", -1},
+      {"/dev/nvidia-uvm-tools", -1},
+      {"/dev/nvidia-modeset", -1},
+      {"/dev/nvidia-caps/nvidia-cap1", -1},
+      {"/dev/nvidia", -1},
+      {"/dev/nvidia0x", -1},
+      {"/dev/nvidia99999", -1},
+      {"", -1},
   };
   for (const auto& [path, index] : rows) EXPECT_EQ(GpuIndexOfDevice(path), index) << path;
 }
 
 // A scan's process texts, as the dump sends them.
-ProcessText Text(int pid, const std::string& comm, const std::string& uid,
-                 const std::string& exe, std::vector<std::string> argv) {
+ProcessText Text(int pid, const std::string& comm, const std::string& uid, const std::string& exe,
+                 std::vector<std::string> argv) {
   ProcessText text;
   text.stat = Stat(pid, comm, 'S', 1, 1000 + pid);
   text.status = "Name:\t" + comm + "\nUmask:\t0022\nState:\tS (sleeping)\nUid:\t" + uid + "\t" +
@@ -105,17 +114,21 @@ ProcessText Text(int pid, const std::string& comm, const std::string& uid,
 }
 
 TEST(ProcScanTest, DeviceNames) {
-  const std::map<int, std::string> majors = {{195, "nvidia"}, {238, "nvidia-uvm"},
-                                             {241, "nvidia-caps"},
-                                             {242, "nvidia-caps-imex-channels"},
-                                             {243, "nvidia-nvswitch"}, {244, "nvidia-foo"}};
+  const std::map<int, std::string> majors = {
+      {195, "nvidia"},          {238, "nvidia-uvm"},
+      {241, "nvidia-caps"},     {242, "nvidia-caps-imex-channels"},
+      {243, "nvidia-nvswitch"}, {244, "nvidia-foo"}};
   const std::tuple<int, int, const char*> rows[] = {
-      {195, 0, "/dev/nvidia0"},          {195, 7, "/dev/nvidia7"},
-      {195, 255, "/dev/nvidiactl"},      {195, 254, "/dev/nvidia-modeset"},
-      {238, 0, "/dev/nvidia-uvm"},       {238, 1, "/dev/nvidia-uvm-tools"},
+      {195, 0, "/dev/nvidia0"},
+      {195, 7, "/dev/nvidia7"},
+      {195, 255, "/dev/nvidiactl"},
+      {195, 254, "/dev/nvidia-modeset"},
+      {238, 0, "/dev/nvidia-uvm"},
+      {238, 1, "/dev/nvidia-uvm-tools"},
       {241, 1, "/dev/nvidia-caps/nvidia-cap1"},
       {242, 0, "/dev/nvidia-caps-imex-channels/channel0"},
-      {243, 2, "/dev/nvidia-nvswitch2"}, {244, 3, "nvidia-foo 244:3"},
+      {243, 2, "/dev/nvidia-nvswitch2"},
+      {244, 3, "nvidia-foo 244:3"},
       {250, 1, "nvidia 250:1"},
   };
   for (const auto& [major, minor, name] : rows) {
@@ -130,15 +143,21 @@ TEST(ProcScanTest, HoldersFromScan) {
   // Worker 300 holds every GPU's file (peer access), nvidiactl and uvm, by
   // number; 20 holds a cap; 55 exited before it was described; 60 holds
   // plain files by path; 61 holds /dev/nvidia0 both ways (one fd).
-  scan.fds = {{300, 4, 195, 3, ""}, {300, 5, 195, 255, ""}, {300, 6, 195, 0, ""},
-              {300, 7, 238, 0, ""}, {20, 3, 241, 1, ""},   {55, 3, 195, 0, ""},
-              {60, 3, -1, -1, "/dev/nvidia2"}, {60, 4, -1, -1, "/dev/nvidiactl"},
-              {61, 3, 195, 1, ""}, {61, 3, -1, -1, "/dev/nvidia1"}};
+  scan.fds = {{300, 4, 195, 3, ""},
+              {300, 5, 195, 255, ""},
+              {300, 6, 195, 0, ""},
+              {300, 7, 238, 0, ""},
+              {20, 3, 241, 1, ""},
+              {55, 3, 195, 0, ""},
+              {60, 3, -1, -1, "/dev/nvidia2"},
+              {60, 4, -1, -1, "/dev/nvidiactl"},
+              {61, 3, 195, 1, ""},
+              {61, 3, -1, -1, "/dev/nvidia1"}};
   const std::vector<std::string> hostile = {"x\n1 (y) R", "--a\tb", "c\nd", ""};
-  scan.processes[20] = Text(20, "nv-hostengine", "0", "/usr/bin/nv-hostengine",
-                            {"/usr/bin/nv-hostengine", "-n"});
-  scan.processes[300] = Text(300, "VLLM::Worker_TP", "1000", "/usr/bin/python3.11 (deleted)",
-                             hostile);
+  scan.processes[20] =
+      Text(20, "nv-hostengine", "0", "/usr/bin/nv-hostengine", {"/usr/bin/nv-hostengine", "-n"});
+  scan.processes[300] =
+      Text(300, "VLLM::Worker_TP", "1000", "/usr/bin/python3.11 (deleted)", hostile);
   scan.processes[60] = Text(60, "a) (b\n", "4242", "", {});
   scan.processes[61] = Text(61, "x", "0", "/x", {"x"});
   std::vector<Holder> holders;
@@ -179,7 +198,8 @@ TEST(ProcScanTest, HoldersFromScan) {
   EXPECT_EQ(Render(holders[3]),
             "77 start=1077 ppid=1 state=S user=root comm=[pt_main_thread] exe=[/usr/bin/python3] "
             "cmdline=[python3] gpus=2 devices=");
-  EXPECT_EQ(Render(holders[4]), "88 start=0 ppid=0 state=? user= comm=[] exe=[] cmdline=[] gpus=1 devices=");
+  EXPECT_EQ(Render(holders[4]),
+            "88 start=0 ppid=0 state=? user= comm=[] exe=[] cmdline=[] gpus=1 devices=");
   EXPECT_EQ(holders[4].protected_by, "not in this host's /proc");
   EXPECT_EQ(holders[5].gpus, (std::vector<int>{0, 3}));
 }
@@ -207,15 +227,15 @@ class ScanLiveTest : public ::testing::Test {
     dir_ = tmpl;
     dev_ = dir_ + "/dev";
     std::filesystem::create_directories(dev_ + "/nvidia-caps");
-    for (const char* name : {"nvidia0", "nvidia1", "nvidia2", "nvidiactl", "nvidia-uvm",
-                             "nvidia-caps/nvidia-cap1"}) {
+    for (const char* name :
+         {"nvidia0", "nvidia1", "nvidia2", "nvidiactl", "nvidia-uvm", "nvidia-caps/nvidia-cap1"}) {
       std::ofstream(dev_ + "/" + name).put('\n');
     }
     for (const auto& [bus_id, minor] : {std::pair{"0000:3a:00.0", 0}, {"0000:18:00.0", 2}}) {
       std::filesystem::create_directories(dir_ + "/gpus/" + bus_id);
       std::ofstream(dir_ + "/gpus/" + bus_id + "/information")
-          << "Model: \t\t NVIDIA H200\nBus Location: \t " << bus_id
-          << "\nDevice Minor: \t " << minor << "\nGPU Excluded:\t No\n";
+          << "Model: \t\t NVIDIA H200\nBus Location: \t " << bus_id << "\nDevice Minor: \t "
+          << minor << "\nGPU Excluded:\t No\n";
     }
     hostile_exe_ = dir_ + "/sl) x(\n y";
     std::filesystem::copy_file("/bin/sleep", hostile_exe_);
@@ -273,8 +293,8 @@ class ScanLiveTest : public ::testing::Test {
 };
 
 TEST_F(ScanLiveTest, FindsHoldersByPath) {
-  pid_t hostile = Spawn(hostile_exe_, {"sle\teper\nx", "60", "1"},
-                        {"nvidia0", "nvidiactl", "nvidia2"});
+  pid_t hostile =
+      Spawn(hostile_exe_, {"sle\teper\nx", "60", "1"}, {"nvidia0", "nvidiactl", "nvidia2"});
   pid_t plain = Spawn("/bin/sleep", {"sleep", "61"}, {"nvidia-caps/nvidia-cap1", "nvidia-uvm"});
   ScanOutput scan = RunScan();
   std::vector<Holder> holders;

@@ -30,8 +30,7 @@ TEST(ProcessOwnerTest, CgroupPathOf) {
       {"6:freezer:/slurm_gpu07/uid_0/job_5/step_extern\n0::/system.slice/slurmd.service\n",
        "/slurm_gpu07/uid_0/job_5/step_extern"},
       // Not Slurm's layout: the v2 line still wins.
-      {"6:freezer:/slurm/job_5\n0::/system.slice/slurmd.service\n",
-       "/system.slice/slurmd.service"},
+      {"6:freezer:/slurm/job_5\n0::/system.slice/slurmd.service\n", "/system.slice/slurmd.service"},
       {"0::/\n", ""},
       {"garbage\n0:x\n", ""},
       {"", ""},

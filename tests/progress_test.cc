@@ -3,9 +3,9 @@
 #include <gtest/gtest.h>
 #include <spdlog/logger.h>
 
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -175,14 +175,13 @@ TEST_F(ProgressTest, StopFlagIsNoticedAtTheNextEvent) {
   ForwardingObserver observer(&progress);
   FleetSettings settings;
   settings.forks = 1;
-  RunReport report = RunFleet(
-      Plans({"gpu01", "gpu02", "gpu03"}), settings, ConnectingTransports(), &observer, &stop,
-      clock_, [&](Transport&, const HostJob&) {
-        observer.AwaitStarted();
-        stop = true;  // what the SIGINT handler does
-        clock_.SleepFor(std::chrono::milliseconds(1200));
-        return run.hosts[0];
-      });
+  RunReport report = RunFleet(Plans({"gpu01", "gpu02", "gpu03"}), settings, ConnectingTransports(),
+                              &observer, &stop, clock_, [&](Transport&, const HostJob&) {
+                                observer.AwaitStarted();
+                                stop = true;  // what the SIGINT handler does
+                                clock_.SleepFor(std::chrono::milliseconds(1200));
+                                return run.hosts[0];
+                              });
   EXPECT_EQ(Output(),
             "interrupted: starting no new hosts, waiting for 1 in flight\n"
             "[1/3] gpu01 clean: 8/8 GPUs 0 MiB (1.2 s)\n");

@@ -12,8 +12,8 @@ constexpr int kRoot = 0;
 constexpr unsigned kKthread = 0x00200000;
 
 // A holder whose executable file is owned by "uid" with "mode".
-Holder Make(int pid, int ppid, const std::string& comm, const std::string& exe,
-            int uid = kRoot, int mode = 0755, unsigned flags = 0) {
+Holder Make(int pid, int ppid, const std::string& comm, const std::string& exe, int uid = kRoot,
+            int mode = 0755, unsigned flags = 0) {
   Holder h;
   h.pid = pid;
   h.ppid = ppid;
@@ -57,8 +57,10 @@ TEST(ProtectTest, Table) {
       // ...but must still be root's.
       {Make(818, 1, "gpu-agent", "/srv/agents/gpu-agent", 1000), "", "/srv/agents/gpu-agent"},
       // The agents of a Kubernetes GPU node, from their images' /usr/bin.
-      {Make(820, 1, "nvidia-device-p", "/usr/bin/nvidia-device-plugin"), "nvidia-device-plugin", ""},
-      {Make(821, 1, "gpu-feature-dis", "/usr/bin/gpu-feature-discovery"), "gpu-feature-discovery", ""},
+      {Make(820, 1, "nvidia-device-p", "/usr/bin/nvidia-device-plugin"), "nvidia-device-plugin",
+       ""},
+      {Make(821, 1, "gpu-feature-dis", "/usr/bin/gpu-feature-discovery"), "gpu-feature-discovery",
+       ""},
       {Make(822, 1, "nvidia-gridd", "/usr/bin/nvidia-gridd"), "nvidia-gridd", ""},
       {Make(823, 1, "nvsm-core", "/usr/bin/nvsm-core"), "nvsm*", ""},
       {Make(824, 1, "nvidia-persiste",
@@ -67,7 +69,8 @@ TEST(ProtectTest, Table) {
       // Named like a daemon, and not it: a user's copy, a copy in /tmp, a
       // root-owned copy outside the system folders, a writable one.
       {Make(900, 1, "sshd", "/home/gpuops/bin/sshd", 1000), "", "sshd"},
-      {Make(901, 1, "nvidia-persiste", "/tmp/nvidia-persistenced", 1000), "", "nvidia-persistenced"},
+      {Make(901, 1, "nvidia-persiste", "/tmp/nvidia-persistenced", 1000), "",
+       "nvidia-persistenced"},
       {Make(902, 1, "nv-hostengine", "/root/bin/nv-hostengine"), "", "nv-hostengine"},
       {Make(903, 1, "nvidia-smi", "/usr/local/bin/nvidia-smi", kRoot, 0777), "", "nvidia-smi"},
       {Make(904, 1, "nvidia-smi", "/usr/local/bin/nvidia-smi", kRoot, 0775), "", "nvidia-smi"},

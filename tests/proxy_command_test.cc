@@ -48,8 +48,8 @@ TEST(ProxyCommandTest, ExpandsOpenSshTokens) {
 
 TEST(ProxyCommandTest, RefusesHostsAndUsersAShellWouldReadAsMore) {
   // CVE-2023-6004: a host name that carries a command.
-  for (const char* hostile : {"gpu1;touch /tmp/x", "$(reboot)", "`id`", "-oProxyCommand=x",
-                              "a b", "gpu'1", "x|y", "gpu\n1", ""}) {
+  for (const char* hostile : {"gpu1;touch /tmp/x", "$(reboot)", "`id`", "-oProxyCommand=x", "a b",
+                              "gpu'1", "x|y", "gpu\n1", ""}) {
     SCOPED_TRACE(hostile);
     ProxyTokens host;
     host.host = hostile;
@@ -74,8 +74,7 @@ TEST(ProxyCommandTest, ClassifiesWhatAFailedProxySaid) {
        ErrorKind::kRefused},
       {"ssh: Could not resolve hostname bastion.invalid: Name or service not known",
        ErrorKind::kDns},
-      {"ssh: connect to host 10.9.9.9 port 22: Connection timed out",
-       ErrorKind::kConnectTimeout},
+      {"ssh: connect to host 10.9.9.9 port 22: Connection timed out", ErrorKind::kConnectTimeout},
       {"Host key verification failed.", ErrorKind::kHostKey},
       {"root@127.0.100.1: Permission denied (publickey).", ErrorKind::kAuth},
       {"", ErrorKind::kConnectionLost},
@@ -145,8 +144,10 @@ TEST(ProxyCommandTest, ASilentProxyEndsAtTheDeadlineAndIsStopped) {
 
 TEST(ProxyCommandTest, AProxyThatEndsFirstSaysWhy) {
   ProxyCommand proxy;
-  ASSERT_TRUE(proxy.Start("echo 'ssh: connect to host 10.0.0.9 port 22: Connection "
-                          "refused' >&2; exit 255").ok());
+  ASSERT_TRUE(proxy
+                  .Start("echo 'ssh: connect to host 10.0.0.9 port 22: Connection "
+                         "refused' >&2; exit 255")
+                  .ok());
   Status status = proxy.AwaitBanner(Clock::now() + milliseconds(10000), "gpu09");
   EXPECT_EQ(status.kind(), ErrorKind::kRefused) << status.ToString();
   EXPECT_EQ(status.message(),

@@ -60,9 +60,28 @@ TEST(PythonLiteralTest, ReadsWhatLiteralEvalReads) {
 
 TEST(PythonLiteralTest, LeavesWhatLiteralEvalRefuses) {
   const char* rows[] = {
-      "ops", "true", "yes", "10.0.0.1", "01", "1_", "0x", "1abc", "'open", "f'x'",
-      "ur'x'", "b'\xc3\xa9'", "1 2", "[1,", "{'a': 1, 2}", "--1", "1+2j", "a.b",
-      "'\\N{BULLET}'", "{[1]: 2}", "-o ProxyCommand=\"ssh -W %h:%p\"", "",
+      "ops",
+      "true",
+      "yes",
+      "10.0.0.1",
+      "01",
+      "1_",
+      "0x",
+      "1abc",
+      "'open",
+      "f'x'",
+      "ur'x'",
+      "b'\xc3\xa9'",
+      "1 2",
+      "[1,",
+      "{'a': 1, 2}",
+      "--1",
+      "1+2j",
+      "a.b",
+      "'\\N{BULLET}'",
+      "{[1]: 2}",
+      "-o ProxyCommand=\"ssh -W %h:%p\"",
+      "",
   };
   for (const char* source : rows) {
     PythonLiteral value;

@@ -1,23 +1,22 @@
 #include "fleetreap/remote/remote_script.h"
 
-#include "fleetreap/remote/proc_scan.h"
-
-#include <gtest/gtest.h>
-#include <stdlib.h>
-#include <sys/stat.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <random>
-#include <set>
-
 #include <cstdio>
 #include <fstream>
+#include <random>
+#include <set>
 #include <sstream>
+
+#include "fleetreap/remote/proc_scan.h"
 
 namespace fleetreap {
 namespace {
@@ -31,14 +30,15 @@ class ScriptRunner {
   ScriptRunner() {
     char tmpl[] = "/tmp/fleetreap-rs-XXXXXX";
     dir_ = mkdtemp(tmpl);
-    Write(dir_ + "/bin/systemctl",
-          "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >> " +
-              dir_ + "/args\nexit 0\n",
-          0755);
+    Write(
+        dir_ + "/bin/systemctl",
+        "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >> " + dir_ + "/args\nexit 0\n",
+        0755);
   }
   ~ScriptRunner() {
     std::string cmd = "rm -rf '" + dir_ + "'";
-    if (std::system(cmd.c_str()) != 0) {}
+    if (std::system(cmd.c_str()) != 0) {
+    }
   }
   void Write(const std::string& path, const std::string& text, int mode) {
     std::string parent = path.substr(0, path.rfind('/'));
@@ -49,8 +49,8 @@ class ScriptRunner {
   // Runs "script" with /bin/sh in the scratch directory; returns stdout.
   std::string Run(const std::string& script) {
     Write(dir_ + "/script.sh", script, 0644);
-    std::string cmd = "cd '" + dir_ + "' && PATH='" + dir_ +
-                      "/bin':/usr/bin:/bin /bin/sh script.sh 2>/dev/null";
+    std::string cmd =
+        "cd '" + dir_ + "' && PATH='" + dir_ + "/bin':/usr/bin:/bin /bin/sh script.sh 2>/dev/null";
     std::string out;
     FILE* pipe = popen(cmd.c_str(), "r");
     char buf[4096];
@@ -65,9 +65,7 @@ class ScriptRunner {
     text << in.rdbuf();
     return text.str();
   }
-  bool Exists(const std::string& name) {
-    return access((dir_ + "/" + name).c_str(), F_OK) == 0;
-  }
+  bool Exists(const std::string& name) { return access((dir_ + "/" + name).c_str(), F_OK) == 0; }
   const std::string& dir() const { return dir_; }
 
  private:
@@ -75,12 +73,8 @@ class ScriptRunner {
 };
 
 const std::vector<std::string> kHostile = {
-    "a'; touch pwned1; echo '",
-    "$(touch pwned2)",
-    "`touch pwned3`",
-    "x\ntouch pwned4",
-    "x; touch pwned5",
-    "\"; touch pwned6; \"",
+    "a'; touch pwned1; echo '",  "$(touch pwned2)", "`touch pwned3`",
+    "x\ntouch pwned4",           "x; touch pwned5", "\"; touch pwned6; \"",
     "x.service && touch pwned7",
 };
 
@@ -230,8 +224,8 @@ TEST_F(SignalLiveTest, SignalsOnlyWhatStillHoldsADevice) {
                                  {charged, StartTime(charged), false}};
   std::sort(targets.begin(), targets.end(),
             [](const Target& a, const Target& b) { return a.pid < b.pid; });
-  std::string out = runner.Run(SignalScript("TERM", targets, milliseconds(1000),
-                                            milliseconds(50), paths));
+  std::string out =
+      runner.Run(SignalScript("TERM", targets, milliseconds(1000), milliseconds(50), paths));
   SignalOutput result;
   ASSERT_TRUE(ParseSignalOutput(out, &result).ok()) << out;
   std::vector<int> sent = {holder, charged};
@@ -277,9 +271,9 @@ TEST(RemoteScriptTest, ScanListsChildrenOfWatchedParentsAfterTheSignalTime) {
   // that of an earlier signal script.
   ScriptRunner runner;
   SignalOutput sig;
-  ASSERT_TRUE(ParseSignalOutput(runner.Run(SignalScript("TERM", {}, milliseconds(0),
-                                                        milliseconds(100))),
-                                &sig).ok());
+  ASSERT_TRUE(ParseSignalOutput(
+                  runner.Run(SignalScript("TERM", {}, milliseconds(0), milliseconds(100))), &sig)
+                  .ok());
   EXPECT_GT(sig.now, 0u);
   std::string out = runner.Run(ScanScript(Request({}, {static_cast<int>(getpid())})));
   ScanOutput scan;
@@ -339,8 +333,8 @@ TEST(RemoteScriptTest, ShmCleanKeepsWhatIsInUseAndReadsEveryName) {
   ASSERT_TRUE(ParseShmOutput(out, &real).ok()) << out;
   EXPECT_EQ(std::set<std::string>(real.removed.begin(), real.removed.end()), stale);
   EXPECT_TRUE(real.failed.empty());
-  for (const char* kept : {"nccl-open", "nccl-mapped", "keep.db", "nccl-dir/nccl-inner",
-                           "nccl-link"}) {
+  for (const char* kept :
+       {"nccl-open", "nccl-mapped", "keep.db", "nccl-dir/nccl-inner", "nccl-link"}) {
     EXPECT_TRUE(runner.Exists("shm/" + std::string(kept))) << kept;
   }
   EXPECT_TRUE(runner.Exists("../../etc/hostname") || access("/etc/hostname", F_OK) == 0);
@@ -354,7 +348,8 @@ TEST(RemoteScriptTest, Parsers) {
   ASSERT_TRUE(ParseSignalOutput(Nul("signal 1") + Nul("now 123456789") + Nul("sent 10") +
                                     Nul("gone 11") + Nul("failed 12") + Nul("left 10 D") +
                                     Nul("end"),
-                                &sig).ok());
+                                &sig)
+                  .ok());
   EXPECT_EQ(sig.now, 123456789u);
   EXPECT_EQ(sig.sent, std::vector<int>{10});
   EXPECT_EQ(sig.gone, std::vector<int>{11});
@@ -397,20 +392,22 @@ TEST(RemoteScriptTest, Parsers) {
   ASSERT_TRUE(ParseStopAndSignalOutput(Nul("stop 0 0") + Nul("signal 1") + Nul("now 9") +
                                            Nul("sent 10") + Nul("parent 4") + Nul("done 153") +
                                            Nul("end"),
-                                       {"vllm.service"}, &stops, &sig).ok());
+                                       {"vllm.service"}, &stops, &sig)
+                  .ok());
   ASSERT_EQ(stops.size(), 1u);
   EXPECT_EQ(stops[0].unit, "vllm.service");
   EXPECT_EQ(sig.sent, std::vector<int>{10});
   EXPECT_EQ(sig.live_parents, std::vector<int>{4});
   EXPECT_EQ(sig.waited_cs, 153);
-  EXPECT_EQ(ParseStopAndSignalOutput(Nul("stop 0 0") + Nul("end"), {"vllm.service"}, &stops,
-                                     &sig).ToString(),
+  EXPECT_EQ(ParseStopAndSignalOutput(Nul("stop 0 0") + Nul("end"), {"vllm.service"}, &stops, &sig)
+                .ToString(),
             "parse: stop units and signal output record 2: expected \"signal 1\", got \"end\"");
 
   ShmOutput shm;
-  ASSERT_TRUE(ParseShmOutput(Nul("shm 1") + Nul("removed:nccl-AbC\n@@end") +
-                                 Nul("inuse:psm_1") + Nul("end"),
-                             &shm).ok());
+  ASSERT_TRUE(
+      ParseShmOutput(
+          Nul("shm 1") + Nul("removed:nccl-AbC\n@@end") + Nul("inuse:psm_1") + Nul("end"), &shm)
+          .ok());
   EXPECT_EQ(shm.removed, std::vector<std::string>{"nccl-AbC\n@@end"});
   EXPECT_EQ(shm.in_use, std::vector<std::string>{"psm_1"});
   EXPECT_EQ(ParseShmOutput(Nul("shm 1") + Nul("removed:x"), &shm).ToString(),
@@ -420,7 +417,8 @@ TEST(RemoteScriptTest, Parsers) {
   ASSERT_TRUE(ParseGpuResetOutput(Nul("reset 3 255:GPU 00000000:0B:00.0 is currently in use by "
                                       "another process.\n\n") +
                                       Nul("reset 4 0:GPU reset ok") + Nul("end"),
-                                  &resets).ok());
+                                  &resets)
+                  .ok());
   ASSERT_EQ(resets.size(), 2u);
   EXPECT_EQ(resets[0].gpu, 3);
   EXPECT_EQ(resets[0].exit_code, 255);
@@ -441,23 +439,22 @@ TEST(RemoteScriptTest, Parsers) {
   EXPECT_FALSE(scan.holders);
 
   std::string stat = "811 (python3\n@@end) S 425 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 3456 0 0";
-  ASSERT_TRUE(ParseScanOutput(scan_head + Nul("apps 0:pid\n811") + Nul("table -") +
-                                  Nul("majors 195 nvidia 238 nvidia-uvm") +
-                                  Nul("fd 811 4 195 3") + Nul("fdp 811 5:/dev/nvidia\n3") +
-                                  Nul("minor 3:0000:1a:00.0") + Nul("kids 425 811") +
-                                  Nul("/proc/425/stat:425 (supervisor.py) S 1 1 1 0 -1 0 0 0 0 "
-                                      "0 0 0 0 0 20 0 1 0 100 0 0") +
-                                  Nul("/proc/811/stat:" + stat) + Nul("/proc/811/cmdline:a") +
-                                  Nul("/proc/811/cmdline:") + Nul("/proc/811/cmdline:b\nc") +
-                                  Nul("/etc/passwd:root:x:0:0::/:/bin/sh\n") +
-                                  Nul("exe /proc/811:/usr/bin/python3\n") +
-                                  Nul("exs /proc/811 0 755") +
-                                  Nul("/proc/811/cgroup:0::/system.slice/vllm.service\n") +
-                                  Nul("pidns:pid:[4026531836]") + Nul("pidf 0:811\n") +
-                                  Nul("pidmark:pid:[4026532000]") +
-                                  Nul("selfcg:0::/system.slice/ssh.service\n") +
-                                  Nul("show 0:Id=vllm.service\nRestart=always\n") + Nul("end"),
-                              &scan).ok());
+  ASSERT_TRUE(
+      ParseScanOutput(
+          scan_head + Nul("apps 0:pid\n811") + Nul("table -") +
+              Nul("majors 195 nvidia 238 nvidia-uvm") + Nul("fd 811 4 195 3") +
+              Nul("fdp 811 5:/dev/nvidia\n3") + Nul("minor 3:0000:1a:00.0") + Nul("kids 425 811") +
+              Nul("/proc/425/stat:425 (supervisor.py) S 1 1 1 0 -1 0 0 0 0 "
+                  "0 0 0 0 0 20 0 1 0 100 0 0") +
+              Nul("/proc/811/stat:" + stat) + Nul("/proc/811/cmdline:a") +
+              Nul("/proc/811/cmdline:") + Nul("/proc/811/cmdline:b\nc") +
+              Nul("/etc/passwd:root:x:0:0::/:/bin/sh\n") + Nul("exe /proc/811:/usr/bin/python3\n") +
+              Nul("exs /proc/811 0 755") + Nul("/proc/811/cgroup:0::/system.slice/vllm.service\n") +
+              Nul("pidns:pid:[4026531836]") + Nul("pidf 0:811\n") +
+              Nul("pidmark:pid:[4026532000]") + Nul("selfcg:0::/system.slice/ssh.service\n") +
+              Nul("show 0:Id=vllm.service\nRestart=always\n") + Nul("end"),
+          &scan)
+          .ok());
   EXPECT_EQ(scan.processes.at(811).exe_uid, 0);
   EXPECT_EQ(scan.processes.at(811).exe_mode, 0755);
   EXPECT_EQ(scan.processes.at(811).cgroup, "0::/system.slice/vllm.service\n");
@@ -503,12 +500,11 @@ TEST(RemoteScriptTest, Parsers) {
       {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("pidf 0:1") +
            Nul("pidf 0:2") + Nul("selfcg:") + Nul("show -") + Nul("end"),
        "parse: scan output record 9: bad pidf record \"pidf 0\""},
-      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("selfcg:") +
-           Nul("end"),
+      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("selfcg:") + Nul("end"),
        "parse: scan output record 9: expected \"show RC:TEXT\", got \"end\""},
-      {Nul("scan 1") + Nul("session") + Nul("end"), "parse: scan output record 2: bad session \"session\""},
-      {Nul("@@session") + Nul("end"),
-       "parse: scan output: record 1 has a bad tag \"@@session\""},
+      {Nul("scan 1") + Nul("session") + Nul("end"),
+       "parse: scan output record 2: bad session \"session\""},
+      {Nul("@@session") + Nul("end"), "parse: scan output: record 1 has a bad tag \"@@session\""},
   };
   for (const Bad& row : bad_scans) {
     EXPECT_EQ(ParseScanOutput(row.out, &scan).ToString(), row.error) << row.out;

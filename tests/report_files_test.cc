@@ -1,8 +1,8 @@
 #include "fleetreap/report/report_files.h"
 
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
-#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -76,8 +76,7 @@ TEST_F(ReportFilesTest, BadPathIsAnErrorButOtherReportsAreWritten) {
   files.failed_hosts = dir_ + "/failed.txt";
   Status status = WriteReports(testing_fixture::MixedFleet(), files);
   EXPECT_EQ(status.kind(), ErrorKind::kInternal);
-  EXPECT_EQ(status.message(),
-            "cannot write " + files.json + ": No such file or directory");
+  EXPECT_EQ(status.message(), "cannot write " + files.json + ": No such file or directory");
   EXPECT_EQ(ReadFile(files.failed_hosts), "gpu13\ngpu14\ngpu15\ngpu16\n");
 }
 
@@ -139,8 +138,8 @@ TEST_F(ReportFilesTest, LeavesNoTemporaryFileBehind) {
   ASSERT_NE(dir, nullptr);
   std::vector<std::string> names;
   while (dirent* entry = readdir(dir)) {
-    if (entry->d_name[0] != '.' || (std::string(entry->d_name) != "." &&
-                                    std::string(entry->d_name) != "..")) {
+    if (entry->d_name[0] != '.' ||
+        (std::string(entry->d_name) != "." && std::string(entry->d_name) != "..")) {
       names.push_back(entry->d_name);
     }
   }

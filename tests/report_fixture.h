@@ -29,15 +29,13 @@ inline std::vector<GpuReading> Gpus(const std::vector<int64_t>& used,
     gpu.bus_id = "00000000:1" + std::to_string(i) + ":00.0";
     gpu.used_mib = used[i];
     gpu.total_mib = 143771;
-    gpu.state = i < states.size() ? states[i]
-                                  : (used[i] == 0 ? GpuState::kClean : GpuState::kBusy);
+    gpu.state = i < states.size() ? states[i] : (used[i] == 0 ? GpuState::kClean : GpuState::kBusy);
     gpus.push_back(gpu);
   }
   return gpus;
 }
 
-inline Holder MakeHolder(int pid, const std::string& comm, std::vector<int> gpus,
-                         HolderFate fate) {
+inline Holder MakeHolder(int pid, const std::string& comm, std::vector<int> gpus, HolderFate fate) {
   Holder holder;
   holder.pid = pid;
   holder.start_time = 1000 + static_cast<uint64_t>(pid);
@@ -87,8 +85,7 @@ inline HostReport CleanedHost(const std::string& name, int octet) {
   host.gpus_after = Gpus({0, 0, 0, 0, 0, 0, 0, 0});
   for (int i = 0; i < 8; ++i) {
     host.holders.push_back(MakeHolder(4000 + i, "python3", {i},
-                                      i < 6 ? HolderFate::kTerminated
-                                            : HolderFate::kKilled));
+                                      i < 6 ? HolderFate::kTerminated : HolderFate::kKilled));
   }
   host.term_sent = 8;
   host.kill_sent = 2;
@@ -119,9 +116,8 @@ inline RunReport MixedFleet() {
   dirty.status = HostStatus::kDirty;
   dirty.gpus_before = Gpus({70000, 70000, 70000, 70000, 70000, 70000, 70000, 70000});
   dirty.gpus_after = Gpus({0, 0, 0, 2048, 0, 0, 0, 70000},
-                          {GpuState::kClean, GpuState::kClean, GpuState::kClean,
-                           GpuState::kGhost, GpuState::kClean, GpuState::kClean,
-                           GpuState::kClean, GpuState::kBusy});
+                          {GpuState::kClean, GpuState::kClean, GpuState::kClean, GpuState::kGhost,
+                           GpuState::kClean, GpuState::kClean, GpuState::kClean, GpuState::kBusy});
   for (int i = 0; i < 7; ++i) {
     dirty.holders.push_back(MakeHolder(5000 + i, "python3", {i}, HolderFate::kTerminated));
   }
@@ -203,9 +199,8 @@ inline RunReport DryRunFleet() {
   HostReport& ghost = run.hosts[2];
   ghost.status = HostStatus::kDirty;
   ghost.gpus_after = Gpus({0, 0, 0, 0, 0, 512, 0, 0},
-                          {GpuState::kClean, GpuState::kClean, GpuState::kClean,
-                           GpuState::kClean, GpuState::kClean, GpuState::kGhost,
-                           GpuState::kClean, GpuState::kClean});
+                          {GpuState::kClean, GpuState::kClean, GpuState::kClean, GpuState::kClean,
+                           GpuState::kClean, GpuState::kGhost, GpuState::kClean, GpuState::kClean});
   ghost.gpus_before = ghost.gpus_after;
   ghost.holders.clear();
   run.hosts[3] = MixedFleet().hosts[13];  // gpu14, unreachable
@@ -231,8 +226,8 @@ inline void ExpectGolden(const std::string& name, const std::string& actual) {
     return;
   }
   std::string expected = ReadFile(path);
-  ASSERT_FALSE(expected.empty())
-      << path << " is missing; run with FLEETREAP_UPDATE_GOLDEN=1 to create it";
+  ASSERT_FALSE(expected.empty()) << path
+                                 << " is missing; run with FLEETREAP_UPDATE_GOLDEN=1 to create it";
   EXPECT_EQ(actual, expected) << "golden " << path
                               << " differs; FLEETREAP_UPDATE_GOLDEN=1 rewrites it";
 }

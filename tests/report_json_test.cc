@@ -30,8 +30,7 @@ TEST(ReportJsonTest, SummaryAndHostFields) {
   EXPECT_EQ(doc["start_time"], "2026-11-30T03:04:05.123Z");
   EXPECT_EQ(doc["duration_ms"], 14321);
   EXPECT_EQ(doc["exit_code"], 3);
-  EXPECT_EQ(doc["summary"],
-            nlohmann::json::parse(R"({"total": 17, "clean": 12, "dirty": 1,
+  EXPECT_EQ(doc["summary"], nlohmann::json::parse(R"({"total": 17, "clean": 12, "dirty": 1,
                 "unreachable": 2, "failed": 1, "not_started": 1, "changed": 3})"));
   EXPECT_EQ(doc["not_started"], nlohmann::json::array({"gpu17"}));
   ASSERT_EQ(doc["hosts"].size(), 16u);

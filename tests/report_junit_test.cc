@@ -11,8 +11,7 @@ using testing_fixture::ExpectGolden;
 
 int Count(const std::string& text, const std::string& needle) {
   int count = 0;
-  for (size_t at = text.find(needle); at != std::string::npos;
-       at = text.find(needle, at + 1)) {
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
     ++count;
   }
   return count;
@@ -49,7 +48,9 @@ TEST(ReportJunitTest, XmlEscape) {
       {"plain", "plain"},
       {"a<b>&\"c'", "a&lt;b&gt;&amp;&quot;c&apos;"},
       {"tab\tnew\nline", "tab\tnew\nline"},
-      {"bell\x07" "esc\x1b", "bell?esc?"},
+      {"bell\x07"
+       "esc\x1b",
+       "bell?esc?"},
   };
   for (const Row& row : rows) EXPECT_EQ(XmlEscape(row.in), row.out) << row.in;
 }

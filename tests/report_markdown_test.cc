@@ -23,11 +23,12 @@ TEST(ReportMarkdownTest, AllCleanHasNoAttentionSection) {
 
 TEST(ReportMarkdownTest, NamesGpusByBusIdAndKeepsTheDriversWords) {
   std::string md = RenderMarkdown(testing_fixture::DriverSignalsFleet());
-  EXPECT_NE(md.find("| `gpu20` | 127.0.1.1 | dirty | GPU 0000:B1:00.0 lost<br>GPU 0000:B1:00.0 lost: "
-                    "Unable to determine the device handle for GPU0000:B1:00.0: Unknown "
-                    "Error\\\\x1b\\[2J | nvidia-smi: \"Unable to determine the device handle for "
-                    "GPU0000:B1:00.0: Unknown Error?\\[2J\" |\n"),
-            std::string::npos)
+  EXPECT_NE(
+      md.find("| `gpu20` | 127.0.1.1 | dirty | GPU 0000:B1:00.0 lost<br>GPU 0000:B1:00.0 lost: "
+              "Unable to determine the device handle for GPU0000:B1:00.0: Unknown "
+              "Error\\\\x1b\\[2J | nvidia-smi: \"Unable to determine the device handle for "
+              "GPU0000:B1:00.0: Unknown Error?\\[2J\" |\n"),
+      std::string::npos)
       << md;
   EXPECT_NE(md.find("| `gpu21` | 127.0.1.1 | dirty | GPU 3 needs recovery (Reset)<br>GPU 3 needs "
                     "recovery: driver asks for recovery: Reset (0 MiB used) |  |\n"),
@@ -41,12 +42,9 @@ TEST(ReportMarkdownTest, Escape) {
     const char* out;
   };
   const Row rows[] = {
-      {"plain text", "plain text"},
-      {"a|b", "a\\|b"},
-      {"<script>", "\\<script\\>"},
-      {"two\nlines", "two lines"},
-      {"esc\x1b[31mred", "esc?\\[31mred"},
-      {"*_`[]#\\", "\\*\\_\\`\\[\\]\\#\\\\"},
+      {"plain text", "plain text"},        {"a|b", "a\\|b"},
+      {"<script>", "\\<script\\>"},        {"two\nlines", "two lines"},
+      {"esc\x1b[31mred", "esc?\\[31mred"}, {"*_`[]#\\", "\\*\\_\\`\\[\\]\\#\\\\"},
   };
   for (const Row& row : rows) EXPECT_EQ(MarkdownEscape(row.in), row.out) << row.in;
 }

@@ -36,8 +36,7 @@ std::vector<SourcedReport> SplitPerNode(const RunReport& fleet) {
 // The per-node reports of a fleet merge back into the fleet's report:
 // same table, same JSON (but for the SSH-only host key policy), same exit.
 TEST(ReportMergeTest, PerNodeReportsMergeIntoTheFleetReport) {
-  for (const RunReport& fleet : {testing_fixture::MixedFleet(),
-                                 testing_fixture::DryRunFleet(),
+  for (const RunReport& fleet : {testing_fixture::MixedFleet(), testing_fixture::DryRunFleet(),
                                  testing_fixture::DriverSignalsFleet()}) {
     RunReport expected = fleet;
     expected.host_key_policy.clear();
@@ -112,17 +111,22 @@ TEST(ReportMergeTest, Errors) {
   };
   const Case cases[] = {
       {{}, ErrorKind::kUsage, "merge: no reports given"},
-      {{{"a.json", a}, {"b.json", a}}, ErrorKind::kInvalidInput,
+      {{{"a.json", a}, {"b.json", a}},
+       ErrorKind::kInvalidInput,
        "b.json: host gpu01 is also in a.json"},
-      {{{"a.json", a}, {"a.json", a}}, ErrorKind::kInvalidInput,
+      {{{"a.json", a}, {"a.json", a}},
+       ErrorKind::kInvalidInput,
        "a.json: host gpu01 is also in a.json"},
       {{{"a.json", twice}}, ErrorKind::kInvalidInput, "a.json: host gpu01 appears twice"},
-      {{{"a.json", a}, {"c.json", a_not_started}}, ErrorKind::kInvalidInput,
+      {{{"a.json", a}, {"c.json", a_not_started}},
+       ErrorKind::kInvalidInput,
        "c.json: host gpu01 is also in a.json"},
-      {{{"a.json", a}, {"d.json", dry}}, ErrorKind::kInvalidInput,
+      {{{"a.json", a}, {"d.json", dry}},
+       ErrorKind::kInvalidInput,
        "d.json: a dry run cannot be merged with a real run (d.json is a dry run, a.json is "
        "not)"},
-      {{{"d.json", dry}, {"a.json", a}}, ErrorKind::kInvalidInput,
+      {{{"d.json", dry}, {"a.json", a}},
+       ErrorKind::kInvalidInput,
        "a.json: a dry run cannot be merged with a real run (d.json is a dry run, a.json is "
        "not)"},
   };

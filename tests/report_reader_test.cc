@@ -96,9 +96,8 @@ TEST(ReportReaderTest, OptionalFieldsMayBeAbsent) {
   EXPECT_EQ(ExitCodeFor(report), 1);
 }
 
-constexpr char kHead[] =
-    R"("schema_version": 1, "start_time": "2026-12-01T11:00:00.000Z", )"
-    R"("playbook": "default", "dry_run": false, )";
+constexpr char kHead[] = R"("schema_version": 1, "start_time": "2026-12-01T11:00:00.000Z", )"
+                         R"("playbook": "default", "dry_run": false, )";
 
 std::string Doc(const std::string& hosts) {
   return std::string("{") + kHead + R"("hosts": [)" + hosts + "]}";

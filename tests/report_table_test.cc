@@ -20,8 +20,7 @@ TEST(ReportTableTest, MixedFleetColourGolden) {
 }
 
 TEST(ReportTableTest, DryRunGolden) {
-  ExpectGolden("table_dry_run.txt",
-               RenderTable(testing_fixture::DryRunFleet(), TableStyle{}));
+  ExpectGolden("table_dry_run.txt", RenderTable(testing_fixture::DryRunFleet(), TableStyle{}));
 }
 
 TEST(ReportTableTest, NoEscapeCodesWithoutColour) {
@@ -52,8 +51,7 @@ TEST(ReportTableTest, Verdicts) {
       {testing_fixture::DryRunFleet(),
        "DRY RUN: 0/4 hosts clean, 2 would clean, 1 dirty, 1 unreachable "
        "in 14.3 s, nothing changed (exit 2)"},
-      {interrupted,
-       "INTERRUPTED: 12/14 hosts clean (2 cleaned), 2 not started in 14.3 s (exit 2)"},
+      {interrupted, "INTERRUPTED: 12/14 hosts clean (2 cleaned), 2 not started in 14.3 s (exit 2)"},
       {none, "READY: 0/0 hosts clean in 0.0 s (exit 0)"},
   };
   for (const Row& row : rows) {

@@ -36,8 +36,7 @@ TEST(ScopeTest, ParseGpuList) {
 TEST(ScopeTest, SlurmScopeAndDescription) {
   Scope scope;
   ASSERT_TRUE(SlurmScope("42", "1,3", &scope).ok());
-  EXPECT_EQ(DescribeScope(scope),
-            "GPUs 1,3, Slurm job 42 (from SLURM_JOB_ID, SLURM_JOB_GPUS)");
+  EXPECT_EQ(DescribeScope(scope), "GPUs 1,3, Slurm job 42 (from SLURM_JOB_ID, SLURM_JOB_GPUS)");
   ASSERT_TRUE(SlurmScope("42", "", &scope).ok());
   EXPECT_FALSE(scope.gpus);
   EXPECT_EQ(SlurmScope("42", "gpu:1", &scope).ToString(),
@@ -59,8 +58,8 @@ TEST(ScopeTest, OutOfScopeReason) {
   Scope cgroup;
   cgroup.cgroup = "/system.slice/slurmstepd.scope/job_42";
   cgroup.source = "flags";
-  EXPECT_EQ(OutOfScopeReason(Worker(1, {0}, "/system.slice/slurmstepd.scope/job_42/step_0"),
-                             cgroup), "");
+  EXPECT_EQ(
+      OutOfScopeReason(Worker(1, {0}, "/system.slice/slurmstepd.scope/job_42/step_0"), cgroup), "");
   EXPECT_EQ(OutOfScopeReason(Worker(1, {0}, "/system.slice/slurmstepd.scope/job_421"), cgroup),
             "cgroup /system.slice/slurmstepd.scope/job_421, outside --cgroup "
             "/system.slice/slurmstepd.scope/job_42");
@@ -77,12 +76,14 @@ TEST(ScopeTest, SparePods) {
   const std::string pod =
       "/kubepods.slice/kubepods-besteffort.slice/"
       "kubepods-besteffort-pod0f1e2d3c_4b5a_6978_8a9b_0c1d2e3f4a5b.slice/"
-      "cri-containerd-" + std::string(64, 'a') + ".scope";
+      "cri-containerd-" +
+      std::string(64, 'a') + ".scope";
   EXPECT_EQ(OutOfScopeReason(Worker(1, {0}, pod), spare),
             "owned by Kubernetes pod UID 0f1e2d3c-4b5a-6978-8a9b-0c1d2e3f4a5b (--spare-pods)");
   EXPECT_EQ(OutOfScopeReason(Worker(2, {0}, "/system.slice/vllm.service"), spare), "");
-  EXPECT_EQ(OutOfScopeReason(Worker(3, {0}, "/system.slice/docker-" + std::string(64, 'b') +
-                                                ".scope"), spare), "");
+  EXPECT_EQ(OutOfScopeReason(
+                Worker(3, {0}, "/system.slice/docker-" + std::string(64, 'b') + ".scope"), spare),
+            "");
   EXPECT_EQ(OutOfScopeReason(Worker(4, {0}, ""), spare),
             "cgroup unknown, a pod may own it (--spare-pods)");
   // With a Slurm job: both hold, the job's rule first.
@@ -91,8 +92,8 @@ TEST(ScopeTest, SparePods) {
   job.spare_pods = true;
   EXPECT_EQ(DescribeScope(job),
             "GPUs 0-3, Slurm job 42 (from SLURM_JOB_ID, SLURM_JOB_GPUS), Kubernetes pods spared");
-  EXPECT_EQ(OutOfScopeReason(Worker(5, {0}, "/system.slice/slurmstepd.scope/job_42/step_0"),
-                             job), "");
+  EXPECT_EQ(OutOfScopeReason(Worker(5, {0}, "/system.slice/slurmstepd.scope/job_42/step_0"), job),
+            "");
 
   // A GPU that only a spared pod holds stays busy: the node is not empty.
   Holder in_pod = Worker(10, {1}, pod);

@@ -1,7 +1,6 @@
 #include "fleetreap/transport/ssh_known_hosts.h"
 
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,16 +51,18 @@ TEST_F(KnownHostsTest, FindsPlainBracketedAndListEntries) {
     const char* host;
     std::vector<int> lines;
   };
-  const std::string text = std::string("# comment\n") +
-                           "gpu01 " + kKeyA + "\n" +               // 2
-                           "[gpu01]:2222 " + kKeyB + "\n" +        // 3
-                           "gpu02,10.0.0.2 " + kKeyB + "\n" +      // 4
-                           "@revoked gpu01 " + kKeyB + "\n" +      // 5: skipped
-                           "garbage\n" +                           // 6
-                           "gpu01 " + kKeyB + "\n";                // 7
+  const std::string text = std::string("# comment\n") + "gpu01 " + kKeyA + "\n" +  // 2
+                           "[gpu01]:2222 " + kKeyB + "\n" +                        // 3
+                           "gpu02,10.0.0.2 " + kKeyB + "\n" +                      // 4
+                           "@revoked gpu01 " + kKeyB + "\n" +                      // 5: skipped
+                           "garbage\n" +                                           // 6
+                           "gpu01 " + kKeyB + "\n";                                // 7
   const std::string path = Write(text);
   const Case kCases[] = {
-      {"gpu01", {2, 7}}, {"[gpu01]:2222", {3}}, {"10.0.0.2", {4}}, {"gpu09", {}},
+      {"gpu01", {2, 7}},
+      {"[gpu01]:2222", {3}},
+      {"10.0.0.2", {4}},
+      {"gpu09", {}},
   };
   for (const Case& c : kCases) {
     SCOPED_TRACE(c.host);
@@ -97,8 +98,8 @@ TEST_F(KnownHostsTest, MissingFileHasNoLines) {
 }
 
 TEST_F(KnownHostsTest, RevokedEntriesAreFoundApart) {
-  const std::string path = Write(std::string("@revoked * ") + kKeyB + "\n" +
-                                 "@cert-authority * " + kKeyA + "\n" + "gpu01 " + kKeyA + "\n");
+  const std::string path = Write(std::string("@revoked * ") + kKeyB + "\n" + "@cert-authority * " +
+                                 kKeyA + "\n" + "gpu01 " + kKeyA + "\n");
   std::vector<KnownHostsLine> found;
   std::vector<KnownHostsLine> revoked;
   ASSERT_TRUE(FindKnownHostsLines(path, "gpu01", &found, &revoked).ok());
@@ -113,7 +114,8 @@ TEST_F(KnownHostsTest, EveryFileIsReadAndJudged) {
   // The user's file knows nothing about gpu01; the global one disagrees.
   const std::string user = Write(std::string("gpu02 ") + kKeyA + "\n");
   const std::string global = dir_ + "/global";
-  std::ofstream(global) << "# fleet\n" << "gpu01 " << kKeyB << "\n";
+  std::ofstream(global) << "# fleet\n"
+                        << "gpu01 " << kKeyB << "\n";
   std::vector<KnownHostsRecord> records;
   ASSERT_TRUE(ReadKnownHosts({user, dir_ + "/absent", global}, "gpu01", &records).ok());
   ASSERT_EQ(records.size(), 1u);
@@ -136,16 +138,30 @@ TEST_F(KnownHostsTest, EveryFileIsReadAndJudged) {
       {"only the global file, this key", records, kKeyB, KnownHostsVerdict::Kind::kKnown,
        global + ":2"},
       {"one file agrees, another contradicts it",
-       {record("u", 1, kKeyB, false), record("g", 4, kKeyA, false)}, kKeyA,
-       KnownHostsVerdict::Kind::kChanged, "u:1"},
-      {"keys of other types beside it", {record("u", 1, kRsa, false), record("g", 4, kKeyA, false)},
-       kKeyA, KnownHostsVerdict::Kind::kKnown, "g:4"},
-      {"only keys of other types", {record("u", 1, kRsa, false)}, kKeyA,
-       KnownHostsVerdict::Kind::kChanged, "u:1"},
-      {"revoked wins", {record("u", 1, kKeyA, false), record("g", 9, kKeyA, true)}, kKeyA,
-       KnownHostsVerdict::Kind::kRevoked, "g:9"},
-      {"another key revoked", {record("g", 9, kKeyB, true)}, kKeyA,
-       KnownHostsVerdict::Kind::kUnknown, ""},
+       {record("u", 1, kKeyB, false), record("g", 4, kKeyA, false)},
+       kKeyA,
+       KnownHostsVerdict::Kind::kChanged,
+       "u:1"},
+      {"keys of other types beside it",
+       {record("u", 1, kRsa, false), record("g", 4, kKeyA, false)},
+       kKeyA,
+       KnownHostsVerdict::Kind::kKnown,
+       "g:4"},
+      {"only keys of other types",
+       {record("u", 1, kRsa, false)},
+       kKeyA,
+       KnownHostsVerdict::Kind::kChanged,
+       "u:1"},
+      {"revoked wins",
+       {record("u", 1, kKeyA, false), record("g", 9, kKeyA, true)},
+       kKeyA,
+       KnownHostsVerdict::Kind::kRevoked,
+       "g:9"},
+      {"another key revoked",
+       {record("g", 9, kKeyB, true)},
+       kKeyA,
+       KnownHostsVerdict::Kind::kUnknown,
+       ""},
   };
   for (const Case& c : kCases) {
     SCOPED_TRACE(c.name);
@@ -198,8 +214,7 @@ TEST_F(KnownHostsTest, ConcurrentAppendsKeepWholeLines) {
   int count = 0;
   while (std::getline(in, line)) {
     ++count;
-    EXPECT_TRUE(line.find(kKeyA) != std::string::npos ||
-                line.find(kKeyB) != std::string::npos)
+    EXPECT_TRUE(line.find(kKeyA) != std::string::npos || line.find(kKeyB) != std::string::npos)
         << line;
   }
   EXPECT_EQ(count, 25 + 8 * 25);
@@ -215,8 +230,8 @@ TEST_F(KnownHostsTest, ConcurrentProcessesKeepWholeLines) {
       bool ok = true;
       for (int h = 0; h < 30; ++h) {
         ok &= AppendKnownHostsEntry(path, "shared" + std::to_string(h), kKeyA).ok();
-        ok &= AppendKnownHostsEntry(path, "p" + std::to_string(p) + "h" + std::to_string(h),
-                                    kKeyB).ok();
+        ok &= AppendKnownHostsEntry(path, "p" + std::to_string(p) + "h" + std::to_string(h), kKeyB)
+                  .ok();
       }
       _exit(ok ? 0 : 1);
     }

@@ -73,8 +73,6 @@ class SilentListener {
   int port_ = 0;
 };
 
-
-
 inline std::string Slurp(const std::string& path) {
   std::ifstream in(path);
   std::ostringstream text;
@@ -115,7 +113,6 @@ inline bool Accepts(int port) {
   close(fd);
   return ok;
 }
-
 
 inline bool Shell(const std::string& command) { return std::system(command.c_str()) == 0; }
 
@@ -176,9 +173,10 @@ inline bool SshTestServer::Start(std::string* why, const std::string& extra_conf
          << "UsePAM no\nMaxStartups 100\nMaxSessions 100\nLogLevel ERROR\n"
          << extra_config;
   config.close();
-  const std::string script = "mount -t tmpfs tmpfs /run && mkdir -m 755 /run/sshd && exec "
-                             "/usr/sbin/sshd -D -f " + dir_ + "/sshd_config -E " + dir_ +
-                             "/sshd.log";
+  const std::string script =
+      "mount -t tmpfs tmpfs /run && mkdir -m 755 /run/sshd && exec "
+      "/usr/sbin/sshd -D -f " +
+      dir_ + "/sshd_config -E " + dir_ + "/sshd.log";
   pid_ = fork();
   if (pid_ == 0) {
     // A PID namespace of its own: ending unshare ends sshd and every session
@@ -222,7 +220,7 @@ inline std::string SshTestServer::other_host_key() const {
 }
 
 inline std::string SshTestServer::WriteKnownHosts(const std::string& name,
-                                           const std::string& lines) const {
+                                                  const std::string& lines) const {
   std::string path = dir_ + "/" + name;
   std::ofstream(path) << lines;
   return path;

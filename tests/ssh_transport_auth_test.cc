@@ -21,8 +21,9 @@ using std::chrono::milliseconds;
 TEST(SshTransportAuthTest, AKeyNotJudgedBeforeTheDeadlineIsATimeoutNotARefusal) {
   SshTestServer server;
   std::string why;
-  if (!server.Start(&why, "AuthorizedKeysCommand /usr/bin/sleep 4\n"
-                          "AuthorizedKeysCommandUser nobody\n")) {
+  if (!server.Start(&why,
+                    "AuthorizedKeysCommand /usr/bin/sleep 4\n"
+                    "AuthorizedKeysCommandUser nobody\n")) {
     GTEST_SKIP() << why;
   }
   SshTransportOptions options;
@@ -33,9 +34,9 @@ TEST(SshTransportAuthTest, AKeyNotJudgedBeforeTheDeadlineIsATimeoutNotARefusal) 
   options.identity_files = {server.stranger_key()};
   options.use_default_keys = false;
   options.use_agent = false;
-  options.known_hosts = server.WriteKnownHosts(
-      "known_hosts", "[127.0.0.1]:" + std::to_string(server.port()) + " " +
-                         server.host_key() + "\n");
+  options.known_hosts =
+      server.WriteKnownHosts("known_hosts", "[127.0.0.1]:" + std::to_string(server.port()) + " " +
+                                                server.host_key() + "\n");
   options.global_known_hosts = {};
   options.connect_timeout = milliseconds(1500);
   SshTransport transport(options);

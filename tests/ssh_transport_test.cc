@@ -1,8 +1,6 @@
-#include "fleetreap/base/shell.h"
 #include "fleetreap/transport/ssh_transport.h"
 
 #include <gtest/gtest.h>
-
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -14,8 +12,8 @@
 #include <mutex>
 #include <thread>
 
+#include "fleetreap/base/shell.h"
 #include "fleetreap/transport/ssh_known_hosts.h"
-
 #include "ssh_test_server.h"
 
 namespace fleetreap {
@@ -50,9 +48,9 @@ class SshTransportTest : public ::testing::Test {
     options.identity_files = {server_->client_key()};
     options.use_default_keys = false;
     options.use_agent = false;
-    options.known_hosts = server_->WriteKnownHosts(
-        "known_hosts", "[127.0.0.1]:" + std::to_string(server_->port()) + " " +
-                           server_->host_key() + "\n");
+    options.known_hosts =
+        server_->WriteKnownHosts("known_hosts", "[127.0.0.1]:" + std::to_string(server_->port()) +
+                                                    " " + server_->host_key() + "\n");
     options.global_known_hosts = {};  // this machine's /etc/ssh stays out of it
     options.connect_timeout = milliseconds(5000);
     return options;
@@ -147,10 +145,9 @@ TEST_F(SshTransportTest, RunsCommandsOnOneConnection) {
       {"true", CommandEnd::kExited, 0, "", "", ""},
       {"kill -TERM $$", CommandEnd::kSignaled, -1, "TERM", "", ""},
       {"kill -KILL $$", CommandEnd::kSignaled, -1, "KILL", "", ""},
-      {BoundedCommand("echo bounded", milliseconds(5000), false),
-       CommandEnd::kExited, 0, "", "bounded\n", ""},
-      {BoundedCommand("sleep 30", milliseconds(1000), false),
-       CommandEnd::kExited, 124, "", "", ""},
+      {BoundedCommand("echo bounded", milliseconds(5000), false), CommandEnd::kExited, 0, "",
+       "bounded\n", ""},
+      {BoundedCommand("sleep 30", milliseconds(1000), false), CommandEnd::kExited, 124, "", "", ""},
   };
   SshTransport transport(Good());
   Status status = transport.Connect(kNoDeadline);
@@ -173,9 +170,9 @@ TEST_F(SshTransportTest, DrainsBothLargeStreams) {
   SshTransport transport(options);
   ASSERT_TRUE(transport.Connect(kNoDeadline).ok());
   // 8 MiB on each stream at once: reading one stream only would stall.
-  CommandResult r = transport.Run(
-      "head -c 8388608 /dev/zero >&2 & head -c 8388608 /dev/zero; wait; echo end >&2",
-      milliseconds(60000));
+  CommandResult r =
+      transport.Run("head -c 8388608 /dev/zero >&2 & head -c 8388608 /dev/zero; wait; echo end >&2",
+                    milliseconds(60000));
   EXPECT_EQ(r.end, CommandEnd::kExited) << r.error;
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out.size(), size_t{8} << 20);
@@ -209,10 +206,10 @@ TEST_F(SshTransportTest, OutputPastTheLimitStopsTheCommand) {
     const std::string& words = c.error[3] == 'o' ? r.err : r.out;
     const std::string pid = words.substr(0, words.find('\n'));
     ASSERT_FALSE(pid.empty());
-    CommandResult gone = transport.Run(
-        "for i in $(seq 100); do kill -0 " + pid +
-            " 2>/dev/null || { echo gone; exit 0; }; sleep 0.1; done; echo alive",
-        milliseconds(20000));
+    CommandResult gone =
+        transport.Run("for i in $(seq 100); do kill -0 " + pid +
+                          " 2>/dev/null || { echo gone; exit 0; }; sleep 0.1; done; echo alive",
+                      milliseconds(20000));
     EXPECT_TRUE(gone.Succeeded()) << CommandEndName(gone.end) << " " << gone.error;
     EXPECT_EQ(gone.out, "gone\n");
   }
@@ -259,56 +256,60 @@ struct ConnectCase {
 TEST_F(SshTransportTest, ConnectFailuresAreClassified) {
   static SilentListener silent;
   const ConnectCase kCases[] = {
-      {"refused", [](SshTransportOptions* o, SshTestServer*) { o->port = UnusedPort(); },
-       ErrorKind::kRefused, {"refused"}},
+      {"refused",
+       [](SshTransportOptions* o, SshTestServer*) { o->port = UnusedPort(); },
+       ErrorKind::kRefused,
+       {"refused"}},
       {"banner_timeout",
        [](SshTransportOptions* o, SshTestServer*) {
          o->port = silent.port();
          o->connect_timeout = milliseconds(500);
        },
-       ErrorKind::kBannerTimeout, {"banner"}},
+       ErrorKind::kBannerTimeout,
+       {"banner"}},
       {"dns",
        [](SshTransportOptions* o, SshTestServer*) {
          o->address = "no-such-host.invalid";
          o->connect_timeout = milliseconds(2000);
        },
-       ErrorKind::kDns, {"no-such-host.invalid"}},
+       ErrorKind::kDns,
+       {"no-such-host.invalid"}},
       {"unknown host key",
        [](SshTransportOptions* o, SshTestServer* s) {
          o->known_hosts = s->WriteKnownHosts("empty_known_hosts", "");
        },
-       ErrorKind::kHostKey, {"gpu01", "not in known_hosts", "SHA256:"}},
+       ErrorKind::kHostKey,
+       {"gpu01", "not in known_hosts", "SHA256:"}},
       {"changed host key",
        [](SshTransportOptions* o, SshTestServer* s) {
          o->known_hosts = s->WriteKnownHosts(
-             "changed_known_hosts", "# header\nother.example ssh-ed25519 AAAA\n[127.0.0.1]:" +
-                                        std::to_string(s->port()) + " " +
-                                        s->other_host_key() + "\n");
+             "changed_known_hosts",
+             "# header\nother.example ssh-ed25519 AAAA\n[127.0.0.1]:" + std::to_string(s->port()) +
+                 " " + s->other_host_key() + "\n");
        },
-       ErrorKind::kHostKey, {"gpu01", "CHANGED", "offered SHA256:", "changed_known_hosts:3"}},
+       ErrorKind::kHostKey,
+       {"gpu01", "CHANGED", "offered SHA256:", "changed_known_hosts:3"}},
       {"changed host key under accept-new",
        [](SshTransportOptions* o, SshTestServer* s) {
          o->host_key_policy = HostKeyPolicy::kAcceptNew;
-         o->known_hosts = s->WriteKnownHosts(
-             "changed2_known_hosts",
-             "[127.0.0.1]:" + std::to_string(s->port()) + " " + s->other_host_key() + "\n");
+         o->known_hosts =
+             s->WriteKnownHosts("changed2_known_hosts", "[127.0.0.1]:" + std::to_string(s->port()) +
+                                                            " " + s->other_host_key() + "\n");
        },
-       ErrorKind::kHostKey, {"CHANGED", "changed2_known_hosts:1"}},
+       ErrorKind::kHostKey,
+       {"CHANGED", "changed2_known_hosts:1"}},
       {"key not authorized",
-       [](SshTransportOptions* o, SshTestServer* s) {
-         o->identity_files = {s->stranger_key()};
-       },
-       ErrorKind::kAuth, {"root@gpu01", "stranger_key: refused"}},
+       [](SshTransportOptions* o, SshTestServer* s) { o->identity_files = {s->stranger_key()}; },
+       ErrorKind::kAuth,
+       {"root@gpu01", "stranger_key: refused"}},
       {"encrypted key, no agent",
-       [](SshTransportOptions* o, SshTestServer* s) {
-         o->identity_files = {s->encrypted_key()};
-       },
-       ErrorKind::kAuth, {"encrypted_key: encrypted", "passphrase"}},
+       [](SshTransportOptions* o, SshTestServer* s) { o->identity_files = {s->encrypted_key()}; },
+       ErrorKind::kAuth,
+       {"encrypted_key: encrypted", "passphrase"}},
       {"missing identity",
-       [](SshTransportOptions* o, SshTestServer* s) {
-         o->identity_files = {s->dir() + "/nope"};
-       },
-       ErrorKind::kAuth, {"nope: cannot read"}},
+       [](SshTransportOptions* o, SshTestServer* s) { o->identity_files = {s->dir() + "/nope"}; },
+       ErrorKind::kAuth,
+       {"nope: cannot read"}},
   };
   for (const ConnectCase& c : kCases) {
     SCOPED_TRACE(c.name);
@@ -369,9 +370,9 @@ TEST_F(SshTransportTest, HostKeyPolicies) {
   EXPECT_EQ(lines, 1);
   // off connects even with a changed key.
   SshTransportOptions off = Good();
-  off.known_hosts = server_->WriteKnownHosts(
-      "off_known_hosts",
-      "[127.0.0.1]:" + std::to_string(server_->port()) + " " + server_->other_host_key() + "\n");
+  off.known_hosts =
+      server_->WriteKnownHosts("off_known_hosts", "[127.0.0.1]:" + std::to_string(server_->port()) +
+                                                      " " + server_->other_host_key() + "\n");
   off.host_key_policy = HostKeyPolicy::kOff;
   SshTransport transport(off);
   Status status = transport.Connect(kNoDeadline);
@@ -446,14 +447,14 @@ TEST_F(SshTransportTest, AStalledAgentEndsTheConnectWithinItsTimeout) {
 TEST_F(SshTransportTest, AWorkingAgentStillLogsIn) {
   const std::string socket = server_->dir() + "/agent.sock";
   const std::string pid_file = server_->dir() + "/agent.pid";
-  ASSERT_TRUE(Shell("ssh-agent -a " + socket + " | sed -n 's/^SSH_AGENT_PID=\\([0-9]*\\);.*/\\1/p' > " +
-                    pid_file));
+  ASSERT_TRUE(Shell("ssh-agent -a " + socket +
+                    " | sed -n 's/^SSH_AGENT_PID=\\([0-9]*\\);.*/\\1/p' > " + pid_file));
   std::ifstream in(pid_file);
   int pid = 0;
   in >> pid;
   ASSERT_GT(pid, 0);
-  ASSERT_TRUE(Shell("SSH_AUTH_SOCK=" + socket + " ssh-add -q " + server_->client_key() +
-                    " 2>/dev/null"));
+  ASSERT_TRUE(
+      Shell("SSH_AUTH_SOCK=" + socket + " ssh-add -q " + server_->client_key() + " 2>/dev/null"));
   ScopedEnv env("SSH_AUTH_SOCK", socket.c_str());
   SshTransportOptions options = Good();
   options.identity_files = {server_->stranger_key()};
@@ -507,16 +508,16 @@ TEST_F(SshTransportTest, EveryKnownHostsFileCounts) {
 
 TEST_F(SshTransportTest, TheSshConfigsKnownHostsFilesAndHostKeyAlias) {
   const std::string user1 = server_->dir() + "/config_user1";
-  const std::string user2 = server_->WriteKnownHosts(
-      "config_user2", "fleet-gpu01 " + server_->other_host_key() + "\n");
+  const std::string user2 =
+      server_->WriteKnownHosts("config_user2", "fleet-gpu01 " + server_->other_host_key() + "\n");
   const std::string global = server_->WriteKnownHosts("config_global", "");
   SshTransportOptions options = Good();
   options.known_hosts = "";  // the config's UserKnownHostsFile
   options.use_ssh_config = true;
   options.ssh_config_file = server_->WriteKnownHosts(
       "known_hosts_ssh_config",
-      "Host 127.0.0.1\n  HostKeyAlias fleet-gpu01\n  UserKnownHostsFile " + user1 + " " +
-          user2 + "\n  GlobalKnownHostsFile " + global + "\n");
+      "Host 127.0.0.1\n  HostKeyAlias fleet-gpu01\n  UserKnownHostsFile " + user1 + " " + user2 +
+          "\n  GlobalKnownHostsFile " + global + "\n");
   options.host_key_policy = HostKeyPolicy::kAcceptNew;
   {
     // The alias is recorded with another key in the second user file.

@@ -152,9 +152,10 @@ TEST(SubprocessTest, EnvironmentAndNoInheritedFds) {
   int leaked = open("/dev/null", O_RDONLY);  // not close-on-exec
   ASSERT_GE(leaked, 3);
   const std::vector<std::string> environment = {"GREETING=hi there"};
-  SubprocessSpec spec = Script("echo \"$GREETING\"; echo \"${HOME-unset}\"; "
-                               "if [ -e /proc/$$/fd/" + std::to_string(leaked) +
-                               " ]; then echo open; else echo closed; fi");
+  SubprocessSpec spec = Script(
+      "echo \"$GREETING\"; echo \"${HOME-unset}\"; "
+      "if [ -e /proc/$$/fd/" +
+      std::to_string(leaked) + " ]; then echo open; else echo closed; fi");
   spec.environment = &environment;
   Captured run(spec);
   close(leaked);

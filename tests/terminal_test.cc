@@ -29,9 +29,7 @@ TEST(TerminalTest, ColourOnlyOnATerminalAndNeverWithNoColor) {
   }
 }
 
-TEST(TerminalTest, NullStreamIsNoTerminal) {
-  EXPECT_FALSE(IsTerminal(nullptr));
-}
+TEST(TerminalTest, NullStreamIsNoTerminal) { EXPECT_FALSE(IsTerminal(nullptr)); }
 
 }  // namespace
 }  // namespace fleetreap

@@ -52,7 +52,14 @@ TEST(TextTest, SplitLinesLikePythonEndsLinesAsStrSplitlines) {
       {"a\rb", {"a", "b"}},
       {"a\r\rb", {"a", "", "b"}},
       {"a\vb\fc", {"a", "b", "c"}},
-      {"a\x1c" "b\x1d" "c\x1e" "d\x1f" "e", {"a", "b", "c", "d\x1f" "e"}},
+      {"a\x1c"
+       "b\x1d"
+       "c\x1e"
+       "d\x1f"
+       "e",
+       {"a", "b", "c",
+        "d\x1f"
+        "e"}},
   };
   for (const Case& c : kCases) EXPECT_EQ(SplitLinesLikePython(c.text), c.lines) << c.text;
 }

@@ -90,8 +90,7 @@ TEST(ProgressStyleTest, NoRedrawsOffATerminal) {
   EXPECT_FALSE(style.live);
   EXPECT_EQ(style.width, 0);
   EXPECT_TRUE(style.dry_run);
-  EXPECT_EQ(style.color, std::getenv("NO_COLOR") == nullptr ||
-                             std::getenv("NO_COLOR")[0] == '\0');
+  EXPECT_EQ(style.color, std::getenv("NO_COLOR") == nullptr || std::getenv("NO_COLOR")[0] == '\0');
 }
 
 TEST(WiringTest, PlanRequestAndReportFilesFromOptions) {

@@ -8,9 +8,7 @@ namespace {
 
 class SystemClock : public Clock {
  public:
-  std::chrono::steady_clock::time_point Now() override {
-    return std::chrono::steady_clock::now();
-  }
+  std::chrono::steady_clock::time_point Now() override { return std::chrono::steady_clock::now(); }
   void SleepFor(std::chrono::milliseconds duration) override {
     std::this_thread::sleep_for(duration);
   }

@@ -8,8 +8,7 @@ namespace fleetreap {
 
 bool ParseDuration(const std::string& text, std::chrono::milliseconds* out) {
   size_t i = 0;
-  while (i < text.size() &&
-         (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
     ++i;
   }
   if (i == 0) return false;

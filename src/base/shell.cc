@@ -17,8 +17,8 @@ std::string ShellQuote(const std::string& value) {
   return quoted;
 }
 
-std::string BoundedCommand(const std::string& script,
-                           std::chrono::milliseconds timeout, bool become) {
+std::string BoundedCommand(const std::string& script, std::chrono::milliseconds timeout,
+                           bool become) {
   // Whole seconds, rounded up, at least one: timeout(1) takes fractions too,
   // but busybox's does not, and a second of slack costs nothing here.
   // sudo runs inside the bound: its own phase (NSS, PAM, hostname lookups)

@@ -34,17 +34,14 @@ bool IsUnreachable(ErrorKind kind) {
     case ErrorKind::kKex:
     case ErrorKind::kHostKey:
     case ErrorKind::kAuth:
-    case ErrorKind::kConnectionLost:
-      return true;
-    default:
-      return false;
+    case ErrorKind::kConnectionLost: return true;
+    default: return false;
   }
 }
 
 bool IsTransient(ErrorKind kind) {
   return kind == ErrorKind::kRefused || kind == ErrorKind::kConnectTimeout ||
-         kind == ErrorKind::kBannerTimeout ||
-         kind == ErrorKind::kConnectionLost;
+         kind == ErrorKind::kBannerTimeout || kind == ErrorKind::kConnectionLost;
 }
 
 std::string Status::ToString() const {

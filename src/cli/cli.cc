@@ -107,8 +107,7 @@ po::options_description Describe(Options* o, RawFlags* raw) {
 bool ParseFlagDuration(const std::string& flag, const std::string& text,
                        std::chrono::milliseconds* out, std::string* error) {
   if (ParseDuration(text, out)) return true;
-  *error = "--" + flag + ": invalid duration \"" + text +
-           "\" (use e.g. 10s, 500ms, 2m)";
+  *error = "--" + flag + ": invalid duration \"" + text + "\" (use e.g. 10s, 500ms, 2m)";
   return false;
 }
 
@@ -141,8 +140,8 @@ CliResult ParseCommandLine(int argc, const char* const* argv) {
     po::parsed_options parsed = po::command_line_parser(args).options(desc).run();
     // Without this, Program_options would drop a stray word silently
     // ("--ssh-config my_config" would ignore my_config).
-    for (const std::string& word : po::collect_unrecognized(parsed.options,
-                                                            po::include_positional)) {
+    for (const std::string& word :
+         po::collect_unrecognized(parsed.options, po::include_positional)) {
       result.action = CliAction::kUsageError;
       result.error = "unexpected argument '" + word + "' (every value belongs to a flag)";
       return result;
@@ -167,12 +166,9 @@ CliResult ParseCommandLine(int argc, const char* const* argv) {
   Options& o = result.options;
   std::string& error = result.error;
   result.action = CliAction::kUsageError;
-  if (!ParseFlagDuration("connect-timeout", raw.connect_timeout,
-                         &o.connect_timeout, &error) ||
-      !ParseFlagDuration("command-timeout", raw.command_timeout,
-                         &o.command_timeout, &error) ||
-      !ParseFlagDuration("host-timeout", raw.host_timeout, &o.host_timeout,
-                         &error) ||
+  if (!ParseFlagDuration("connect-timeout", raw.connect_timeout, &o.connect_timeout, &error) ||
+      !ParseFlagDuration("command-timeout", raw.command_timeout, &o.command_timeout, &error) ||
+      !ParseFlagDuration("host-timeout", raw.host_timeout, &o.host_timeout, &error) ||
       !ParseFlagDuration("deadline", raw.deadline, &o.deadline, &error)) {
     return result;
   }
@@ -187,8 +183,8 @@ CliResult ParseCommandLine(int argc, const char* const* argv) {
   } else if (raw.host_key_policy == "off") {
     o.host_key_policy = HostKeyPolicy::kOff;
   } else {
-    error = "--host-key-policy: expected strict, accept-new or off, got \"" +
-            raw.host_key_policy + "\"";
+    error = "--host-key-policy: expected strict, accept-new or off, got \"" + raw.host_key_policy +
+            "\"";
     return result;
   }
   if (o.forks < 1 || o.forks > 4096) {

@@ -42,8 +42,7 @@ CliResult ParseMergeCommandLine(int argc, const char* const* argv) {
   result.action = CliAction::kUsageError;
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(),
-              vm);
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
     result.error = std::string("merge: ") + e.what();

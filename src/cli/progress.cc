@@ -95,8 +95,7 @@ void Progress::Interrupted() {
   interrupted_ = true;
   int in_flight = std::max(0, started_ - finished_);
   if (style_.live) Clear();
-  std::fprintf(out_, "interrupted: starting no new hosts, waiting for %d in flight\n",
-               in_flight);
+  std::fprintf(out_, "interrupted: starting no new hosts, waiting for %d in flight\n", in_flight);
   if (style_.live && running_) Draw();
   std::fflush(out_);
 }
@@ -142,10 +141,9 @@ std::string Progress::StatusLine() const {
   int pending = std::max(0, total_ - std::max(started_, finished_));
   auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
       running_ ? clock_.Now() - start_ : std::chrono::milliseconds(0));
-  std::string line = std::to_string(finished_) + "/" + std::to_string(total_) +
-                     " done, " + std::to_string(in_flight) + " in flight, " +
-                     std::to_string(pending) + " pending | " +
-                     std::to_string(clean_) + " clean, " + std::to_string(dirty_) +
+  std::string line = std::to_string(finished_) + "/" + std::to_string(total_) + " done, " +
+                     std::to_string(in_flight) + " in flight, " + std::to_string(pending) +
+                     " pending | " + std::to_string(clean_) + " clean, " + std::to_string(dirty_) +
                      " dirty, " + std::to_string(unreachable_) + " unreachable, " +
                      std::to_string(failed_) + " failed | " + FormatSeconds(elapsed);
   if (interrupted_) line += " | interrupted";

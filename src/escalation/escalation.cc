@@ -4,7 +4,6 @@
 #include <map>
 #include <set>
 
-
 namespace fleetreap {
 
 namespace {
@@ -12,8 +11,7 @@ namespace {
 constexpr std::chrono::milliseconds kRespawnPoll{500};
 
 bool Signalable(const Playbook& playbook, const TrackedHolder& t) {
-  return t.present && !NeverSignalled(t.holder.fate) &&
-         t.holder.round <= playbook.max_rounds;
+  return t.present && !NeverSignalled(t.holder.fate) && t.holder.round <= playbook.max_rounds;
 }
 
 std::vector<Target> SortedTargets(std::vector<Target> targets) {
@@ -128,9 +126,7 @@ void Escalation::Finished(const Action& action, const HostView& after, const Ste
       for (const Action& wave : action.fused) Signalled(wave, after);
       break;
     case ActionKind::kTerm:
-    case ActionKind::kKill:
-      Signalled(action, after);
-      break;
+    case ActionKind::kKill: Signalled(action, after); break;
     case ActionKind::kRescan:
       history_.signalled_since_scan = false;
       history_.rescans_since_signal++;
@@ -146,28 +142,23 @@ void Escalation::Finished(const Action& action, const HostView& after, const Ste
       history_.shm_done = true;
       if (!action.fused.empty()) history_.verified = true;
       break;
-    case ActionKind::kVerify:
-      history_.verified = true;
-      break;
+    case ActionKind::kVerify: history_.verified = true; break;
     case ActionKind::kResetGpus:
       history_.reset_done = true;
       history_.verified = false;
       break;
     case ActionKind::kDone:
-    case ActionKind::kDidNotConverge:
-      break;
+    case ActionKind::kDidNotConverge: break;
   }
 }
 
-Action NextAction(const Playbook& playbook, const HostView& view,
-                  const History& history) {
+Action NextAction(const Playbook& playbook, const HostView& view, const History& history) {
   Action action;
   if (!history.inspected) {
     action.kind = ActionKind::kInspect;
     return action;
   }
-  if (playbook.Runs(Step::kStopUnits) && !history.units_done &&
-      !view.active_units.empty()) {
+  if (playbook.Runs(Step::kStopUnits) && !history.units_done && !view.active_units.empty()) {
     action.kind = ActionKind::kStopUnits;
     action.units = view.active_units;
     action.wait = playbook.unit_stop_timeout;
@@ -226,16 +217,14 @@ Action NextAction(const Playbook& playbook, const HostView& view,
     }
     // A restarted worker that has not opened its GPU yet: look again soon.
     const std::chrono::milliseconds next =
-        playbook.settle_if_clean +
-        kRespawnPoll * history.rescans_since_signal;
+        playbook.settle_if_clean + kRespawnPoll * history.rescans_since_signal;
     if (!view.newcomers.empty() && !HostLooksDirty(view) && next <= playbook.respawn_wait) {
       action.kind = ActionKind::kRescan;
       action.wait = next;
       return action;
     }
   }
-  if (playbook.Runs(Step::kCleanShm) && !history.shm_done &&
-      !playbook.shm_patterns.empty()) {
+  if (playbook.Runs(Step::kCleanShm) && !history.shm_done && !playbook.shm_patterns.empty()) {
     action = Action();
     action.kind = ActionKind::kCleanShm;
     if (playbook.Runs(Step::kVerify) && !history.verified) {
@@ -251,8 +240,7 @@ Action NextAction(const Playbook& playbook, const HostView& view,
     action.quick = true;
     return action;
   }
-  if (playbook.Runs(Step::kResetGhosts) && history.verified &&
-      !history.reset_done) {
+  if (playbook.Runs(Step::kResetGhosts) && history.verified && !history.reset_done) {
     action.gpus = ResettableGpus(view);
     if (!action.gpus.empty()) {
       action.kind = ActionKind::kResetGpus;

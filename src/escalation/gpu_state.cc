@@ -62,8 +62,7 @@ void Classify(const std::vector<Holder>& holders, int64_t threshold_mib, GpuRead
 }  // namespace
 
 void MapHolderGpusToIndexes(const std::map<std::string, int>& minor_by_bus_id,
-                            const std::vector<GpuReading>& gpus,
-                            std::vector<Holder>* holders) {
+                            const std::vector<GpuReading>& gpus, std::vector<Holder>* holders) {
   std::map<std::string, int> index_by_bus_id;
   for (const GpuReading& gpu : gpus) {
     if (gpu.index >= 0 && !gpu.bus_id.empty()) {
@@ -104,8 +103,8 @@ bool HolderStillPresent(const Holder& holder) {
          holder.fate != HolderFate::kGone;
 }
 
-void ClassifyGpus(const std::vector<Holder>& holders, int expected_gpus,
-                  int64_t threshold_mib, std::vector<GpuReading>* gpus) {
+void ClassifyGpus(const std::vector<Holder>& holders, int expected_gpus, int64_t threshold_mib,
+                  std::vector<GpuReading>* gpus) {
   for (GpuReading& gpu : *gpus) Classify(holders, threshold_mib, &gpu);
   if (expected_gpus > 0) {
     std::set<int> present;
@@ -135,9 +134,8 @@ void ClassifyGpus(const std::vector<Holder>& holders, int expected_gpus,
 
 bool HostGpusClean(const std::vector<GpuReading>& gpus) {
   if (gpus.empty()) return false;
-  return std::all_of(gpus.begin(), gpus.end(), [](const GpuReading& gpu) {
-    return GpuStateIsClean(gpu.state);
-  });
+  return std::all_of(gpus.begin(), gpus.end(),
+                     [](const GpuReading& gpu) { return GpuStateIsClean(gpu.state); });
 }
 
 }  // namespace fleetreap

@@ -38,8 +38,7 @@ void MergeHolderScan(const std::vector<Holder>& scanned, const ProtectList& prot
       t.holder.protected_by = decision.reason;
       t.holder.named_like = decision.named_like;
     }
-    t.holder.fate = t.holder.protected_by.empty() ? HolderFate::kObserved
-                                                  : HolderFate::kProtected;
+    t.holder.fate = t.holder.protected_by.empty() ? HolderFate::kObserved : HolderFate::kProtected;
     if (t.holder.protected_by.empty()) {
       t.holder.out_of_scope = OutOfScopeReason(t.holder, scope);
       if (!t.holder.out_of_scope.empty()) t.holder.fate = HolderFate::kOutOfScope;
@@ -72,9 +71,9 @@ std::vector<std::string> UnitsSafeToStop(const std::vector<std::string>& active,
       for (const TrackedHolder& t : holders) {
         if (!reason.empty()) break;
         if (t.holder.fate != HolderFate::kProtected) continue;
-        bool inside = (p.main_pid > 0 && t.holder.pid == p.main_pid) ||
-                      (!p.control_group.empty() &&
-                       CgroupIsUnder(t.holder.owner.cgroup, p.control_group));
+        bool inside =
+            (p.main_pid > 0 && t.holder.pid == p.main_pid) ||
+            (!p.control_group.empty() && CgroupIsUnder(t.holder.owner.cgroup, p.control_group));
         if (inside) {
           reason = "it runs protected " + t.holder.protected_by + " (pid " +
                    std::to_string(t.holder.pid) + ")";
@@ -102,8 +101,7 @@ bool ReadRowsBesideLostGpus(const std::string& out, std::vector<GpuReading>* gpu
     start = end + 1;
   }
   GpuQueryResult healthy;
-  if (!ParseGpuQuery(rows, "", 0, GpuQueryFields(), &healthy).ok() ||
-      healthy.gpus.empty()) {
+  if (!ParseGpuQuery(rows, "", 0, GpuQueryFields(), &healthy).ok() || healthy.gpus.empty()) {
     return false;
   }
   for (const GpuReading& gpu : healthy.gpus) gpus->push_back(gpu);
@@ -141,16 +139,14 @@ std::vector<int> GpusHeldOnlyByProtected(const std::vector<TrackedHolder>& holde
   return suspects;
 }
 
-void MarkGhostsWithoutApps(const std::vector<int>& suspects,
-                           const std::vector<ComputeApp>& apps,
+void MarkGhostsWithoutApps(const std::vector<int>& suspects, const std::vector<ComputeApp>& apps,
                            std::vector<GpuReading>* gpus) {
   for (GpuReading& gpu : *gpus) {
     if (std::find(suspects.begin(), suspects.end(), gpu.index) == suspects.end()) continue;
     bool used = false;
     for (const ComputeApp& app : apps) {
       used = used || (!gpu.uuid.empty() && app.gpu_uuid == gpu.uuid) ||
-             (!gpu.bus_id.empty() &&
-              NormalizeBusId(app.gpu_bus_id) == NormalizeBusId(gpu.bus_id));
+             (!gpu.bus_id.empty() && NormalizeBusId(app.gpu_bus_id) == NormalizeBusId(gpu.bus_id));
     }
     if (used) continue;
     gpu.state = GpuState::kGhost;
@@ -163,8 +159,7 @@ void MarkGhostsWithoutApps(const std::vector<int>& suspects,
 namespace {
 
 bool HoldsGpu(const Holder& holder, int index) {
-  return std::find(holder.gpus.begin(), holder.gpus.end(), index) !=
-         holder.gpus.end();
+  return std::find(holder.gpus.begin(), holder.gpus.end(), index) != holder.gpus.end();
 }
 
 }  // namespace
@@ -269,8 +264,7 @@ std::vector<int> ResettableGpus(const HostView& view) {
 std::string ResetBlockers(const HostView& view) {
   std::set<int> blocked;  // ghost or busy GPUs that only protected holders hold
   for (const GpuReading& gpu : view.gpus) {
-    if ((gpu.state != GpuState::kBusy && gpu.state != GpuState::kGhost) ||
-        gpu.index < 0) {
+    if ((gpu.state != GpuState::kBusy && gpu.state != GpuState::kGhost) || gpu.index < 0) {
       continue;
     }
     bool only_protected = true;
@@ -289,8 +283,7 @@ std::string ResetBlockers(const HostView& view) {
     for (int index : t.holder.gpus) blocks = blocks || blocked.count(index) > 0;
     if (!blocks) continue;
     if (!blockers.empty()) blockers += ", ";
-    std::string name = t.holder.protected_by.empty() ? t.holder.comm
-                                                     : t.holder.protected_by;
+    std::string name = t.holder.protected_by.empty() ? t.holder.comm : t.holder.protected_by;
     blockers += name + " (pid " + std::to_string(t.holder.pid) + ")";
   }
   return blockers;

@@ -16,10 +16,8 @@ extern const char kDefaultPlaybookYaml[];
 
 namespace {
 
-constexpr Step kAllSteps[] = {Step::kInspect,  Step::kStopUnits,
-                              Step::kTerm,     Step::kKill,
-                              Step::kRescan,   Step::kCleanShm,
-                              Step::kVerify,   Step::kResetGhosts};
+constexpr Step kAllSteps[] = {Step::kInspect, Step::kStopUnits, Step::kTerm,   Step::kKill,
+                              Step::kRescan,  Step::kCleanShm,  Step::kVerify, Step::kResetGhosts};
 
 // Thrown only inside this file and caught in ParsePlaybook.
 struct PlaybookError {
@@ -37,8 +35,7 @@ class Reader {
   std::string Where(const YAML::Node& at) const {
     YAML::Mark mark = at.Mark();
     if (mark.is_null()) return source_;
-    return source_ + ":" + std::to_string(mark.line + 1) + ":" +
-           std::to_string(mark.column + 1);
+    return source_ + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
   }
 
   std::string Scalar(const YAML::Node& key, const YAML::Node& value) const {
@@ -46,33 +43,28 @@ class Reader {
     return value.Scalar();
   }
 
-  std::chrono::milliseconds Duration(const YAML::Node& key,
-                                     const YAML::Node& value) const {
+  std::chrono::milliseconds Duration(const YAML::Node& key, const YAML::Node& value) const {
     std::string text = Scalar(key, value);
     std::chrono::milliseconds out{0};
     if (!ParseDuration(text, &out)) {
-      Fail(key, Key(key) + " must be a duration like \"10s\", got \"" + text +
-                    "\"");
+      Fail(key, Key(key) + " must be a duration like \"10s\", got \"" + text + "\"");
     }
     return out;
   }
 
-  int64_t Integer(const YAML::Node& key, const YAML::Node& value, int64_t min,
-                  int64_t max) const {
+  int64_t Integer(const YAML::Node& key, const YAML::Node& value, int64_t min, int64_t max) const {
     std::string text = Scalar(key, value);
     std::istringstream in(text);
     int64_t out = 0;
     char rest = 0;
     if (!(in >> out) || (in >> rest) || out < min || out > max) {
-      Fail(key, Key(key) + " must be a whole number from " +
-                    std::to_string(min) + " to " + std::to_string(max) +
-                    ", got \"" + text + "\"");
+      Fail(key, Key(key) + " must be a whole number from " + std::to_string(min) + " to " +
+                    std::to_string(max) + ", got \"" + text + "\"");
     }
     return out;
   }
 
-  std::vector<std::string> List(const YAML::Node& key,
-                                const YAML::Node& value) const {
+  std::vector<std::string> List(const YAML::Node& key, const YAML::Node& value) const {
     std::vector<std::string> out;
     if (value.IsNull()) return out;
     if (!value.IsSequence()) Fail(key, Key(key) + " must be a list");
@@ -101,12 +93,10 @@ bool StepFromName(const std::string& name, Step* step) {
   return false;
 }
 
-void CheckShmPattern(const Reader& reader, const YAML::Node& at,
-                     const std::string& pattern) {
+void CheckShmPattern(const Reader& reader, const YAML::Node& at, const std::string& pattern) {
   // Two literal characters at least, so that no pattern can sweep /dev/shm.
   size_t literal = pattern.find_first_of("*?[");
-  if (pattern.find('/') != std::string::npos || pattern == "." ||
-      pattern == ".." || literal < 2) {
+  if (pattern.find('/') != std::string::npos || pattern == "." || pattern == ".." || literal < 2) {
     reader.Fail(at, "shm_patterns entry \"" + pattern +
                         "\" must be a file name glob starting with at least "
                         "two literal characters");
@@ -121,8 +111,7 @@ void CheckUnitPattern(const Reader& reader, const YAML::Node& at, const std::str
   }
   size_t literal = unit.find_first_of("*?[");
   if (literal < 2) {
-    reader.Fail(at, "units entry \"" + unit +
-                        "\" must start with at least two literal characters");
+    reader.Fail(at, "units entry \"" + unit + "\" must start with at least two literal characters");
   }
   std::string reason = ProtectedUnitReason(unit);
   std::string match = unit;
@@ -140,8 +129,7 @@ void CheckUnitPattern(const Reader& reader, const YAML::Node& at, const std::str
   }
 }
 
-void ApplyKey(const Reader& reader, const YAML::Node& key,
-              const YAML::Node& value, Playbook* p) {
+void ApplyKey(const Reader& reader, const YAML::Node& key, const YAML::Node& value, Playbook* p) {
   const std::string& name = key.Scalar();
   if (name == "name") {
     p->name = reader.Scalar(key, value);
@@ -158,8 +146,7 @@ void ApplyKey(const Reader& reader, const YAML::Node& key,
                               "\"; steps are inspect, stop_units, term, kill, "
                               "rescan, clean_shm, verify, reset_ghosts");
       }
-      if (std::count(steps.begin(), steps.end(), step) &&
-          step != Step::kInspect) {
+      if (std::count(steps.begin(), steps.end(), step) && step != Step::kInspect) {
         reader.Fail(item, "step \"" + text + "\" is listed twice");
       }
       if (!std::count(steps.begin(), steps.end(), step)) steps.push_back(step);
@@ -223,8 +210,7 @@ bool Playbook::Runs(Step step) const {
   return std::find(steps.begin(), steps.end(), step) != steps.end();
 }
 
-Status ParsePlaybook(const std::string& yaml, const std::string& source,
-                     Playbook* playbook) {
+Status ParsePlaybook(const std::string& yaml, const std::string& source, Playbook* playbook) {
   Reader reader(source);
   Playbook parsed;
   parsed.source = source;
@@ -246,8 +232,9 @@ Status ParsePlaybook(const std::string& yaml, const std::string& source,
     // No steps: the default ladder, not an inspect that changes nothing.
     if (!has_steps) parsed.steps = DefaultPlaybookSteps();
     if (!parsed.units.empty() && !parsed.Runs(Step::kStopUnits)) {
-      reader.Fail(units_key, "units are listed but the steps have no stop_units; add "
-                             "stop_units to steps, or remove units");
+      reader.Fail(units_key,
+                  "units are listed but the steps have no stop_units; add "
+                  "stop_units to steps, or remove units");
     }
     if (parsed.Runs(Step::kResetGhosts) && !parsed.Runs(Step::kVerify)) {
       return Status::Error(ErrorKind::kInvalidInput,
@@ -258,8 +245,7 @@ Status ParsePlaybook(const std::string& yaml, const std::string& source,
   } catch (const YAML::Exception& e) {
     std::string where = source;
     if (!e.mark.is_null()) {
-      where += ":" + std::to_string(e.mark.line + 1) + ":" +
-               std::to_string(e.mark.column + 1);
+      where += ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1);
     }
     return Status::Error(ErrorKind::kInvalidInput, where + ": " + e.msg);
   }
@@ -270,8 +256,7 @@ Status ParsePlaybook(const std::string& yaml, const std::string& source,
 Status LoadPlaybookFile(const std::string& path, Playbook* playbook) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return Status::Error(ErrorKind::kInvalidInput,
-                         path + ": cannot read the playbook file");
+    return Status::Error(ErrorKind::kInvalidInput, path + ": cannot read the playbook file");
   }
   std::ostringstream text;
   text << in.rdbuf();
@@ -288,8 +273,7 @@ const char* DefaultPlaybookText() { return kDefaultPlaybookYaml; }
 const Playbook& DefaultPlaybook() {
   static const Playbook playbook = [] {
     Playbook parsed;
-    Status status =
-        ParsePlaybook(kDefaultPlaybookYaml, "<built-in default>", &parsed);
+    Status status = ParsePlaybook(kDefaultPlaybookYaml, "<built-in default>", &parsed);
     // The text is tested in playbook_test.cc; a broken build fails there.
     if (!status.ok()) parsed.description = status.ToString();
     return parsed;

@@ -9,21 +9,42 @@ namespace {
 // docs/protected-daemons.md has a row per entry, with sources.
 constexpr const char* kDefaultEntries[] = {
     // The driver's daemons.
-    "nvidia-persistenced", "nv-fabricmanager", "nvidia-fabricmanager", "nvlsm",
-    "nvidia-gridd", "nvidia-topologyd", "nvidia-powerd",
+    "nvidia-persistenced",
+    "nv-fabricmanager",
+    "nvidia-fabricmanager",
+    "nvlsm",
+    "nvidia-gridd",
+    "nvidia-topologyd",
+    "nvidia-powerd",
     // DCGM, standalone or embedded in the exporter.
-    "nv-hostengine", "dcgm-exporter",
+    "nv-hostengine",
+    "dcgm-exporter",
     // MPS and IMEX.
-    "nvidia-cuda-mps-control", "nvidia-cuda-mps-server", "mps-control-daemon",
-    "nvidia-imex", "nvidia-imex-ctl",
+    "nvidia-cuda-mps-control",
+    "nvidia-cuda-mps-server",
+    "mps-control-daemon",
+    "nvidia-imex",
+    "nvidia-imex-ctl",
     // The Kubernetes GPU operator's agents and the DRA driver.
-    "nvidia-device-plugin", "config-manager", "gpu-feature-discovery",
-    "nvidia-mig-manager", "nvidia-mig-parted", "nvidia-validator",
-    "gpu-kubelet-plugin", "compute-domain-kubelet-plugin", "compute-domain-daemon",
+    "nvidia-device-plugin",
+    "config-manager",
+    "gpu-feature-discovery",
+    "nvidia-mig-manager",
+    "nvidia-mig-parted",
+    "nvidia-validator",
+    "gpu-kubelet-plugin",
+    "compute-domain-kubelet-plugin",
+    "compute-domain-daemon",
     // DGX system management.
     "nvsm*",
     // Display servers, the way in, the tools fleetreap runs.
-    "Xorg", "Xwayland", "gdm*", "sshd", "systemd", "nvidia-smi", "fuser",
+    "Xorg",
+    "Xwayland",
+    "gdm*",
+    "sshd",
+    "systemd",
+    "nvidia-smi",
+    "fuser",
 };
 
 constexpr size_t kCommLength = 15;

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <set>
 
-#include "fleetreap/model/process_owner.h"
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/model/holder.h"
+#include "fleetreap/model/process_owner.h"
 
 namespace fleetreap {
 
@@ -51,8 +51,8 @@ Status ParseGpuList(const std::string& text, const std::string& flag, std::vecto
                   : ParseIndex(item.substr(0, dash), &first) &&
                         ParseIndex(item.substr(dash + 1), &last) && first <= last;
     if (!ok) {
-      return Status::Error(ErrorKind::kUsage, flag + ": \"" + item +
-                                                  "\" is not a GPU index or range (0,2,4-7)");
+      return Status::Error(ErrorKind::kUsage,
+                           flag + ": \"" + item + "\" is not a GPU index or range (0,2,4-7)");
     }
     for (int i = first; i <= last; ++i) seen.insert(i);
     start = comma + 1;
@@ -109,7 +109,8 @@ void ApplyScopeToGpus(const Scope& scope, const std::vector<Holder>& holders,
     if (gpu.index < 0) continue;
     if (!GpuInScope(gpu.index, scope)) {
       gpu.state = GpuState::kOutOfScope;
-      gpu.detail = "outside " + std::string(scope.source == "slurm" ? "the job's GPUs " : "--gpus ") +
+      gpu.detail = "outside " +
+                   std::string(scope.source == "slurm" ? "the job's GPUs " : "--gpus ") +
                    FoldIndexes(*scope.gpus);
       continue;
     }
@@ -138,8 +139,8 @@ void ApplyScopeToGpus(const Scope& scope, const std::vector<Holder>& holders,
 }
 
 bool GpuInScope(int index, const Scope& scope) {
-  return !scope.gpus || std::find(scope.gpus->begin(), scope.gpus->end(), index) !=
-                            scope.gpus->end();
+  return !scope.gpus ||
+         std::find(scope.gpus->begin(), scope.gpus->end(), index) != scope.gpus->end();
 }
 
 std::string DescribeScope(const Scope& scope) {

@@ -98,15 +98,35 @@ std::string ProtectedUnitReason(const std::string& unit) {
 }
 
 const std::vector<std::string>& ProtectedUnitNames() {
-  static const std::vector<std::string> names = {
-      "ssh.service", "sshd.service", "ssh.socket", "systemd-journald.service",
-      "systemd-logind.service", "systemd-udevd.service", "dbus.service", "user@0.service",
-      "init.scope", "session-1.scope", "system.slice", "user.slice", "multi-user.target",
-      "nvidia-persistenced.service", "nvidia-fabricmanager.service", "nvidia-dcgm.service",
-      "dcgm.service", "dcgm-exporter.service", "nvidia-imex.service", "nvidia-gridd.service",
-      "nvidia-topologyd.service", "nvidia-powerd.service", "nvsm.service", "nvsm-core.service",
-      "nv_peer_mem.service", "kubelet.service", "containerd.service", "docker.service",
-      "slurmd.service"};
+  static const std::vector<std::string> names = {"ssh.service",
+                                                 "sshd.service",
+                                                 "ssh.socket",
+                                                 "systemd-journald.service",
+                                                 "systemd-logind.service",
+                                                 "systemd-udevd.service",
+                                                 "dbus.service",
+                                                 "user@0.service",
+                                                 "init.scope",
+                                                 "session-1.scope",
+                                                 "system.slice",
+                                                 "user.slice",
+                                                 "multi-user.target",
+                                                 "nvidia-persistenced.service",
+                                                 "nvidia-fabricmanager.service",
+                                                 "nvidia-dcgm.service",
+                                                 "dcgm.service",
+                                                 "dcgm-exporter.service",
+                                                 "nvidia-imex.service",
+                                                 "nvidia-gridd.service",
+                                                 "nvidia-topologyd.service",
+                                                 "nvidia-powerd.service",
+                                                 "nvsm.service",
+                                                 "nvsm-core.service",
+                                                 "nv_peer_mem.service",
+                                                 "kubelet.service",
+                                                 "containerd.service",
+                                                 "docker.service",
+                                                 "slurmd.service"};
   return names;
 }
 

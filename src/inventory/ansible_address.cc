@@ -193,8 +193,7 @@ bool PythonInt(const std::string& text, int64_t* value) {
 }
 
 Status RangeError(const std::string& pattern, const std::string& problem) {
-  return Status::Error(ErrorKind::kInvalidInput,
-                       "host range \"" + pattern + "\": " + problem);
+  return Status::Error(ErrorKind::kInvalidInput, "host range \"" + pattern + "\": " + problem);
 }
 
 // A ClusterShell range set in brackets ("01-04", "1-3,7", "1-9/2").
@@ -220,11 +219,13 @@ Status Expand(const std::string& pattern, const std::string& line,
       std::string hint = "";
       size_t dash = body.find('-');
       if (body.find_first_of(",/") == std::string::npos && dash != std::string::npos) {
-        hint = ": write " + head + "[" + body.substr(0, dash) + ":" + body.substr(dash + 1) +
-               "]" + tail;
+        hint = ": write " + head + "[" + body.substr(0, dash) + ":" + body.substr(dash + 1) + "]" +
+               tail;
       }
-      return RangeError(pattern, "Ansible reads only [begin:end] or [begin:end:step] "
-                                 "ranges, not ClusterShell's [" + body + "]" + hint);
+      return RangeError(pattern,
+                        "Ansible reads only [begin:end] or [begin:end:step] "
+                        "ranges, not ClusterShell's [" +
+                            body + "]" + hint);
     }
     return RangeError(pattern, "\"" + body + "\" is not begin:end or begin:end:step");
   }
@@ -263,8 +264,8 @@ Status Expand(const std::string& pattern, const std::string& line,
     if (step < 0) return RangeError(pattern, "step " + bounds[2] + " is negative");
     if ((step > 0 && e >= b && (e - b) / step >= static_cast<int64_t>(kMaxExpandedHosts)) ||
         (step < 0 && b > e + 1 && (b - e) / -step >= static_cast<int64_t>(kMaxExpandedHosts))) {
-      return RangeError(pattern, "expands to more than " +
-                                     std::to_string(kMaxExpandedHosts) + " names");
+      return RangeError(pattern,
+                        "expands to more than " + std::to_string(kMaxExpandedHosts) + " names");
     }
     for (int64_t v = b; step > 0 ? v < e + 1 : v > e + 1; v += step) {
       std::string text = std::to_string(v < 0 ? -v : v);
@@ -282,8 +283,8 @@ Status Expand(const std::string& pattern, const std::string& line,
       names->push_back(std::move(name));
     }
     if (names->size() > kMaxExpandedHosts) {
-      return RangeError(pattern, "expands to more than " +
-                                     std::to_string(kMaxExpandedHosts) + " names");
+      return RangeError(pattern,
+                        "expands to more than " + std::to_string(kMaxExpandedHosts) + " names");
     }
   }
   return Status::Ok();
@@ -311,8 +312,7 @@ bool ParseAnsibleAddress(const std::string& text, std::string* host, int* port) 
   return true;
 }
 
-Status ExpandAnsibleHostRange(const std::string& pattern,
-                              std::vector<std::string>* names) {
+Status ExpandAnsibleHostRange(const std::string& pattern, std::vector<std::string>* names) {
   if (pattern.find('[') == std::string::npos) {
     names->push_back(pattern);
     return Status::Ok();
@@ -324,8 +324,7 @@ Status ExpandAnsibleHostRange(const std::string& pattern,
   return Status::Ok();
 }
 
-Status ExpandAnsibleHostKey(const std::string& key, std::vector<std::string>* names,
-                            int* port) {
+Status ExpandAnsibleHostKey(const std::string& key, std::vector<std::string>* names, int* port) {
   std::string host;
   if (!ParseAnsibleAddress(key, &host, port)) {
     host = key;

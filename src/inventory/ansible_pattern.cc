@@ -204,7 +204,8 @@ std::string PythonRegexDifference(const std::string& re) {
     } else if ((re[i] == '*' || re[i] == '+' || re[i] == '?' || re[i] == '}') &&
                i + 1 < re.size() && re[i + 1] == '+') {
       return re.substr(i, 2);
-    } else if (re[i] == '{' && (i == 0 || std::string("*+?{").find(re[i - 1]) != std::string::npos)) {
+    } else if (re[i] == '{' &&
+               (i == 0 || std::string("*+?{").find(re[i - 1]) != std::string::npos)) {
       return "{";
     }
   }

@@ -13,8 +13,7 @@ namespace {
 constexpr size_t kMaxDigits = 18;
 
 bool IsLetter(const std::string& s) {
-  return s.size() == 1 && ((s[0] >= 'a' && s[0] <= 'z') ||
-                           (s[0] >= 'A' && s[0] <= 'Z'));
+  return s.size() == 1 && ((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z'));
 }
 
 // The width a number keeps when it is printed back: "08" keeps 2, "8" none.
@@ -29,22 +28,20 @@ std::string Pad(uint64_t value, size_t width) {
 }
 
 Status RangeError(const std::string& pattern, const std::string& problem) {
-  return Status::Error(ErrorKind::kInvalidInput,
-                       "host range \"" + pattern + "\": " + problem);
+  return Status::Error(ErrorKind::kInvalidInput, "host range \"" + pattern + "\": " + problem);
 }
 
 // Appends the values of one numeric range "beg".."end" by "step".
-Status AppendNumbers(const std::string& pattern, const std::string& beg,
-                     const std::string& end, uint64_t step,
-                     std::vector<std::string>* values) {
+Status AppendNumbers(const std::string& pattern, const std::string& beg, const std::string& end,
+                     uint64_t step, std::vector<std::string>* values) {
   const uint64_t first = std::stoull(beg);
   const uint64_t last = std::stoull(end);
   if (first > last) {
     return RangeError(pattern, "start " + beg + " is after end " + end);
   }
   if ((last - first) / step + values->size() >= kMaxExpandedHosts) {
-    return RangeError(pattern, "expands to more than " +
-                                   std::to_string(kMaxExpandedHosts) + " names");
+    return RangeError(pattern,
+                      "expands to more than " + std::to_string(kMaxExpandedHosts) + " names");
   }
   const size_t width = PaddingOf(beg);
   for (uint64_t v = first; v <= last; v += step) {
@@ -54,8 +51,7 @@ Status AppendNumbers(const std::string& pattern, const std::string& beg,
   return Status::Ok();
 }
 
-Status ParseStep(const std::string& pattern, const std::string& text,
-                 uint64_t* step) {
+Status ParseStep(const std::string& pattern, const std::string& text, uint64_t* step) {
   if (!IsDigits(text, kMaxDigits) || std::stoull(text) == 0) {
     return RangeError(pattern, "step \"" + text + "\" must be a positive number");
   }
@@ -98,14 +94,13 @@ Status ParseAnsibleRange(const std::string& pattern, const std::string& body,
     if (beg[0] > end[0]) {
       return RangeError(pattern, "start " + beg + " is after end " + end);
     }
-    for (uint64_t c = static_cast<unsigned char>(beg[0]);
-         c <= static_cast<unsigned char>(end[0]); c += step) {
+    for (uint64_t c = static_cast<unsigned char>(beg[0]); c <= static_cast<unsigned char>(end[0]);
+         c += step) {
       values->push_back(std::string(1, static_cast<char>(c)));
     }
     return Status::Ok();
   }
-  return RangeError(pattern, "\"" + body +
-                                 "\" is neither a number range nor a letter range");
+  return RangeError(pattern, "\"" + body + "\" is neither a number range nor a letter range");
 }
 
 // ClusterShell: "a,b-c,d-e/step", numbers only.
@@ -139,8 +134,7 @@ bool HasHostRange(const std::string& pattern) {
   return pattern.find_first_of("[]") != std::string::npos;
 }
 
-Status ExpandHostPattern(const std::string& pattern,
-                         std::vector<std::string>* names) {
+Status ExpandHostPattern(const std::string& pattern, std::vector<std::string>* names) {
   // The pattern as alternating literal text and bracket value lists.
   std::vector<std::string> texts(1);
   std::vector<std::vector<std::string>> ranges;
@@ -158,14 +152,13 @@ Status ExpandHostPattern(const std::string& pattern,
     std::string body = pattern.substr(i + 1, close - i - 1);
     if (body.empty()) return RangeError(pattern, "empty range");
     std::vector<std::string> values;
-    Status s = body.find(':') != std::string::npos
-                   ? ParseAnsibleRange(pattern, body, &values)
-                   : ParseRangeSet(pattern, body, &values);
+    Status s = body.find(':') != std::string::npos ? ParseAnsibleRange(pattern, body, &values)
+                                                   : ParseRangeSet(pattern, body, &values);
     if (!s.ok()) return s;
     total *= values.size();
     if (total > kMaxExpandedHosts) {
-      return RangeError(pattern, "expands to more than " +
-                                     std::to_string(kMaxExpandedHosts) + " names");
+      return RangeError(pattern,
+                        "expands to more than " + std::to_string(kMaxExpandedHosts) + " names");
     }
     ranges.push_back(std::move(values));
     texts.emplace_back();

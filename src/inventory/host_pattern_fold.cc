@@ -78,8 +78,7 @@ std::string Pad(uint64_t value, size_t width) {
 
 // Folds literal digit strings into range-set fields: one per padding class.
 // "01".."09","10" share width 2 -> "[01-10]"; "1" and "01" stay apart.
-std::vector<std::pair<std::string, size_t>> FoldField(
-    const std::vector<std::string>& digits) {
+std::vector<std::pair<std::string, size_t>> FoldField(const std::vector<std::string>& digits) {
   std::map<size_t, std::vector<uint64_t>> by_width;
   for (const std::string& d : digits) {
     if (d.size() > 1 && d[0] == '0') by_width[d.size()];
@@ -118,8 +117,7 @@ std::vector<std::pair<std::string, size_t>> FoldField(
 }
 
 // Which padding class a literal digit string landed in, matching FoldField.
-size_t ClassOf(const std::string& d,
-               const std::vector<std::pair<std::string, size_t>>& classes) {
+size_t ClassOf(const std::string& d, const std::vector<std::pair<std::string, size_t>>& classes) {
   if (d.size() > 1 && d[0] == '0') return d.size();
   size_t best = 0;
   for (const auto& c : classes) {
@@ -187,9 +185,8 @@ std::string FoldHostNames(const std::vector<std::string>& names) {
     }
     for (Shape& s : items) folded.push_back(std::move(s));
   }
-  std::sort(folded.begin(), folded.end(), [](const Shape& a, const Shape& b) {
-    return NaturalLess(a.first, b.first);
-  });
+  std::sort(folded.begin(), folded.end(),
+            [](const Shape& a, const Shape& b) { return NaturalLess(a.first, b.first); });
   std::string out;
   for (const Shape& s : folded) {
     if (!out.empty()) out += ',';

@@ -32,7 +32,8 @@ std::vector<std::string> SplitOutsideBrackets(const std::string& limit) {
   std::vector<std::string> terms;
   for (const std::string& part : SplitHostList(limit)) {
     size_t b = part.find_first_not_of(" \t");
-    if (b != std::string::npos) terms.push_back(part.substr(b, part.find_last_not_of(" \t") - b + 1));
+    if (b != std::string::npos)
+      terms.push_back(part.substr(b, part.find_last_not_of(" \t") - b + 1));
   }
   return terms;
 }
@@ -83,8 +84,8 @@ class Selector {
         return Disagree(shown, sub.present ? expression : "", found, range);
       }
       if (sub.present && found.empty()) {
-        return UsageError(shown, "Ansible finds no host at that position of \"" + expression +
-                                     "\"");
+        return UsageError(shown,
+                          "Ansible finds no host at that position of \"" + expression + "\"");
       }
       *out = std::move(found);
       return Status::Ok();
@@ -116,7 +117,8 @@ class Selector {
     std::string reads = subscripted.empty()
                             ? "Ansible reads the brackets as a glob character class"
                             : "Ansible reads this as a subscript of \"" + subscripted + "\"";
-    reads += ansible.empty() ? " and selects no host" : " and selects " + Names(inventory_, ansible);
+    reads +=
+        ansible.empty() ? " and selects no host" : " and selects " + Names(inventory_, ansible);
     return UsageError(shown, reads + "; as a host range it is " + Names(inventory_, range) +
                                  ". Refusing to guess: name the hosts, or use ~regex");
   }
@@ -126,8 +128,7 @@ class Selector {
   // ". ? * [". "unordered" (may be null) names a matched group whose host
   // order Ansible does not fix. True when some group or host matched, even
   // an empty group.
-  bool Enumerate(const std::string& glob, std::vector<size_t>* out,
-                 std::string* unordered) const {
+  bool Enumerate(const std::string& glob, std::vector<size_t>* out, std::string* unordered) const {
     const bool literal = glob.find_first_of("*?[") == std::string::npos;
     bool any_group = false;
     for (const std::string& group : inventory_.group_names()) {
@@ -157,8 +158,7 @@ class Selector {
   }
 
   // fleetreap's extension: every name of the range a host or group.
-  bool RangeReading(const std::string& term, std::vector<size_t>* out,
-                    std::string* problem) const {
+  bool RangeReading(const std::string& term, std::vector<size_t>* out, std::string* problem) const {
     std::vector<std::string> names;
     Status s = ExpandHostPattern(term, &names);
     if (!s.ok()) {
@@ -190,7 +190,8 @@ class Selector {
                     std::vector<size_t>* out) const {
     std::string difference = PythonRegexDifference(pattern);
     if (!difference.empty()) {
-      return UsageError(shown, "\"" + difference + "\" in a regular expression is Python syntax "
+      return UsageError(shown, "\"" + difference +
+                                   "\" in a regular expression is Python syntax "
                                    "that fleetreap cannot match the way Ansible does");
     }
     std::regex re;
@@ -216,13 +217,13 @@ class Selector {
     return UsageError(shown, "matches no host or group in " + inventory_.path());
   }
 
-  Status MatchFile(const std::string& path, const std::string& shown,
-                   std::vector<size_t>* out, int file_depth) const {
+  Status MatchFile(const std::string& path, const std::string& shown, std::vector<size_t>* out,
+                   int file_depth) const {
     if (file_depth > 0) return UsageError(shown, "@FILE inside @FILE");
     std::ifstream in(path);
     if (!in) {
-      return UsageError(shown, std::string("cannot read ") + path + ": " +
-                                   std::strerror(errno ? errno : EIO));
+      return UsageError(
+          shown, std::string("cannot read ") + path + ": " + std::strerror(errno ? errno : EIO));
     }
     std::string line;
     bool any = false;
@@ -249,8 +250,7 @@ class Selector {
 
 // The terms of "limit": Ansible's split, unless it cuts a bracket in two
 // ("gpu[01-04,09]") and none of the pieces selects anything in Ansible.
-Status Terms(const Selector& selector, const std::string& limit,
-             std::vector<std::string>* terms) {
+Status Terms(const Selector& selector, const std::string& limit, std::vector<std::string>* terms) {
   *terms = SplitAnsiblePattern(limit);
   if (std::all_of(terms->begin(), terms->end(), Balanced)) return Status::Ok();
   std::vector<std::string> ours = SplitOutsideBrackets(limit);
@@ -259,9 +259,12 @@ Status Terms(const Selector& selector, const std::string& limit,
     std::string bare = piece[0] == '!' || piece[0] == '&' ? piece.substr(1) : piece;
     std::vector<size_t> found;
     if (!bare.empty() && selector.Match(bare, piece, false, &found).ok() && !found.empty()) {
-      return UsageError(limit, "Ansible splits this pattern at the \",\" inside brackets and "
-                               "its piece \"" + piece + "\" selects hosts; write the range "
-                               "with \":\" or list the names");
+      return UsageError(limit,
+                        "Ansible splits this pattern at the \",\" inside brackets and "
+                        "its piece \"" +
+                            piece +
+                            "\" selects hosts; write the range "
+                            "with \":\" or list the names");
     }
   }
   *terms = std::move(ours);
@@ -335,8 +338,7 @@ Status SelectHostIndices(const Inventory& inventory, const std::string& limit,
   return Status::Ok();
 }
 
-Status SelectHosts(const Inventory& inventory, const std::string& limit,
-                   std::vector<Host>* hosts) {
+Status SelectHosts(const Inventory& inventory, const std::string& limit, std::vector<Host>* hosts) {
   std::vector<size_t> indices;
   Status s = SelectHostIndices(inventory, limit, &indices);
   if (!s.ok()) return s;

@@ -19,7 +19,6 @@
 
 namespace fleetreap {
 
-
 int Inventory::HostIndex(const std::string& name) const {
   auto it = host_index_.find(name);
   return it == host_index_.end() ? -1 : static_cast<int>(it->second);

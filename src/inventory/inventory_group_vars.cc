@@ -136,8 +136,8 @@ Status LoadGroupAndHostVars(RawInventory* raw, std::vector<std::string>* warning
   if (ListVarsDir(base, "host_vars", &dir, &present, warnings)) {
     for (size_t id = 0; id < raw->hosts.size(); ++id) {
       const std::string& name = raw->host_names[id];
-      Status s = LoadEntity(dir, present, name, "host \"" + name + "\"",
-                            &raw->hosts[id].file_vars, raw, warnings);
+      Status s = LoadEntity(dir, present, name, "host \"" + name + "\"", &raw->hosts[id].file_vars,
+                            raw, warnings);
       if (!s.ok()) return s;
     }
   }

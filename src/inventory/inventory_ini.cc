@@ -106,15 +106,14 @@ Variable ParseValue(const std::string& text, const std::string& where) {
       v.kind = Variable::Kind::kNull;
       v.text = "";
       break;
-    case Kind::kList: case Kind::kTuple: case Kind::kSet:
+    case Kind::kList:
+    case Kind::kTuple:
+    case Kind::kSet:
       v.kind = Variable::Kind::kList;
       for (const PythonLiteral& item : literal.items) v.items.push_back(item.text);
       break;
-    case Kind::kDict:
-      v.kind = Variable::Kind::kMap;
-      break;
-    default:
-      v.kind = Variable::Kind::kScalar;
+    case Kind::kDict: v.kind = Variable::Kind::kMap; break;
+    default: v.kind = Variable::Kind::kScalar;
   }
   return v;
 }
@@ -176,8 +175,8 @@ void IniLoader::AddPendingChildren(const std::string& group) {
   pending_.erase(group);
 }
 
-Status IniLoader::SetVariable(const std::string& scope, const std::string& name,
-                              Variable value, Variables* vars, int group) {
+Status IniLoader::SetVariable(const std::string& scope, const std::string& name, Variable value,
+                              Variables* vars, int group) {
   if (group >= 0 && name == "ansible_group_priority") {
     int64_t priority = 0;
     if (value.kind != Variable::Kind::kScalar ||
@@ -227,8 +226,8 @@ Status IniLoader::HostLine(const std::string& line, int group) {
     }
     std::string name = tokens[i].substr(0, eq);
     Variable value = ParseValue(tokens[i].substr(eq + 1), Here());
-    auto same = std::find_if(vars.begin(), vars.end(),
-                             [&](const auto& v) { return v.first == name; });
+    auto same =
+        std::find_if(vars.begin(), vars.end(), [&](const auto& v) { return v.first == name; });
     if (same != vars.end()) {
       same->second = std::move(value);
     } else {
@@ -296,8 +295,8 @@ Status IniLoader::Parse(const std::string& text) {
       if (eq == std::string::npos) return Error("Expected key=value, got: " + line);
       std::string name = Strip(line.substr(0, eq));
       int id = Group(group);
-      s = SetVariable("group \"" + group + "\"", name, ParseValue(Strip(line.substr(eq + 1)), Here()),
-                      &raw_.groups[id].vars, id);
+      s = SetVariable("group \"" + group + "\"", name,
+                      ParseValue(Strip(line.substr(eq + 1)), Here()), &raw_.groups[id].vars, id);
     } else {
       if (!std::regex_match(line, m, GroupNamePattern())) {
         return Error("Expected group name, got: " + line);
@@ -323,17 +322,16 @@ Status IniLoader::Parse(const std::string& text) {
     if (it->second.state == "vars") {
       return Error("Section [" + name + ":vars] not valid for undefined group: " + name);
     }
-    return Error("Section [" + it->second.parents.back() + ":children] includes undefined group: " +
-                 name);
+    return Error("Section [" + it->second.parents.back() +
+                 ":children] includes undefined group: " + name);
   }
   return Status::Ok();
 }
 
 }  // namespace
 
-Status ParseIniInventory(const std::string& text, const std::string& path,
-                         Inventory* inventory, std::vector<std::string>* warnings,
-                         std::vector<std::string>* notes) {
+Status ParseIniInventory(const std::string& text, const std::string& path, Inventory* inventory,
+                         std::vector<std::string>* warnings, std::vector<std::string>* notes) {
   inventory->set_path(path);
   IniLoader loader(path, warnings);
   Status s = loader.Parse(text);

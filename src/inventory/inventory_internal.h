@@ -6,13 +6,13 @@
 
 #include <cstdint>
 #include <map>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
+#include "fleetreap/base/status.h"
 #include "fleetreap/inventory/host.h"
 #include "fleetreap/inventory/inventory.h"
-#include "fleetreap/base/status.h"
 
 namespace fleetreap {
 namespace inventory_internal {
@@ -31,8 +31,8 @@ using Variables = std::map<std::string, Variable>;
 /// An inventory as written, before resolution: groups with their own
 /// variables and children, hosts with their own variables and direct groups.
 struct RawGroup {
-  Variables vars;       // from the inventory file
-  Variables file_vars;  // from group_vars/ beside it
+  Variables vars;                                             // from the inventory file
+  Variables file_vars;                                        // from group_vars/ beside it
   std::vector<std::pair<std::string, std::string>> children;  // name, where
   std::vector<std::string> parents;
   std::vector<size_t> hosts;  // direct hosts, in the order they were added
@@ -43,8 +43,8 @@ struct RawGroup {
 };
 
 struct RawHost {
-  Variables vars;       // from the inventory file
-  Variables file_vars;  // from host_vars/ beside it
+  Variables vars;           // from the inventory file
+  Variables file_vars;      // from host_vars/ beside it
   std::vector<int> groups;  // direct groups, by id
   std::string source;       // "FILE:LINE"
 };
@@ -54,8 +54,8 @@ struct RawInventory {
   std::vector<std::string> group_names;  // by id
   std::vector<RawGroup> groups;          // by id
   std::unordered_map<std::string, int> group_ids;
-  std::vector<std::string> host_names;   // by id, in order of first appearance
-  std::vector<RawHost> hosts;            // by id
+  std::vector<std::string> host_names;  // by id, in order of first appearance
+  std::vector<RawHost> hosts;           // by id
   std::unordered_map<std::string, size_t> host_ids;
   std::vector<std::string> notes;  // for -v: variables fleetreap ignores
 
@@ -69,8 +69,8 @@ struct RawInventory {
   /// "source") when new, then put directly in group "group" (-1: none). The
   /// port of a host key counts only where the host is new, as in Ansible:
   /// "port" (-1: none) becomes its ansible_port then, at "port_where".
-  size_t AddHost(const std::string& name, const std::string& source, int group,
-                 int port, const std::string& port_where);
+  size_t AddHost(const std::string& name, const std::string& source, int group, int port,
+                 const std::string& port_where);
 
   /// Ansible's add_child: "child" goes below "parent" once.
   void AddChild(int parent, int child, const std::string& where);
@@ -78,8 +78,7 @@ struct RawInventory {
 
 /// Where a variable fleetreap uses holds a Jinja template ("{{", "{%" or
 /// "{#"), the problem to refuse the host with; "" otherwise.
-std::string JinjaProblem(const std::string& scope, const std::string& name,
-                         const Variable& value);
+std::string JinjaProblem(const std::string& scope, const std::string& name, const Variable& value);
 
 /// Reads the group_vars/ and host_vars/ beside the inventory at raw->path
 /// into the groups' and hosts' file_vars, as Ansible's host_group_vars
@@ -106,8 +105,7 @@ Status ResolveInventory(RawInventory* raw, Inventory* inventory,
 /// Checks a variable fleetreap reads against its type; others pass. "scope"
 /// names the definer for the message, e.g. `host "gpu03"` or `group "rack1"`.
 /// Returns kInvalidInput "WHERE: SCOPE: NAME must be ..., got ..." on error.
-Status CheckVariable(const std::string& scope, const std::string& name,
-                     const Variable& value);
+Status CheckVariable(const std::string& scope, const std::string& name, const Variable& value);
 
 /// For an Ansible variable that changes how Ansible connects but that
 /// fleetreap does not honour (ansible_ssh_common_args, passwords, another
@@ -124,8 +122,8 @@ bool IsSettingVariable(const std::string& name);
 /// value counts as unset). Relative key-file and playbook paths are joined
 /// to "base_dir"; "~/" is expanded with $HOME. A used value that is a Jinja
 /// template sets host->problem instead.
-void ApplyVariables(const std::map<std::string, const Variable*>& vars,
-                    const std::string& base_dir, Host* host);
+void ApplyVariables(const std::map<std::string, const Variable*>& vars, const std::string& base_dir,
+                    Host* host);
 
 /// For a plain variable that older fleetreap read as a connection setting
 /// (host, port, user, identity_file, become), the note that it is ignored;

@@ -30,22 +30,22 @@ int RawInventory::GroupId(const std::string& name, const std::string& where,
     groups.back().where = where;
     if (name.find_first_of(",:!&*?[]~@ \t") != std::string::npos) {
       warnings->push_back(where + ": group \"" + name +
-                           "\" has characters that --limit cannot select");
+                          "\" has characters that --limit cannot select");
     }
   }
   return it->second;
 }
 
-size_t RawInventory::AddHost(const std::string& name, const std::string& source,
-                             int group, int port, const std::string& port_where) {
+size_t RawInventory::AddHost(const std::string& name, const std::string& source, int group,
+                             int port, const std::string& port_where) {
   auto [it, inserted] = host_ids.try_emplace(name, hosts.size());
   if (inserted) {
     host_names.push_back(name);
     hosts.emplace_back();
     hosts.back().source = source;
     if (port >= 0) {
-      hosts.back().vars["ansible_port"] = {Variable::Kind::kScalar, std::to_string(port), {},
-                                           port_where};
+      hosts.back().vars["ansible_port"] = {
+          Variable::Kind::kScalar, std::to_string(port), {}, port_where};
     }
   }
   RawHost& host = hosts[it->second];
@@ -83,8 +83,7 @@ class Resolver {
   }
   void ReconcileUngrouped();
   void Merge(const Variables& from, int group, const std::string& host,
-             std::map<std::string, const Variable*>* into,
-             std::map<std::string, int>* setter);
+             std::map<std::string, const Variable*>* into, std::map<std::string, int>* setter);
 
   RawInventory& raw_;
   std::vector<std::string>* warnings_;
@@ -142,9 +141,9 @@ Status Resolver::CheckCycles() {
         std::string cycle;
         auto from = std::find(stack.begin(), stack.end(), child);
         for (auto it = from; it != stack.end(); ++it) cycle += raw_.group_names[*it] + " -> ";
-        return Status::Error(ErrorKind::kInvalidInput,
-                             where + ": group \"" + child_name +
-                                 "\" contains itself: " + cycle + child_name);
+        return Status::Error(
+            ErrorKind::kInvalidInput,
+            where + ": group \"" + child_name + "\" contains itself: " + cycle + child_name);
       }
       if (color[child] == kWhite) {
         Status s = visit(child);
@@ -183,16 +182,15 @@ void Resolver::ComputeDepth(int id) {
     ancestors.insert(raw_.groups[p].ancestors.begin(), raw_.groups[p].ancestors.end());
   }
   g.ancestors.assign(ancestors.begin(), ancestors.end());
-  std::sort(g.ancestors.begin(), g.ancestors.end(),
-            [this](int a, int b) { return Before(a, b); });
+  std::sort(g.ancestors.begin(), g.ancestors.end(), [this](int a, int b) { return Before(a, b); });
 }
 
 // Applies one group's variables over those of groups applied before it. When
 // it overrides a setting from a group that is not its ancestor, Ansible's
 // choice (deeper group, then later name) may surprise: warn once per pair.
 void Resolver::Merge(const Variables& from, int group, const std::string& host,
-                       std::map<std::string, const Variable*>* into,
-                       std::map<std::string, int>* setter) {
+                     std::map<std::string, const Variable*>* into,
+                     std::map<std::string, int>* setter) {
   const std::vector<int>& mine = raw_.groups[group].ancestors;
   for (const auto& [name, value] : from) {
     auto old = into->find(name);
@@ -201,11 +199,10 @@ void Resolver::Merge(const Variables& from, int group, const std::string& host,
       int other = (*setter)[name];
       if (std::find(mine.begin(), mine.end(), other) == mine.end() &&
           warned_.emplace(name, other, group).second) {
-        warnings_->push_back(value.where + ": group \"" + raw_.group_names[group] +
-                             "\" sets " + name + " \"" + value.text +
-                             "\", overriding \"" + old->second->text + "\" from group \"" +
-                             raw_.group_names[other] + "\" at " + old->second->where +
-                             " for hosts in both (first: \"" + host + "\")");
+        warnings_->push_back(value.where + ": group \"" + raw_.group_names[group] + "\" sets " +
+                             name + " \"" + value.text + "\", overriding \"" + old->second->text +
+                             "\" from group \"" + raw_.group_names[other] + "\" at " +
+                             old->second->where + " for hosts in both (first: \"" + host + "\")");
       }
     }
     (*into)[name] = &value;

@@ -1,5 +1,3 @@
-#include "inventory_internal.h"
-
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
@@ -7,6 +5,7 @@
 #include <filesystem>
 
 #include "fleetreap/base/text.h"
+#include "inventory_internal.h"
 
 namespace fleetreap {
 namespace inventory_internal {
@@ -55,8 +54,7 @@ bool ParseCount(const std::string& text, int64_t* value) { return ParseDigits(te
 
 bool ParseBool(const std::string& text, bool* value) {
   std::string t = text;
-  std::transform(t.begin(), t.end(), t.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
+  std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
   size_t b = t.find_first_not_of(" \t\n\r\v\f");
   t = b == std::string::npos ? "" : t.substr(b, t.find_last_not_of(" \t\n\r\v\f") - b + 1);
   // Ansible's boolean(): module_utils/parsing/convert_bool.py.
@@ -113,14 +111,12 @@ std::string ResolvePath(const std::string& path, const std::string& base_dir) {
 
 }  // namespace
 
-Status CheckVariable(const std::string& scope, const std::string& name,
-                     const Variable& value) {
+Status CheckVariable(const std::string& scope, const std::string& name, const Variable& value) {
   bool known = false;
   Type type = TypeOf(name, &known);
   if (!known) return Status::Ok();
   auto fail = [&](const std::string& problem) {
-    return Status::Error(ErrorKind::kInvalidInput,
-                         value.where + ": " + scope + ": " + problem);
+    return Status::Error(ErrorKind::kInvalidInput, value.where + ": " + scope + ": " + problem);
   };
   const bool scalar = value.kind == Variable::Kind::kScalar;
   if (value.kind == Variable::Kind::kNull && type != Type::kUnknownOwn) return Status::Ok();
@@ -129,8 +125,7 @@ Status CheckVariable(const std::string& scope, const std::string& name,
   bool b = false;
   switch (type) {
     case Type::kUnknownOwn:
-      return fail("unknown fleetreap variable \"" + name + "\" (known: " +
-                  kOwnNames + ")");
+      return fail("unknown fleetreap variable \"" + name + "\" (known: " + kOwnNames + ")");
     case Type::kString:
       if (!scalar) return fail(name + " must be a string, got " + Got(value));
       return Status::Ok();
@@ -154,8 +149,7 @@ Status CheckVariable(const std::string& scope, const std::string& name,
       return Status::Ok();
     case Type::kMib:
       if (!scalar || !ParseCount(value.text, &n)) {
-        return fail(name + " must be a number of MiB (0 or more), got " +
-                    Got(value));
+        return fail(name + " must be a number of MiB (0 or more), got " + Got(value));
       }
       return Status::Ok();
     case Type::kList:
@@ -173,12 +167,12 @@ std::string UnusedVariableNote(const std::string& name, const Variable& value) {
   }
   if (name == "ansible_ssh_common_args" || name == "ansible_ssh_extra_args" ||
       name == "ansible_ssh_args") {
-    return name + " is not used: fleetreap passes no OpenSSH options (a ProxyJump "
-                  "belongs in ~/.ssh/config, read with --ssh-config)";
+    return name +
+           " is not used: fleetreap passes no OpenSSH options (a ProxyJump "
+           "belongs in ~/.ssh/config, read with --ssh-config)";
   }
-  if (name == "ansible_password" || name == "ansible_ssh_pass" ||
-      name == "ansible_ssh_password" || name == "ansible_become_password" ||
-      name == "ansible_become_pass") {
+  if (name == "ansible_password" || name == "ansible_ssh_pass" || name == "ansible_ssh_password" ||
+      name == "ansible_become_password" || name == "ansible_become_pass") {
     return name + " is not used: fleetreap logs in with keys and the SSH agent only";
   }
   if (name == "ansible_become_user" || name == "ansible_become_method") {
@@ -194,8 +188,7 @@ bool IsSettingVariable(const std::string& name) {
   return known;
 }
 
-std::string JinjaProblem(const std::string& scope, const std::string& name,
-                         const Variable& value) {
+std::string JinjaProblem(const std::string& scope, const std::string& name, const Variable& value) {
   bool jinja = IsJinja(value.text);
   for (const std::string& item : value.items) jinja = jinja || IsJinja(item);
   if (!jinja) return "";
@@ -222,12 +215,13 @@ std::string IgnoredPlainVariableNote(const std::string& name) {
       name != "become") {
     return "";
   }
-  return "variable \"" + name + "\" is not a connection setting (Ansible's are ansible_host, "
+  return "variable \"" + name +
+         "\" is not a connection setting (Ansible's are ansible_host, "
          "ansible_port, ansible_user, ansible_ssh_private_key_file, ansible_become); ignored";
 }
 
-void ApplyVariables(const std::map<std::string, const Variable*>& vars,
-                    const std::string& base_dir, Host* host) {
+void ApplyVariables(const std::map<std::string, const Variable*>& vars, const std::string& base_dir,
+                    Host* host) {
   int64_t n = 0;
   std::string name;
   // Every value fleetreap uses must be usable as it stands.
@@ -256,9 +250,7 @@ void ApplyVariables(const std::map<std::string, const Variable*>& vars,
     host->playbook = ResolvePath(v->text, base_dir);
   }
   if (const Variable* v = use({"fleetreap_protect"})) {
-    host->protect = v->kind == Variable::Kind::kList
-                        ? v->items
-                        : std::vector<std::string>{v->text};
+    host->protect = v->kind == Variable::Kind::kList ? v->items : std::vector<std::string>{v->text};
   }
   if (const Variable* v = use({"fleetreap_threshold_mib"})) {
     if (ParseCount(v->text, &n)) host->threshold_mib = n;
@@ -269,8 +261,8 @@ void ApplyVariables(const std::map<std::string, const Variable*>& vars,
 std::string CheckHostName(const std::string& name) {
   if (name.empty()) return "empty host name";
   for (char c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' &&
-        c != '-' && c != ':') {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-' &&
+        c != ':') {
       return "\"" + name + "\" is not a valid host name";
     }
   }

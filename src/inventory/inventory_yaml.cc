@@ -106,7 +106,8 @@ Status YamlLoader::Load(const YAML::Node& root) {
   for (const auto& kv : Entries(root)) {
     const YAML::Node& key = kv.first;
     const YAML::Node& value = kv.second;
-    if (!key.IsScalar()) return Error(key, "expected a group name, got " + std::string(KindName(key)));
+    if (!key.IsScalar())
+      return Error(key, "expected a group name, got " + std::string(KindName(key)));
     const std::string& name = key.Scalar();
     if (name == "hosts" || name == "vars" || name == "children") {
       return Error(key, "unknown top-level key \"" + name +
@@ -115,7 +116,8 @@ Status YamlLoader::Load(const YAML::Node& root) {
     if (!value.IsNull() && !value.IsMap()) {
       return Error(key, "unknown top-level key \"" + name +
                             "\": expected a group (a mapping with hosts, children or "
-                            "vars), got " + KindName(value));
+                            "vars), got " +
+                            KindName(value));
     }
     int id = GroupId(name, Where(key));
     Status s = LoadGroup(id, value, 0);
@@ -128,12 +130,12 @@ Status YamlLoader::LoadGroup(int id, const YAML::Node& body, int nesting) {
   if (body.IsNull()) return Status::Ok();
   const std::string scope = "group \"" + raw_.group_names[id] + "\"";
   if (nesting > kMaxNesting) {
-    return Error(body, scope + ": groups nested more than " +
-                           std::to_string(kMaxNesting) + " deep");
+    return Error(body,
+                 scope + ": groups nested more than " + std::to_string(kMaxNesting) + " deep");
   }
   if (!body.IsMap()) {
-    return Error(body, scope + " must be a mapping with hosts, children or vars, got " +
-                           KindName(body));
+    return Error(body,
+                 scope + " must be a mapping with hosts, children or vars, got " + KindName(body));
   }
   for (const auto& kv : Entries(body)) {
     const YAML::Node& key = kv.first;
@@ -146,8 +148,8 @@ Status YamlLoader::LoadGroup(int id, const YAML::Node& body, int nesting) {
       s = LoadVars(scope, value, &raw_.groups[id].vars, id);
     } else if (name == "children") {
       if (!value.IsNull() && !value.IsMap()) {
-        return Error(value, scope + ": children must be a mapping of group names, got " +
-                                KindName(value));
+        return Error(value,
+                     scope + ": children must be a mapping of group names, got " + KindName(value));
       }
       for (const auto& child : Entries(value)) {
         if (!child.first.IsScalar() || child.first.Scalar().empty()) {
@@ -159,16 +161,16 @@ Status YamlLoader::LoadGroup(int id, const YAML::Node& body, int nesting) {
         raw_.AddChild(id, c, Where(child.first));
       }
     } else {
-      return Error(key, scope + ": unknown key \"" + name +
-                            "\" (expected hosts, children or vars)");
+      return Error(key,
+                   scope + ": unknown key \"" + name + "\" (expected hosts, children or vars)");
     }
     if (!s.ok()) return s;
   }
   return Status::Ok();
 }
 
-Status YamlLoader::LoadVars(const std::string& scope, const YAML::Node& node,
-                            Variables* vars, int group) {
+Status YamlLoader::LoadVars(const std::string& scope, const YAML::Node& node, Variables* vars,
+                            int group) {
   if (node.IsNull()) return Status::Ok();
   if (!node.IsMap()) {
     return Error(node, scope + ": vars must be a mapping, got " + KindName(node));
@@ -202,8 +204,8 @@ Status YamlLoader::LoadVars(const std::string& scope, const YAML::Node& node,
     if (group >= 0 && name == "ansible_group_priority") {
       int64_t priority = 0;
       if (!v.IsScalar() || !inventory_internal::ParseGroupPriority(var.text, &priority)) {
-        return Error(v, scope + ": ansible_group_priority must be a number, got \"" +
-                            var.text + "\"");
+        return Error(v,
+                     scope + ": ansible_group_priority must be a number, got \"" + var.text + "\"");
       }
       raw_.groups[group].priority = static_cast<int>(priority);
       continue;
@@ -226,8 +228,7 @@ Status YamlLoader::LoadHosts(int group, const YAML::Node& node) {
   if (node.IsNull()) return Status::Ok();
   if (node.IsScalar()) return LoadHost(group, node, YAML::Node());  // Ansible allows one name
   if (!node.IsMap()) {
-    return Error(node, "group \"" + group_name +
-                           "\": hosts must be a mapping of host names, got " +
+    return Error(node, "group \"" + group_name + "\": hosts must be a mapping of host names, got " +
                            KindName(node));
   }
   for (const auto& kv : Entries(node)) {
@@ -246,8 +247,8 @@ Status YamlLoader::LoadHost(int group, const YAML::Node& key, const YAML::Node& 
   Status s = ExpandAnsibleHostKey(key.Scalar(), &names, &port);
   if (!s.ok()) return Error(key, s.message());
   if (value && !value.IsNull() && !value.IsMap()) {
-    return Error(value, scope + ": expected variables (a mapping) or nothing, got " +
-                            KindName(value));
+    return Error(value,
+                 scope + ": expected variables (a mapping) or nothing, got " + KindName(value));
   }
   Variables vars;
   if (value) {
@@ -261,8 +262,7 @@ Status YamlLoader::LoadHost(int group, const YAML::Node& key, const YAML::Node& 
     port_where = path_ + ":" + std::to_string(m.line + 1) + ":" +
                  std::to_string(m.column + key.Scalar().rfind(':') + 2);
     s = inventory_internal::CheckVariable(
-        scope, "ansible_port",
-        {Variable::Kind::kScalar, std::to_string(port), {}, port_where});
+        scope, "ansible_port", {Variable::Kind::kScalar, std::to_string(port), {}, port_where});
     if (!s.ok()) return s;
   }
   for (const std::string& name : names) {
@@ -273,9 +273,9 @@ Status YamlLoader::LoadHost(int group, const YAML::Node& key, const YAML::Node& 
       auto old = host.vars.find(var);
       if (old != host.vars.end() && old->second.text != v.text &&
           inventory_internal::IsSettingVariable(var)) {
-        warnings_->push_back(v.where + ": host \"" + name + "\": " + var + " \"" +
-                             v.text + "\" overrides \"" + old->second.text +
-                             "\" set at " + old->second.where);
+        warnings_->push_back(v.where + ": host \"" + name + "\": " + var + " \"" + v.text +
+                             "\" overrides \"" + old->second.text + "\" set at " +
+                             old->second.where);
       }
       host.vars[var] = v;
     }
@@ -305,29 +305,27 @@ std::string FlowRangeHint(const std::string& text, const YAML::Mark& mark) {
   return "";
 }
 
-Status SyntaxError(const std::string& path, const std::string& text,
-                   const YAML::Exception& e) {
+Status SyntaxError(const std::string& path, const std::string& text, const YAML::Exception& e) {
   std::string where = path;
   if (!e.mark.is_null()) {
     where += ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1);
   }
-  return Status::Error(ErrorKind::kInvalidInput, where + ": YAML syntax error: " + e.msg +
-                                                     FlowRangeHint(text, e.mark));
+  return Status::Error(ErrorKind::kInvalidInput,
+                       where + ": YAML syntax error: " + e.msg + FlowRangeHint(text, e.mark));
 }
 
 }  // namespace
 
-Status ParseYamlInventory(const std::string& text, const std::string& path,
-                          Inventory* inventory, std::vector<std::string>* warnings,
-                          std::vector<std::string>* notes) {
+Status ParseYamlInventory(const std::string& text, const std::string& path, Inventory* inventory,
+                          std::vector<std::string>* warnings, std::vector<std::string>* notes) {
   inventory->set_path(path);
   YamlLoader loader(path, warnings);
   try {
     YAML::Node root = YAML::Load(text);
     if (!root.IsMap()) {
-      return Status::Error(ErrorKind::kInvalidInput,
-                           path + ":1:1: expected a mapping of groups (\"all:\"), got " +
-                               KindName(root));
+      return Status::Error(
+          ErrorKind::kInvalidInput,
+          path + ":1:1: expected a mapping of groups (\"all:\"), got " + KindName(root));
     }
     Status s = loader.Load(root);
     if (!s.ok()) return s;
@@ -355,8 +353,7 @@ Status ParseYamlVariables(const std::string& text, const std::string& path,
     if (root.IsNull()) return Status::Ok();
     if (!root.IsMap()) {
       return Status::Error(ErrorKind::kInvalidInput,
-                           path + ":1:1: expected a mapping of variables, got " +
-                               KindName(root));
+                           path + ":1:1: expected a mapping of variables, got " + KindName(root));
     }
     Status s = loader.LoadVariables(scope, root, vars);
     if (!s.ok()) return s;

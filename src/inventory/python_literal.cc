@@ -79,8 +79,7 @@ class Reader {
     if (c == '+' || c == '-') {
       ++i_;
       Skip();
-      if (i_ >= s_.size() || !(std::isdigit(static_cast<unsigned char>(s_[i_])) ||
-                               s_[i_] == '.')) {
+      if (i_ >= s_.size() || !(std::isdigit(static_cast<unsigned char>(s_[i_])) || s_[i_] == '.')) {
         return false;
       }
       if (!Number(out)) return false;
@@ -152,7 +151,9 @@ class Reader {
       if (i_ < s_.size() && IsIdentChar(s_[i_])) return false;
       unsigned __int128 v = 0;
       for (char d : digits) {
-        v = v * (b == 'x' ? 16 : b == 'o' ? 8 : 2) +
+        v = v * (b == 'x'   ? 16
+                 : b == 'o' ? 8
+                            : 2) +
             (std::isdigit(static_cast<unsigned char>(d)) ? d - '0' : std::tolower(d) - 'a' + 10);
       }
       std::string text;
@@ -279,9 +280,11 @@ class Reader {
         case 'r': *value += '\r'; break;
         case 't': *value += '\t'; break;
         case 'v': *value += '\v'; break;
-        case 'x': case 'u': case 'U': {
+        case 'x':
+        case 'u':
+        case 'U': {
           size_t n = e == 'x' ? 2 : e == 'u' ? 4 : 8;
-          if ((e != 'x' && bytes) ) {
+          if ((e != 'x' && bytes)) {
             *value += '\\';
             *value += e;
             break;

@@ -80,7 +80,9 @@ std::string PythonRepr(const PythonLiteral& value) {
     case Kind::kComplex:
       return value.text.find_first_of("+-", 1) == std::string::npos ? value.text
                                                                     : "(" + value.text + ")";
-    case Kind::kList: case Kind::kTuple: case Kind::kSet: {
+    case Kind::kList:
+    case Kind::kTuple:
+    case Kind::kSet: {
       if (value.kind == Kind::kSet && value.items.empty()) return "set()";
       std::string out = value.kind == Kind::kList ? "[" : value.kind == Kind::kSet ? "{" : "(";
       for (size_t i = 0; i < value.items.size(); ++i) {
@@ -92,8 +94,7 @@ std::string PythonRepr(const PythonLiteral& value) {
     case Kind::kDict: {
       std::string out = "{";
       for (size_t i = 0; i + 1 < value.items.size(); i += 2) {
-        out += (i ? ", " : "") + PythonRepr(value.items[i]) + ": " +
-               PythonRepr(value.items[i + 1]);
+        out += (i ? ", " : "") + PythonRepr(value.items[i]) + ": " + PythonRepr(value.items[i + 1]);
       }
       return out + "}";
     }

@@ -1,9 +1,9 @@
-#include "fleetreap/base/shell.h"
 #include "fleetreap/inventory/slurm_hosts.h"
 
 #include <set>
 #include <sstream>
 
+#include "fleetreap/base/shell.h"
 #include "fleetreap/base/text.h"
 
 namespace fleetreap {
@@ -13,8 +13,8 @@ constexpr char kPrefix[] = "slurm:";
 constexpr size_t kQuoteCap = 120;
 
 bool IsNameChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '-' || c == '_' || c == '.';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '_' || c == '.';
 }
 
 bool IsName(const std::string& text) {
@@ -41,39 +41,38 @@ Status ParseSinfoNodes(const std::string& spec, const std::string& text,
     std::string line = Trim(raw);
     if (line.empty()) continue;
     if (!IsName(line)) {
-      return Status::Error(ErrorKind::kInvalidInput,
-                           spec + ": sinfo printed " + QuoteForMessage(line, kQuoteCap) +
-                               ", not a node name");
+      return Status::Error(
+          ErrorKind::kInvalidInput,
+          spec + ": sinfo printed " + QuoteForMessage(line, kQuoteCap) + ", not a node name");
     }
     if (seen.insert(line).second) nodes->push_back(line);
   }
   if (nodes->empty()) {
-    return Status::Error(ErrorKind::kInvalidInput,
-                         spec + ": sinfo lists no node in partition " +
-                             spec.substr(sizeof kPrefix - 1));
+    return Status::Error(ErrorKind::kInvalidInput, spec + ": sinfo lists no node in partition " +
+                                                       spec.substr(sizeof kPrefix - 1));
   }
   return Status::Ok();
 }
 
-Status LoadSlurmHosts(const std::string& spec, Transport* runner,
-                      std::chrono::milliseconds timeout, Inventory* inventory) {
+Status LoadSlurmHosts(const std::string& spec, Transport* runner, std::chrono::milliseconds timeout,
+                      Inventory* inventory) {
   const std::string partition = spec.substr(sizeof kPrefix - 1);
   if (!IsName(partition) || partition == "all" || partition == "ungrouped") {
-    return Status::Error(ErrorKind::kUsage,
-                         "--hosts " + spec + ": expected slurm:PARTITION (letters, digits, "
-                                             "'-', '_', '.')");
+    return Status::Error(ErrorKind::kUsage, "--hosts " + spec +
+                                                ": expected slurm:PARTITION (letters, digits, "
+                                                "'-', '_', '.')");
   }
   CommandResult result = runner->Run(SinfoCommand(partition), timeout);
   if (result.end == CommandEnd::kExited && result.exit_code == 127) {
     return Status::Error(ErrorKind::kInvalidInput,
-                         spec + ": sinfo not found (fleetreap runs it where Slurm's commands "
-                                "work)");
+                         spec +
+                             ": sinfo not found (fleetreap runs it where Slurm's commands "
+                             "work)");
   }
   if (!result.Succeeded()) {
     std::vector<std::string> lines = SplitLines(result.err);
-    std::string why = result.end == CommandEnd::kExited
-                          ? "exit " + std::to_string(result.exit_code)
-                          : std::string(CommandEndName(result.end));
+    std::string why = result.end == CommandEnd::kExited ? "exit " + std::to_string(result.exit_code)
+                                                        : std::string(CommandEndName(result.end));
     return Status::Error(ErrorKind::kInvalidInput,
                          spec + ": sinfo failed (" + why + ")" +
                              (lines.empty() ? "" : ": " + QuoteForMessage(lines[0], kQuoteCap)));

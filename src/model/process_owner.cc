@@ -42,9 +42,10 @@ std::vector<std::string> Components(const std::string& path) {
 // "libpod-<id>.scope" (systemd driver) or a bare "<id>" under "docker" or
 // a pod folder (cgroupfs driver).
 bool ReadContainer(const std::string& part, const std::string& parent, ProcessOwner* owner) {
-  static const std::pair<const char*, const char*> kScopes[] = {
-      {"docker-", "docker"}, {"cri-containerd-", "containerd"},
-      {"crio-", "crio"},     {"libpod-", "podman"}};
+  static const std::pair<const char*, const char*> kScopes[] = {{"docker-", "docker"},
+                                                                {"cri-containerd-", "containerd"},
+                                                                {"crio-", "crio"},
+                                                                {"libpod-", "podman"}};
   for (const auto& [prefix, runtime] : kScopes) {
     if (!StartsWith(part, prefix) || !EndsWith(part, ".scope")) continue;
     std::string id = part.substr(std::string(prefix).size());

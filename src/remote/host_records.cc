@@ -9,8 +9,8 @@ namespace fleetreap {
 namespace {
 
 bool IsTagByte(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == ' ' || c == '.' || c == '/' || c == '_' || c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == ' ' ||
+         c == '.' || c == '/' || c == '_' || c == '-';
 }
 
 Status ParseError(const std::string& step, const std::string& what) {
@@ -72,8 +72,8 @@ std::string RecordReader::PeekWord() const {
   return tag.substr(0, tag.find(' '));
 }
 
-Status RecordReader::Take(const std::string& word, int words, bool payload,
-                          const char* shape, const HostRecord** record) {
+Status RecordReader::Take(const std::string& word, int words, bool payload, const char* shape,
+                          const HostRecord** record) {
   std::string where = step_ + " output record " + std::to_string(next_ + 1);
   if (AtEnd()) {
     return Status::Error(ErrorKind::kParse,
@@ -83,8 +83,8 @@ Status RecordReader::Take(const std::string& word, int words, bool payload,
   std::vector<std::string> got = r.Words();
   if (got[0] != word || (words >= 0 && static_cast<int>(got.size()) != words) ||
       r.has_payload != payload) {
-    return Status::Error(ErrorKind::kParse, where + ": expected \"" + shape + "\", got " +
-                                                QuoteForMessage(r.tag, 60));
+    return Status::Error(ErrorKind::kParse,
+                         where + ": expected \"" + shape + "\", got " + QuoteForMessage(r.tag, 60));
   }
   ++next_;
   *record = &r;

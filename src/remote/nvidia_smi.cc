@@ -120,8 +120,7 @@ bool ParseLostGpuLine(const std::string& line, LostGpu* lost) {
   return true;
 }
 
-NvidiaSmiFailure ClassifyNvidiaSmiFailure(const std::string& out,
-                                          const std::string& err,
+NvidiaSmiFailure ClassifyNvidiaSmiFailure(const std::string& out, const std::string& err,
                                           int exit_code, std::string* message) {
   const bool strict = exit_code == 0;
   NvidiaSmiFailure failure = NvidiaSmiFailure::kNone;
@@ -140,7 +139,8 @@ NvidiaSmiFailure ClassifyNvidiaSmiFailure(const std::string& out,
       if (!seen.insert(line.text).second) continue;
       (of_line != NvidiaSmiFailure::kNone ? named
        : stream == &err                   ? err_other
-                                          : out_other).push_back(line.text);
+                                          : out_other)
+          .push_back(line.text);
     }
   }
   if (!strict && failure == NvidiaSmiFailure::kNone) {
@@ -183,8 +183,8 @@ std::string QuoteToolLine(const std::string& line) {
   return quoted + "\"";
 }
 
-bool IsUnknownFieldError(const std::string& out, const std::string& err,
-                         int exit_code, const std::string& field) {
+bool IsUnknownFieldError(const std::string& out, const std::string& err, int exit_code,
+                         const std::string& field) {
   if (exit_code == 0 || field.empty()) return false;
   const std::string refusal = "Field \"" + field + "\" is not a valid field to query.";
   for (const std::string* stream : {&out, &err}) {
@@ -210,9 +210,7 @@ std::string NormalizeBusId(const std::string& bus_id) {
 
 const std::vector<std::string>& GpuQueryFields() {
   static const std::vector<std::string> kFields = {
-      "index",       "uuid",         "name",
-      "pci.bus_id",  "memory.used",  "memory.total",
-      "gpu_recovery_action"};
+      "index", "uuid", "name", "pci.bus_id", "memory.used", "memory.total", "gpu_recovery_action"};
   return kFields;
 }
 
@@ -238,8 +236,8 @@ std::string GpuQueryCommandForGpu(int index, bool with_recovery) {
 }
 
 const std::vector<std::string>& ComputeAppsFields() {
-  static const std::vector<std::string> kFields = {
-      "gpu_uuid", "gpu_bus_id", "pid", "used_gpu_memory", "process_name"};
+  static const std::vector<std::string> kFields = {"gpu_uuid", "gpu_bus_id", "pid",
+                                                   "used_gpu_memory", "process_name"};
   return kFields;
 }
 

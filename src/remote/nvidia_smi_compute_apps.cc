@@ -4,9 +4,8 @@
 
 namespace fleetreap {
 
-Status ParseComputeApps(const std::string& out, const std::string& err,
-                        int exit_code, const std::vector<std::string>& fields,
-                        std::vector<ComputeApp>* apps,
+Status ParseComputeApps(const std::string& out, const std::string& err, int exit_code,
+                        const std::vector<std::string>& fields, std::vector<ComputeApp>* apps,
                         NvidiaSmiFailure* failure) {
   using nvsmi::Query;
   apps->clear();

@@ -12,9 +12,7 @@ namespace {
 
 constexpr size_t kMaxQuoted = 60;
 
-std::string Quote(const std::string& value) {
-  return QuoteForMessage(value, kMaxQuoted);
-}
+std::string Quote(const std::string& value) { return QuoteForMessage(value, kMaxQuoted); }
 
 constexpr size_t kAbsent = static_cast<size_t>(-1);
 
@@ -63,9 +61,9 @@ std::vector<std::string> SplitRaw(const std::string& line) {
 
 // Maps each requested field to its header column; an optional field the
 // header lacks maps to kAbsent.
-Status MapHeader(Query query, const std::vector<std::string>& fields,
-                 const Line& line, const std::vector<std::string>& parts,
-                 std::vector<size_t>* column_of, size_t* columns) {
+Status MapHeader(Query query, const std::vector<std::string>& fields, const Line& line,
+                 const std::vector<std::string>& parts, std::vector<size_t>* column_of,
+                 size_t* columns) {
   auto count_error = [&] {
     return LineError(line.number, "header has " + std::to_string(parts.size()) +
                                       " columns, expected " + std::to_string(fields.size()));
@@ -114,16 +112,15 @@ std::string CanonicalField(Query query, const std::string& field) {
   return alias == aliases.end() ? name : alias->second;
 }
 
-int FieldIndex(Query query, const std::vector<std::string>& fields,
-               const std::string& canonical) {
+int FieldIndex(Query query, const std::vector<std::string>& fields, const std::string& canonical) {
   for (size_t i = 0; i < fields.size(); ++i) {
     if (CanonicalField(query, fields[i]) == canonical) return static_cast<int>(i);
   }
   return -1;
 }
 
-Status ReadTable(const std::string& out, Query query,
-                 const std::vector<std::string>& fields, Table* table) {
+Status ReadTable(const std::string& out, Query query, const std::vector<std::string>& fields,
+                 Table* table) {
   *table = Table();
   if (fields.empty()) {
     return Status::Error(ErrorKind::kInternal, "nvidia-smi query: no fields requested");
@@ -156,8 +153,8 @@ Status ReadTable(const std::string& out, Query query,
                   parts.begin() + static_cast<long>(at + extra) + 1);
     }
     if (parts.size() != columns) {
-      return LineError(line.number, "expected " + std::to_string(columns) +
-                                        " fields, got " + std::to_string(parts.size()));
+      return LineError(line.number, "expected " + std::to_string(columns) + " fields, got " +
+                                        std::to_string(parts.size()));
     }
     Row row;
     row.line = line.number;
@@ -178,8 +175,8 @@ bool IsUnknownValue(const std::string& value) {
   return value.size() >= 2 && value.front() == '[' && value.back() == ']';
 }
 
-Status ParseMib(const Row& row, const std::string& field,
-                const std::string& value, std::optional<int64_t>* mib) {
+Status ParseMib(const Row& row, const std::string& field, const std::string& value,
+                std::optional<int64_t>* mib) {
   mib->reset();
   if (IsUnknownValue(value)) return Status::Ok();
   std::string number = value;
@@ -194,8 +191,8 @@ Status ParseMib(const Row& row, const std::string& field,
   return Status::Ok();
 }
 
-Status ParseCount(const Row& row, const std::string& field,
-                  const std::string& value, std::optional<int>* count) {
+Status ParseCount(const Row& row, const std::string& field, const std::string& value,
+                  std::optional<int>* count) {
   count->reset();
   if (IsUnknownValue(value)) return Status::Ok();
   int parsed = 0;
@@ -212,8 +209,7 @@ Status LineError(int line, const std::string& what) {
 }
 
 Status CheckRun(const std::string& out, const std::string& err, int exit_code,
-                NvidiaSmiFailure* failure, std::string* message,
-                std::vector<LostGpu>* lost) {
+                NvidiaSmiFailure* failure, std::string* message, std::vector<LostGpu>* lost) {
   *failure = ClassifyNvidiaSmiFailure(out, err, exit_code, message);
   lost->clear();
   std::set<std::string> seen;
@@ -232,9 +228,9 @@ Status CheckRun(const std::string& out, const std::string& err, int exit_code,
 }
 
 Status FailedRun(NvidiaSmiFailure failure, const std::string& message) {
-  return Status::Error(ErrorKind::kCommandFailed, std::string("nvidia-smi failed (") +
-                                                      NvidiaSmiFailureName(failure) + "): " +
-                                                      message);
+  return Status::Error(
+      ErrorKind::kCommandFailed,
+      std::string("nvidia-smi failed (") + NvidiaSmiFailureName(failure) + "): " + message);
 }
 
 }  // namespace nvsmi

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "fleetreap/remote/nvidia_smi.h"
 #include "fleetreap/base/status.h"
 #include "fleetreap/base/text.h"
+#include "fleetreap/remote/nvidia_smi.h"
 
 namespace fleetreap {
 namespace nvsmi {
@@ -57,23 +57,22 @@ bool IsOptionalField(Query query, const std::string& canonical);
 /// other mismatches are kParse errors naming the line. An optional field
 /// missing from the header reads as "" in every row; without a header,
 /// every field must be there.
-Status ReadTable(const std::string& out, Query query,
-                 const std::vector<std::string>& fields, Table* table);
+Status ReadTable(const std::string& out, Query query, const std::vector<std::string>& fields,
+                 Table* table);
 
 /// "[N/A]", any bracketed text, "N/A" and "" are unknown values.
 bool IsUnknownValue(const std::string& value);
 
 /// Position of "canonical" among the canonical requested fields, or -1.
-int FieldIndex(Query query, const std::vector<std::string>& fields,
-               const std::string& canonical);
+int FieldIndex(Query query, const std::vector<std::string>& fields, const std::string& canonical);
 
 /// Reads a MiB value ("512", "512 MiB"); unknown values give nullopt.
-Status ParseMib(const Row& row, const std::string& field,
-                const std::string& value, std::optional<int64_t>* mib);
+Status ParseMib(const Row& row, const std::string& field, const std::string& value,
+                std::optional<int64_t>* mib);
 
 /// Reads a non-negative integer (index, pid); unknown values give nullopt.
-Status ParseCount(const Row& row, const std::string& field,
-                  const std::string& value, std::optional<int>* count);
+Status ParseCount(const Row& row, const std::string& field, const std::string& value,
+                  std::optional<int>* count);
 
 /// "nvidia-smi output line N: <what>" as a kParse Status.
 Status LineError(int line, const std::string& what);
@@ -88,8 +87,7 @@ Status FailedRun(NvidiaSmiFailure failure, const std::string& message);
 /// remaining rows are worth). Else the kCommandFailed Status:
 /// "nvidia-smi failed (driver_not_loaded): NVIDIA-SMI has failed ...".
 Status CheckRun(const std::string& out, const std::string& err, int exit_code,
-                NvidiaSmiFailure* failure, std::string* message,
-                std::vector<LostGpu>* lost);
+                NvidiaSmiFailure* failure, std::string* message, std::vector<LostGpu>* lost);
 
 }  // namespace nvsmi
 }  // namespace fleetreap

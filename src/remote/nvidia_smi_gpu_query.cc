@@ -55,7 +55,8 @@ Status ReadRow(const nvsmi::Row& row, const std::vector<std::string>& fields, Se
     const std::string& text = row.values[static_cast<size_t>(index)];
     Status parsed = nvsmi::ParseCount(row, "index", text, &value);
     if (!parsed.ok()) return parsed;
-    if (!value) return nvsmi::LineError(row.line, "index: expected an integer, got \"" + text + "\"");
+    if (!value)
+      return nvsmi::LineError(row.line, "index: expected an integer, got \"" + text + "\"");
     gpu->index = *value;
     if (!seen->indexes.insert(gpu->index).second) {
       return nvsmi::LineError(row.line, "duplicate GPU index " + std::to_string(gpu->index));
@@ -77,8 +78,8 @@ Status ReadRow(const nvsmi::Row& row, const std::vector<std::string>& fields, Se
     gpu->detail = "memory.used was not queried";
   }
   if (total >= 0) {
-    Status parsed = nvsmi::ParseMib(row, "memory.total",
-                                    row.values[static_cast<size_t>(total)], &gpu->total_mib);
+    Status parsed = nvsmi::ParseMib(row, "memory.total", row.values[static_cast<size_t>(total)],
+                                    &gpu->total_mib);
     if (!parsed.ok()) return parsed;
   }
   return Status::Ok();
@@ -101,13 +102,11 @@ Status ReadRows(const std::string& out, const std::vector<std::string>& fields,
 
 }  // namespace
 
-Status ParseGpuQuery(const std::string& out, const std::string& err,
-                     int exit_code, const std::vector<std::string>& fields,
-                     GpuQueryResult* result) {
+Status ParseGpuQuery(const std::string& out, const std::string& err, int exit_code,
+                     const std::vector<std::string>& fields, GpuQueryResult* result) {
   *result = GpuQueryResult();
   std::vector<LostGpu> lost;
-  Status run = nvsmi::CheckRun(out, err, exit_code, &result->failure,
-                               &result->tool_message, &lost);
+  Status run = nvsmi::CheckRun(out, err, exit_code, &result->failure, &result->tool_message, &lost);
   if (!run.ok()) {
     AddLost(lost, &result->gpus);
     return run;

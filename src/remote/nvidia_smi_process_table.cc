@@ -39,8 +39,7 @@ bool Inside(const std::string& line, std::string* inside) {
 
 // "+-----...-----+": the box's closing rule.
 bool IsRule(const std::string& line, char fill) {
-  if (line.size() < 3 || line.front() != (fill == '=' ? '|' : '+') ||
-      line.back() != line.front()) {
+  if (line.size() < 3 || line.front() != (fill == '=' ? '|' : '+') || line.back() != line.front()) {
     return false;
   }
   return std::all_of(line.begin() + 1, line.end() - 1, [fill](char c) { return c == fill; });
@@ -111,8 +110,8 @@ Status ParseProcessTable(const std::string& out, std::vector<TableProcess>* proc
   std::vector<nvsmi::Line> lines = nvsmi::NumberedLines(out);
   size_t at = 0;
   std::string inside;
-  while (at < lines.size() &&
-         !(Inside(lines[at].text, &inside) && Words(inside) == std::vector<std::string>{"Processes:"})) {
+  while (at < lines.size() && !(Inside(lines[at].text, &inside) &&
+                                Words(inside) == std::vector<std::string>{"Processes:"})) {
     ++at;
   }
   if (at == lines.size()) {
@@ -160,8 +159,8 @@ Status ParseProcessTable(const std::string& out, std::vector<TableProcess>* proc
     return TableError(lines.back().number, "the processes box is not closed");
   }
   if (at + 1 < lines.size()) {
-    return TableError(lines[at + 1].number,
-                      "unexpected text after the processes box: " + QuoteToolLine(lines[at + 1].text));
+    return TableError(lines[at + 1].number, "unexpected text after the processes box: " +
+                                                QuoteToolLine(lines[at + 1].text));
   }
   *procs = std::move(parsed);
   return Status::Ok();

@@ -104,8 +104,7 @@ std::string DeviceName(int major, int minor, const std::map<int, std::string>& m
   return (name.empty() ? "nvidia" : name) + " " + std::to_string(major) + ":" + m;
 }
 
-Status HoldersFromScan(const ScanOutput& scan, std::vector<Holder>* holders,
-                       HolderScanInfo* info) {
+Status HoldersFromScan(const ScanOutput& scan, std::vector<Holder>* holders, HolderScanInfo* info) {
   holders->clear();
   HolderScanInfo seen;
   std::map<int, std::set<std::string>> held;  // pid -> device names
@@ -156,10 +155,10 @@ void AddComputeApps(const ScanOutput& scan, const std::vector<ComputeApp>& apps,
     if (!app.pid || *app.pid <= 0) continue;
     int index = -1;
     for (const GpuReading& gpu : gpus) {
-      bool same = !app.gpu_uuid.empty() ? gpu.uuid == app.gpu_uuid
-                                        : !app.gpu_bus_id.empty() &&
-                                              NormalizeBusId(gpu.bus_id) ==
-                                                  NormalizeBusId(app.gpu_bus_id);
+      bool same = !app.gpu_uuid.empty()
+                      ? gpu.uuid == app.gpu_uuid
+                      : !app.gpu_bus_id.empty() &&
+                            NormalizeBusId(gpu.bus_id) == NormalizeBusId(app.gpu_bus_id);
       if (same) index = gpu.index;
     }
     auto holder = std::find_if(holders->begin(), holders->end(),
@@ -175,13 +174,13 @@ void AddComputeApps(const ScanOutput& scan, const std::vector<ComputeApp>& apps,
       holders->push_back(h);
       holder = holders->end() - 1;
     }
-    if (index >= 0 && std::find(holder->gpus.begin(), holder->gpus.end(), index) ==
-                          holder->gpus.end()) {
+    if (index >= 0 &&
+        std::find(holder->gpus.begin(), holder->gpus.end(), index) == holder->gpus.end()) {
       holder->gpus.push_back(index);
       std::sort(holder->gpus.begin(), holder->gpus.end());
     }
-    if (index >= 0 && std::find(holder->charged_gpus.begin(), holder->charged_gpus.end(),
-                                index) == holder->charged_gpus.end()) {
+    if (index >= 0 && std::find(holder->charged_gpus.begin(), holder->charged_gpus.end(), index) ==
+                          holder->charged_gpus.end()) {
       holder->charged_gpus.push_back(index);
       std::sort(holder->charged_gpus.begin(), holder->charged_gpus.end());
     }
@@ -201,8 +200,10 @@ Status ParseProcStat(const std::string& stat, Holder* holder) {
   std::string field;
   while (rest >> field) fields.push_back(field);
   if (fields.size() < 20) {
-    return Status::Error(ErrorKind::kParse, "proc stat: expected at least 20 fields after "
-                                            "comm, got " + std::to_string(fields.size()));
+    return Status::Error(ErrorKind::kParse,
+                         "proc stat: expected at least 20 fields after "
+                         "comm, got " +
+                             std::to_string(fields.size()));
   }
   int pid = 0, ppid = 0;
   uint64_t start_time = 0, ppid_value = 0;

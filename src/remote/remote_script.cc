@@ -1,13 +1,13 @@
 // The reading scripts of remote_script.h (scan, per-GPU query, stop units),
 // built as text around one shell prelude that remote_script_actions.cc
 // shares; remote_script_output.cc parses what they print.
+#include "fleetreap/remote/remote_script.h"
+
 #include "fleetreap/base/shell.h"
 #include "fleetreap/base/text.h"
 #include "fleetreap/base/time_format.h"
-#include "fleetreap/remote/remote_script.h"
-
-#include "fleetreap/remote/nvidia_smi.h"
 #include "fleetreap/model/daemon_pid_file.h"
+#include "fleetreap/remote/nvidia_smi.h"
 #include "remote_script_prelude.h"
 
 namespace fleetreap {
@@ -91,9 +91,7 @@ namespace {
 using remote_script_internal::Prelude;
 
 // The command's arguments after "nvidia-smi ".
-std::string Arguments(const std::string& command) {
-  return command.substr(command.find(' ') + 1);
-}
+std::string Arguments(const std::string& command) { return command.substr(command.find(' ') + 1); }
 
 std::string AppsArguments() {
   return "--query-compute-apps=" + Join(ScanAppsFields(), ",") + " --format=csv,nounits";
@@ -249,8 +247,7 @@ std::string ScanScript(const ScanRequest& request, const HostPaths& paths) {
   return s + kScanBody;
 }
 
-std::string PerGpuQueryScript(const std::vector<int>& indexes,
-                              std::chrono::milliseconds timeout) {
+std::string PerGpuQueryScript(const std::vector<int>& indexes, std::chrono::milliseconds timeout) {
   std::string s = Prelude(HostPaths());
   s += "T=" + TimeoutSeconds(timeout) + "\n";
   for (int index : indexes) {

@@ -3,7 +3,6 @@
 #include "fleetreap/base/shell.h"
 #include "fleetreap/base/time_format.h"
 #include "fleetreap/remote/remote_script.h"
-
 #include "remote_script_prelude.h"
 
 namespace fleetreap {
@@ -126,7 +125,8 @@ std::string ShmCleanScript(const std::vector<std::string>& patterns, bool dry_ru
   std::string s = Prelude(paths);
   s += "M=" + ShellQuote(paths.shm_dir) + "\n";
   s += std::string("DRY=") + (dry_run ? "1" : "") + "\n";
-  s += "cand() { find \"$M\" -mindepth 1 -maxdepth 1 -xdev -type f \\(" + names + " \\) \"$@\"; }\n";
+  s +=
+      "cand() { find \"$M\" -mindepth 1 -maxdepth 1 -xdev -type f \\(" + names + " \\) \"$@\"; }\n";
   return s + kShmBody;
 }
 

@@ -149,9 +149,8 @@ Status ParseStopAndSignalOutput(const std::string& out, const std::vector<std::s
 
 Status ParseSignalOutput(const std::string& out, SignalOutput* result) {
   *result = SignalOutput();
-  return ParseHostRecords(out, "signal", [&](RecordReader& reader) {
-    return TakeSignalRecords(reader, result);
-  });
+  return ParseHostRecords(out, "signal",
+                          [&](RecordReader& reader) { return TakeSignalRecords(reader, result); });
 }
 
 Status ParseShmOutput(const std::string& out, ShmOutput* result, ScanOutput* scan) {
@@ -182,8 +181,8 @@ Status ParseGpuResetOutput(const std::string& out, std::vector<GpuReset>* resets
     while (reader.PeekWord() == "reset") {
       GpuReset reset;
       std::string text;
-      Status status = TakeIndexed(reader, "reset", "reset N RC:TEXT", &reset.gpu,
-                                  &reset.exit_code, &text);
+      Status status =
+          TakeIndexed(reader, "reset", "reset N RC:TEXT", &reset.gpu, &reset.exit_code, &text);
       if (!status.ok()) return status;
       for (const std::string& line : SplitLines(text)) {
         std::string trimmed = Trim(line);

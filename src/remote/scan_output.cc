@@ -1,22 +1,21 @@
 // ParseScanOutput (remote_script_output.h): the scan's record grammar, which
 // the fused steps' parsers (remote_script_output.cc) reuse through
 // scan_records.h.
-#include "scan_records.h"
-
 #include <set>
 #include <utility>
 
-#include "fleetreap/remote/proc_scan.h"
+#include "fleetreap/base/text.h"
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/model/holder.h"
-#include "fleetreap/base/text.h"
+#include "fleetreap/remote/proc_scan.h"
+#include "scan_records.h"
 
 namespace fleetreap {
 namespace {
 
 // "WORD RC:TEXT" or "WORD -".
-Status TakeCommand(RecordReader& reader, const std::string& word, const char* shape,
-                   int* exit_code, std::string* text) {
+Status TakeCommand(RecordReader& reader, const std::string& word, const char* shape, int* exit_code,
+                   std::string* text) {
   const HostRecord* r = nullptr;
   Status status = reader.Take(word, 2, true, shape, &r);
   if (!status.ok()) {
@@ -219,11 +218,13 @@ Status ParseScanRecords(RecordReader& reader, ScanOutput* scan) {
   Status status = reader.TakeHeader("scan");
   if (status.ok()) status = ParseSession(reader, scan);
   std::string units;
-  if (status.ok()) status = TakeCommand(reader, "units", "units RC:TEXT", &scan->units_exit, &units);
+  if (status.ok())
+    status = TakeCommand(reader, "units", "units RC:TEXT", &scan->units_exit, &units);
   if (!status.ok()) return status;
   ReadUnits(units, &scan->active_units);
   status = TakeCommand(reader, "gpu", "gpu RC:TEXT", &scan->nvidia_smi_exit, &scan->nvidia_smi_out);
-  if (status.ok()) status = TakeCommand(reader, "apps", "apps RC:TEXT", &scan->apps_exit, &scan->apps_out);
+  if (status.ok())
+    status = TakeCommand(reader, "apps", "apps RC:TEXT", &scan->apps_exit, &scan->apps_out);
   if (status.ok()) {
     status = TakeCommand(reader, "table", "table RC:TEXT", &scan->table_exit, &scan->table_out);
   }
@@ -251,12 +252,10 @@ Status ParseScanRecords(RecordReader& reader, ScanOutput* scan) {
   return FoldKids(kids, scan);
 }
 
-
 Status ParseScanOutput(const std::string& out, ScanOutput* scan) {
   *scan = ScanOutput();
-  return ParseHostRecords(out, "scan", [&](RecordReader& reader) {
-    return ParseScanRecords(reader, scan);
-  });
+  return ParseHostRecords(out, "scan",
+                          [&](RecordReader& reader) { return ParseScanRecords(reader, scan); });
 }
 
 }  // namespace fleetreap

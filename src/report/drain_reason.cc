@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
+#include "fleetreap/base/text.h"
 #include "fleetreap/escalation/gpu_state.h"
 #include "fleetreap/report/host_outcome.h"
-#include "fleetreap/base/text.h"
 
 namespace fleetreap {
 namespace {
@@ -50,8 +50,8 @@ const Holder* HolderOf(const HostReport& host, int index) {
 }
 
 std::string DescribeHolder(const Holder& holder) {
-  std::string text = "pid " + std::to_string(holder.pid) + " (" +
-                     OneLine(holder.comm, kNameCap) + ")";
+  std::string text =
+      "pid " + std::to_string(holder.pid) + " (" + OneLine(holder.comm, kNameCap) + ")";
   if (holder.fate == HolderFate::kUnkillable) {
     text += ", unkillable in state " + OneLine(std::string(1, holder.state), 4);
   } else if (holder.fate == HolderFate::kProtected) {
@@ -72,15 +72,13 @@ std::string DescribeGpu(const HostReport& host, const GpuReading& gpu) {
         return label + " held by " + DescribeHolder(*holder);
       }
       return label + " busy (" + used + ")";
-    case GpuState::kGhost:
-      return label + " ghost memory (" + used + ", no process holds it)";
+    case GpuState::kGhost: return label + " ghost memory (" + used + ", no process holds it)";
     case GpuState::kLost:
       return label + " lost" + (gpu.detail.empty() ? "" : ": " + OneLine(gpu.detail, kMessageCap));
     case GpuState::kRecovery:
       return label + " needs recovery" +
              (gpu.detail.empty() ? "" : ": " + OneLine(gpu.detail, kMessageCap));
-    case GpuState::kMissing:
-      return label + " missing";
+    case GpuState::kMissing: return label + " missing";
     default:
       return label + " " + GpuStateName(gpu.state) +
              (gpu.detail.empty() ? "" : ": " + OneLine(gpu.detail, kMessageCap));
@@ -92,8 +90,7 @@ std::string DescribeGpu(const HostReport& host, const GpuReading& gpu) {
 std::string DrainReason(const HostReport& host) {
   const std::string prefix = std::string(kDrainReasonPrefix) + " ";
   switch (host.status) {
-    case HostStatus::kClean:
-      return "";
+    case HostStatus::kClean: return "";
     case HostStatus::kUnreachable:
     case HostStatus::kFailed: {
       std::string kind = host.error_kind == ErrorKind::kNone
@@ -102,11 +99,10 @@ std::string DrainReason(const HostReport& host) {
       return prefix + HostStatusName(host.status) + ": " + kind +
              OneLine(host.error_message, kMessageCap);
     }
-    case HostStatus::kDirty:
-      break;
+    case HostStatus::kDirty: break;
   }
-  const std::vector<GpuReading>& gpus = host.gpus_after.empty() ? host.gpus_before
-                                                                 : host.gpus_after;
+  const std::vector<GpuReading>& gpus =
+      host.gpus_after.empty() ? host.gpus_before : host.gpus_after;
   std::string first;
   int others = 0;
   for (const GpuReading& gpu : gpus) {
@@ -119,8 +115,8 @@ std::string DrainReason(const HostReport& host) {
   }
   if (!first.empty()) {
     if (others > 0) {
-      first += " (+" + std::to_string(others) + " more GPU" + (others == 1 ? "" : "s") +
-               " not clean)";
+      first +=
+          " (+" + std::to_string(others) + " more GPU" + (others == 1 ? "" : "s") + " not clean)";
     }
     return prefix + first;
   }

@@ -50,9 +50,9 @@ const std::vector<GpuReading>& FinalGpus(const HostReport& host) {
 }
 
 int CountFate(const HostReport& host, HolderFate fate) {
-  return static_cast<int>(std::count_if(
-      host.holders.begin(), host.holders.end(),
-      [fate](const Holder& holder) { return holder.fate == fate; }));
+  return static_cast<int>(
+      std::count_if(host.holders.begin(), host.holders.end(),
+                    [fate](const Holder& holder) { return holder.fate == fate; }));
 }
 
 // "8/8 GPUs 0 MiB", or "8/8 GPUs <= 12 MiB" when daemons keep a little.
@@ -67,8 +67,7 @@ std::string GpuSummary(const HostReport& host) {
     }
     if (gpu.used_mib) max_used = std::max(max_used, *gpu.used_mib);
   }
-  std::string out = std::to_string(clean) + "/" + std::to_string(gpus.size()) +
-                    " GPUs ";
+  std::string out = std::to_string(clean) + "/" + std::to_string(gpus.size()) + " GPUs ";
   if (max_used > 0) out += "<= ";
   return out + std::to_string(max_used) + " MiB";
 }
@@ -97,9 +96,10 @@ std::vector<std::string> Problems(const HostReport& host) {
       }
     }
     if (names.empty()) continue;
-    std::string text = (names.size() == 1 ? "GPU " : "GPUs ") + JoinNonEmpty(names, ",") + " " +
-                       problem.text;
-    if (problem.state == GpuState::kRecovery) text += " (" + OneLine(JoinNonEmpty(actions, ", ")) + ")";
+    std::string text =
+        (names.size() == 1 ? "GPU " : "GPUs ") + JoinNonEmpty(names, ",") + " " + problem.text;
+    if (problem.state == GpuState::kRecovery)
+      text += " (" + OneLine(JoinNonEmpty(actions, ", ")) + ")";
     problems.push_back(text);
   }
   int unkillable = CountFate(host, HolderFate::kUnkillable);
@@ -147,12 +147,13 @@ std::string ActionsTaken(const HostReport& host) {
   int gone = CountFate(host, HolderFate::kGone);
   if (gone > 0) parts.push_back(std::to_string(gone) + " gone");
   if (!host.units_stopped.empty()) {
-    parts.push_back(Plural(static_cast<int>(host.units_stopped.size()), "unit",
-                           "units") + " stopped");
+    parts.push_back(Plural(static_cast<int>(host.units_stopped.size()), "unit", "units") +
+                    " stopped");
   }
   if (!host.shm_removed.empty()) {
-    parts.push_back(Plural(static_cast<int>(host.shm_removed.size()),
-                           "/dev/shm entry", "/dev/shm entries") + " removed");
+    parts.push_back(
+        Plural(static_cast<int>(host.shm_removed.size()), "/dev/shm entry", "/dev/shm entries") +
+        " removed");
   }
   if (!host.gpus_reset.empty()) parts.push_back(GpuList(host.gpus_reset) + " reset");
   if (!host.respawning_parent.empty() && host.status == HostStatus::kClean) {
@@ -173,13 +174,12 @@ std::string ActionsPlanned(const HostReport& host) {
                     JoinNonEmpty(signals, ", ") + ")");
   }
   if (!host.units_would_stop.empty()) {
-    parts.push_back("would stop " + Plural(static_cast<int>(host.units_would_stop.size()),
-                                           "unit", "units"));
+    parts.push_back("would stop " +
+                    Plural(static_cast<int>(host.units_would_stop.size()), "unit", "units"));
   }
   if (!host.shm_would_remove.empty()) {
-    parts.push_back("would remove " +
-                    Plural(static_cast<int>(host.shm_would_remove.size()),
-                           "/dev/shm entry", "/dev/shm entries"));
+    parts.push_back("would remove " + Plural(static_cast<int>(host.shm_would_remove.size()),
+                                             "/dev/shm entry", "/dev/shm entries"));
   }
   return JoinNonEmpty(parts, ", ");
 }
@@ -205,9 +205,8 @@ const char* OutcomeKindLabel(OutcomeKind kind) {
 }
 
 bool HostChanged(const HostReport& host) {
-  return CountFate(host, HolderFate::kTerminated) > 0 ||
-         CountFate(host, HolderFate::kKilled) > 0 || host.term_sent > 0 ||
-         host.kill_sent > 0 || !host.units_stopped.empty() ||
+  return CountFate(host, HolderFate::kTerminated) > 0 || CountFate(host, HolderFate::kKilled) > 0 ||
+         host.term_sent > 0 || host.kill_sent > 0 || !host.units_stopped.empty() ||
          !host.shm_removed.empty() || !host.gpus_reset.empty();
 }
 
@@ -225,19 +224,16 @@ HostOutcome OutcomeOf(const HostReport& host, bool dry_run) {
   HostOutcome outcome;
   switch (host.status) {
     case HostStatus::kUnreachable: {
-      const char* kind = host.error_kind == ErrorKind::kNone
-                             ? "unreachable"
-                             : ErrorKindName(host.error_kind);
+      const char* kind =
+          host.error_kind == ErrorKind::kNone ? "unreachable" : ErrorKindName(host.error_kind);
       return {OutcomeKind::kUnreachable, WithAttempts(host, kind)};
     }
     case HostStatus::kFailed: {
-      std::string detail = host.error_kind == ErrorKind::kNone
-                               ? "failed"
-                               : ErrorKindName(host.error_kind);
+      std::string detail =
+          host.error_kind == ErrorKind::kNone ? "failed" : ErrorKindName(host.error_kind);
       // These kinds say nothing on their own; the message says what failed.
       if ((host.error_kind == ErrorKind::kCommandFailed ||
-           host.error_kind == ErrorKind::kInternal ||
-           host.error_kind == ErrorKind::kParse) &&
+           host.error_kind == ErrorKind::kInternal || host.error_kind == ErrorKind::kParse) &&
           !host.error_message.empty()) {
         detail += ": " + OneLine(host.error_message);
       }
@@ -259,14 +255,12 @@ HostOutcome OutcomeOf(const HostReport& host, bool dry_run) {
       // In a dry run, busy GPUs are what the planned signals fix.
       bool only_busy = true;
       for (const GpuReading& gpu : FinalGpus(host)) {
-        if (!GpuStateIsClean(gpu.state) &&
-            gpu.state != GpuState::kBusy) {
+        if (!GpuStateIsClean(gpu.state) && gpu.state != GpuState::kBusy) {
           only_busy = false;
         }
       }
       if (!planned.empty() && only_busy && host.error_kind == ErrorKind::kNone &&
-          CountFate(host, HolderFate::kUnkillable) == 0 &&
-          host.respawning_parent.empty()) {
+          CountFate(host, HolderFate::kUnkillable) == 0 && host.respawning_parent.empty()) {
         return {OutcomeKind::kWouldClean, WithLeftAlone(host, planned)};
       }
       std::string detail = problems.empty() ? "not clean" : JoinNonEmpty(problems, ", ");
@@ -280,8 +274,7 @@ HostOutcome OutcomeOf(const HostReport& host, bool dry_run) {
 
 std::vector<OutcomeGroup> GroupOutcomes(const RunReport& report) {
   std::vector<OutcomeGroup> groups;
-  auto add = [&groups](OutcomeKind kind, const std::string& detail,
-                       const std::string& name) {
+  auto add = [&groups](OutcomeKind kind, const std::string& detail, const std::string& name) {
     for (OutcomeGroup& group : groups) {
       if (group.kind == kind && group.detail == detail) {
         group.names.push_back(name);
@@ -297,10 +290,9 @@ std::vector<OutcomeGroup> GroupOutcomes(const RunReport& report) {
   for (const std::string& name : report.not_started) {
     add(OutcomeKind::kNotStarted, "interrupted", name);
   }
-  std::stable_sort(groups.begin(), groups.end(),
-                   [](const OutcomeGroup& a, const OutcomeGroup& b) {
-                     return static_cast<int>(a.kind) < static_cast<int>(b.kind);
-                   });
+  std::stable_sort(groups.begin(), groups.end(), [](const OutcomeGroup& a, const OutcomeGroup& b) {
+    return static_cast<int>(a.kind) < static_cast<int>(b.kind);
+  });
   return groups;
 }
 

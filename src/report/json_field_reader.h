@@ -5,11 +5,10 @@
 #pragma once
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "fleetreap/base/status.h"
 
@@ -35,8 +34,7 @@ class FieldReader {
   }
 
   // The field, or nullptr when it is absent or null (an error if required).
-  const Json* Find(const Json& object, const std::string& where, const char* key,
-                   bool required) {
+  const Json* Find(const Json& object, const std::string& where, const char* key, bool required) {
     if (!ok()) return nullptr;
     auto it = object.find(key);
     if (it == object.end() || (required && it->is_null())) {
@@ -48,8 +46,8 @@ class FieldReader {
 
   // The field if it has the type "check" accepts; nullptr otherwise.
   template <typename Check>
-  const Json* Typed(const Json& object, const std::string& where, const char* key,
-                    bool required, Check check, const char* expected) {
+  const Json* Typed(const Json& object, const std::string& where, const char* key, bool required,
+                    Check check, const char* expected) {
     const Json* value = Find(object, where, key, required);
     if (value == nullptr || check(*value)) return value;
     Fail(Join(where, key), std::string("expected ") + expected + ", got " + value->type_name());
@@ -85,8 +83,7 @@ class FieldReader {
       *out = v->get<uint64_t>();
     }
   }
-  void Mib(const Json& o, const std::string& where, const char* key,
-           std::optional<int64_t>* out) {
+  void Mib(const Json& o, const std::string& where, const char* key, std::optional<int64_t>* out) {
     if (const Json* v = Typed(o, where, key, false, IsInteger, "an integer")) {
       *out = v->get<int64_t>();
     }
@@ -105,8 +102,8 @@ class FieldReader {
   }
   // An array whose every item passes "check"; nullptr when absent.
   template <typename Check>
-  const Json* ArrayOf(const Json& o, const std::string& where, const char* key,
-                      bool required, Check check, const char* expected) {
+  const Json* ArrayOf(const Json& o, const std::string& where, const char* key, bool required,
+                      Check check, const char* expected) {
     const Json* array = Typed(o, where, key, required, IsArray, "an array");
     if (array == nullptr) return nullptr;
     for (size_t i = 0; i < array->size(); ++i) {
@@ -119,8 +116,7 @@ class FieldReader {
     }
     return array;
   }
-  void IntList(const Json& o, const std::string& where, const char* key,
-               std::vector<int>* out) {
+  void IntList(const Json& o, const std::string& where, const char* key, std::vector<int>* out) {
     if (const Json* v = ArrayOf(o, where, key, false, IsInteger, "an integer")) {
       *out = v->get<std::vector<int>>();
     }
@@ -135,8 +131,8 @@ class FieldReader {
   // An enum field, matched against the names "name_of" gives values
   // first..last. Absent or null leaves "out" alone.
   template <typename Enum, typename NameOf>
-  void Named(const Json& o, const std::string& where, const char* key, Enum first,
-             Enum last, NameOf name_of, Enum* out, bool required = false) {
+  void Named(const Json& o, const std::string& where, const char* key, Enum first, Enum last,
+             NameOf name_of, Enum* out, bool required = false) {
     std::string text;
     const Json* v = Typed(o, where, key, required, IsText, "a string");
     if (v == nullptr) return;

@@ -23,9 +23,7 @@ int ExitCodeFor(const RunReport& report) {
         if (!report.dry_run) code |= kExitDirty;
         break;
       case HostStatus::kUnreachable:
-      case HostStatus::kFailed:
-        code |= kExitUnreachable;
-        break;
+      case HostStatus::kFailed: code |= kExitUnreachable; break;
     }
   }
   // Hosts never started were selected and are not known to be clean.

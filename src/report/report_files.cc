@@ -21,8 +21,7 @@ namespace fleetreap {
 namespace {
 
 Status WriteError(const std::string& path, int error) {
-  return Status::Error(ErrorKind::kInternal,
-                       "cannot write " + path + ": " + std::strerror(error));
+  return Status::Error(ErrorKind::kInternal, "cannot write " + path + ": " + std::strerror(error));
 }
 
 // The process's umask, read without changing it (umask(2) can only set it).
@@ -69,8 +68,7 @@ Status WriteReportFile(const std::string& path, const std::string& content,
   std::string temp = dir + "." + base + ".XXXXXX";
   int fd = mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0) return WriteError(path, errno);
-  bool written = fchmod(fd, 0666 & ~CurrentUmask()) == 0 &&
-                 WriteAll(fd, content) && fsync(fd) == 0;
+  bool written = fchmod(fd, 0666 & ~CurrentUmask()) == 0 && WriteAll(fd, content) && fsync(fd) == 0;
   int error = errno;
   if (close(fd) != 0 && written) {
     written = false;
@@ -88,8 +86,7 @@ Status WriteReportFile(const std::string& path, const std::string& content,
   return Status::Ok();
 }
 
-Status WriteReports(const RunReport& report, const ReportFiles& files,
-                    std::FILE* stdout_stream) {
+Status WriteReports(const RunReport& report, const ReportFiles& files, std::FILE* stdout_stream) {
   struct Output {
     const std::string& path;
     std::function<std::string(const RunReport&)> render;
@@ -111,8 +108,8 @@ Status WriteReports(const RunReport& report, const ReportFiles& files,
 }
 
 std::FILE* HumanStream(const ReportFiles& files) {
-  for (const std::string* path : {&files.json, &files.junit, &files.summary_md,
-                                  &files.failed_hosts, &files.drain_reasons}) {
+  for (const std::string* path :
+       {&files.json, &files.junit, &files.summary_md, &files.failed_hosts, &files.drain_reasons}) {
     if (*path == "-") return stderr;
   }
   return stdout;

@@ -15,9 +15,7 @@ Json OptionalMib(const std::optional<int64_t>& value) {
   return value ? Json(*value) : Json(nullptr);
 }
 
-Json OptionalText(const std::string& value) {
-  return value.empty() ? Json(nullptr) : Json(value);
-}
+Json OptionalText(const std::string& value) { return value.empty() ? Json(nullptr) : Json(value); }
 
 Json GpuJson(const GpuReading& gpu) {
   Json out;
@@ -79,9 +77,8 @@ Json HostJson(const HostReport& host, bool dry_run) {
   out["outcome"] = OutcomeKindLabel(outcome.kind);
   out["changed"] = HostChanged(host);
   out["summary"] = outcome.detail;
-  out["error_kind"] = host.error_kind == ErrorKind::kNone
-                          ? Json(nullptr)
-                          : Json(ErrorKindName(host.error_kind));
+  out["error_kind"] =
+      host.error_kind == ErrorKind::kNone ? Json(nullptr) : Json(ErrorKindName(host.error_kind));
   out["error_message"] = OptionalText(host.error_message);
   out["host_key_fingerprint"] = OptionalText(host.host_key_fingerprint);
   out["attempts"] = host.attempts;
@@ -105,8 +102,7 @@ Json HostJson(const HostReport& host, bool dry_run) {
   out["nvidia_smi_error"] = OptionalText(host.nvidia_smi_error);
   Json timings = Json::array();
   for (const StepTiming& timing : host.timings) {
-    timings.push_back(Json{{"step", timing.step},
-                           {"duration_ms", timing.duration.count()}});
+    timings.push_back(Json{{"step", timing.step}, {"duration_ms", timing.duration.count()}});
   }
   out["timings"] = std::move(timings);
   return out;

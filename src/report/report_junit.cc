@@ -21,9 +21,7 @@ bool IsFailure(const HostReport& host, bool dry_run) {
   return true;
 }
 
-std::string MibText(const std::optional<int64_t>& mib) {
-  return mib ? std::to_string(*mib) : "?";
-}
+std::string MibText(const std::optional<int64_t>& mib) { return mib ? std::to_string(*mib) : "?"; }
 
 // The details a CI reader needs to act, one fact a line.
 std::string FailureDetails(const HostReport& host) {
@@ -38,15 +36,15 @@ std::string FailureDetails(const HostReport& host) {
     if (GpuStateIsClean(gpu.state)) {
       continue;
     }
-    text += GpuLabel(gpu) + " " + GpuStateName(gpu.state) +
-            " " + MibText(gpu.used_mib) + "/" + MibText(gpu.total_mib) + " MiB";
+    text += GpuLabel(gpu) + " " + GpuStateName(gpu.state) + " " + MibText(gpu.used_mib) + "/" +
+            MibText(gpu.total_mib) + " MiB";
     if (!gpu.detail.empty()) text += " (" + gpu.detail + ")";
     text += "\n";
   }
   for (const Holder& holder : host.holders) {
     if (holder.fate != HolderFate::kUnkillable) continue;
-    text += "pid " + std::to_string(holder.pid) + " (" + holder.comm +
-            ") unkillable, state " + std::string(1, holder.state) + "\n";
+    text += "pid " + std::to_string(holder.pid) + " (" + holder.comm + ") unkillable, state " +
+            std::string(1, holder.state) + "\n";
   }
   if (!host.respawning_parent.empty()) {
     text += "holders respawned by " + host.respawning_parent + "\n";
@@ -70,8 +68,7 @@ std::string XmlEscape(const std::string& text) {
       case '"': out += "&quot;"; break;
       case '\'': out += "&apos;"; break;
       default:
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' &&
-            c != '\r') {
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') {
           out += '?';
         } else {
           out += c;
@@ -82,24 +79,24 @@ std::string XmlEscape(const std::string& text) {
 }
 
 std::string RenderJunit(const RunReport& report) {
-  std::string suite = "fleetreap." + (report.playbook.empty() ? std::string("default")
-                                                              : report.playbook);
+  std::string suite =
+      "fleetreap." + (report.playbook.empty() ? std::string("default") : report.playbook);
   int tests = static_cast<int>(report.hosts.size() + report.not_started.size());
   int failures = static_cast<int>(report.not_started.size());
   for (const HostReport& host : report.hosts) {
     if (IsFailure(host, report.dry_run)) ++failures;
   }
   std::string counts = Attr("tests", std::to_string(tests)) +
-                       Attr("failures", std::to_string(failures)) +
-                       Attr("errors", "0") + Attr("time", FormatSecondsMillis(report.duration));
+                       Attr("failures", std::to_string(failures)) + Attr("errors", "0") +
+                       Attr("time", FormatSecondsMillis(report.duration));
 
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += "<testsuites" + Attr("name", "fleetreap") + counts + ">\n";
   out += "  <testsuite" + Attr("name", suite) + counts + Attr("skipped", "0") +
          Attr("timestamp", FormatUtcTimestamp(report.start_time)) + ">\n";
   out += "    <properties>\n";
-  out += "      <property" + Attr("name", "tool_version") +
-         Attr("value", report.tool_version) + "/>\n";
+  out += "      <property" + Attr("name", "tool_version") + Attr("value", report.tool_version) +
+         "/>\n";
   out += "      <property" + Attr("name", "dry_run") +
          Attr("value", report.dry_run ? "true" : "false") + "/>\n";
   out += "      <property" + Attr("name", "interrupted") +
@@ -110,14 +107,12 @@ std::string RenderJunit(const RunReport& report) {
 
   for (const HostReport& host : report.hosts) {
     HostOutcome outcome = OutcomeOf(host, report.dry_run);
-    std::string line = std::string(OutcomeKindLabel(outcome.kind)) + ": " +
-                       outcome.detail;
+    std::string line = std::string(OutcomeKindLabel(outcome.kind)) + ": " + outcome.detail;
     out += "    <testcase" + Attr("classname", suite) + Attr("name", host.name) +
            Attr("time", FormatSecondsMillis(host.duration)) + ">\n";
     if (IsFailure(host, report.dry_run)) {
-      std::string type = host.error_kind != ErrorKind::kNone
-                             ? ErrorKindName(host.error_kind)
-                             : HostStatusName(host.status);
+      std::string type = host.error_kind != ErrorKind::kNone ? ErrorKindName(host.error_kind)
+                                                             : HostStatusName(host.status);
       out += "      <failure" + Attr("type", type) + Attr("message", line) + ">" +
              XmlEscape(FailureDetails(host)) + "</failure>\n";
     }
@@ -125,8 +120,8 @@ std::string RenderJunit(const RunReport& report) {
     out += "    </testcase>\n";
   }
   for (const std::string& name : report.not_started) {
-    out += "    <testcase" + Attr("classname", suite) + Attr("name", name) +
-           Attr("time", "0.000") + ">\n";
+    out += "    <testcase" + Attr("classname", suite) + Attr("name", name) + Attr("time", "0.000") +
+           ">\n";
     out += "      <failure" + Attr("type", "not_started") +
            Attr("message", "not started: the run was interrupted") + "/>\n";
     out += "    </testcase>\n";

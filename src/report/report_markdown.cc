@@ -4,13 +4,12 @@
 #include <vector>
 
 #include "fleetreap/base/time_format.h"
-#include "fleetreap/report/host_outcome.h"
 #include "fleetreap/inventory/host_pattern.h"
+#include "fleetreap/report/host_outcome.h"
 #include "fleetreap/report/report_table.h"
 
 namespace fleetreap {
 namespace {
-
 
 bool NeedsAttention(OutcomeKind kind) {
   return kind == OutcomeKind::kDirty || kind == OutcomeKind::kFailed ||
@@ -32,14 +31,22 @@ std::string MarkdownEscape(const std::string& text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '\\': case '|': case '*': case '_': case '`': case '<': case '>':
-      case '[': case ']': case '#':
+      case '\\':
+      case '|':
+      case '*':
+      case '_':
+      case '`':
+      case '<':
+      case '>':
+      case '[':
+      case ']':
+      case '#':
         out += '\\';
         out += c;
         break;
-      case '\n': case '\r': case '\t':
-        out += ' ';
-        break;
+      case '\n':
+      case '\r':
+      case '\t': out += ' '; break;
       default:
         // Control characters (terminal escapes from remote output) go.
         if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
@@ -60,8 +67,8 @@ std::string RenderMarkdown(const RunReport& report) {
 
   std::string out = "## fleetreap: " + word + "\n\n";
   out += "**" + MarkdownEscape(rest) + "**\n\n";
-  out += "Playbook `" + (report.playbook.empty() ? std::string("default") : report.playbook) +
-         "`" + (report.dry_run ? " (dry run)" : "") + ", fleetreap " +
+  out += "Playbook `" + (report.playbook.empty() ? std::string("default") : report.playbook) + "`" +
+         (report.dry_run ? " (dry run)" : "") + ", fleetreap " +
          MarkdownEscape(report.tool_version) + ", started " +
          FormatUtcTimestamp(report.start_time) + ".\n\n";
 
@@ -70,10 +77,8 @@ std::string RenderMarkdown(const RunReport& report) {
     out += "| Hosts | Count | Outcome | Details |\n";
     out += "|---|---:|---|---|\n";
     for (const OutcomeGroup& group : groups) {
-      out += "| `" + FoldHostNames(group.names) + "` | " +
-             std::to_string(group.names.size()) + " | " +
-             OutcomeKindLabel(group.kind) + " | " + MarkdownEscape(group.detail) +
-             " |\n";
+      out += "| `" + FoldHostNames(group.names) + "` | " + std::to_string(group.names.size()) +
+             " | " + OutcomeKindLabel(group.kind) + " | " + MarkdownEscape(group.detail) + " |\n";
     }
     out += "\n";
   }
@@ -83,7 +88,8 @@ std::string RenderMarkdown(const RunReport& report) {
     HostOutcome outcome = OutcomeOf(host, report.dry_run);
     if (!NeedsAttention(outcome.kind)) continue;
     std::string details = MarkdownEscape(outcome.detail);
-    for (const std::string& line : GpuAttentionLines(host)) details += "<br>" + MarkdownEscape(line);
+    for (const std::string& line : GpuAttentionLines(host))
+      details += "<br>" + MarkdownEscape(line);
     attention += "| `" + host.name + "` | " + MarkdownEscape(host.address) + " | " +
                  OutcomeKindLabel(outcome.kind) + " | " + details + " | " +
                  MarkdownEscape(ErrorText(host)) + " |\n";

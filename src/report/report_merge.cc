@@ -7,8 +7,8 @@
 #include <set>
 #include <sstream>
 
-#include "fleetreap/report/report_reader.h"
 #include "fleetreap/base/text.h"
+#include "fleetreap/report/report_reader.h"
 
 namespace fleetreap {
 namespace {
@@ -34,14 +34,12 @@ void IntersectScope(const Scope& other, Scope* scope) {
 Status ReadFile(const std::string& path, std::string* text) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    return Status::Error(ErrorKind::kInvalidInput,
-                         path + ": cannot read: " + std::strerror(errno));
+    return Status::Error(ErrorKind::kInvalidInput, path + ": cannot read: " + std::strerror(errno));
   }
   std::ostringstream buffer;
   buffer << in.rdbuf();
   if (in.bad()) {
-    return Status::Error(ErrorKind::kInvalidInput,
-                         path + ": cannot read: " + std::strerror(errno));
+    return Status::Error(ErrorKind::kInvalidInput, path + ": cannot read: " + std::strerror(errno));
   }
   *text = buffer.str();
   return Status::Ok();
@@ -65,10 +63,9 @@ Status MergeReports(const std::vector<SourcedReport>& inputs, RunReport* merged)
     if (report.dry_run != merged->dry_run) {
       const SourcedReport& dry = report.dry_run ? input : inputs.front();
       const SourcedReport& real = report.dry_run ? inputs.front() : input;
-      return Status::Error(
-          ErrorKind::kInvalidInput,
-          input.source + ": a dry run cannot be merged with a real run (" + dry.source +
-              " is a dry run, " + real.source + " is not)");
+      return Status::Error(ErrorKind::kInvalidInput,
+                           input.source + ": a dry run cannot be merged with a real run (" +
+                               dry.source + " is a dry run, " + real.source + " is not)");
     }
     JoinDistinct(report.tool_version, &merged->tool_version);
     JoinDistinct(report.playbook, &merged->playbook);
@@ -84,10 +81,10 @@ Status MergeReports(const std::vector<SourcedReport>& inputs, RunReport* merged)
     for (const std::string& name : names) {
       auto [it, inserted] = seen.emplace(name, &input.source);
       if (!inserted) {
-        return Status::Error(ErrorKind::kInvalidInput,
-                             input.source + ": host " + name +
-                                 (it->second == &input.source ? " appears twice"
-                                                              : " is also in " + *it->second));
+        return Status::Error(
+            ErrorKind::kInvalidInput,
+            input.source + ": host " + name +
+                (it->second == &input.source ? " appears twice" : " is also in " + *it->second));
       }
     }
     merged->hosts.insert(merged->hosts.end(), report.hosts.begin(), report.hosts.end());

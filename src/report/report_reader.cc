@@ -19,8 +19,7 @@ std::string Item(const std::string& where, const char* key, size_t index) {
 
 void ReadGpus(FieldReader& r, const Json& host, const std::string& where, const char* key,
               std::vector<GpuReading>* gpus) {
-  const Json* array =
-      r.ArrayOf(host, where, key, false, FieldReader::IsObject, "an object");
+  const Json* array = r.ArrayOf(host, where, key, false, FieldReader::IsObject, "an object");
   if (array == nullptr) return;
   for (size_t i = 0; i < array->size() && r.ok(); ++i) {
     const Json& o = (*array)[i];
@@ -32,8 +31,8 @@ void ReadGpus(FieldReader& r, const Json& host, const std::string& where, const 
     r.Text(o, at, "bus_id", &gpu.bus_id);
     r.Mib(o, at, "memory_used_mib", &gpu.used_mib);
     r.Mib(o, at, "memory_total_mib", &gpu.total_mib);
-    r.Named(o, at, "state", GpuState::kClean, GpuState::kOutOfScope, GpuStateName,
-            &gpu.state, true);
+    r.Named(o, at, "state", GpuState::kClean, GpuState::kOutOfScope, GpuStateName, &gpu.state,
+            true);
     r.Text(o, at, "detail", &gpu.detail);
     r.Text(o, at, "recovery_action", &gpu.recovery_action);
     gpus->push_back(std::move(gpu));
@@ -60,8 +59,7 @@ void ReadHolder(FieldReader& r, const Json& o, const std::string& at, Holder* ho
   r.Text(o, at, "named_like", &holder->named_like);
   r.Text(o, at, "out_of_scope", &holder->out_of_scope);
   r.Text(o, at, "cgroup", &holder->owner.cgroup);
-  if (const Json* owner =
-          r.Typed(o, at, "owner", false, FieldReader::IsObject, "an object")) {
+  if (const Json* owner = r.Typed(o, at, "owner", false, FieldReader::IsObject, "an object")) {
     const std::string in = at + ".owner";
     ProcessOwner& out = holder->owner;
     r.Text(*owner, in, "unit", &out.unit);
@@ -79,8 +77,8 @@ void ReadHost(FieldReader& r, const Json& o, const std::string& at, HostReport* 
   r.Text(o, at, "name", &host->name, true);
   r.Text(o, at, "address", &host->address);
   r.Integer(o, at, "port", &host->port);
-  r.Named(o, at, "status", HostStatus::kClean, HostStatus::kFailed, HostStatusName,
-          &host->status, true);
+  r.Named(o, at, "status", HostStatus::kClean, HostStatus::kFailed, HostStatusName, &host->status,
+          true);
   r.Named(o, at, "error_kind", ErrorKind::kNone, ErrorKind::kInternal, ErrorKindName,
           &host->error_kind);
   r.Text(o, at, "error_message", &host->error_message);
@@ -142,8 +140,7 @@ bool ParseUtcTimestamp(const std::string& text, std::chrono::system_clock::time_
   int consumed = 0;
   if (text.size() != 24 ||
       std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ%n", &utc.tm_year, &utc.tm_mon,
-                  &utc.tm_mday, &utc.tm_hour, &utc.tm_min, &utc.tm_sec, &millis,
-                  &consumed) != 7 ||
+                  &utc.tm_mday, &utc.tm_hour, &utc.tm_min, &utc.tm_sec, &millis, &consumed) != 7 ||
       consumed != 24) {
     return false;
   }
@@ -155,15 +152,13 @@ bool ParseUtcTimestamp(const std::string& text, std::chrono::system_clock::time_
   return FormatUtcTimestamp(*time) == text;  // rejects 2026-02-30 and friends
 }
 
-Status ReadReportJson(const std::string& text, const std::string& source,
-                      RunReport* report) {
+Status ReadReportJson(const std::string& text, const std::string& source, RunReport* report) {
   Json doc;
   try {
     doc = Json::parse(text);
   } catch (const Json::parse_error& e) {
-    return Status::Error(ErrorKind::kInvalidInput,
-                         source + ": not JSON (parse error at byte " +
-                             std::to_string(e.byte) + ")");
+    return Status::Error(ErrorKind::kInvalidInput, source + ": not JSON (parse error at byte " +
+                                                       std::to_string(e.byte) + ")");
   } catch (const Json::exception& e) {
     return Status::Error(ErrorKind::kInvalidInput, source + ": not JSON (" + e.what() + ")");
   }
@@ -194,8 +189,7 @@ Status ReadReportJson(const std::string& text, const std::string& source,
   r.Bool(doc, "", "interrupted", &report->interrupted);
   r.Text(doc, "", "host_key_policy", &report->host_key_policy);
   ReadScope(r, doc, &report->scope);
-  if (const Json* hosts =
-          r.ArrayOf(doc, "", "hosts", true, FieldReader::IsObject, "an object")) {
+  if (const Json* hosts = r.ArrayOf(doc, "", "hosts", true, FieldReader::IsObject, "an object")) {
     for (size_t i = 0; i < hosts->size() && r.ok(); ++i) {
       HostReport host;
       ReadHost(r, (*hosts)[i], Item("", "hosts", i), &host);

@@ -3,23 +3,23 @@
 #include <algorithm>
 #include <vector>
 
+#include "fleetreap/base/text.h"
 #include "fleetreap/escalation/gpu_state.h"
-#include "fleetreap/report/host_outcome.h"
 #include "fleetreap/inventory/host_pattern.h"
 #include "fleetreap/remote/nvidia_smi.h"
-#include "fleetreap/base/text.h"
+#include "fleetreap/report/host_outcome.h"
 
 namespace fleetreap {
 
 const char* OutcomeColor(OutcomeKind kind) {
   switch (kind) {
     case OutcomeKind::kClean:
-    case OutcomeKind::kCleaned: return "\033[32m";       // green
-    case OutcomeKind::kWouldClean: return "\033[36m";    // cyan
-    case OutcomeKind::kDirty: return "\033[33m";         // yellow
+    case OutcomeKind::kCleaned: return "\033[32m";     // green
+    case OutcomeKind::kWouldClean: return "\033[36m";  // cyan
+    case OutcomeKind::kDirty: return "\033[33m";       // yellow
     case OutcomeKind::kFailed:
-    case OutcomeKind::kUnreachable: return "\033[31m";   // red
-    case OutcomeKind::kNotStarted: return "\033[35m";    // magenta
+    case OutcomeKind::kUnreachable: return "\033[31m";  // red
+    case OutcomeKind::kNotStarted: return "\033[35m";   // magenta
   }
   return "";
 }
@@ -43,13 +43,12 @@ std::string OneLineDetail(const std::string& detail) {
 }  // namespace
 
 std::vector<std::string> GpuAttentionLines(const HostReport& host) {
-  const std::vector<GpuReading>& gpus = host.gpus_after.empty() ? host.gpus_before
-                                                                : host.gpus_after;
+  const std::vector<GpuReading>& gpus =
+      host.gpus_after.empty() ? host.gpus_before : host.gpus_after;
   std::vector<std::string> lines;
   for (const GpuReading& gpu : gpus) {
     if (gpu.state != GpuState::kLost && gpu.state != GpuState::kRecovery) continue;
-    std::string line = GpuLabel(gpu) +
-                       (gpu.state == GpuState::kLost ? " lost" : " needs recovery");
+    std::string line = GpuLabel(gpu) + (gpu.state == GpuState::kLost ? " lost" : " needs recovery");
     if (!gpu.detail.empty()) line += ": " + OneLineDetail(gpu.detail);
     lines.push_back(line);
   }
@@ -57,12 +56,14 @@ std::vector<std::string> GpuAttentionLines(const HostReport& host) {
 }
 
 std::string RenderVerdict(const RunReport& report, const TableStyle& style) {
-  int clean = 0, cleaned = 0, would_clean = 0, dirty = 0, unreachable = 0,
-      failed = 0;
+  int clean = 0, cleaned = 0, would_clean = 0, dirty = 0, unreachable = 0, failed = 0;
   for (const HostReport& host : report.hosts) {
     switch (OutcomeOf(host, report.dry_run).kind) {
       case OutcomeKind::kClean: ++clean; break;
-      case OutcomeKind::kCleaned: ++clean; ++cleaned; break;
+      case OutcomeKind::kCleaned:
+        ++clean;
+        ++cleaned;
+        break;
       case OutcomeKind::kWouldClean: ++would_clean; break;
       case OutcomeKind::kDirty: ++dirty; break;
       case OutcomeKind::kFailed: ++failed; break;
@@ -114,8 +115,7 @@ std::string RenderTable(const RunReport& report, const TableStyle& style) {
   for (const OutcomeGroup& row : rows) {
     folded.push_back(FoldHostNames(row.names));
     name_width = std::max(name_width, folded.back().size());
-    label_width = std::max(label_width,
-                           std::string(OutcomeKindLabel(row.kind)).size());
+    label_width = std::max(label_width, std::string(OutcomeKindLabel(row.kind)).size());
   }
   std::string out;
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -125,13 +125,11 @@ std::string RenderTable(const RunReport& report, const TableStyle& style) {
     out += std::string(label_width - label.size() + 2, ' ');
     out += rows[i].detail + "\n";
     for (const HostReport& host : report.hosts) {
-      if (std::find(rows[i].names.begin(), rows[i].names.end(), host.name) ==
-          rows[i].names.end()) {
+      if (std::find(rows[i].names.begin(), rows[i].names.end(), host.name) == rows[i].names.end()) {
         continue;
       }
       for (const std::string& line : GpuAttentionLines(host)) {
-        out += "    " + (rows[i].names.size() > 1 ? host.name + ": " : std::string()) + line +
-               "\n";
+        out += "    " + (rows[i].names.size() > 1 ? host.name + ": " : std::string()) + line + "\n";
       }
     }
   }

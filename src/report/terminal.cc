@@ -7,17 +7,14 @@
 
 namespace fleetreap {
 
-bool ShouldUseColor(const std::string& color_flag, bool is_terminal,
-                    const char* no_color_env) {
+bool ShouldUseColor(const std::string& color_flag, bool is_terminal, const char* no_color_env) {
   if (no_color_env != nullptr && no_color_env[0] != '\0') return false;
   if (color_flag == "always") return true;
   if (color_flag == "never") return false;
   return is_terminal;
 }
 
-bool IsTerminal(std::FILE* stream) {
-  return stream != nullptr && isatty(fileno(stream)) == 1;
-}
+bool IsTerminal(std::FILE* stream) { return stream != nullptr && isatty(fileno(stream)) == 1; }
 
 int TerminalWidth(std::FILE* stream) {
   if (!IsTerminal(stream)) return 0;

@@ -3,14 +3,13 @@
 #include <unistd.h>
 
 #include <cstdio>
-
 #include <map>
 #include <memory>
 
 #include "fleetreap/inventory/host_selection.h"
 #include "fleetreap/inventory/inventory.h"
-#include "fleetreap/transport/local_transport.h"
 #include "fleetreap/inventory/slurm_hosts.h"
+#include "fleetreap/transport/local_transport.h"
 
 namespace fleetreap {
 namespace {
@@ -58,8 +57,7 @@ Status BuildFleetPlans(const FleetPlanRequest& request, FleetPlanSet* set) {
     LocalTransport sinfo_runner;
     Status status =
         IsSlurmHostsSpec(request.hosts_file)
-            ? LoadSlurmHosts(request.hosts_file, &sinfo_runner, request.command_timeout,
-                             &inventory)
+            ? LoadSlurmHosts(request.hosts_file, &sinfo_runner, request.command_timeout, &inventory)
             : LoadInventory(request.hosts_file, &inventory, &set->warnings, &set->notes);
     if (!status.ok()) return status;
     status = SelectHosts(inventory, request.limit, &hosts);

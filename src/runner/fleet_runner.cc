@@ -105,8 +105,8 @@ bool WaitBackoff(Run& run, milliseconds backoff) {
 }
 
 // Connects with retries. Returns the last status; "*attempts" counts tries.
-Status ConnectWithRetries(Run& run, size_t index, Transport& transport,
-                          TimePoint host_deadline, int* attempts) {
+Status ConnectWithRetries(Run& run, size_t index, Transport& transport, TimePoint host_deadline,
+                          int* attempts) {
   const FleetSettings& settings = *run.settings;
   milliseconds backoff = settings.retry_backoff;
   Status status;
@@ -159,14 +159,13 @@ HostReport RunHost(Run& run, size_t index) {
       report = (*run.clean)(*transport, job);
       report.host_key_fingerprint = transport->HostKeyFingerprint();
     } else {
-      report.status = IsUnreachable(connected.kind()) ? HostStatus::kUnreachable
-                                                      : HostStatus::kFailed;
+      report.status =
+          IsUnreachable(connected.kind()) ? HostStatus::kUnreachable : HostStatus::kFailed;
       report.error_kind = connected.kind();
       report.error_message = connected.message();
       report.host_key_fingerprint = transport->HostKeyFingerprint();
       if (run.clock->Now() >= host_deadline) {
-        report.error_message += settings.host_timeout.count() > 0 &&
-                                        host_deadline < run.deadline
+        report.error_message += settings.host_timeout.count() > 0 && host_deadline < run.deadline
                                     ? " (ended by --host-timeout)"
                                     : " (ended by --deadline)";
       }

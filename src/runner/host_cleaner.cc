@@ -1,18 +1,17 @@
 // CleanHost: performs the actions one host's Escalation picks, reports each
 // back to it, and turns what it found into the host's report.
-#include "fleetreap/base/shell.h"
 #include "fleetreap/runner/host_cleaner.h"
 
 #include <algorithm>
 #include <thread>
 
+#include "fleetreap/base/shell.h"
 #include "fleetreap/escalation/escalation.h"
 #include "fleetreap/escalation/gpu_state.h"
 #include "fleetreap/transport/transport.h"
 #include "host_cleaner_run.h"
 
 namespace fleetreap {
-
 
 namespace host_cleaner_internal {
 
@@ -34,8 +33,7 @@ bool Runner::Fail(ErrorKind kind, const std::string& message) {
   return false;
 }
 
-bool Runner::Exec(const std::string& script, milliseconds timeout,
-                  CommandResult* result) {
+bool Runner::Exec(const std::string& script, milliseconds timeout, CommandResult* result) {
   TimePoint now = clock_.Now();
   if (now >= job_.deadline) return Fail(ErrorKind::kHostTimeout, "host deadline reached");
   if (job_.deadline != TimePoint::max()) {
@@ -45,22 +43,18 @@ bool Runner::Exec(const std::string& script, milliseconds timeout,
   // Each error names the step: "inspect: stdout exceeded 4 MiB, stopped reading".
   const std::string step = std::string(step_) + ": ";
   switch (result->end) {
-    case CommandEnd::kExited:
-      break;
+    case CommandEnd::kExited: break;
     case CommandEnd::kTimedOut:
       return Fail(ErrorKind::kCommandTimeout,
-                  step + "command did not finish within " + std::to_string(timeout.count()) +
-                      "ms");
-    case CommandEnd::kConnectionLost:
-      return Fail(ErrorKind::kConnectionLost, step + result->error);
+                  step + "command did not finish within " + std::to_string(timeout.count()) + "ms");
+    case CommandEnd::kConnectionLost: return Fail(ErrorKind::kConnectionLost, step + result->error);
     case CommandEnd::kSignaled:
-      return Fail(ErrorKind::kCommandFailed, step + "remote command killed by SIG" + result->signal);
+      return Fail(ErrorKind::kCommandFailed,
+                  step + "remote command killed by SIG" + result->signal);
     case CommandEnd::kNotStarted:
       return Fail(ErrorKind::kCommandFailed, step + "remote command not started: " + result->error);
-    case CommandEnd::kOutputLimit:
-      return Fail(ErrorKind::kParse, step + result->error);
-    case CommandEnd::kNoStatus:
-      return Fail(ErrorKind::kCommandFailed, step + result->error);
+    case CommandEnd::kOutputLimit: return Fail(ErrorKind::kParse, step + result->error);
+    case CommandEnd::kNoStatus: return Fail(ErrorKind::kCommandFailed, step + result->error);
   }
   if (IsSudoRefusal(*result)) return Fail(ErrorKind::kSudo, FirstLine(result->err));
   if (result->exit_code == 124 || result->exit_code == 137) {
@@ -104,29 +98,18 @@ void Runner::Perform(const Action& action) {
       }
       Time(StepName(action), start);
       break;
-    case ActionKind::kStopUnits:
-      StopUnits(action);
-      break;
+    case ActionKind::kStopUnits: StopUnits(action); break;
     case ActionKind::kTerm:
-    case ActionKind::kKill:
-      Signal(action);
-      break;
-    case ActionKind::kRescan:
-      Rescan(action);
-      break;
-    case ActionKind::kCleanShm:
-      CleanShm(action);
-      break;
+    case ActionKind::kKill: Signal(action); break;
+    case ActionKind::kRescan: Rescan(action); break;
+    case ActionKind::kCleanShm: CleanShm(action); break;
     case ActionKind::kVerify:
       QuickScan(&report_.gpus_after);
       Time(StepName(action), start);
       break;
-    case ActionKind::kResetGpus:
-      ResetGpus(action);
-      break;
+    case ActionKind::kResetGpus: ResetGpus(action); break;
     case ActionKind::kDone:
-    case ActionKind::kDidNotConverge:
-      break;
+    case ActionKind::kDidNotConverge: break;
   }
 }
 
@@ -173,10 +156,11 @@ void Runner::Finish() {
                               " after its GPU holder was signalled, holds no GPU yet";
     }
   }
-  if (playbook_.Runs(Step::kResetGhosts)) report_.reset_blocked_by = [&] {
-    std::string blockers = ResetBlockers(view_);
-    return blockers.empty() ? report_.reset_blocked_by : blockers;
-  }();
+  if (playbook_.Runs(Step::kResetGhosts))
+    report_.reset_blocked_by = [&] {
+      std::string blockers = ResetBlockers(view_);
+      return blockers.empty() ? report_.reset_blocked_by : blockers;
+    }();
   if (failed_) return;
   if (!refused_.empty()) {
     std::string pids;
@@ -193,17 +177,17 @@ void Runner::Finish() {
   report_.status = clean && !did_not_converge_ ? HostStatus::kClean : HostStatus::kDirty;
   report_.error_kind = ErrorKind::kNone;
   if (did_not_converge_) {
-    report_.error_message = "the escalation did not converge after " +
-                            std::to_string(Escalation::kMaxSteps) + " steps";
+    report_.error_message =
+        "the escalation did not converge after " + std::to_string(Escalation::kMaxSteps) + " steps";
   }
   if (stop_ladder_ && report_.error_message.empty()) {
-    report_.error_message = "nothing signalled or removed: nvidia-smi says a GPU is lost "
-                            "or the driver is not loaded";
+    report_.error_message =
+        "nothing signalled or removed: nvidia-smi says a GPU is lost "
+        "or the driver is not loaded";
   }
 }
 
 }  // namespace host_cleaner_internal
-
 
 HostReport CleanHost(Transport& transport, const HostJob& job) {
   if (job.host == nullptr || job.playbook == nullptr) {

@@ -55,11 +55,9 @@ void Runner::ApplySignal(const Action& action, const SignalOutput& out,
     if (parents.count(t.holder.ppid) && !alive.count(t.holder.ppid)) t.holder.ppid = 1;
   }
   for (const Target& target : action.targets) {
-    auto it = std::find_if(view_.holders.begin(), view_.holders.end(),
-                           [&](const TrackedHolder& t) {
-                             return t.holder.pid == target.pid &&
-                                    t.holder.start_time == target.start_time;
-                           });
+    auto it = std::find_if(view_.holders.begin(), view_.holders.end(), [&](const TrackedHolder& t) {
+      return t.holder.pid == target.pid && t.holder.start_time == target.start_time;
+    });
     if (it == view_.holders.end()) continue;
     auto in = [&](const std::vector<int>& pids) {
       return std::count(pids.begin(), pids.end(), target.pid) > 0;
@@ -77,9 +75,7 @@ void Runner::ApplySignal(const Action& action, const SignalOutput& out,
       (kill ? report_.kill_sent : report_.term_sent)++;
     }
     auto left = std::find_if(out.left.begin(), out.left.end(),
-                             [&](const std::pair<int, char>& l) {
-                               return l.first == target.pid;
-                             });
+                             [&](const std::pair<int, char>& l) { return l.first == target.pid; });
     if (left != out.left.end()) {
       it->holder.state = left->second;
       if (kill) it->holder.fate = HolderFate::kUnkillable;
@@ -94,9 +90,9 @@ bool Runner::StopUnits(const Action& action) {
   const Action* wave = action.fused.empty() ? nullptr : &action.fused.front();
   TimePoint start = clock_.Now();
   CommandResult result;
-  milliseconds timeout = (playbook_.unit_stop_timeout + milliseconds(3000)) *
-                             static_cast<int>(action.units.size()) +
-                         job_.command_timeout;
+  milliseconds timeout =
+      (playbook_.unit_stop_timeout + milliseconds(3000)) * static_cast<int>(action.units.size()) +
+      job_.command_timeout;
   std::string script = StopUnitsScript(action.units, playbook_.unit_stop_timeout,
                                        /*end=*/wave == nullptr);
   std::set<int> parents;

@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "fleetreap/escalation/escalation.h"
-#include "fleetreap/runner/host_cleaner.h"
 #include "fleetreap/escalation/protect.h"
 #include "fleetreap/remote/remote_script.h"
 #include "fleetreap/remote/remote_script_output.h"
+#include "fleetreap/runner/host_cleaner.h"
 
 namespace fleetreap {
 namespace host_cleaner_internal {
@@ -44,8 +44,8 @@ class Runner {
     protect_.AddAll(job.extra_protect);
     threshold_ = job.host->threshold_mib.value_or(playbook_.threshold_mib);
     std::chrono::milliseconds half = job.command_timeout / 2;
-    nvidia_smi_timeout_ = std::clamp(half, std::chrono::milliseconds(1000),
-                                     std::chrono::milliseconds(30000));
+    nvidia_smi_timeout_ =
+        std::clamp(half, std::chrono::milliseconds(1000), std::chrono::milliseconds(30000));
   }
 
   HostReport Run();
@@ -53,8 +53,7 @@ class Runner {
  private:
   // Runs "script" bounded by "timeout" (cut to the deadline). On failure
   // sets the report's error and returns false.
-  bool Exec(const std::string& script, std::chrono::milliseconds timeout,
-            CommandResult* result);
+  bool Exec(const std::string& script, std::chrono::milliseconds timeout, CommandResult* result);
   bool Fail(ErrorKind kind, const std::string& message);
   // "prefetched": the scan when it already came back with another step.
   bool Scan(const std::vector<std::string>& units, std::vector<GpuReading>* gpus,
@@ -104,12 +103,12 @@ class Runner {
   Escalation escalation_;  // the plan: the only writer of the history
   TimePoint last_signal_;
   bool failed_ = false;
-  const char* step_ = "inspect";  // the action under way, for Exec's errors
-  bool nvidia_smi_failed_ = false;  // the latest scan's query failed outright
-  bool stop_ladder_ = false;        // inspect saw no driver or a lost GPU
-  bool did_not_converge_ = false;   // the escalation's step cap was reached
-  bool table_scan_ = false;         // the scan asks for the plain table too
-  int device_gpus_ = 0;             // 1 + the highest /dev/nvidiaN seen
+  const char* step_ = "inspect";      // the action under way, for Exec's errors
+  bool nvidia_smi_failed_ = false;    // the latest scan's query failed outright
+  bool stop_ladder_ = false;          // inspect saw no driver or a lost GPU
+  bool did_not_converge_ = false;     // the escalation's step cap was reached
+  bool table_scan_ = false;           // the scan asks for the plain table too
+  int device_gpus_ = 0;               // 1 + the highest /dev/nvidiaN seen
   std::vector<std::string> refused_;  // "PID (user)" that kill(1) refused
 };
 

@@ -5,11 +5,11 @@
 
 #include "fleetreap/escalation/gpu_state.h"
 #include "fleetreap/escalation/host_view.h"
+#include "fleetreap/escalation/unit_properties.h"
+#include "fleetreap/model/process_owner.h"
 #include "fleetreap/remote/nvidia_smi.h"
 #include "fleetreap/remote/proc_scan.h"
-#include "fleetreap/model/process_owner.h"
 #include "fleetreap/remote/remote_script.h"
-#include "fleetreap/escalation/unit_properties.h"
 #include "host_cleaner_run.h"
 
 namespace fleetreap {
@@ -52,8 +52,8 @@ ScanRequest Runner::Request(const std::vector<std::string>& units, bool holders)
 
 bool Runner::InspectWithShmDryRun(const std::vector<std::string>& units) {
   CommandResult result;
-  std::string script = ShmCleanScript(playbook_.shm_patterns, /*dry_run=*/true) +
-                       ScanScript(Request(units, true));
+  std::string script =
+      ShmCleanScript(playbook_.shm_patterns, /*dry_run=*/true) + ScanScript(Request(units, true));
   if (!Exec(script, job_.command_timeout + 2 * nvidia_smi_timeout_, &result)) return false;
   ShmOutput shm;
   ScanOutput scan;
@@ -68,9 +68,8 @@ bool Runner::QuickScan(std::vector<GpuReading>* gpus, const ScanOutput* prefetch
   return QuickScanSuffices(*gpus) || Scan({}, gpus);
 }
 
-bool Runner::Scan(const std::vector<std::string>& units,
-                  std::vector<GpuReading>* gpus, bool holders,
-                  const ScanOutput* prefetched) {
+bool Runner::Scan(const std::vector<std::string>& units, std::vector<GpuReading>* gpus,
+                  bool holders, const ScanOutput* prefetched) {
   ScanOutput scan;
   if (prefetched != nullptr) {
     scan = *prefetched;
@@ -82,8 +81,8 @@ bool Runner::Scan(const std::vector<std::string>& units,
     if (!Exec(ScanScript(request), timeout, &result)) return false;
     Status status = ParseScanOutput(result.out, &scan);
     if (!status.ok()) {
-      return Fail(status.kind(), status.message() +
-                                     (result.err.empty() ? "" : ": " + FirstLine(result.err)));
+      return Fail(status.kind(),
+                  status.message() + (result.err.empty() ? "" : ": " + FirstLine(result.err)));
     }
   }
   protect_.SetSession(scan.shell_pid, {scan.ancestors.begin(), scan.ancestors.end()});
@@ -95,8 +94,8 @@ bool Runner::Scan(const std::vector<std::string>& units,
       stop_ladder_ = true;
       return Fail(ErrorKind::kCommandFailed,
                   "nothing signalled or removed: this shell does not see the host's PID "
-                  "namespace (" + (scan.pid_namespace.empty() ? std::string("unknown")
-                                                              : scan.pid_namespace) +
+                  "namespace (" +
+                      (scan.pid_namespace.empty() ? std::string("unknown") : scan.pid_namespace) +
                       "), where nvidia-smi's PIDs live; run fleetreap on the host, or in a "
                       "container with the host's PID namespace (hostPID)");
     }
@@ -124,8 +123,8 @@ bool Runner::Scan(const std::vector<std::string>& units,
                                std::to_string(nvidia_smi_timeout_.count() / 1000) + "s";
     return Fail(ErrorKind::kCommandTimeout, report_.nvidia_smi_error);
   }
-  Status status = ParseGpuQuery(scan.nvidia_smi_out, "", scan.nvidia_smi_exit,
-                                GpuQueryFields(), &query);
+  Status status =
+      ParseGpuQuery(scan.nvidia_smi_out, "", scan.nvidia_smi_exit, GpuQueryFields(), &query);
   if (!query.tool_message.empty()) report_.nvidia_smi_error = query.tool_message;
   nvidia_smi_failed_ = !status.ok() && query.failure != NvidiaSmiFailure::kGpuLost;
   // No driver (exit 9) or a GPU off the bus (exit 15): nothing is signalled.
@@ -140,8 +139,7 @@ bool Runner::Scan(const std::vector<std::string>& units,
   }
   *gpus = query.gpus;
   if (!status.ok() && query.failure == NvidiaSmiFailure::kGpuLost &&
-      !ReadRowsBesideLostGpus(scan.nvidia_smi_out, gpus) &&
-      !QueryGpusOneByOne(gpus)) {
+      !ReadRowsBesideLostGpus(scan.nvidia_smi_out, gpus) && !QueryGpusOneByOne(gpus)) {
     return false;
   }
   if (holders) {
@@ -155,8 +153,7 @@ bool Runner::Scan(const std::vector<std::string>& units,
         h.owner.unit_restart = unit->second.restart;
       }
     }
-    MergeHolderScan(scanned, protect_, job_.scope, escalation_.history().waves,
-                    &view_.holders);
+    MergeHolderScan(scanned, protect_, job_.scope, escalation_.history().waves, &view_.holders);
     if (!escalation_.history().inspected) {
       view_.active_units =
           UnitsSafeToStop(scan.active_units, unit_props, CgroupPathOf(scan.self_cgroup),

@@ -1,12 +1,11 @@
 #include "fleetreap/transport/command_log.h"
 
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-
-#include <spdlog/spdlog.h>
 
 #include "fleetreap/base/time_format.h"
 
@@ -41,25 +40,20 @@ std::string Indent(const std::string& text, const std::string& prefix) {
   return out;
 }
 
-std::string StreamBlock(const char* name, const std::string& text, bool capped,
-                        size_t max_bytes) {
+std::string StreamBlock(const char* name, const std::string& text, bool capped, size_t max_bytes) {
   if (text.empty()) return std::string("  ") + name + ": empty\n";
-  std::string out = std::string("  ") + name + " (" + std::to_string(text.size()) +
-                    " bytes" + (capped ? ", capped by the transport" : "") + "):\n";
+  std::string out = std::string("  ") + name + " (" + std::to_string(text.size()) + " bytes" +
+                    (capped ? ", capped by the transport" : "") + "):\n";
   if (text.size() <= max_bytes) return out + Indent(text, "  | ");
   out += Indent(text.substr(0, max_bytes), "  | ");
-  return out + "  ... " + std::to_string(text.size() - max_bytes) +
-         " more bytes not logged\n";
+  return out + "  ... " + std::to_string(text.size() - max_bytes) + " more bytes not logged\n";
 }
 
 class LoggedTransport : public Transport {
  public:
-  LoggedTransport(std::unique_ptr<Transport> inner, std::FILE* file,
-                  Clock& clock, size_t max_output_bytes)
-      : inner_(std::move(inner)),
-        file_(file),
-        clock_(clock),
-        max_output_bytes_(max_output_bytes) {}
+  LoggedTransport(std::unique_ptr<Transport> inner, std::FILE* file, Clock& clock,
+                  size_t max_output_bytes)
+      : inner_(std::move(inner)), file_(file), clock_(clock), max_output_bytes_(max_output_bytes) {}
   ~LoggedTransport() override {
     if (file_ != nullptr) std::fclose(file_);
   }
@@ -75,15 +69,13 @@ class LoggedTransport : public Transport {
     return status;
   }
 
-  CommandResult Run(const std::string& command,
-                    std::chrono::milliseconds timeout) override {
+  CommandResult Run(const std::string& command, std::chrono::milliseconds timeout) override {
     Write(clock_.WallNow(), "run (timeout " + Millis(timeout) + "):\n" + Indent(command, "  $ "));
     CommandResult result = inner_->Run(command, timeout);
-    Write(clock_.WallNow(), HowItEnded(result) + " (" + Millis(result.duration) + ")\n" +
-                        StreamBlock("stdout", result.out, result.out_truncated,
-                                    max_output_bytes_) +
-                        StreamBlock("stderr", result.err, result.err_truncated,
-                                    max_output_bytes_));
+    Write(clock_.WallNow(),
+          HowItEnded(result) + " (" + Millis(result.duration) + ")\n" +
+              StreamBlock("stdout", result.out, result.out_truncated, max_output_bytes_) +
+              StreamBlock("stderr", result.err, result.err_truncated, max_output_bytes_));
     return result;
   }
 
@@ -113,8 +105,8 @@ Status MakeDirectories(const std::string& dir) {
   for (size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
     std::string prefix = dir.substr(0, slash);
     if (!prefix.empty() && mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
-      return Status::Error(ErrorKind::kInternal, "cannot create log directory " +
-                                                     dir + ": " + std::strerror(errno));
+      return Status::Error(ErrorKind::kInternal,
+                           "cannot create log directory " + dir + ": " + std::strerror(errno));
     }
     if (slash == std::string::npos) break;
   }
@@ -131,8 +123,8 @@ Status MakeDirectories(const std::string& dir) {
 CommandLog::CommandLog(std::string dir, Clock& clock, size_t max_output_bytes)
     : dir_(std::move(dir)), clock_(clock), max_output_bytes_(max_output_bytes) {}
 
-Status CommandLog::Open(const std::string& dir, std::unique_ptr<CommandLog>* log,
-                        Clock& clock, size_t max_output_bytes) {
+Status CommandLog::Open(const std::string& dir, std::unique_ptr<CommandLog>* log, Clock& clock,
+                        size_t max_output_bytes) {
   if (dir.empty()) {
     return Status::Error(ErrorKind::kUsage, "--log-dir needs a directory");
   }
@@ -145,8 +137,8 @@ Status CommandLog::Open(const std::string& dir, std::unique_ptr<CommandLog>* log
 std::string CommandLog::PathFor(const std::string& host_name) const {
   std::string safe = host_name.empty() ? "_" : host_name;
   for (char& c : safe) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-              (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-';
     if (!ok) c = '_';
   }
   if (safe == "." || safe == "..") safe = "_";
@@ -161,8 +153,7 @@ std::unique_ptr<Transport> CommandLog::Wrap(const std::string& host_name,
   if (file == nullptr) {
     spdlog::warn("cannot open command log {}: {}", path, std::strerror(errno));
   }
-  return std::make_unique<LoggedTransport>(std::move(inner), file, clock_,
-                                           max_output_bytes_);
+  return std::make_unique<LoggedTransport>(std::move(inner), file, clock_, max_output_bytes_);
 }
 
 }  // namespace fleetreap

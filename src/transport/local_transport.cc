@@ -18,8 +18,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr milliseconds kKillGrace{2000};   // TERM to KILL
-constexpr milliseconds kReapGrace{1000};   // KILL to giving up on the pipes
+constexpr milliseconds kKillGrace{2000};  // TERM to KILL
+constexpr milliseconds kReapGrace{1000};  // KILL to giving up on the pipes
 
 struct Stream {
   int fd = -1;
@@ -48,7 +48,10 @@ int MillisUntil(Clock::time_point when) {
 }  // namespace
 
 std::string SignalName(int signal_number) {
-  static const struct { int number; const char* name; } kNames[] = {
+  static const struct {
+    int number;
+    const char* name;
+  } kNames[] = {
       {SIGHUP, "HUP"},   {SIGINT, "INT"},   {SIGQUIT, "QUIT"}, {SIGILL, "ILL"},
       {SIGTRAP, "TRAP"}, {SIGABRT, "ABRT"}, {SIGBUS, "BUS"},   {SIGFPE, "FPE"},
       {SIGKILL, "KILL"}, {SIGUSR1, "USR1"}, {SIGSEGV, "SEGV"}, {SIGUSR2, "USR2"},
@@ -64,8 +67,7 @@ LocalTransport::LocalTransport(OutputLimits limits) : limits_(limits) {}
 
 Status LocalTransport::Connect(std::chrono::steady_clock::time_point) { return Status::Ok(); }
 
-CommandResult LocalTransport::Run(const std::string& command,
-                                  milliseconds timeout) {
+CommandResult LocalTransport::Run(const std::string& command, milliseconds timeout) {
   CommandResult result;
   const Clock::time_point start = Clock::now();
   int out_pipe[2];
@@ -159,8 +161,7 @@ CommandResult LocalTransport::Run(const std::string& command,
   if (!ended) shell.SignalGroup(SIGKILL);
   int wait_status = 0;
   const bool reaped = shell.Reap(&wait_status);
-  result.duration =
-      std::chrono::duration_cast<milliseconds>(Clock::now() - start);
+  result.duration = std::chrono::duration_cast<milliseconds>(Clock::now() - start);
   if (output.Exceeded()) {
     output.Finish(result.duration);
   } else if (terminated) {

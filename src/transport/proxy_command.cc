@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "fleetreap/transport/tcp_dialer.h"
 #include "fleetreap/base/text.h"
+#include "fleetreap/transport/tcp_dialer.h"
 
 namespace fleetreap {
 namespace {
@@ -143,9 +143,9 @@ Status ProxyCommand::AwaitBanner(Clock::time_point deadline, const std::string& 
     std::this_thread::sleep_for(milliseconds(10));
   }
   std::string said = StderrTail();
-  return Status::Error(ClassifyProxyFailure(said),
-                       where + ": the ProxyCommand ended before the SSH banner" +
-                           (said.empty() ? "" : ": " + said));
+  return Status::Error(
+      ClassifyProxyFailure(said),
+      where + ": the ProxyCommand ended before the SSH banner" + (said.empty() ? "" : ": " + said));
 }
 
 std::string ProxyCommand::StderrTail() const {

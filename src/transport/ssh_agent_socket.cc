@@ -58,8 +58,7 @@ Status SshAgentSocket::ConnectNowhere() {
   path_.clear();
   int pair[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
-    return Status::Error(ErrorKind::kInternal,
-                         std::string("socketpair: ") + std::strerror(errno));
+    return Status::Error(ErrorKind::kInternal, std::string("socketpair: ") + std::strerror(errno));
   }
   // The peer stays open (so a write is no EPIPE) and will never send.
   shutdown(pair[1], SHUT_WR);

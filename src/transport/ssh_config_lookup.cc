@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <fstream>
 
-
 namespace fleetreap {
 namespace {
 

@@ -1,11 +1,10 @@
 #include "fleetreap/transport/ssh_known_hosts.h"
 
 #include <fcntl.h>
+#include <libssh/libssh.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include <libssh/libssh.h>
 
 #include <algorithm>
 #include <cctype>
@@ -45,10 +44,10 @@ std::string Fingerprint(ssh_key key) {
 
 // One known_hosts file, split for KnownHostsSlice. Immutable once built.
 struct KnownHostsIndex {
-  struct stat info {};                // what the file was when read
-  std::vector<std::string> lines;     // entry lines, newline-terminated
-  std::vector<int> numbers;           // their 1-based line numbers in the file
-  std::vector<size_t> any_host;       // hashed, pattern and marker lines
+  struct stat info {};             // what the file was when read
+  std::vector<std::string> lines;  // entry lines, newline-terminated
+  std::vector<int> numbers;        // their 1-based line numbers in the file
+  std::vector<size_t> any_host;    // hashed, pattern and marker lines
   std::unordered_map<std::string, std::vector<size_t>> by_name;  // lowercase
 };
 
@@ -186,11 +185,10 @@ Status FindKnownHostsLines(const std::string& path, const std::string& host_name
       into = revoked;
     }
     ssh_knownhosts_entry* entry = nullptr;
-    if (ssh_known_hosts_parse_line(host_name.c_str(), text.c_str() + first, &entry) ==
-            SSH_OK &&
+    if (ssh_known_hosts_parse_line(host_name.c_str(), text.c_str() + first, &entry) == SSH_OK &&
         entry != nullptr && entry->publickey != nullptr) {
-      into->push_back({index->numbers[number], KeyText(entry->publickey),
-                       Fingerprint(entry->publickey)});
+      into->push_back(
+          {index->numbers[number], KeyText(entry->publickey), Fingerprint(entry->publickey)});
     }
     ssh_knownhosts_entry_free(entry);
   }
@@ -231,11 +229,12 @@ KnownHostsVerdict JudgeHostKey(const std::vector<KnownHostsRecord>& records,
     const KnownHostsRecord** slot = same ? &known : same_type ? &contradicts : &other;
     if (*slot == nullptr) *slot = &record;
   }
-  const KnownHostsRecord* decided =
-      contradicts != nullptr ? contradicts : known != nullptr ? known : other;
+  const KnownHostsRecord* decided = contradicts != nullptr ? contradicts
+                                    : known != nullptr     ? known
+                                                           : other;
   if (decided == nullptr) return verdict;
-  verdict.kind = decided == known ? KnownHostsVerdict::Kind::kKnown
-                                  : KnownHostsVerdict::Kind::kChanged;
+  verdict.kind =
+      decided == known ? KnownHostsVerdict::Kind::kKnown : KnownHostsVerdict::Kind::kChanged;
   verdict.where = decided->file + ":" + std::to_string(decided->line.line);
   verdict.fingerprint = decided->line.fingerprint;
   return verdict;
@@ -277,9 +276,10 @@ Status AppendKnownHostsEntry(const std::string& path, const std::string& host_na
     if (line.key == key) return Status::Ok();
   }
   if (!existing.empty()) {
-    return Status::Error(ErrorKind::kHostKey,
-                         "host key for " + host_name + " was recorded meanwhile with another key at " +
-                             path + ":" + std::to_string(existing.front().line));
+    return Status::Error(ErrorKind::kHostKey, "host key for " + host_name +
+                                                  " was recorded meanwhile with another key at " +
+                                                  path + ":" +
+                                                  std::to_string(existing.front().line));
   }
   std::string entry = host_name + " " + key + "\n";
   struct stat info {};

@@ -4,11 +4,10 @@
 #include <unistd.h>
 
 #include <cerrno>
-
 #include <utility>
 
-#include "fleetreap/transport/tcp_dialer.h"
 #include "fleetreap/base/text.h"
+#include "fleetreap/transport/tcp_dialer.h"
 #include "ssh_transport_session.h"
 
 namespace fleetreap {
@@ -25,10 +24,9 @@ int RefusePrompt(const char*, char*, size_t, int, int, void*) { return -1; }
 Status ClassifyConnectError(const std::string& error, const std::string& where,
                             milliseconds timeout) {
   if (Contains(error, "Timeout") || Contains(error, "timeout")) {
-    return Status::Error(
-        ErrorKind::kConnectTimeout,
-        where + ": SSH handshake did not finish within " +
-            std::to_string(timeout.count()) + " ms (" + error + ")");
+    return Status::Error(ErrorKind::kConnectTimeout,
+                         where + ": SSH handshake did not finish within " +
+                             std::to_string(timeout.count()) + " ms (" + error + ")");
   }
   if (Contains(error, "disconnected") || Contains(error, "reset") ||
       Contains(error, "Broken pipe") || Contains(error, "Socket error") ||
@@ -37,18 +35,18 @@ Status ClassifyConnectError(const std::string& error, const std::string& where,
     // key exchange: that is sshd refusing the negotiation (no algorithm in
     // common). Which of the two libssh notices first (the server's offer or
     // the closed socket) is a race; both are the same failure.
-    return Status::Error(ErrorKind::kKex,
-                         where + ": key exchange failed: the server closed the "
-                                 "connection during key exchange (no algorithm in "
-                                 "common?): " + error);
+    return Status::Error(ErrorKind::kKex, where +
+                                              ": key exchange failed: the server closed the "
+                                              "connection during key exchange (no algorithm in "
+                                              "common?): " +
+                                              error);
   }
   return Status::Error(ErrorKind::kKex, where + ": key exchange failed: " + error);
 }
 
 }  // namespace
 
-SshTransport::SshTransport(SshTransportOptions options)
-    : options_(std::move(options)) {}
+SshTransport::SshTransport(SshTransportOptions options) : options_(std::move(options)) {}
 
 SshTransport::~SshTransport() = default;
 
@@ -134,8 +132,7 @@ Status SshTransport::Connect(Clock::time_point not_after) {
                                 : StartProxy(proxy, state.get(), deadline, where);
   if (!dialed.ok()) {
     return Status::Error(dialed.kind(),
-                         options_.name.empty() || !proxy.empty() ||
-                                 options_.name == target_host_
+                         options_.name.empty() || !proxy.empty() || options_.name == target_host_
                              ? dialed.message()
                              : options_.name + ": " + dialed.message());
   }
@@ -160,8 +157,8 @@ Status SshTransport::Connect(Clock::time_point not_after) {
 
 Status SshTransport::StartProxy(const std::string& proxy, Session* state,
                                 Clock::time_point deadline, const std::string& where) {
-  const ProxyTokens tokens = SessionTokens(state->session, target_host_, options_.address,
-                                           target_port_);
+  const ProxyTokens tokens =
+      SessionTokens(state->session, target_host_, options_.address, target_port_);
   std::string command;
   Status status = ExpandProxyCommand(proxy, tokens, &command);
   if (!status.ok()) return Status::Error(status.kind(), where + ": " + status.message());

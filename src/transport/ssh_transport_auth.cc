@@ -70,8 +70,7 @@ bool IsEncryptedKey(const std::string& path) {
 enum class KeyOutcome { kAccepted, kRejected, kSessionError, kTimedOut };
 
 Status TimedOut(const std::string& who, const std::string& when) {
-  return Status::Error(ErrorKind::kConnectTimeout,
-                       who + ": the connect timeout ran out " + when);
+  return Status::Error(ErrorKind::kConnectTimeout, who + ": the connect timeout ran out " + when);
 }
 
 KeyOutcome TryKeyFile(ssh_session session, const std::string& path, bool named,
@@ -98,7 +97,7 @@ KeyOutcome TryKeyFile(ssh_session session, const std::string& path, bool named,
   if (rc == SSH_AUTH_ERROR) return KeyOutcome::kSessionError;
   if (rc == SSH_AUTH_AGAIN) return KeyOutcome::kTimedOut;
   notes->push_back(path + (rc == SSH_AUTH_PARTIAL ? ": accepted, but more is required"
-                                                   : ": refused by the server"));
+                                                  : ": refused by the server"));
   return KeyOutcome::kRejected;
 }
 
@@ -122,9 +121,9 @@ Status SshTransport::Authenticate(Clock::time_point deadline) {
   }
   const std::string who = user + "@" + (options_.name.empty() ? options_.address : options_.name);
   auto lost = [&] {
-    return Status::Error(ErrorKind::kConnectionLost,
-                         who + ": connection lost during authentication: " +
-                             ssh_get_error(session));
+    return Status::Error(
+        ErrorKind::kConnectionLost,
+        who + ": connection lost during authentication: " + ssh_get_error(session));
   };
   // Each libssh call waits at most until the connect deadline.
   auto time_left = [&] {
@@ -151,8 +150,8 @@ Status SshTransport::Authenticate(Clock::time_point deadline) {
   auto attach_agent = [&] {
     if (agent_attached) return;
     agent_attached = true;
-    Status status = agent_path.empty() ? agent.ConnectNowhere()
-                                       : agent.Connect(agent_path, deadline);
+    Status status =
+        agent_path.empty() ? agent.ConnectNowhere() : agent.Connect(agent_path, deadline);
     if (!status.ok() && !agent_path.empty()) {
       notes.push_back(status.message());
       status = agent.ConnectNowhere();

@@ -43,8 +43,8 @@ int MemoryFile(const std::string& text) {
 
 Status SshTransport::PrepareKnownHosts(Session* state) {
   const std::string home = SshHomeDirectory();
-  const ProxyTokens tokens = SessionTokens(state->session, target_host_, options_.address,
-                                           target_port_);
+  const ProxyTokens tokens =
+      SessionTokens(state->session, target_host_, options_.address, target_port_);
 
   config_ = SshConfigValues();
   if (options_.use_ssh_config) {
@@ -68,9 +68,8 @@ Status SshTransport::PrepareKnownHosts(Session* state) {
   } else {
     user_known_hosts_ = {home + "/.ssh/known_hosts", home + "/.ssh/known_hosts2"};
   }
-  global_known_hosts_ = config_.global_known_hosts.empty()
-                            ? options_.global_known_hosts
-                            : expand(config_.global_known_hosts);
+  global_known_hosts_ = config_.global_known_hosts.empty() ? options_.global_known_hosts
+                                                           : expand(config_.global_known_hosts);
   if (!config_.identity_agent.empty() && config_.identity_agent != "none" &&
       config_.identity_agent != "SSH_AUTH_SOCK") {
     config_.identity_agent = ExpandSshConfigPath(config_.identity_agent, tokens, home, alias);
@@ -82,9 +81,9 @@ Status SshTransport::PrepareKnownHosts(Session* state) {
   known_records_.clear();
   Status status = ReadKnownHosts(files, known_hosts_name_, &known_records_);
   if (!status.ok() && options_.host_key_policy != HostKeyPolicy::kOff) {
-    return Status::Error(ErrorKind::kHostKey,
-                         (options_.name.empty() ? target_host_ : options_.name) + ": " +
-                             status.message());
+    return Status::Error(
+        ErrorKind::kHostKey,
+        (options_.name.empty() ? target_host_ : options_.name) + ": " + status.message());
   }
   // libssh reads its file only to prefer the key types the host is known
   // by; the verdict is VerifyHostKey's. It gets those keys under the name it
@@ -121,23 +120,21 @@ Status SshTransport::VerifyHostKey() {
   fingerprint_ = KeyFingerprint(key);
   if (options_.host_key_policy == HostKeyPolicy::kOff) return Status::Ok();
 
-  const std::string who = (options_.name.empty() ? target_host_ : options_.name) + " (" +
-                          known_hosts_name_ + ")";
+  const std::string who =
+      (options_.name.empty() ? target_host_ : options_.name) + " (" + known_hosts_name_ + ")";
   const KnownHostsVerdict verdict = JudgeHostKey(known_records_, key);
   switch (verdict.kind) {
-    case KnownHostsVerdict::Kind::kKnown:
-      return Status::Ok();
+    case KnownHostsVerdict::Kind::kKnown: return Status::Ok();
     case KnownHostsVerdict::Kind::kRevoked:
       return Status::Error(ErrorKind::kHostKey, "host key for " + who + " (offered " +
                                                     fingerprint_ + ") is @revoked at " +
                                                     verdict.where + "; refusing to connect");
     case KnownHostsVerdict::Kind::kChanged:
-      return Status::Error(ErrorKind::kHostKey,
-                           "host key for " + who + " has CHANGED: offered " + fingerprint_ +
-                               ", known_hosts " + verdict.where + " has " +
-                               verdict.fingerprint + "; refusing to connect");
-    case KnownHostsVerdict::Kind::kUnknown:
-      break;
+      return Status::Error(ErrorKind::kHostKey, "host key for " + who + " has CHANGED: offered " +
+                                                    fingerprint_ + ", known_hosts " +
+                                                    verdict.where + " has " + verdict.fingerprint +
+                                                    "; refusing to connect");
+    case KnownHostsVerdict::Kind::kUnknown: break;
   }
   std::vector<std::string> files = user_known_hosts_;
   files.insert(files.end(), global_known_hosts_.begin(), global_known_hosts_.end());

@@ -24,8 +24,7 @@ struct ChannelState {
   ssh_channel_callbacks_struct callbacks{};
 };
 
-int OnData(ssh_session, ssh_channel, void* data, uint32_t length, int is_stderr,
-           void* user) {
+int OnData(ssh_session, ssh_channel, void* data, uint32_t length, int is_stderr, void* user) {
   auto* state = static_cast<ChannelState*>(user);
   // Past a limit the data is dropped and Run stops the command.
   state->output.Add(is_stderr != 0, static_cast<const char*>(data), length);
@@ -42,8 +41,8 @@ void OnExitStatus(ssh_session, ssh_channel, int status, void* user) {
   state->status = status;
 }
 
-void OnExitSignal(ssh_session, ssh_channel, const char* signal, int, const char*,
-                  const char*, void* user) {
+void OnExitSignal(ssh_session, ssh_channel, const char* signal, int, const char*, const char*,
+                  void* user) {
   static_cast<ChannelState*>(user)->signal = signal != nullptr ? signal : "?";
 }
 
@@ -91,8 +90,8 @@ CommandResult SshTransport::Run(const std::string& command, milliseconds timeout
   state.callbacks.channel_exit_signal_function = OnExitSignal;
   ssh_callbacks_init(&state.callbacks);
 
-  std::unique_ptr<ssh_channel_struct, ChannelDeleter> channel(
-      ssh_channel_new(session), ChannelDeleter{&state.callbacks});
+  std::unique_ptr<ssh_channel_struct, ChannelDeleter> channel(ssh_channel_new(session),
+                                                              ChannelDeleter{&state.callbacks});
   if (channel == nullptr) return finish(CommandEnd::kNotStarted, ssh_get_error(session));
   ssh_set_channel_callbacks(channel.get(), &state.callbacks);
   int opened = ssh_channel_open_session(channel.get());
@@ -105,10 +104,9 @@ CommandResult SshTransport::Run(const std::string& command, milliseconds timeout
     // A blocking call that runs out of the session's timeout returns
     // SSH_AGAIN and leaves no error text (seen with 1,000 hosts at once).
     std::string error = opened == SSH_AGAIN ? std::string(step) + " within the connect timeout"
-                                        : ssh_get_error(session);
+                                            : ssh_get_error(session);
     if (error.empty()) error = step;
-    return finish(ssh_is_connected(session) ? CommandEnd::kNotStarted
-                                            : CommandEnd::kConnectionLost,
+    return finish(ssh_is_connected(session) ? CommandEnd::kNotStarted : CommandEnd::kConnectionLost,
                   "cannot start the command: " + error);
   }
   std::unique_ptr<ssh_event_struct, EventDeleter> event(ssh_event_new(), EventDeleter{session});
@@ -133,7 +131,8 @@ CommandResult SshTransport::Run(const std::string& command, milliseconds timeout
       return finish(CommandEnd::kTimedOut,
                     "no end within " + std::to_string(timeout.count()) + " ms");
     }
-    int rc = ssh_event_dopoll(event.get(), static_cast<int>(std::min<long long>(left.count(), 200)));
+    int rc =
+        ssh_event_dopoll(event.get(), static_cast<int>(std::min<long long>(left.count(), 200)));
     // A poll() interrupted by a signal also reads as SSH_ERROR; only a
     // session that is gone, or errors that keep coming, mean a lost connection.
     errors = rc == SSH_ERROR ? errors + 1 : 0;

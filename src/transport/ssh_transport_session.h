@@ -2,12 +2,10 @@
 // files and nothing else. Owns the session and the socket it runs over.
 #pragma once
 
-#include <unistd.h>
-
 #include <libssh/callbacks.h>
 #include <libssh/libssh.h>
-
 #include <pwd.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -21,8 +19,8 @@ namespace fleetreap {
 
 struct SshTransport::Session {
   ssh_session session = nullptr;
-  int fd = -1;  // our socket, given to libssh with SSH_OPTIONS_FD
-  bool fd_handed = false;  // set right before ssh_connect with "fd"
+  int fd = -1;                       // our socket, given to libssh with SSH_OPTIONS_FD
+  bool fd_handed = false;            // set right before ssh_connect with "fd"
   ssh_callbacks_struct callbacks{};  // must outlive the session
   // A memfd holding the keys every known_hosts file records for this host,
   // which libssh reads through /proc/self/fd (only to prefer those key

@@ -40,8 +40,7 @@ Status Subprocess::Start(const SubprocessSpec& spec) {
     for (const std::string& entry : *spec.environment) envp.push_back(entry.c_str());
     envp.push_back(nullptr);
   }
-  char* const* env =
-      spec.environment != nullptr ? const_cast<char* const*>(envp.data()) : environ;
+  char* const* env = spec.environment != nullptr ? const_cast<char* const*>(envp.data()) : environ;
   pid_t pid = fork();
   if (pid == 0) {
     // Only async-signal-safe calls from here to exec.

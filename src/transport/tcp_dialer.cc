@@ -21,8 +21,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 int MillisLeft(Clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      deadline - Clock::now());
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
   if (left.count() <= 0) return 0;
   return left.count() > 1000000 ? 1000000 : static_cast<int>(left.count());
 }
@@ -45,8 +44,7 @@ struct Lookup {
   }
 };
 
-Status Resolve(const std::string& address, int port, Clock::time_point deadline,
-               AddrInfoPtr* out) {
+Status Resolve(const std::string& address, int port, Clock::time_point deadline, AddrInfoPtr* out) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -71,12 +69,11 @@ Status Resolve(const std::string& address, int port, Clock::time_point deadline,
   }).detach();
   std::unique_lock<std::mutex> lock(lookup->mu);
   if (!lookup->done_cv.wait_until(lock, deadline, [&] { return lookup->done; })) {
-    return Status::Error(ErrorKind::kDns,
-                         "resolving " + address + " did not finish in time");
+    return Status::Error(ErrorKind::kDns, "resolving " + address + " did not finish in time");
   }
   if (lookup->rc != 0) {
-    return Status::Error(ErrorKind::kDns, "cannot resolve " + address + ": " +
-                                              gai_strerror(lookup->rc));
+    return Status::Error(ErrorKind::kDns,
+                         "cannot resolve " + address + ": " + gai_strerror(lookup->rc));
   }
   out->reset(lookup->result);
   lookup->result = nullptr;
@@ -91,13 +88,12 @@ std::string Endpoint(const std::string& address, int port) {
 }
 
 // Connects one resolved address. Returns the socket or -1 with "*status" set.
-int ConnectOne(const addrinfo& info, const std::string& where,
-               Clock::time_point deadline, Status* status) {
-  int fd = socket(info.ai_family, info.ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                  info.ai_protocol);
+int ConnectOne(const addrinfo& info, const std::string& where, Clock::time_point deadline,
+               Status* status) {
+  int fd =
+      socket(info.ai_family, info.ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, info.ai_protocol);
   if (fd < 0) {
-    *status = Status::Error(ErrorKind::kInternal,
-                            std::string("socket: ") + std::strerror(errno));
+    *status = Status::Error(ErrorKind::kInternal, std::string("socket: ") + std::strerror(errno));
     return -1;
   }
   int one = 1;
@@ -112,8 +108,7 @@ int ConnectOne(const addrinfo& info, const std::string& where,
     } while (ready < 0 && errno == EINTR);
     if (ready == 0) {
       close(fd);
-      *status = Status::Error(ErrorKind::kConnectTimeout,
-                              "timed out connecting to " + where);
+      *status = Status::Error(ErrorKind::kConnectTimeout, "timed out connecting to " + where);
       return -1;
     }
     socklen_t len = sizeof error;
@@ -133,13 +128,11 @@ int ConnectOne(const addrinfo& info, const std::string& where,
 Status AwaitBanner(int fd, const std::string& where, Clock::time_point deadline) {
   int error = 0;
   switch (AwaitFirstByte(fd, deadline, &error)) {
-    case FirstByte::kArrived:
-      return Status::Ok();
+    case FirstByte::kArrived: return Status::Ok();
     case FirstByte::kTimedOut:
       return Status::Error(ErrorKind::kBannerTimeout,
                            "connected to " + where + " but no SSH banner came in time");
-    case FirstByte::kClosed:
-      break;
+    case FirstByte::kClosed: break;
   }
   return Status::Error(ErrorKind::kConnectionLost,
                        where + " closed the connection before its SSH banner" +
@@ -163,8 +156,7 @@ FirstByte AwaitFirstByte(int fd, Clock::time_point deadline, int* error) {
   return FirstByte::kClosed;
 }
 
-Status DialTcp(const std::string& address, int port, Clock::time_point deadline,
-               int* fd) {
+Status DialTcp(const std::string& address, int port, Clock::time_point deadline, int* fd) {
   *fd = -1;
   AddrInfoPtr addresses;
   Status status = Resolve(address, port, deadline, &addresses);

@@ -7,9 +7,9 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace fleetreap;  // NOLINT: entry point outside the namespace
-  static const std::vector<std::string> kLong = {
-      "timestamp", "gpu_name", "gpu_bus_id", "gpu_serial", "gpu_uuid", "pid",
-      "process_name", "used_gpu_memory"};
+  static const std::vector<std::string> kLong = {"timestamp",    "gpu_name",       "gpu_bus_id",
+                                                 "gpu_serial",   "gpu_uuid",       "pid",
+                                                 "process_name", "used_gpu_memory"};
   FuzzInput input = SplitFuzzInput(data, size);
   std::vector<ComputeApp> apps;
   NvidiaSmiFailure failure = NvidiaSmiFailure::kNone;

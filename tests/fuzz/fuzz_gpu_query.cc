@@ -27,8 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace fleetreap;  // NOLINT: entry point outside the namespace
   FuzzInput input = SplitFuzzInput(data, size);
   GpuQueryResult result;
-  Status status = ParseGpuQuery(input.out, input.err, input.exit_code, FieldsFor(input.err),
-                                &result);
+  Status status =
+      ParseGpuQuery(input.out, input.err, input.exit_code, FieldsFor(input.err), &result);
   for (const GpuReading& gpu : result.gpus) {
     FuzzCheck(gpu.state == GpuState::kUnknown || gpu.state == GpuState::kLost);
     FuzzCheck(!gpu.used_mib || *gpu.used_mib >= 0);

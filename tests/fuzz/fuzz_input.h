@@ -25,8 +25,8 @@ inline FuzzInput SplitFuzzInput(const uint8_t* data, size_t size) {
   input.out = bytes.substr(0, first);
   if (first == std::string::npos) return input;
   size_t second = bytes.find('\0', first + 1);
-  input.err = bytes.substr(first + 1, second == std::string::npos ? std::string::npos
-                                                                   : second - first - 1);
+  input.err =
+      bytes.substr(first + 1, second == std::string::npos ? std::string::npos : second - first - 1);
   if (second != std::string::npos && second + 1 < bytes.size()) {
     static const int kCodes[] = {0, 1, 2, 4, 6, 9, 15, 18, 127, 255};
     input.exit_code = kCodes[static_cast<uint8_t>(bytes[second + 1]) % 10];

@@ -22,11 +22,11 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/prctl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/prctl.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -43,30 +43,37 @@ static const struct profile profiles[] = {
     {"sshd", {"sshd: gpuops@pts/0"}},
     {"bash", {"-bash"}},
     {"containerd", {"/usr/bin/containerd"}},
-    {"containerd-shim", {"/usr/bin/containerd-shim-runc-v2", "-namespace", "k8s.io", "-id",
-                         "9f2c4b0e1d7a6c3b8e5f2a1d0c9b8a7f6e5d4c3b2a190817263544f3e2d1c0b", "-address",
-                         "/run/containerd/containerd.sock"}},
-    {"dockerd", {"/usr/bin/dockerd", "-H", "fd://", "--containerd=/run/containerd/containerd.sock"}},
-    {"kubelet", {"/usr/bin/kubelet", "--config=/var/lib/kubelet/config.yaml",
-                 "--kubeconfig=/etc/kubernetes/kubelet.conf", "--container-runtime-endpoint="
-                 "unix:///run/containerd/containerd.sock"}},
+    {"containerd-shim",
+     {"/usr/bin/containerd-shim-runc-v2", "-namespace", "k8s.io", "-id",
+      "9f2c4b0e1d7a6c3b8e5f2a1d0c9b8a7f6e5d4c3b2a190817263544f3e2d1c0b", "-address",
+      "/run/containerd/containerd.sock"}},
+    {"dockerd",
+     {"/usr/bin/dockerd", "-H", "fd://", "--containerd=/run/containerd/containerd.sock"}},
+    {"kubelet",
+     {"/usr/bin/kubelet", "--config=/var/lib/kubelet/config.yaml",
+      "--kubeconfig=/etc/kubernetes/kubelet.conf",
+      "--container-runtime-endpoint="
+      "unix:///run/containerd/containerd.sock"}},
     {"cron", {"/usr/sbin/cron", "-f", "-P"}},
     {"rsyslogd", {"/usr/sbin/rsyslogd", "-n", "-iNONE"}},
     {"systemd-journal", {"/lib/systemd/systemd-journald"}},
     {"systemd-udevd", {"/lib/systemd/systemd-udevd"}},
-    {"dbus-daemon", {"@dbus-daemon", "--system", "--address=systemd:", "--nofork",
-                     "--nopidfile", "--systemd-activation", "--syslog-only"}},
+    {"dbus-daemon",
+     {"@dbus-daemon", "--system", "--address=systemd:", "--nofork", "--nopidfile",
+      "--systemd-activation", "--syslog-only"}},
     {"python3", {"python3", "-m", "http.server", "8000"}},
     {"python3", {"/usr/bin/python3", "/usr/bin/networkd-dispatcher", "--run-startup-triggers"}},
     {"kworker/u16:2", {""}},
     {"kworker/3:1H", {""}},
     {"agetty", {"/sbin/agetty", "-o", "-p -- \\u", "--noclear", "tty1", "linux"}},
-    {"node_exporter", {"/usr/local/bin/node_exporter",
-                       "--collector.textfile.directory=/var/lib/node_exporter/textfile"}},
+    {"node_exporter",
+     {"/usr/local/bin/node_exporter",
+      "--collector.textfile.directory=/var/lib/node_exporter/textfile"}},
     {"tmux: server", {"tmux", "new", "-s", "train"}},
     {"sleep", {"sleep", "infinity"}},
-    {"jupyter-lab", {"/opt/conda/bin/python3.11", "/opt/conda/bin/jupyter-lab", "--no-browser",
-                     "--ip=0.0.0.0", "--port=8888"}},
+    {"jupyter-lab",
+     {"/opt/conda/bin/python3.11", "/opt/conda/bin/jupyter-lab", "--no-browser", "--ip=0.0.0.0",
+      "--port=8888"}},
     {"ray::IDLE", {"ray::IDLE"}},
     {"chronyd", {"/usr/sbin/chronyd", "-F", "1"}},
     {"irqbalance", {"/usr/sbin/irqbalance", "--foreground"}},
@@ -80,17 +87,33 @@ static const struct profile profiles[] = {
  * "/" is the root, where kernel threads are. */
 #define SESSION "/user.slice/user-1000.slice/session-3.scope"
 static const char *const cgroups[] = {
-    "/system.slice/ssh.service", SESSION, SESSION, SESSION,
-    "/system.slice/containerd.service", "/system.slice/containerd.service",
-    "/system.slice/docker.service", "/system.slice/kubelet.service",
-    "/system.slice/cron.service", "/system.slice/rsyslog.service",
-    "/system.slice/systemd-journald.service", "/system.slice/systemd-udevd.service",
-    "/system.slice/dbus.service", SESSION, "/system.slice/networkd-dispatcher.service",
-    "/", "/", "/system.slice/system-getty.slice/getty@tty1.service",
-    "/system.slice/node_exporter.service", "/user.slice/user-1000.slice/user@1000.service/app.slice/tmux-spawn-1f0e.scope",
-    SESSION, "/user.slice/user-1000.slice/session-5.scope", SESSION,
-    "/system.slice/chrony.service", "/system.slice/irqbalance.service",
-    "/system.slice/snapd.service", "/system.slice/nginx.service",
+    "/system.slice/ssh.service",
+    SESSION,
+    SESSION,
+    SESSION,
+    "/system.slice/containerd.service",
+    "/system.slice/containerd.service",
+    "/system.slice/docker.service",
+    "/system.slice/kubelet.service",
+    "/system.slice/cron.service",
+    "/system.slice/rsyslog.service",
+    "/system.slice/systemd-journald.service",
+    "/system.slice/systemd-udevd.service",
+    "/system.slice/dbus.service",
+    SESSION,
+    "/system.slice/networkd-dispatcher.service",
+    "/",
+    "/",
+    "/system.slice/system-getty.slice/getty@tty1.service",
+    "/system.slice/node_exporter.service",
+    "/user.slice/user-1000.slice/user@1000.service/app.slice/tmux-spawn-1f0e.scope",
+    SESSION,
+    "/user.slice/user-1000.slice/session-5.scope",
+    SESSION,
+    "/system.slice/chrony.service",
+    "/system.slice/irqbalance.service",
+    "/system.slice/snapd.service",
+    "/system.slice/nginx.service",
     "/system.slice/redis-server.service",
 };
 _Static_assert(sizeof cgroups / sizeof *cgroups == PROFILES, "one cgroup per profile");

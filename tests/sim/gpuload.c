@@ -69,8 +69,14 @@
 static volatile sig_atomic_t got_term;
 static volatile sig_atomic_t got_chld;
 
-static void on_term(int sig) { (void)sig; got_term = 1; }
-static void on_chld(int sig) { (void)sig; got_chld = 1; }
+static void on_term(int sig) {
+  (void)sig;
+  got_term = 1;
+}
+static void on_chld(int sig) {
+  (void)sig;
+  got_chld = 1;
+}
 
 static char **saved_argv; /* main's argv: a forked child's argv area */
 
@@ -351,14 +357,19 @@ static int run_parent(int launcher_fd) {
 /* Maps flags onto FAKEGPU_* variables; returns 0 or prints usage. */
 static int apply_flags(int argc, char **argv) {
   static const char *const with_value[][2] = {
-      {"--gpus", "FAKEGPU_GPUS"},       {"--mib", "FAKEGPU_MIB"},
-      {"--title", "FAKEGPU_TITLE"},     {"--on-term", "FAKEGPU_ON_TERM"},
-      {"--pidfile", "FAKEGPU_PIDFILE"}, {"--respawn-delay", "FAKEGPU_RESPAWN_DELAY_MS"},
+      {"--gpus", "FAKEGPU_GPUS"},
+      {"--mib", "FAKEGPU_MIB"},
+      {"--title", "FAKEGPU_TITLE"},
+      {"--on-term", "FAKEGPU_ON_TERM"},
+      {"--pidfile", "FAKEGPU_PIDFILE"},
+      {"--respawn-delay", "FAKEGPU_RESPAWN_DELAY_MS"},
       {"--respawn-init", "FAKEGPU_RESPAWN_INIT_MS"},
   };
   static const char *const switches[][2] = {
-      {"--respawn-once", "FAKEGPU_RESPAWN"}, {"--detach", "FAKEGPU_DETACH"},
-      {"--hold-all", "FAKEGPU_HOLD_ALL"},    {"--daemonize", "FAKEGPU_DAEMONIZE"},
+      {"--respawn-once", "FAKEGPU_RESPAWN"},
+      {"--detach", "FAKEGPU_DETACH"},
+      {"--hold-all", "FAKEGPU_HOLD_ALL"},
+      {"--daemonize", "FAKEGPU_DAEMONIZE"},
   };
   for (int i = 1; i < argc; i++) {
     int matched = 0;

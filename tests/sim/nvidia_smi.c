@@ -27,10 +27,12 @@
  * flood:KIND:AMOUNT: hostile volume (nvidia_smi_flood.c).
  *
  * Supported: --query-gpu=, --query-compute-apps=, --format=csv[,noheader]
- * [,nounits], -i/--id, -L, -r/--gpu-reset [-i N], and the default table. Texts and exit codes follow
- * the captures in /work/shared/nvsmi-samples (see SOURCES.md there).
+ * [,nounits], -i/--id, -L, -r/--gpu-reset [-i N], and the default table. Texts and exit codes
+ * follow the captures in /work/shared/nvsmi-samples (see SOURCES.md there).
  */
 #define _GNU_SOURCE
+#include "nvidia_smi.h"
+
 #include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -41,8 +43,6 @@
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
-
-#include "nvidia_smi.h"
 
 const char *state_dir = "/run/fakegpu";
 
@@ -94,9 +94,8 @@ static void load_gpus(void) {
     unsigned long h2 = hash("uuid", h);
     g->index = i;
     g->total = total;
-    snprintf(g->uuid, sizeof g->uuid, "GPU-%08lx-%04lx-%04lx-%04lx-%012lx",
-             h & 0xffffffffUL, (h >> 32) & 0xffff, (h >> 48) & 0xffff, h2 & 0xffff,
-             (h2 >> 16) & 0xffffffffffffUL);
+    snprintf(g->uuid, sizeof g->uuid, "GPU-%08lx-%04lx-%04lx-%04lx-%012lx", h & 0xffffffffUL,
+             (h >> 32) & 0xffff, (h >> 48) & 0xffff, h2 & 0xffff, (h2 >> 16) & 0xffffffffffffUL);
     snprintf(g->bus_id, sizeof g->bus_id, "00000000:%02X:00.0", i < 8 ? bus[i] : 0x10 + i);
     snprintf(g->serial, sizeof g->serial, "%013lu", h2 % 10000000000000UL);
     snprintf(buf, sizeof buf, "leaked/%d", i);
@@ -157,13 +156,9 @@ static long env_mib(int pid, unsigned long long *mem_gpus) {
   return mib;
 }
 
-int nvsmi_charged(const struct proc *p, int k) {
-  return p->mib > 0 && (p->charged & (1ULL << k));
-}
+int nvsmi_charged(const struct proc *p, int k) { return p->mib > 0 && (p->charged & (1ULL << k)); }
 
-int nvsmi_holds(const struct proc *p, int k) {
-  return ((p->gpus | p->charged) & (1ULL << k)) != 0;
-}
+int nvsmi_holds(const struct proc *p, int k) { return ((p->gpus | p->charged) & (1ULL << k)) != 0; }
 
 static void read_name(struct proc *p) {
   char path[64];
@@ -277,14 +272,22 @@ int main(int argc, char **argv) {
   if (access("/run/fakegpu-hostproc/1/stat", F_OK) == 0) proc_root = "/run/fakegpu-hostproc";
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if (!strncmp(a, "--query-gpu=", 12)) query_gpu = a + 12;
-    else if (!strncmp(a, "--query-compute-apps=", 21)) query_apps = a + 21;
-    else if (!strncmp(a, "--format=", 9)) format = a + 9;
-    else if (!strncmp(a, "--id=", 5)) only = atoi(a + 5);
-    else if ((!strcmp(a, "-i") || !strcmp(a, "--id")) && i + 1 < argc) only = atoi(argv[++i]);
-    else if (!strncmp(a, "-i", 2) && isdigit((unsigned char)a[2])) only = atoi(a + 2);
-    else if (!strcmp(a, "-r") || !strcmp(a, "--gpu-reset")) do_reset = 1;
-    else if (!strcmp(a, "-L") || !strcmp(a, "--list-gpus")) list = 1;
+    if (!strncmp(a, "--query-gpu=", 12))
+      query_gpu = a + 12;
+    else if (!strncmp(a, "--query-compute-apps=", 21))
+      query_apps = a + 21;
+    else if (!strncmp(a, "--format=", 9))
+      format = a + 9;
+    else if (!strncmp(a, "--id=", 5))
+      only = atoi(a + 5);
+    else if ((!strcmp(a, "-i") || !strcmp(a, "--id")) && i + 1 < argc)
+      only = atoi(argv[++i]);
+    else if (!strncmp(a, "-i", 2) && isdigit((unsigned char)a[2]))
+      only = atoi(a + 2);
+    else if (!strcmp(a, "-r") || !strcmp(a, "--gpu-reset"))
+      do_reset = 1;
+    else if (!strcmp(a, "-L") || !strcmp(a, "--list-gpus"))
+      list = 1;
     else {
       printf("\nERROR: Option %s is not recognized. Please run 'nvidia-smi -h'.\n\n", a);
       return 2;
@@ -294,8 +297,9 @@ int main(int argc, char **argv) {
   maybe_kill_sshd();
   read_state("mode", mode, sizeof mode);
   if (!strcmp(mode, "missing")) {
-    printf("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
-           "Make sure that the latest NVIDIA driver is installed and running.\n\n");
+    printf(
+        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+        "Make sure that the latest NVIDIA driver is installed and running.\n\n");
     return 9;
   }
   if (!strcmp(mode, "hang")) {

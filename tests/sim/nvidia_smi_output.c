@@ -55,39 +55,65 @@ static const struct field app_fields[] = {
 static void gpu_value(const char *h, const struct gpu *g, char *out, size_t n) {
   static const int temps[8] = {34, 36, 33, 35, 37, 34, 36, 35};
   long reserved = 616;
-  if (!strcmp(h, "timestamp")) snprintf(out, n, "%s", timestamp);
-  else if (!strcmp(h, "driver_version")) snprintf(out, n, "580.159.04");
-  else if (!strcmp(h, "count")) snprintf(out, n, "%d", gpu_count);
-  else if (!strcmp(h, "name")) snprintf(out, n, "%s", model);
-  else if (!strcmp(h, "serial")) snprintf(out, n, "%s", g->serial);
-  else if (!strcmp(h, "uuid")) snprintf(out, n, "%s", g->uuid);
-  else if (!strcmp(h, "pci.bus_id")) snprintf(out, n, "%s", g->bus_id);
-  else if (!strcmp(h, "index")) snprintf(out, n, "%d", g->index);
-  else if (!strcmp(h, "persistence_mode")) snprintf(out, n, "Enabled");
-  else if (!strcmp(h, "pstate")) snprintf(out, n, g->used ? "P0" : "P0");
-  else if (!strcmp(h, "memory.total")) snprintf(out, n, "%ld", g->total);
-  else if (!strcmp(h, "memory.reserved")) snprintf(out, n, "%ld", reserved);
-  else if (!strcmp(h, "memory.used")) snprintf(out, n, "%ld", g->used);
+  if (!strcmp(h, "timestamp"))
+    snprintf(out, n, "%s", timestamp);
+  else if (!strcmp(h, "driver_version"))
+    snprintf(out, n, "580.159.04");
+  else if (!strcmp(h, "count"))
+    snprintf(out, n, "%d", gpu_count);
+  else if (!strcmp(h, "name"))
+    snprintf(out, n, "%s", model);
+  else if (!strcmp(h, "serial"))
+    snprintf(out, n, "%s", g->serial);
+  else if (!strcmp(h, "uuid"))
+    snprintf(out, n, "%s", g->uuid);
+  else if (!strcmp(h, "pci.bus_id"))
+    snprintf(out, n, "%s", g->bus_id);
+  else if (!strcmp(h, "index"))
+    snprintf(out, n, "%d", g->index);
+  else if (!strcmp(h, "persistence_mode"))
+    snprintf(out, n, "Enabled");
+  else if (!strcmp(h, "pstate"))
+    snprintf(out, n, g->used ? "P0" : "P0");
+  else if (!strcmp(h, "memory.total"))
+    snprintf(out, n, "%ld", g->total);
+  else if (!strcmp(h, "memory.reserved"))
+    snprintf(out, n, "%ld", reserved);
+  else if (!strcmp(h, "memory.used"))
+    snprintf(out, n, "%ld", g->used);
   else if (!strcmp(h, "memory.free")) {
     long free_mib = g->total - reserved - g->used;
     snprintf(out, n, "%ld", free_mib < 0 ? 0 : free_mib);
-  } else if (!strcmp(h, "utilization.gpu")) snprintf(out, n, "%d", g->used ? 97 : 0);
-  else if (!strcmp(h, "utilization.memory")) snprintf(out, n, "%d", g->used ? 41 : 0);
-  else if (!strcmp(h, "temperature.gpu")) snprintf(out, n, "%d", temps[g->index % 8] + (g->used ? 20 : 0));
-  else if (!strcmp(h, "power.draw")) snprintf(out, n, "%.2f", g->used ? 512.37 : 85.12);
-  else if (!strcmp(h, "gpu_recovery_action")) snprintf(out, n, "%s", g->recovery);
+  } else if (!strcmp(h, "utilization.gpu"))
+    snprintf(out, n, "%d", g->used ? 97 : 0);
+  else if (!strcmp(h, "utilization.memory"))
+    snprintf(out, n, "%d", g->used ? 41 : 0);
+  else if (!strcmp(h, "temperature.gpu"))
+    snprintf(out, n, "%d", temps[g->index % 8] + (g->used ? 20 : 0));
+  else if (!strcmp(h, "power.draw"))
+    snprintf(out, n, "%.2f", g->used ? 512.37 : 85.12);
+  else if (!strcmp(h, "gpu_recovery_action"))
+    snprintf(out, n, "%s", g->recovery);
 }
 
 static void app_value(const char *h, const struct gpu *g, const struct proc *p, char *out,
                       size_t n) {
-  if (!strcmp(h, "timestamp")) snprintf(out, n, "%s", timestamp);
-  else if (!strcmp(h, "gpu_name")) snprintf(out, n, "%s", model);
-  else if (!strcmp(h, "gpu_bus_id")) snprintf(out, n, "%s", g->bus_id);
-  else if (!strcmp(h, "gpu_serial")) snprintf(out, n, "%s", g->serial);
-  else if (!strcmp(h, "gpu_uuid")) snprintf(out, n, "%s", g->uuid);
-  else if (!strcmp(h, "pid")) snprintf(out, n, "%d", p->pid);
-  else if (!strcmp(h, "process_name")) snprintf(out, n, "%s", p->name);
-  else if (!strcmp(h, "used_gpu_memory")) snprintf(out, n, "%ld", p->mib);
+  if (!strcmp(h, "timestamp"))
+    snprintf(out, n, "%s", timestamp);
+  else if (!strcmp(h, "gpu_name"))
+    snprintf(out, n, "%s", model);
+  else if (!strcmp(h, "gpu_bus_id"))
+    snprintf(out, n, "%s", g->bus_id);
+  else if (!strcmp(h, "gpu_serial"))
+    snprintf(out, n, "%s", g->serial);
+  else if (!strcmp(h, "gpu_uuid"))
+    snprintf(out, n, "%s", g->uuid);
+  else if (!strcmp(h, "pid"))
+    snprintf(out, n, "%d", p->pid);
+  else if (!strcmp(h, "process_name"))
+    snprintf(out, n, "%s", p->name);
+  else if (!strcmp(h, "used_gpu_memory"))
+    snprintf(out, n, "%ld", p->mib);
 }
 
 /* Resolves the comma-separated query into field pointers; 0 on success. */
@@ -127,8 +153,10 @@ static void print_cell(int i, const struct field *f, const char *value, int unit
 
 void nvsmi_print_lost(void) {
   if (lost_gpu >= 0 && lost_gpu < gpu_count)
-    printf("Unable to determine the device handle for GPU %s: GPU is lost. "
-           "Reboot the system to recover this GPU\n", gpus[lost_gpu].bus_id + 4);
+    printf(
+        "Unable to determine the device handle for GPU %s: GPU is lost. "
+        "Reboot the system to recover this GPU\n",
+        gpus[lost_gpu].bus_id + 4);
 }
 
 int nvsmi_query(const char *q, int apps, int header, int units, int only) {
@@ -183,12 +211,13 @@ int nvsmi_reset(int only) {
     for (int k = 0; k < gpu_count; k++)
       if ((only < 0 || k == only) && holders_of(k))
         printf("  GPU %s: In use by another client\n", gpus[k].bus_id);
-    printf("\n%d device%s currently being used by one or more other processes (e.g., Fabric "
-           "Manager, CUDA application, graphics application such as an X server, or a "
-           "monitoring application such as another instance of nvidia-smi). Please first kill "
-           "all processes using this device and all compute applications running in the "
-           "system.\n",
-           busy, busy == 1 ? " is" : "s are");
+    printf(
+        "\n%d device%s currently being used by one or more other processes (e.g., Fabric "
+        "Manager, CUDA application, graphics application such as an X server, or a "
+        "monitoring application such as another instance of nvidia-smi). Please first kill "
+        "all processes using this device and all compute applications running in the "
+        "system.\n",
+        busy, busy == 1 ? " is" : "s are");
     return 255;
   }
   for (int k = 0; k < gpu_count; k++) {
@@ -206,26 +235,33 @@ int nvsmi_reset(int only) {
  * fleetreap never parses it; people read it. */
 int nvsmi_table(void) {
   char left[64], right[64];
-  const char *bar = "+-----------------------------------------+------------------------+"
-                    "----------------------+";
-  const char *wide = "+------------------------------------------------------------------"
-                     "-----------------------+";
+  const char *bar =
+      "+-----------------------------------------+------------------------+"
+      "----------------------+";
+  const char *wide =
+      "+------------------------------------------------------------------"
+      "-----------------------+";
   time_t now = time(NULL);
   char stamp[64];
   strftime(stamp, sizeof stamp, "%a %b %e %H:%M:%S %Y", localtime(&now));
   printf("%s       \n", stamp);
   printf("%s\n", wide);
-  printf("| NVIDIA-SMI 580.159.04             Driver Version: 580.159.04     "
-         "CUDA Version: 13.0     |\n");
+  printf(
+      "| NVIDIA-SMI 580.159.04             Driver Version: 580.159.04     "
+      "CUDA Version: 13.0     |\n");
   printf("%s\n", bar);
-  printf("| GPU  Name                 Persistence-M | Bus-Id          Disp.A | "
-         "Volatile Uncorr. ECC |\n");
-  printf("| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | "
-         "GPU-Util  Compute M. |\n");
-  printf("|                                         |                        |  "
-         "             MIG M. |\n");
-  printf("|=========================================+========================+"
-         "======================|\n");
+  printf(
+      "| GPU  Name                 Persistence-M | Bus-Id          Disp.A | "
+      "Volatile Uncorr. ECC |\n");
+  printf(
+      "| Fan  Temp   Perf          Pwr:Usage/Cap |           Memory-Usage | "
+      "GPU-Util  Compute M. |\n");
+  printf(
+      "|                                         |                        |  "
+      "             MIG M. |\n");
+  printf(
+      "|=========================================+========================+"
+      "======================|\n");
   for (int k = 0; k < gpu_count; k++) {
     const struct gpu *g = &gpus[k];
     printf("|%4d  %-31.31sOn  |   %s Off |%21s |\n", k, model, g->bus_id, "0");
@@ -240,20 +276,23 @@ int nvsmi_table(void) {
   }
   printf("\n%s\n", wide);
   printf("| Processes:%78s|\n", "");
-  printf("|  GPU   GI   CI              PID   Type   Process name                        "
-         "GPU Memory |\n");
-  printf("|        ID   ID                                                               "
-         "Usage      |\n");
-  printf("|=========================================================================="
-         "===============|\n");
+  printf(
+      "|  GPU   GI   CI              PID   Type   Process name                        "
+      "GPU Memory |\n");
+  printf(
+      "|        ID   ID                                                               "
+      "Usage      |\n");
+  printf(
+      "|=========================================================================="
+      "===============|\n");
   int rows = 0;
   for (int k = 0; k < gpu_count; k++)
     for (int p = 0; p < proc_count; p++) {
       char mem[32];
       if (!nvsmi_charged(&procs[p], k)) continue;
       snprintf(mem, sizeof mem, "%ldMiB", procs[p].mib);
-      printf("|%5d   N/A  N/A  %14d      C   %-36.36s %9s |\n", k, procs[p].pid,
-             procs[p].name, mem);
+      printf("|%5d   N/A  N/A  %14d      C   %-36.36s %9s |\n", k, procs[p].pid, procs[p].name,
+             mem);
       rows++;
     }
   if (!rows) printf("|  No running processes found%61s|\n", "");

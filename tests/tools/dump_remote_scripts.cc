@@ -73,16 +73,16 @@ int main(int argc, char** argv) {
   ok &= Write(dir, "scan_quick", "the GPU query only", fleetreap::ScanScript(quick));
   ok &= Write(dir, "per_gpu_query", "GPUs 0 and 3",
               fleetreap::PerGpuQueryScript({0, 3}, milliseconds(5000)));
-  ok &= Write(dir, "stop_units", "two units",
-              fleetreap::StopUnitsScript(units, milliseconds(30000)));
+  ok &=
+      Write(dir, "stop_units", "two units", fleetreap::StopUnitsScript(units, milliseconds(30000)));
   ok &= Write(dir, "stop_then_signal", "units stopped, then TERM, in one round trip",
               fleetreap::StopUnitsScript(units, milliseconds(30000), /*end=*/false) +
-                  fleetreap::SignalScript("TERM", targets, milliseconds(10000),
-                                          milliseconds(150), paths, {1, 777}),
+                  fleetreap::SignalScript("TERM", targets, milliseconds(10000), milliseconds(150),
+                                          paths, {1, 777}),
               kJoined);
-  ok &= Write(dir, "signal_kill", "KILL, no parents",
-              fleetreap::SignalScript("KILL", targets, milliseconds(5000), milliseconds(5),
-                                      stand_in));
+  ok &= Write(
+      dir, "signal_kill", "KILL, no parents",
+      fleetreap::SignalScript("KILL", targets, milliseconds(5000), milliseconds(5), stand_in));
   ok &= Write(dir, "signal_none", "no targets",
               fleetreap::SignalScript("TERM", {}, milliseconds(1000), milliseconds(100)));
   ok &= Write(dir, "shm_dry_then_scan", "the dry-run /dev/shm pass and the scan",

@@ -11,8 +11,8 @@ namespace fleetreap {
 /// Wraps "script" so the remote side ends it after "timeout": GNU timeout with
 /// a KILL after a short grace, and "sudo -n" in front when "become" is set.
 /// The script is single-quoted, so it reaches sh -c unchanged.
-std::string BoundedCommand(const std::string& script,
-                           std::chrono::milliseconds timeout, bool become);
+std::string BoundedCommand(const std::string& script, std::chrono::milliseconds timeout,
+                           bool become);
 
 /// Quotes "value" for a POSIX shell so it is always one literal word.
 std::string ShellQuote(const std::string& value);

@@ -11,9 +11,9 @@ namespace fleetreap {
 
 enum class ErrorKind {
   kNone,
-  kUsage,           // bad command line
-  kInvalidInput,    // inventory or playbook: file, line and problem
-  kParse,           // a host printed something we could not read
+  kUsage,         // bad command line
+  kInvalidInput,  // inventory or playbook: file, line and problem
+  kParse,         // a host printed something we could not read
   kDns,
   kRefused,
   kConnectTimeout,
@@ -24,8 +24,8 @@ enum class ErrorKind {
   kSudo,
   kCommandTimeout,
   kConnectionLost,
-  kCommandFailed,   // a remote command ran and reported failure
-  kHostTimeout,     // --host-timeout or --deadline ended this host
+  kCommandFailed,  // a remote command ran and reported failure
+  kHostTimeout,    // --host-timeout or --deadline ended this host
   kInternal,
 };
 
@@ -55,8 +55,7 @@ class [[nodiscard]] Status {
   std::string ToString() const;
 
  private:
-  Status(ErrorKind kind, std::string message)
-      : kind_(kind), message_(std::move(message)) {}
+  Status(ErrorKind kind, std::string message) : kind_(kind), message_(std::move(message)) {}
   ErrorKind kind_ = ErrorKind::kNone;
   std::string message_;
 };

@@ -6,9 +6,9 @@
 #include <string>
 
 #include "fleetreap/base/exit_code.h"
+#include "fleetreap/base/status.h"
 #include "fleetreap/cli/options.h"
 #include "fleetreap/escalation/scope.h"
-#include "fleetreap/base/status.h"
 
 namespace fleetreap {
 
@@ -17,7 +17,7 @@ enum class CliAction { kRun, kMerge, kHelp, kVersion, kUsageError };
 struct CliResult {
   CliAction action = CliAction::kRun;
   Options options;
-  std::string error;   // one line, for kUsageError
+  std::string error;  // one line, for kUsageError
 };
 
 /// Parses the command line. Never throws, never exits; unknown or malformed

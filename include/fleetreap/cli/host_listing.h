@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "fleetreap/inventory/host.h"
 #include "fleetreap/cli/options.h"
+#include "fleetreap/inventory/host.h"
 
 namespace fleetreap {
 

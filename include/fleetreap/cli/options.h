@@ -13,49 +13,49 @@ namespace fleetreap {
 
 struct Options {
   // selection
-  std::string hosts_file;        // --hosts
-  std::string limit;             // --limit
-  bool list_hosts = false;       // --list-hosts
-  bool local = false;            // --local: this machine, no SSH
+  std::string hosts_file;   // --hosts
+  std::string limit;        // --limit
+  bool list_hosts = false;  // --list-hosts
+  bool local = false;       // --local: this machine, no SSH
 
   // connection
   int forks = 64;
   std::chrono::milliseconds connect_timeout{10000};
   std::chrono::milliseconds command_timeout{60000};
-  std::chrono::milliseconds host_timeout{0};   // 0: none
-  std::chrono::milliseconds deadline{0};       // 0: none
+  std::chrono::milliseconds host_timeout{0};  // 0: none
+  std::chrono::milliseconds deadline{0};      // 0: none
   int retries = 2;
-  std::string user;              // --user, default for hosts without one
-  std::string identity;          // --identity
-  std::string known_hosts;       // --known-hosts, default ~/.ssh/known_hosts
+  std::string user;         // --user, default for hosts without one
+  std::string identity;     // --identity
+  std::string known_hosts;  // --known-hosts, default ~/.ssh/known_hosts
   HostKeyPolicy host_key_policy = HostKeyPolicy::kStrict;
-  bool ssh_config = false;       // --ssh-config (or --ssh-config-file)
-  std::string ssh_config_file;   // --ssh-config-file, "" = ~/.ssh/config
-  bool become = false;           // --become
-  bool no_agent = false;         // --no-agent
+  bool ssh_config = false;      // --ssh-config (or --ssh-config-file)
+  std::string ssh_config_file;  // --ssh-config-file, "" = ~/.ssh/config
+  bool become = false;          // --become
+  bool no_agent = false;        // --no-agent
 
   // escalation
-  std::string playbook;          // --playbook, "" = built-in default
+  std::string playbook;  // --playbook, "" = built-in default
   bool dry_run = false;
-  std::vector<std::string> protect;   // --protect, repeatable
-  std::string gpus;              // --gpus LIST, "" = every GPU
-  std::string cgroup;            // --cgroup PATH, "" = any
-  bool spare_pods = false;       // --spare-pods: never act on a Kubernetes pod's processes
+  std::vector<std::string> protect;  // --protect, repeatable
+  std::string gpus;                  // --gpus LIST, "" = every GPU
+  std::string cgroup;                // --cgroup PATH, "" = any
+  bool spare_pods = false;           // --spare-pods: never act on a Kubernetes pod's processes
 
   // output
-  std::string json;              // --json FILE or -
-  std::string junit;             // --junit FILE
-  std::string summary_md;        // --summary-md FILE
-  std::string log_dir;           // --log-dir DIR
-  std::string failed_hosts;      // --failed-hosts FILE
-  std::string drain_reasons;     // --drain-reasons FILE: "HOST REASON" lines
+  std::string json;           // --json FILE or -
+  std::string junit;          // --junit FILE
+  std::string summary_md;     // --summary-md FILE
+  std::string log_dir;        // --log-dir DIR
+  std::string failed_hosts;   // --failed-hosts FILE
+  std::string drain_reasons;  // --drain-reasons FILE: "HOST REASON" lines
   bool quiet = false;
-  int verbosity = 0;             // -v, -vv
-  std::string color = "auto";    // --color auto|always|never
+  int verbosity = 0;           // -v, -vv
+  std::string color = "auto";  // --color auto|always|never
 
   // fleetreap merge REPORT.json...
   std::vector<std::string> merge_reports;
-  std::string merge_expect;      // --expect FILE: hosts whose reports must be there
+  std::string merge_expect;  // --expect FILE: hosts whose reports must be there
 };
 
 }  // namespace fleetreap

@@ -48,10 +48,10 @@
 
 #include "fleetreap/escalation/host_view.h"
 #include "fleetreap/escalation/playbook.h"
-#include "fleetreap/remote/remote_script_output.h"
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/model/holder.h"
 #include "fleetreap/model/target.h"
+#include "fleetreap/remote/remote_script_output.h"
 
 namespace fleetreap {
 
@@ -59,9 +59,9 @@ namespace fleetreap {
 struct History {
   bool inspected = false;
   bool units_done = false;
-  int waves = 0;                  // signal waves started
+  int waves = 0;  // signal waves started
   bool signalled_since_scan = false;
-  int rescans_since_signal = 0;   // 1 after the quick re-scan, 2 after settle
+  int rescans_since_signal = 0;  // 1 after the quick re-scan, 2 after settle
   bool shm_done = false;
   bool verified = false;
   bool reset_done = false;
@@ -86,12 +86,12 @@ const char* ActionKindName(ActionKind kind);
 
 struct Action {
   ActionKind kind = ActionKind::kDone;
-  std::vector<Target> targets;       // kTerm, kKill: ascending PID
-  std::vector<std::string> units;    // kStopUnits
+  std::vector<Target> targets;     // kTerm, kKill: ascending PID
+  std::vector<std::string> units;  // kStopUnits
   /// kTerm, kKill: how long to wait for the targets to exit.
   /// kRescan: how long after the last signal the scan may start.
   std::chrono::milliseconds wait{0};
-  std::vector<int> gpus;             // kResetGpus: GPU indexes
+  std::vector<int> gpus;  // kResetGpus: GPU indexes
   /// kRescan, kVerify: nvidia-smi first, the known holders standing in; a
   /// full scan follows only when it finds a GPU that is not clean
   /// (QuickScanSuffices). False: the device files are read again too.
@@ -131,8 +131,7 @@ class Escalation {
   /// Actions a host may take before the ladder is called stuck.
   static constexpr int kMaxSteps = 64;
 
-  Escalation(const Playbook& playbook, EscalationMode mode)
-      : playbook_(playbook), mode_(mode) {}
+  Escalation(const Playbook& playbook, EscalationMode mode) : playbook_(playbook), mode_(mode) {}
 
   /// The next action for "view": NextAction, except that a dry run ends
   /// after inspect (listing /dev/shm leftovers when the playbook cleans
@@ -161,8 +160,7 @@ class Escalation {
 /// The ladder's next action for a host that "history" describes. Never
 /// signals a holder whose fate is kProtected or kUnkillable, nor one from a
 /// wave past max_rounds. Never returns kDidNotConverge.
-Action NextAction(const Playbook& playbook, const HostView& view,
-                  const History& history);
+Action NextAction(const Playbook& playbook, const HostView& view, const History& history);
 
 /// The fate a dry run reports for "holder": kProtected, kWouldTerm,
 /// kWouldKill (the playbook skips TERM), or kObserved (it signals nothing).

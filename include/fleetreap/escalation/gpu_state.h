@@ -25,8 +25,7 @@ bool HolderStillPresent(const Holder& holder);
 /// minors) and the bus ids of "gpus" link them; a minor with no link keeps its
 /// number. Call once per scan, before ClassifyGpus.
 void MapHolderGpusToIndexes(const std::map<std::string, int>& minor_by_bus_id,
-                            const std::vector<GpuReading>& gpus,
-                            std::vector<Holder>* holders);
+                            const std::vector<GpuReading>& gpus, std::vector<Holder>* holders);
 
 /// True when nvidia-smi's gpu_recovery_action names an action: anything but
 /// "None" (any case), "" (not queried), "N/A" and bracketed unknowns
@@ -57,11 +56,12 @@ std::string GpuLabel(const GpuReading& gpu);
 /// reading gets a kMissing reading, except that lost readings with no index
 /// stand in for absent indexes first. Readings end sorted by index (-1 last).
 /// Holders with no GPU index (only nvidiactl, nvidia-uvm) touch no GPU.
-void ClassifyGpus(const std::vector<Holder>& holders, int expected_gpus,
-                  int64_t threshold_mib, std::vector<GpuReading>* gpus);
+void ClassifyGpus(const std::vector<Holder>& holders, int expected_gpus, int64_t threshold_mib,
+                  std::vector<GpuReading>* gpus);
 
 /// True only when "gpus" is non-empty and every reading is kClean or
-/// kProtectedOnly (a GPU whose driver asks for recovery is neither). Call after ClassifyGpus, which adds the missing GPUs.
+/// kProtectedOnly (a GPU whose driver asks for recovery is neither). Call after ClassifyGpus, which
+/// adds the missing GPUs.
 bool HostGpusClean(const std::vector<GpuReading>& gpus);
 
 }  // namespace fleetreap

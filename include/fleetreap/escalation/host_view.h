@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "fleetreap/remote/nvidia_smi.h"
 #include "fleetreap/escalation/protect.h"
-#include "fleetreap/model/gpu_reading.h"
-#include "fleetreap/model/holder.h"
 #include "fleetreap/escalation/scope.h"
 #include "fleetreap/escalation/unit_properties.h"
+#include "fleetreap/model/gpu_reading.h"
+#include "fleetreap/model/holder.h"
+#include "fleetreap/remote/nvidia_smi.h"
 #include "fleetreap/remote/remote_script_output.h"
 
 namespace fleetreap {
@@ -26,7 +26,7 @@ namespace fleetreap {
 /// "holder.round" is the wave it belongs to (1 for the inspect scan).
 struct TrackedHolder {
   Holder holder;
-  bool present = true;    // seen in the latest scan or wait
+  bool present = true;  // seen in the latest scan or wait
   bool term_sent = false;
   bool kill_sent = false;
   uint64_t signalled_at = 0;  // host clock ticks at its first signal; 0: never
@@ -82,8 +82,7 @@ std::vector<int> GpusHeldOnlyByProtected(const std::vector<TrackedHolder>& holde
 
 /// Marks each GPU of "suspects" that no compute app uses (matched by UUID or
 /// bus id) as kGhost, with a detail saying it needs a reset.
-void MarkGhostsWithoutApps(const std::vector<int>& suspects,
-                           const std::vector<ComputeApp>& apps,
+void MarkGhostsWithoutApps(const std::vector<int>& suspects, const std::vector<ComputeApp>& apps,
                            std::vector<GpuReading>* gpus);
 
 /// True when the host still needs work: a GPU that is not clean or
@@ -117,7 +116,8 @@ std::vector<ChildProcess> FindNewcomers(const std::vector<ChildProcess>& childre
 std::vector<int> ResettableGpus(const HostView& view);
 
 /// The protected holders that block a reset: those holding a ghost or busy
-/// GPU that no unprotected holder holds, as "nvidia-persistenced (pid 812)" joined with ", "; "" when none.
+/// GPU that no unprotected holder holds, as "nvidia-persistenced (pid 812)" joined with ", "; ""
+/// when none.
 std::string ResetBlockers(const HostView& view);
 
 }  // namespace fleetreap

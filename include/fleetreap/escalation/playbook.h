@@ -35,7 +35,7 @@ const char* StepName(Step step);
 struct Playbook {
   std::string name = "default";
   std::string description;
-  std::string source;   // file path, or "<built-in default>"
+  std::string source;  // file path, or "<built-in default>"
 
   /// The steps that run; kInspect is always among them.
   std::vector<Step> steps = {Step::kInspect};
@@ -80,8 +80,7 @@ struct Playbook {
 /// ErrorKind::kInvalidInput with messages like
 /// `playbooks/x.yaml:7:3: term_grace must be a duration like "10s", got "soon"`.
 /// Unknown keys are errors. "*playbook" is written only on success.
-Status ParsePlaybook(const std::string& yaml, const std::string& source,
-                     Playbook* playbook);
+Status ParsePlaybook(const std::string& yaml, const std::string& source, Playbook* playbook);
 
 /// Reads and parses the playbook at "path". A missing or unreadable file is
 /// ErrorKind::kInvalidInput naming the path.

@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/model/daemon_pid_file.h"
+#include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/model/holder.h"
 
 namespace fleetreap {

@@ -27,14 +27,12 @@ bool ParseAnsibleAddress(const std::string& text, std::string* host, int* port);
 /// Appends to "names"; on error returns kInvalidInput
 ///   host range "gpu[01-04]": Ansible reads only [begin:end] or
 ///   [begin:end:step] ranges (a ClusterShell range: write gpu[01:04])
-Status ExpandAnsibleHostRange(const std::string& pattern,
-                              std::vector<std::string>* names);
+Status ExpandAnsibleHostRange(const std::string& pattern, std::vector<std::string>* names);
 
 /// What Ansible's inventory plugins do with one host key: the address part
 /// split from its port (see ParseAnsibleAddress; a key that does not parse
 /// is taken whole, with no port), then its ranges expanded. "*port" is -1
 /// when there is none.
-Status ExpandAnsibleHostKey(const std::string& key, std::vector<std::string>* names,
-                            int* port);
+Status ExpandAnsibleHostKey(const std::string& key, std::vector<std::string>* names, int* port);
 
 }  // namespace fleetreap

@@ -49,7 +49,7 @@ struct Subscript {
   bool present = false;
   bool single = false;  // [n]: one index, may be negative
   long start = 0;
-  long end = -1;        // [x:] is -1, as in Ansible
+  long end = -1;  // [x:] is -1, as in Ansible
 };
 
 /// Splits "pattern" into the expression and its subscript; a pattern

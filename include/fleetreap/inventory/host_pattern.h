@@ -32,8 +32,7 @@ bool HasHostRange(const std::string& pattern);
 /// pattern and says what is wrong, e.g.
 ///   host range "gpu[09:01]": start 09 is after end 01
 /// and leaves "names" unchanged.
-Status ExpandHostPattern(const std::string& pattern,
-                         std::vector<std::string>* names);
+Status ExpandHostPattern(const std::string& pattern, std::vector<std::string>* names);
 
 /// Folds names into ClusterShell range notation for display: duplicates are
 /// dropped, numbers that differ only in one numeric field are folded into a

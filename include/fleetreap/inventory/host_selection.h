@@ -28,9 +28,9 @@
 #include <string>
 #include <vector>
 
+#include "fleetreap/base/status.h"
 #include "fleetreap/inventory/host.h"
 #include "fleetreap/inventory/inventory.h"
-#include "fleetreap/base/status.h"
 
 namespace fleetreap {
 
@@ -40,8 +40,7 @@ namespace fleetreap {
 /// be read, and when the whole limit selects no host; the message quotes
 /// the term: `--limit "gpu7O": matches no host or group in inventory/lab.yaml`.
 /// Returns kInvalidInput with Host::problem when a selected host has one.
-Status SelectHosts(const Inventory& inventory, const std::string& limit,
-                   std::vector<Host>* hosts);
+Status SelectHosts(const Inventory& inventory, const std::string& limit, std::vector<Host>* hosts);
 
 /// As SelectHosts, giving indices into inventory.hosts() (ascending).
 Status SelectHostIndices(const Inventory& inventory, const std::string& limit,

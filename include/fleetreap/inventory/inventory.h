@@ -22,8 +22,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "fleetreap/inventory/host.h"
 #include "fleetreap/base/status.h"
+#include "fleetreap/inventory/host.h"
 
 namespace fleetreap {
 
@@ -95,14 +95,13 @@ class Inventory {
 /// "inventory" is left in an unspecified state. A host whose used variable
 /// is a Jinja template loads with Host::problem set (see SelectHosts).
 Status LoadInventory(const std::string& path, Inventory* inventory,
-                     std::vector<std::string>* warnings,
-                     std::vector<std::string>* notes = nullptr);
+                     std::vector<std::string>* warnings, std::vector<std::string>* notes = nullptr);
 
 /// Parses YAML inventory "text" as if read from "path" (which names the file
 /// in messages, anchors relative paths and group_vars/). Same contract as
 /// LoadInventory.
-Status ParseYamlInventory(const std::string& text, const std::string& path,
-                          Inventory* inventory, std::vector<std::string>* warnings,
+Status ParseYamlInventory(const std::string& text, const std::string& path, Inventory* inventory,
+                          std::vector<std::string>* warnings,
                           std::vector<std::string>* notes = nullptr);
 
 /// Parses INI inventory "text" as ansible-core's ini plugin does: [group],
@@ -111,8 +110,8 @@ Status ParseYamlInventory(const std::string& text, const std::string& path,
 /// with "#" comments, values typed by Python's literal rules (see
 /// python_literal.h). Same contract as LoadInventory; errors read
 /// "FILE:LINE: problem".
-Status ParseIniInventory(const std::string& text, const std::string& path,
-                         Inventory* inventory, std::vector<std::string>* warnings,
+Status ParseIniInventory(const std::string& text, const std::string& path, Inventory* inventory,
+                         std::vector<std::string>* warnings,
                          std::vector<std::string>* notes = nullptr);
 
 }  // namespace fleetreap

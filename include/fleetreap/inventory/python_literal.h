@@ -12,8 +12,17 @@ namespace fleetreap {
 
 struct PythonLiteral {
   enum class Kind {
-    kNone, kBool, kInt, kFloat, kComplex, kString, kBytes,
-    kList, kTuple, kSet, kDict,
+    kNone,
+    kBool,
+    kInt,
+    kFloat,
+    kComplex,
+    kString,
+    kBytes,
+    kList,
+    kTuple,
+    kSet,
+    kDict,
   };
   Kind kind = Kind::kNone;
   /// Python's str() of the value for scalars ("2222", "True", "1.5", the

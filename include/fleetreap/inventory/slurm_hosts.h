@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "fleetreap/inventory/inventory.h"
 #include "fleetreap/base/status.h"
+#include "fleetreap/inventory/inventory.h"
 #include "fleetreap/transport/transport.h"
 
 namespace fleetreap {
@@ -39,7 +39,7 @@ Status ParseSinfoNodes(const std::string& spec, const std::string& text,
 /// stderr line quoted) or lists nothing, e.g.
 ///   slurm:gpu: sinfo not found (fleetreap runs it where Slurm's commands work)
 ///   slurm:gpu: sinfo failed (exit 1): "sinfo: error: invalid partition specified: gpu"
-Status LoadSlurmHosts(const std::string& spec, Transport* runner,
-                      std::chrono::milliseconds timeout, Inventory* inventory);
+Status LoadSlurmHosts(const std::string& spec, Transport* runner, std::chrono::milliseconds timeout,
+                      Inventory* inventory);
 
 }  // namespace fleetreap

@@ -33,10 +33,10 @@ struct GpuReading {
   std::string uuid;
   std::string name;
   std::string bus_id;
-  std::optional<int64_t> used_mib;   // nullopt: unknown ([N/A] and friends)
+  std::optional<int64_t> used_mib;  // nullopt: unknown ([N/A] and friends)
   std::optional<int64_t> total_mib;
   GpuState state = GpuState::kUnknown;
-  std::string detail;                // e.g. the "GPU is lost" message
+  std::string detail;  // e.g. the "GPU is lost" message
   /// nvidia-smi's gpu_recovery_action as printed ("None", "Reset", "Reboot",
   /// "Drain P2P", "Drain and Reset"; control bytes escaped, capped), "" when
   /// not queried (older drivers reject the field) or unknown ("[N/A]").

@@ -31,27 +31,27 @@ const char* HolderFateName(HolderFate fate);
 
 struct Holder {
   int pid = 0;
-  uint64_t start_time = 0;   // /proc/PID/stat field 22, clock ticks since boot
+  uint64_t start_time = 0;  // /proc/PID/stat field 22, clock ticks since boot
   int ppid = 0;
   std::string user;
-  char state = '?';          // /proc/PID/stat field 3
-  std::string comm;          // 15-character kernel name
-  std::string exe;           // /proc/PID/exe target, "" if unreadable
-  std::string cmdline;       // NUL separators turned into spaces
-  std::vector<int> gpus;     // indexes of /dev/nvidiaN it holds
+  char state = '?';                  // /proc/PID/stat field 3
+  std::string comm;                  // 15-character kernel name
+  std::string exe;                   // /proc/PID/exe target, "" if unreadable
+  std::string cmdline;               // NUL separators turned into spaces
+  std::vector<int> gpus;             // indexes of /dev/nvidiaN it holds
   std::vector<std::string> devices;  // every NVIDIA path it holds
   HolderFate fate = HolderFate::kObserved;
   std::string protected_by;  // the protect rule that matched, if any
   /// A protected daemon's name it carries without being it ("nvidia-persistenced"
   /// for a user's copy named so); such a holder is a job.
   std::string named_like;
-  std::string out_of_scope;  // why it is outside the run's scope, if it is
-  ProcessOwner owner;        // from /proc/PID/cgroup
+  std::string out_of_scope;       // why it is outside the run's scope, if it is
+  ProcessOwner owner;             // from /proc/PID/cgroup
   std::vector<int> charged_gpus;  // GPUs nvidia-smi charges memory to it on
-  int exe_uid = -1;          // owner and mode of the executable file, -1 unknown
+  int exe_uid = -1;               // owner and mode of the executable file, -1 unknown
   int exe_mode = -1;
-  unsigned flags = 0;        // /proc/PID/stat field 9 (PF_KTHREAD...)
-  int round = 1;             // the scan round that found it
+  unsigned flags = 0;  // /proc/PID/stat field 9 (PF_KTHREAD...)
+  int round = 1;       // the scan round that found it
 };
 
 }  // namespace fleetreap

@@ -26,7 +26,7 @@
 namespace fleetreap {
 
 struct HostRecord {
-  std::string tag;      // the script's own words: "fd 812 4 195 0"
+  std::string tag;  // the script's own words: "fd 812 4 195 0"
   bool has_payload = false;
   std::string payload;  // host-controlled bytes after the first ':'
 
@@ -54,8 +54,8 @@ class RecordReader {
   /// Takes the next record, which must start with word "word" and have
   /// "words" words in all (any count when -1) and a payload exactly when
   /// "payload"; "shape" describes it for the error.
-  [[nodiscard]] Status Take(const std::string& word, int words, bool payload,
-                            const char* shape, const HostRecord** record);
+  [[nodiscard]] Status Take(const std::string& word, int words, bool payload, const char* shape,
+                            const HostRecord** record);
   /// Takes "WORD 1", the header a step starts with (1: the record format's
   /// version); another version is kParse.
   [[nodiscard]] Status TakeHeader(const std::string& word);

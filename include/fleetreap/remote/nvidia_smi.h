@@ -38,9 +38,9 @@
 #include <string>
 #include <vector>
 
+#include "fleetreap/base/status.h"
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/model/holder.h"
-#include "fleetreap/base/status.h"
 
 namespace fleetreap {
 
@@ -78,8 +78,7 @@ bool ParseLostGpuLine(const std::string& line, LostGpu* lost);
 /// trimmed, duplicates dropped, joined with "; "); with none, every line it
 /// printed on a non-zero exit; with nothing printed, "nvidia-smi exited with
 /// status N". Capped near 2000 characters. "message" may be null.
-NvidiaSmiFailure ClassifyNvidiaSmiFailure(const std::string& out,
-                                          const std::string& err,
+NvidiaSmiFailure ClassifyNvidiaSmiFailure(const std::string& out, const std::string& err,
                                           int exit_code, std::string* message);
 
 /// The longest line of nvidia-smi's words kept whole; longer ones are cut
@@ -106,8 +105,8 @@ std::string QuoteToolLine(const std::string& line);
 /// 'Field "FIELD" is not a valid field to query.' (driver 580's wording, on
 /// stdout; tests/testdata/nvsmi/57-h200-bad-field-exit2.txt). A refusal
 /// of another field, or that text on a successful run, is not.
-bool IsUnknownFieldError(const std::string& out, const std::string& err,
-                         int exit_code, const std::string& field);
+bool IsUnknownFieldError(const std::string& out, const std::string& err, int exit_code,
+                         const std::string& field);
 
 /// Normalises a PCI bus id for comparison: upper-case hex, domain widened to
 /// 8 digits ("0000:0b:00.0" -> "00000000:0B:00.0").
@@ -197,16 +196,15 @@ bool StopsTheLadder(const GpuQueryResult& result, int exit_code);
 /// and result->tool_message set and result->gpus holding only the lost GPUs
 /// the error named; stdout is then not read as CSV. Returns kParse for a
 /// successful run's output it cannot read.
-Status ParseGpuQuery(const std::string& out, const std::string& err,
-                     int exit_code, const std::vector<std::string>& fields,
-                     GpuQueryResult* result);
+Status ParseGpuQuery(const std::string& out, const std::string& err, int exit_code,
+                     const std::vector<std::string>& fields, GpuQueryResult* result);
 
 // ------------------------------------------------------- query-compute-apps
 
 /// One row of --query-compute-apps: a process with a CUDA context.
 struct ComputeApp {
-  std::optional<int> pid;          // nullopt: "[Not Supported]" (old drivers)
-  std::string process_name;        // may hold spaces and commas
+  std::optional<int> pid;    // nullopt: "[Not Supported]" (old drivers)
+  std::string process_name;  // may hold spaces and commas
   std::string gpu_uuid;
   std::string gpu_bus_id;
   std::optional<int64_t> used_mib;  // nullopt: "[N/A]" (WDDM, MIG)
@@ -227,9 +225,8 @@ std::string ComputeAppsCommand();
 /// handling as ParseGpuQuery (kCommandFailed carrying the tool's message,
 /// "failure" may be null), except that a lost-GPU line is always a failure
 /// here: the process list of a lost GPU cannot be known.
-Status ParseComputeApps(const std::string& out, const std::string& err,
-                        int exit_code, const std::vector<std::string>& fields,
-                        std::vector<ComputeApp>* apps,
+Status ParseComputeApps(const std::string& out, const std::string& err, int exit_code,
+                        const std::vector<std::string>& fields, std::vector<ComputeApp>* apps,
                         NvidiaSmiFailure* failure);
 
 // --------------------------------------------------- default table processes
@@ -238,11 +235,11 @@ Status ParseComputeApps(const std::string& out, const std::string& err,
 /// place that lists graphics clients (Type "G", "C+G"): driver 580 has no
 /// query for them, and --query-compute-apps lists "C" and "C+G" only.
 struct TableProcess {
-  int gpu = 0;                      // nvidia-smi's GPU index
-  std::optional<int> gi;            // GPU instance (MIG); nullopt: "N/A"
-  std::optional<int> ci;            // compute instance (MIG); nullopt: "N/A"
+  int gpu = 0;            // nvidia-smi's GPU index
+  std::optional<int> gi;  // GPU instance (MIG); nullopt: "N/A"
+  std::optional<int> ci;  // compute instance (MIG); nullopt: "N/A"
   int pid = 0;
-  std::string type;                 // "C", "G" or "C+G"
+  std::string type;  // "C", "G" or "C+G"
   /// As printed: may hold spaces, and nvidia-smi cuts long names from the
   /// left ("...ut-somewhere/venv/bin/python3"). Never a safe key for a
   /// process; match on pid.

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "fleetreap/remote/nvidia_smi.h"
-#include "fleetreap/remote/remote_script_output.h"
+#include "fleetreap/base/status.h"
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/model/holder.h"
-#include "fleetreap/base/status.h"
+#include "fleetreap/remote/nvidia_smi.h"
+#include "fleetreap/remote/remote_script_output.h"
 
 namespace fleetreap {
 
@@ -41,7 +41,8 @@ struct HolderScanInfo {
 /// pass did not see (no devices), described from "scan"; one /proc does not
 /// show (another PID namespace) gets start_time 0, comm "" and protected_by
 /// "not in this host's /proc": it is never signalled, and its GPU stays
-/// busy, so the host ends dirty with the PID named. Call after MapHolderGpusToIndexes. Keeps "holders" sorted.
+/// busy, so the host ends dirty with the PID named. Call after MapHolderGpusToIndexes. Keeps
+/// "holders" sorted.
 void AddComputeApps(const ScanOutput& scan, const std::vector<ComputeApp>& apps,
                     const std::vector<GpuReading>& gpus, std::vector<Holder>* holders);
 

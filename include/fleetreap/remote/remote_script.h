@@ -74,8 +74,7 @@ const std::vector<std::string>& ScanAppsFields();
 /// The per-GPU fallback when the whole-host query failed on a lost GPU:
 /// the GPU query with -i N for each index, each bounded by "timeout".
 /// Prints "pgpu N RC:TEXT" per index, then "end".
-std::string PerGpuQueryScript(const std::vector<int>& indexes,
-                              std::chrono::milliseconds timeout);
+std::string PerGpuQueryScript(const std::vector<int>& indexes, std::chrono::milliseconds timeout);
 
 // ---------------------------------------------------------------- units
 

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "fleetreap/remote/host_records.h"
 #include "fleetreap/base/status.h"
+#include "fleetreap/remote/host_records.h"
 
 namespace fleetreap {
 
@@ -40,29 +40,29 @@ struct DeviceFd {
 
 /// What a scan read about one process, raw: parsed by proc_scan.h.
 struct ProcessText {
-  std::string stat;                // "" when it was gone
+  std::string stat;  // "" when it was gone
   std::string status;
-  std::vector<std::string> argv;   // cmdline split at NULs
+  std::vector<std::string> argv;  // cmdline split at NULs
   bool has_exe = false;
-  std::string exe;                 // the link's target
-  std::string cgroup;              // /proc/PID/cgroup
-  int exe_uid = -1;                // the executable file's owner and mode
-  int exe_mode = -1;               // (through the link), -1 unknown
+  std::string exe;     // the link's target
+  std::string cgroup;  // /proc/PID/cgroup
+  int exe_uid = -1;    // the executable file's owner and mode
+  int exe_mode = -1;   // (through the link), -1 unknown
 };
 
 struct ScanOutput {
   int shell_pid = 0;
-  std::vector<int> ancestors;            // parent first, PID 1 excluded
+  std::vector<int> ancestors;  // parent first, PID 1 excluded
   std::vector<std::string> active_units;
-  int units_exit = -1;                   // -1: not asked
-  std::string nvidia_smi_out;            // stdout and stderr together
-  int nvidia_smi_exit = -1;              // 124: timed out, 127: not found
-  bool holders = false;                  // the holder part ran
+  int units_exit = -1;         // -1: not asked
+  std::string nvidia_smi_out;  // stdout and stderr together
+  int nvidia_smi_exit = -1;    // 124: timed out, 127: not found
+  bool holders = false;        // the holder part ran
   std::string apps_out;
-  int apps_exit = -1;                    // -1: not run
-  std::string table_out;                 // plain nvidia-smi (ScanRequest::table)
-  int table_exit = -1;                   // -1: not run
-  std::map<int, std::string> majors;     // NVIDIA character majors: 195 "nvidia"...
+  int apps_exit = -1;                 // -1: not run
+  std::string table_out;              // plain nvidia-smi (ScanRequest::table)
+  int table_exit = -1;                // -1: not run
+  std::map<int, std::string> majors;  // NVIDIA character majors: 195 "nvidia"...
   std::vector<DeviceFd> fds;
   std::map<std::string, int> minors;     // device minor by bus id
   std::map<int, ProcessText> processes;  // by PID
@@ -104,20 +104,19 @@ struct UnitStop {
 // ---------------------------------------------------------------- signals
 
 struct SignalOutput {
-  uint64_t now = 0;           // the host's clock at the signals, in ticks
+  uint64_t now = 0;  // the host's clock at the signals, in ticks
   std::vector<int> sent;
-  std::vector<int> gone;      // never signalled: gone, reused, or no longer a holder
-  std::vector<int> failed;    // kill(1) refused (EPERM...)
+  std::vector<int> gone;                   // never signalled: gone, reused, or no longer a holder
+  std::vector<int> failed;                 // kill(1) refused (EPERM...)
   std::vector<std::pair<int, char>> left;  // still present, with state
-  std::vector<int> live_parents;  // of the parents asked about, those alive
-  int waited_cs = 0;              // from the signals to the end of the wait
+  std::vector<int> live_parents;           // of the parents asked about, those alive
+  int waited_cs = 0;                       // from the signals to the end of the wait
 };
 /// Parses StopUnitsScript(units, ..., end=false) + SignalScript run in one
 /// round trip.
 [[nodiscard]] Status ParseStopAndSignalOutput(const std::string& out,
                                               const std::vector<std::string>& units,
-                                              std::vector<UnitStop>* stops,
-                                              SignalOutput* signal);
+                                              std::vector<UnitStop>* stops, SignalOutput* signal);
 
 /// Parses SignalScript's stdout.
 [[nodiscard]] Status ParseSignalOutput(const std::string& out, SignalOutput* result);
@@ -125,7 +124,7 @@ struct SignalOutput {
 // ---------------------------------------------------------------- /dev/shm
 
 struct ShmOutput {
-  std::vector<std::string> removed;   // or would be, in a dry run
+  std::vector<std::string> removed;  // or would be, in a dry run
   std::vector<std::string> in_use;
   std::vector<std::string> failed;
 };
@@ -149,7 +148,6 @@ struct GpuReset {
   std::string message;  // the tool's output, lines joined with "; "
 };
 /// Parses GpuResetScript's stdout.
-[[nodiscard]] Status ParseGpuResetOutput(const std::string& out,
-                                         std::vector<GpuReset>* resets);
+[[nodiscard]] Status ParseGpuResetOutput(const std::string& out, std::vector<GpuReset>* resets);
 
 }  // namespace fleetreap

@@ -20,7 +20,7 @@ enum class HostStatus { kClean, kDirty, kUnreachable, kFailed };
 const char* HostStatusName(HostStatus status);
 
 struct StepTiming {
-  std::string step;          // "connect", "inspect", "stop_units", "term", ...
+  std::string step;  // "connect", "inspect", "stop_units", "term", ...
   std::chrono::milliseconds duration{0};
 };
 
@@ -38,19 +38,19 @@ struct HostReport {
   std::vector<GpuReading> gpus_after;
   std::vector<Holder> holders;
   std::vector<std::string> units_stopped;
-  std::vector<std::string> units_would_stop;   // dry run
-  std::vector<std::string> units_skipped;      // "UNIT: why it was not stopped"
+  std::vector<std::string> units_would_stop;  // dry run
+  std::vector<std::string> units_skipped;     // "UNIT: why it was not stopped"
   std::vector<std::string> shm_removed;
-  std::vector<std::string> shm_would_remove;   // dry run
+  std::vector<std::string> shm_would_remove;  // dry run
   std::vector<StepTiming> timings;
   int term_sent = 0;
   int kill_sent = 0;
   int rounds = 0;                 // scan rounds run
   std::string respawning_parent;  // "1234 (python3)" when holders kept coming
   std::vector<int> gpus_reset;
-  std::string reset_blocked_by;   // protected daemon that blocked a reset
-  std::string nvidia_smi_error;   // the tool's own message when it failed
-  int attempts = 1;               // connection attempts
+  std::string reset_blocked_by;  // protected daemon that blocked a reset
+  std::string nvidia_smi_error;  // the tool's own message when it failed
+  int attempts = 1;              // connection attempts
   std::chrono::milliseconds duration{0};
 };
 
@@ -58,9 +58,9 @@ struct RunReport {
   std::string tool_version;
   std::chrono::system_clock::time_point start_time;
   std::chrono::milliseconds duration{0};
-  std::string playbook;           // playbook name
+  std::string playbook;  // playbook name
   bool dry_run = false;
-  bool interrupted = false;       // Ctrl-C: hosts not started are left out
+  bool interrupted = false;  // Ctrl-C: hosts not started are left out
   /// --host-key-policy ("strict", "accept-new", "off"); "" under --local.
   std::string host_key_policy;
   Scope scope;                    // --gpus, --cgroup, or the Slurm job

@@ -11,8 +11,8 @@
 #include <cstdio>
 #include <string>
 
-#include "fleetreap/report/report.h"
 #include "fleetreap/base/status.h"
+#include "fleetreap/report/report.h"
 
 namespace fleetreap {
 

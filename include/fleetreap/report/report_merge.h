@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "fleetreap/report/report.h"
 #include "fleetreap/base/status.h"
+#include "fleetreap/report/report.h"
 
 namespace fleetreap {
 

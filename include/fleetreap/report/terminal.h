@@ -13,8 +13,7 @@ namespace fleetreap {
 /// terminal". NO_COLOR wins over everything: a non-empty "no_color_env" (the
 /// value of $NO_COLOR, nullptr when unset) turns colour off even with
 /// --color=always (https://no-color.org).
-bool ShouldUseColor(const std::string& color_flag, bool is_terminal,
-                    const char* no_color_env);
+bool ShouldUseColor(const std::string& color_flag, bool is_terminal, const char* no_color_env);
 
 /// True when "stream" is a terminal (isatty on its descriptor).
 bool IsTerminal(std::FILE* stream);

@@ -21,7 +21,9 @@ class FleetObserver {
   virtual void HostStarted(const Host& host) { (void)host; }
   /// A transient connection error; attempt "attempt" will follow after a backoff.
   virtual void HostRetrying(const Host& host, int attempt, const std::string& why) {
-    (void)host; (void)attempt; (void)why;
+    (void)host;
+    (void)attempt;
+    (void)why;
   }
   /// "host" is finished; "report" is final.
   virtual void HostFinished(const HostReport& report) { (void)report; }

@@ -22,18 +22,17 @@ struct FleetPlan {
   Host host;
   /// Never null: --playbook's, else the host's fleetreap_playbook, else
   /// DefaultPlaybook() (not owned).
-  std::shared_ptr<const Playbook> playbook{std::shared_ptr<const Playbook>(),
-                                           &DefaultPlaybook()};
+  std::shared_ptr<const Playbook> playbook{std::shared_ptr<const Playbook>(), &DefaultPlaybook()};
 };
 
 /// What to plan: the hosts (an inventory with a --limit, or this machine)
 /// and what the command line overrides for each.
 struct FleetPlanRequest {
-  bool local = false;          // --local: this machine, no inventory
-  std::string hosts_file;      // --hosts: an inventory file or a Slurm spec
-  std::string limit;           // --limit
-  std::string playbook;        // --playbook; "" = each host's own, else the default
-  bool become = false;         // --become: every host becomes
+  bool local = false;      // --local: this machine, no inventory
+  std::string hosts_file;  // --hosts: an inventory file or a Slurm spec
+  std::string limit;       // --limit
+  std::string playbook;    // --playbook; "" = each host's own, else the default
+  bool become = false;     // --become: every host becomes
   /// Bounds sinfo when hosts_file is a Slurm spec.
   std::chrono::milliseconds command_timeout{60000};
 };

@@ -28,19 +28,19 @@
 namespace fleetreap {
 
 struct FleetSettings {
-  int forks = 64;                               // hosts in flight at once (>= 1)
+  int forks = 64;  // hosts in flight at once (>= 1)
   std::chrono::milliseconds command_timeout{60000};
-  std::chrono::milliseconds host_timeout{0};    // whole escalation on a host; 0: none
-  std::chrono::milliseconds deadline{0};        // whole run; 0: none
-  int retries = 2;                              // extra connect attempts, transient kinds
+  std::chrono::milliseconds host_timeout{0};      // whole escalation on a host; 0: none
+  std::chrono::milliseconds deadline{0};          // whole run; 0: none
+  int retries = 2;                                // extra connect attempts, transient kinds
   std::chrono::milliseconds retry_backoff{1000};  // first wait; doubles each retry
   bool dry_run = false;
-  bool become = false;                          // --become; a host's own become also counts
-  std::vector<std::string> extra_protect;       // --protect
-  Scope scope;                                  // --gpus, --cgroup, Slurm
-  std::string tool_version;                     // copied into the RunReport
-  std::string playbook_name;                    // copied into the RunReport
-  std::string host_key_policy;                  // copied into the RunReport
+  bool become = false;                     // --become; a host's own become also counts
+  std::vector<std::string> extra_protect;  // --protect
+  Scope scope;                             // --gpus, --cgroup, Slurm
+  std::string tool_version;                // copied into the RunReport
+  std::string playbook_name;               // copied into the RunReport
+  std::string host_key_policy;             // copied into the RunReport
 };
 
 /// Makes the (not yet connected) transport for one host. Called on a worker

@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "fleetreap/inventory/host.h"
 #include "fleetreap/base/clock.h"
 #include "fleetreap/escalation/playbook.h"
+#include "fleetreap/inventory/host.h"
 #include "fleetreap/report/report.h"
 #include "fleetreap/transport/transport.h"
 
@@ -24,11 +24,10 @@ struct HostJob {
   const Host* host = nullptr;          // must outlive the call
   const Playbook* playbook = nullptr;  // must outlive the call
   bool dry_run = false;
-  bool become = false;                 // run commands under sudo -n
+  bool become = false;  // run commands under sudo -n
   std::chrono::milliseconds command_timeout{60000};
   /// Hard end for this host (--host-timeout, --deadline); max() for none.
-  std::chrono::steady_clock::time_point deadline =
-      std::chrono::steady_clock::time_point::max();
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   std::vector<std::string> extra_protect;  // --protect
   Scope scope;                             // what the run may act on
   /// nullptr: RealClock(). Must outlive the call.

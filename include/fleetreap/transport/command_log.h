@@ -28,8 +28,7 @@ class CommandLog {
   /// "clock"'s wall time stamps the entries and times connects (tests pass
   /// a fake one); it must outlive the log and every transport it wraps.
   static Status Open(const std::string& dir, std::unique_ptr<CommandLog>* log,
-                     Clock& clock = RealClock(),
-                     size_t max_output_bytes = kDefaultMaxOutputBytes);
+                     Clock& clock = RealClock(), size_t max_output_bytes = kDefaultMaxOutputBytes);
 
   /// DIR/<name>.log, with every character outside [A-Za-z0-9._-] of the
   /// host name replaced by '_' so a name can never leave the directory.

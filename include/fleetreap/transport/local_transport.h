@@ -33,8 +33,7 @@ class LocalTransport : public Transport {
   /// at once (its pipes closed first, so its next write fails): kOutputLimit.
   /// A command killed by a signal ends as kSignaled with the signal's name
   /// ("KILL"). A fork or pipe failure ends as kNotStarted.
-  CommandResult Run(const std::string& command,
-                    std::chrono::milliseconds timeout) override;
+  CommandResult Run(const std::string& command, std::chrono::milliseconds timeout) override;
 
   void Close() override {}
   std::string Describe() const override { return "local"; }

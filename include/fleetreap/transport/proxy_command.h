@@ -58,8 +58,7 @@ class ProxyCommand {
   /// server speaks first) or "deadline". Errors: kConnectTimeout (nothing
   /// before the deadline), or the kind of ClassifyProxyFailure when the proxy
   /// ended first; the message carries the proxy's own last stderr line.
-  Status AwaitBanner(std::chrono::steady_clock::time_point deadline,
-                     const std::string& where);
+  Status AwaitBanner(std::chrono::steady_clock::time_point deadline, const std::string& where);
 
   int fd() const { return fd_; }
 

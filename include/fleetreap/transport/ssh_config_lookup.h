@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "fleetreap/transport/proxy_command.h"
 #include "fleetreap/base/status.h"
+#include "fleetreap/transport/proxy_command.h"
 
 namespace fleetreap {
 

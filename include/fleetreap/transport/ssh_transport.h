@@ -24,12 +24,12 @@
 namespace fleetreap {
 
 struct SshTransportOptions {
-  std::string name;                 // inventory name, for messages ("gpu07")
-  std::string address;              // what to connect to (ansible_host)
+  std::string name;     // inventory name, for messages ("gpu07")
+  std::string address;  // what to connect to (ansible_host)
   int port = 22;
-  std::string user;                 // "" means the local user
+  std::string user;                         // "" means the local user
   std::vector<std::string> identity_files;  // tried first, in order
-  bool use_default_keys = true;     // then ~/.ssh/id_ed25519, id_ecdsa, id_rsa
+  bool use_default_keys = true;             // then ~/.ssh/id_ed25519, id_ecdsa, id_rsa
   /// And ssh-agent: $SSH_AUTH_SOCK, or the config's IdentityAgent. Every
   /// exchange with it ends by the connect deadline (ssh_agent_socket.h).
   bool use_agent = true;
@@ -54,7 +54,7 @@ struct SshTransportOptions {
   /// The config file for use_ssh_config; "" means ~/.ssh/config (from the
   /// passwd entry, not $HOME) and the system-wide ssh_config.
   std::string ssh_config_file;
-  OutputLimits output_limits;       // per command; past them it is stopped
+  OutputLimits output_limits;  // per command; past them it is stopped
   /// Extra time the controller waits past a command's timeout for the remote
   /// "timeout -k" to end it before giving up on the channel.
   std::chrono::milliseconds command_grace{5000};
@@ -90,8 +90,7 @@ class SshTransport : public Transport {
   /// fails), kNoStatus (the channel closed, the session alive, without an
   /// exit status or signal), kConnectionLost (the session died), or
   /// kNotStarted (not connected, channel refused).
-  CommandResult Run(const std::string& command,
-                    std::chrono::milliseconds timeout) override;
+  CommandResult Run(const std::string& command, std::chrono::milliseconds timeout) override;
 
   void Close() override;
 
@@ -120,8 +119,8 @@ class SshTransport : public Transport {
   std::string fingerprint_;
   std::string target_host_;  // after ssh config: what known_hosts is keyed by
   int target_port_ = 22;
-  SshConfigValues config_;   // what ssh_config_lookup found for this host
-  std::vector<std::string> user_known_hosts_;    // accept-new writes to the first
+  SshConfigValues config_;                     // what ssh_config_lookup found for this host
+  std::vector<std::string> user_known_hosts_;  // accept-new writes to the first
   std::vector<std::string> global_known_hosts_;
   std::string known_hosts_name_;  // HostKeyAlias, or KnownHostsName(target)
   std::vector<KnownHostsRecord> known_records_;

@@ -21,8 +21,8 @@ namespace fleetreap {
 /// resolver did not answer before "deadline"), kRefused, kConnectTimeout (no
 /// answer, no route), kBannerTimeout (connected, nothing received before
 /// "deadline"), kConnectionLost (closed by the peer before any byte).
-Status DialTcp(const std::string& address, int port,
-               std::chrono::steady_clock::time_point deadline, int* fd);
+Status DialTcp(const std::string& address, int port, std::chrono::steady_clock::time_point deadline,
+               int* fd);
 
 /// How a wait for a peer's first byte ended.
 enum class FirstByte { kArrived, kTimedOut, kClosed };
@@ -31,7 +31,6 @@ enum class FirstByte { kArrived, kTimedOut, kClosed };
 /// or "deadline" passes. kClosed when the peer closed first; "*error" is then
 /// the errno of the read, or 0 for an orderly close. Used for direct
 /// connections and for ProxyCommand sockets alike.
-FirstByte AwaitFirstByte(int fd, std::chrono::steady_clock::time_point deadline,
-                         int* error);
+FirstByte AwaitFirstByte(int fd, std::chrono::steady_clock::time_point deadline, int* error);
 
 }  // namespace fleetreap

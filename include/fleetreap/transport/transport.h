@@ -30,14 +30,14 @@ inline constexpr std::chrono::steady_clock::time_point kNoDeadline =
 
 struct CommandResult {
   CommandEnd end = CommandEnd::kNotStarted;
-  int exit_code = -1;       // valid when end == kExited
-  std::string signal;       // valid when end == kSignaled, without "SIG"
-  std::string out;          // stdout, at most kStdoutLimit (command_output.h)
-  std::string err;          // stderr, at most kStderrLimit
+  int exit_code = -1;  // valid when end == kExited
+  std::string signal;  // valid when end == kSignaled, without "SIG"
+  std::string out;     // stdout, at most kStdoutLimit (command_output.h)
+  std::string err;     // stderr, at most kStderrLimit
   bool out_truncated = false;
   bool err_truncated = false;
   std::chrono::milliseconds duration{0};
-  std::string error;        // transport-level detail when not kExited
+  std::string error;  // transport-level detail when not kExited
 
   bool Succeeded() const { return end == CommandEnd::kExited && exit_code == 0; }
 };
@@ -58,8 +58,7 @@ class Transport {
   /// deadline of "timeout" plus a small grace. Both output streams are always
   /// drained together, each up to its limit in command_output.h; past it the
   /// command is stopped and ends as kOutputLimit. Never throws.
-  virtual CommandResult Run(const std::string& command,
-                            std::chrono::milliseconds timeout) = 0;
+  virtual CommandResult Run(const std::string& command, std::chrono::milliseconds timeout) = 0;
 
   /// Closes the connection. Safe to call more than once.
   virtual void Close() = 0;
