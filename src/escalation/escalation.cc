@@ -152,6 +152,18 @@ void Escalation::Finished(const Action& action, const HostView& after, const Ste
   }
 }
 
+namespace {
+
+// The verify that rides along after a step: a quick scan (nvidia-smi only).
+Action QuickVerify() {
+  Action verify;
+  verify.kind = ActionKind::kVerify;
+  verify.quick = true;
+  return verify;
+}
+
+}  // namespace
+
 Action NextAction(const Playbook& playbook, const HostView& view, const History& history) {
   Action action;
   if (!history.inspected) {
@@ -189,15 +201,15 @@ Action NextAction(const Playbook& playbook, const HostView& view, const History&
     // The quick re-scan trusts nvidia-smi when every GPU reads clean; the
     // settle re-scan always looks at the device files again, and so does
     // every re-scan when a signalled holder's parent may restart it.
-    action.quick = history.rescans_since_signal == 0 && WatchedParents(view.holders).empty();
+    const bool parents_watched = !WatchedParents(view.holders).empty();
+    action.quick = history.rescans_since_signal == 0 && !parents_watched;
     if (history.rescans_since_signal == 0 && playbook.Runs(Step::kCleanShm) &&
         playbook.Runs(Step::kVerify) && !playbook.shm_patterns.empty() && !history.shm_done &&
         !history.verified) {
       // Removing unused segments is safe whatever the re-scan finds.
-      action.fused.resize(2);
+      action.fused.resize(1);
       action.fused[0].kind = ActionKind::kCleanShm;
-      action.fused[1].kind = ActionKind::kVerify;
-      action.fused[1].quick = true;
+      action.fused.push_back(QuickVerify());
     }
     if (history.signalled_since_scan) {
       action.kind = ActionKind::kRescan;
@@ -208,7 +220,7 @@ Action NextAction(const Playbook& playbook, const HostView& view, const History&
     // (a supervisor, a job queue) and has started nothing yet: a restart
     // that comes after the quick re-scan is still caught (seen in the soak:
     // a supervisor's 300 ms restart delay grew past 500 ms under load).
-    const bool supervised = !WatchedParents(view.holders).empty() && view.newcomers.empty();
+    const bool supervised = parents_watched && view.newcomers.empty();
     if (history.rescans_since_signal == 1 && (HostLooksDirty(view) || supervised) &&
         playbook.settle > playbook.settle_if_clean) {
       action.kind = ActionKind::kRescan;
@@ -227,19 +239,11 @@ Action NextAction(const Playbook& playbook, const HostView& view, const History&
   if (playbook.Runs(Step::kCleanShm) && !history.shm_done && !playbook.shm_patterns.empty()) {
     action = Action();
     action.kind = ActionKind::kCleanShm;
-    if (playbook.Runs(Step::kVerify) && !history.verified) {
-      action.fused.resize(1);
-      action.fused[0].kind = ActionKind::kVerify;
-      action.fused[0].quick = true;
-    }
+    if (playbook.Runs(Step::kVerify) && !history.verified) action.fused.push_back(QuickVerify());
     return action;
   }
   action = Action();
-  if (playbook.Runs(Step::kVerify) && !history.verified) {
-    action.kind = ActionKind::kVerify;
-    action.quick = true;
-    return action;
-  }
+  if (playbook.Runs(Step::kVerify) && !history.verified) return QuickVerify();
   if (playbook.Runs(Step::kResetGhosts) && history.verified && !history.reset_done) {
     action.gpus = ResettableGpus(view);
     if (!action.gpus.empty()) {
