@@ -2,8 +2,11 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -322,6 +325,66 @@ TEST_F(ScanLiveTest, FindsHoldersByPath) {
   Holder direct;
   ASSERT_TRUE(ParseProcStat(text, &direct).ok());
   EXPECT_EQ(b.start_time, direct.start_time);
+}
+
+// Seen on an H200: a process that keeps only mappings of a device file
+// (it closed its fds), and one whose main thread exited while another
+// thread holds the fds (state Z, /proc/PID/fd empty). Both are holders,
+// by the maps pass and the fds of every thread.
+TEST_F(ScanLiveTest, FindsMappingOnlyAndLeaderExitedHolders) {
+  const std::string mapped = dev_ + "/nvidia1", threaded = dev_ + "/nvidia2";
+  pid_t mapper = fork();
+  if (mapper == 0) {
+    int fd = open(mapped.c_str(), O_RDWR);
+    if (fd < 0 || mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED) _exit(3);
+    close(fd);
+    for (;;) pause();
+  }
+  children_.push_back(mapper);
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  pid_t leader = fork();
+  if (leader == 0) {
+    static std::string file;
+    static int ready_fd;
+    file = threaded;
+    ready_fd = ready[1];
+    pthread_t thread;
+    auto hold = [](void*) -> void* {
+      if (open(file.c_str(), O_RDONLY) < 0) _exit(3);
+      if (write(ready_fd, "r", 1) != 1) _exit(4);
+      for (;;) pause();
+      return nullptr;
+    };
+    if (pthread_create(&thread, nullptr, hold, nullptr) != 0) _exit(5);
+    syscall(SYS_exit, 0);  // the leader alone exits (pthread_exit would unwind into gtest)
+  }
+  children_.push_back(leader);
+  close(ready[1]);
+  char c = 0;
+  ASSERT_EQ(read(ready[0], &c, 1), 1);
+  close(ready[0]);
+  for (int i = 0; i < 100; ++i) {  // the leader has exited
+    Holder h;
+    std::ifstream stat("/proc/" + std::to_string(leader) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    if (ParseProcStat(text, &h).ok() && h.state == 'Z') break;
+    usleep(10000);
+  }
+  usleep(100000);  // the mapper has mapped and closed
+  ScanOutput scan = RunScan();
+  std::vector<Holder> holders;
+  ASSERT_TRUE(HoldersFromScan(scan, &holders).ok());
+  ASSERT_EQ(holders.size(), 2u);
+  const Holder& m = holders[0].pid == mapper ? holders[0] : holders[1];
+  const Holder& t = holders[0].pid == mapper ? holders[1] : holders[0];
+  EXPECT_EQ(m.pid, mapper);
+  EXPECT_EQ(m.gpus, std::vector<int>{1});
+  EXPECT_EQ(Join(m.devices), mapped);
+  EXPECT_EQ(t.pid, leader);
+  EXPECT_EQ(t.state, 'Z');
+  EXPECT_EQ(t.gpus, std::vector<int>{2});
+  EXPECT_EQ(Join(t.devices), threaded);
 }
 
 TEST_F(ScanLiveTest, NothingHeld) {

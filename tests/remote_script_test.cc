@@ -2,10 +2,12 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -232,10 +234,58 @@ TEST_F(SignalLiveTest, SignalsOnlyWhatStillHoldsADevice) {
   std::sort(sent.begin(), sent.end());
   EXPECT_EQ(result.sent, sent);
   EXPECT_EQ(result.gone, std::vector<int>{bystander});
-  // Our children stay zombies until reaped: present, state Z.
-  ASSERT_EQ(result.left.size(), 2u) << out;
-  EXPECT_EQ(result.left[0].second, 'Z');
+  // Our children stay zombies until reaped: their every thread has exited,
+  // their files are closed, so they are gone (the wait ends with them).
+  EXPECT_TRUE(result.left.empty()) << out;
   EXPECT_EQ(kill(bystander, 0), 0);  // never signalled
+}
+
+// A leader in state Z whose thread still holds the device is alive: it is
+// signalled (not "gone"), and once its thread is gone too it is gone, even
+// unreaped. A process that only maps the device is signalled as a holder.
+TEST_F(SignalLiveTest, ZombieLeaderWithLiveThreadsAndMappingOnlyHoldersAreSignalled) {
+  ScriptRunner runner;
+  runner.Write(runner.dir() + "/dev/nvidia0", "", 0644);
+  runner.Write(runner.dir() + "/dev/nvidia1", "", 0644);
+  static std::string file;
+  file = runner.dir() + "/dev/nvidia0";
+  pid_t leader = fork();
+  if (leader == 0) {
+    pthread_t thread;
+    auto hold = [](void*) -> void* {
+      if (open(file.c_str(), O_RDONLY) < 0) _exit(3);
+      for (;;) pause();
+      return nullptr;
+    };
+    if (pthread_create(&thread, nullptr, hold, nullptr) != 0) _exit(5);
+    syscall(SYS_exit, 0);  // the leader alone exits (pthread_exit would unwind into gtest)
+  }
+  children_.push_back(leader);
+  const std::string mapped = runner.dir() + "/dev/nvidia1";
+  pid_t mapper = fork();
+  if (mapper == 0) {
+    int fd = open(mapped.c_str(), O_RDWR);
+    if (fd < 0 || mmap(nullptr, 4096, PROT_READ, MAP_SHARED, fd, 0) == MAP_FAILED) _exit(3);
+    close(fd);
+    for (;;) pause();
+  }
+  children_.push_back(mapper);
+  usleep(300 * 1000);  // the leader has exited, the mapper has closed its fd
+  HostPaths paths;
+  paths.dev_dir = runner.dir() + "/dev";
+  std::vector<Target> targets = {{leader, StartTime(leader), true},
+                                 {mapper, StartTime(mapper), true}};
+  std::sort(targets.begin(), targets.end(),
+            [](const Target& a, const Target& b) { return a.pid < b.pid; });
+  std::string out =
+      runner.Run(SignalScript("TERM", targets, milliseconds(2000), milliseconds(50), paths));
+  SignalOutput result;
+  ASSERT_TRUE(ParseSignalOutput(out, &result).ok()) << out;
+  std::vector<int> sent = {leader, mapper};
+  std::sort(sent.begin(), sent.end());
+  EXPECT_EQ(result.sent, sent) << out;
+  EXPECT_TRUE(result.gone.empty()) << out;
+  EXPECT_TRUE(result.left.empty()) << out;
 }
 
 // A holder that exits between the check and the kill (kill(1) says "no such
@@ -256,6 +306,41 @@ TEST_F(SignalLiveTest, HolderThatExitsBeforeItsSignalIsGone) {
   EXPECT_EQ(result.gone, std::vector<int>{holder});
   EXPECT_TRUE(result.sent.empty());
   EXPECT_TRUE(result.failed.empty());
+}
+
+// Every script the host runs: no nvidia-smi process query asks for a field
+// a user controls (real nvidia-smi prints argv[0]'s newlines raw in CSV).
+TEST(RemoteScriptTest, NoQueryAsksForAUserField) {
+  ScanRequest table = Request({"vllm.service"}, {42});
+  table.table = true;
+  const std::vector<Target> targets = {{42, 7, true}, {43, 8, false}};
+  const std::string scripts[] = {
+      ScanScript(Request()),
+      ScanScript(table),
+      PerGpuQueryScript({0, 3}, milliseconds(1000)),
+      StopUnitsScript({"vllm.service"}, milliseconds(1000)),
+      SignalScript("TERM", targets, milliseconds(1000), milliseconds(100)),
+      ShmCleanScript({"nccl-*"}, false),
+      GpuResetScript({0}, milliseconds(1000)),
+  };
+  const std::set<std::string> allowed = {"pid", "gpu_uuid", "gpu_bus_id", "used_gpu_memory"};
+  int queries = 0;
+  for (const std::string& script : scripts) {
+    EXPECT_EQ(script.find("process_name"), std::string::npos);
+    for (const char* query : {"--query-compute-apps=", "--query-accounted-apps="}) {
+      for (size_t at = script.find(query); at != std::string::npos;
+           at = script.find(query, at + 1)) {
+        ++queries;
+        std::string fields = script.substr(at + std::string(query).size());
+        fields = fields.substr(0, fields.find_first_of(" '\n"));
+        std::stringstream list(fields);
+        for (std::string field; std::getline(list, field, ',');) {
+          EXPECT_TRUE(allowed.count(field)) << query << field;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(queries, 2);  // the two scans'
 }
 
 TEST(RemoteScriptTest, GpuResetIsBoundedPerGpu) {

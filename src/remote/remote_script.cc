@@ -43,26 +43,80 @@ nvm() {
     MN="$MN $a $b"; [ "$a" = 195 ] || MJ="$MJ $a"
   done; } 2>/dev/null </proc/devices
 }
+# lv PID [START]: the PID is there (with that start time) and not a zombie
+# whose every thread has exited; a Z leader with live threads is alive.
+# shellcheck disable=SC2048,SC2086  # the glob counts the tasks
+lv() {
+  pst "$1" || return 1
+  [ -z "$2" ] || [ "$S" = "$2" ] || return 1
+  case $Z in Z|X) set -- /proc/"$1"/task/[0-9]*; [ $# -gt 1 ];; esac
+}
+# fds TASKDIR...: the fds of every thread (/proc/PID/task/TID/fd), each PID's
+# entries once; K holds what this PID already printed.
 # shellcheck disable=SC2086  # splits find's lines into words, under set -f
 fds() {
-  HP=
-  x=$(find "$@" -mindepth 1 -maxdepth 1 \( -lname "$DV/nvidia*" ! -lname '*[!-a-zA-Z0-9/_.]*' -printf 'p %p %l\n' \) , -exec stat -L --printf 'c %n %f %t %T %d %i\n' {} + 2>/dev/null)
+  HP=; LP=; K=
+  if [ -n "$SD" ]; then t=f; else t=c; fi
+  x=$(find "$@" -mindepth 2 -maxdepth 3 \( -path '*/task/*/fd/*' \( -lname "$DV/nvidia*" ! -lname '*[!-a-zA-Z0-9/_.]*' -printf 'p %p %l\n' \) , \( \( -xtype c -o -xtype $t \) -exec stat -L --printf 'c %n %f %t %T %d %i\n' {} + \) \) -o \( ! -name fd -prune \) 2>/dev/null)
   set -f; IFS=$NL
   for l in $x; do
     IFS=' '; set -- $l
     p=${2#/proc/}; f=${p##*/}; p=${p%%/*}
     case $p$f in *[!0-9]*) continue;; esac
+    [ "$p" = "$LP" ] || { LP=$p; K=; }
     if [ "$1" = c ] && [ $# -eq 7 ]; then
       [ -n "$SD" ] && [ "$6" = "$SD" ] && case " $CI " in *" $7 "*) UI="$UI $7";; esac
       case $3 in 2???) ;; *) continue;; esac
       a=$((0x$4)); case " $MJ " in *" $a "*) ;; *) continue;; esac
+      k=$f:$a:$((0x$5)); case " $K " in *" $k "*) continue;; esac; K="$K $k"
       [ -n "$Q" ] || z "fd $p $f $a $((0x$5))"
       add "$p"
     elif [ "$1" = p ] && [ $# -eq 3 ]; then
+      k=$f:$3; case " $K " in *" $k "*) continue;; esac; K="$K $k"
       [ -n "$Q" ] || printf 'fdp %s %s:%s\0' "$p" "$f" "$3"
       add "$p"
     fi
   done
+  IFS=" 	$NL"; set +f
+}
+# mps MAPS...: the mappings of NVIDIA device files (/proc/PID/maps lines
+# whose file is named nvidia*), each PID's files once. A plain file under
+# $DV counts by path (mmp); any other file counts by the device number of
+# the file behind the mapping (map_files, else the path in the process's
+# root), stat'ed in one call (mm).
+# shellcheck disable=SC2086  # splits grep's lines, under set -f
+mps() {
+  x=$(grep -H -E ' /([^ ]*/)?nvidia[^/ ]*( \(deleted\))?$' "$@" 2>/dev/null)
+  set -f; IFS=$NL; LP=; K=; y=
+  for l in $x; do
+    p=${l#/proc/}; p=${p%%/*}
+    case $p in ''|*[!0-9]*) continue;; esac
+    r=${l#*/maps:}; r=${r%% *}
+    n=${l% (deleted)}; n=/${n##* /}
+    [ "$p" = "$LP" ] || { LP=$p; K=; }
+    case " $K " in *" $n "*) continue;; esac; K="$K $n"
+    case $n in "$DV"/nvidia*) case $n in *[!-a-zA-Z0-9/_.]*) ;; *)
+      [ -n "$Q" ] || printf 'mmp %s:%s\0' "$p" "$n"
+      add "$p"; continue;; esac;; esac
+    case $r in *[!0-9a-f-]*|'') continue;; esac
+    y="$y$NL/proc/$p/map_files/$r"
+    case $l in *' (deleted)') ;; *) y="$y$NL/proc/$p/root$n";; esac
+  done
+  if [ -n "$y" ]; then
+    x=$(stat -L --printf 'm %n %f %t %T\n' $y 2>/dev/null); LP=; K=
+    for l in $x; do
+      IFS=' '; set -- $l
+      p=${2#/proc/}; p=${p%%/*}
+      case $p in ''|*[!0-9]*) continue;; esac
+      [ $# -eq 5 ] || continue
+      case $3 in 2???) ;; *) continue;; esac
+      a=$((0x$4)); case " $MJ " in *" $a "*) ;; *) continue;; esac
+      [ "$p" = "$LP" ] || { LP=$p; K=; }
+      k=$a:$((0x$5)); case " $K " in *" $k "*) continue;; esac; K="$K $k"
+      [ -n "$Q" ] || z "mm $p $a $((0x$5))"
+      add "$p"
+    done
+  fi
   IFS=" 	$NL"; set +f
 }
 # shellcheck disable=SC2086  # $f and $e are lists of /proc paths, under set -f
@@ -168,7 +222,8 @@ else
     IFS=" 	$NL"; set +f
   fi
   nvm; z "majors$MN"
-  fds /proc/[0-9]*/fd
+  fds /proc/[0-9]*/task
+  mps /proc/[0-9]*/maps
   for g in "$DR"/*; do
     [ -r "$g/information" ] || continue
     { while IFS=: read -r k v; do

@@ -11,34 +11,40 @@ using remote_script_internal::Prelude;
 
 constexpr char kSignalBody[] = R"SH(z 'signal 1'
 nvm; Q=1; HP=
-# shellcheck disable=SC2086  # a list of fd folders
+# shellcheck disable=SC2086  # lists of /proc paths (globs)
 [ -z "$DIRS" ] || fds $DIRS
+[ -z "$MAPS" ] || mps $MAPS
 pst $$; z "now $S"
 cs() { read -r u _ </proc/uptime; C=$(( ${u%.*} * 100 + 1${u#*.} - 100 )); }
 cs; B=$C
 # The check and the kill, back to back: the PID still has the start time
-# it had when seen, and still holds an NVIDIA device file.
+# it had when seen, is not a zombie (lv), and still holds an NVIDIA device
+# file (an fd of any thread, or a mapping).
 W=
 for t in $TG; do
   p=${t%%:*}; r=${t#*:}; w=${r%%:*}; m=${r#*:}
-  if pst "$p" && [ "$S" = "$w" ] && { [ "$m" = m ] || case " $HP " in *" $p "*) true;; *) false;; esac; }; then
+  if lv "$p" "$w" && { [ "$m" = m ] || case " $HP " in *" $p "*) true;; *) false;; esac; }; then
     # A holder that exits between the check and the kill is gone, not refused.
     if kill -s "$SIG" "$p" 2>/dev/null; then z "sent $p"; W="$W $t"
-    elif pst "$p" && [ "$S" = "$w" ] && [ "$Z" != Z ]; then z "failed $p"
+    elif lv "$p" "$w"; then z "failed $p"
     else z "gone $p"; fi
   else
     z "gone $p"
   fi
 done
 # Waits with tail --pid (repeatable since coreutils 9; an older tail returns
-# when the last PID is gone, and the loop asks again). A zombie is present.
-alive() { A=; for t in $W; do p=${t%%:*}; r=${t#*:}; pst "$p" && [ "$S" = "${r%%:*}" ] && A="$A $p:$Z"; done; }
+# when the last PID is gone, and the loop asks again). A zombie whose every
+# thread has exited is gone: tail waits for its reaping, so each tail is
+# cut to a slice (twice the poll, doubling up to 1 s) and the loop looks again.
+alive() { A=; for t in $W; do p=${t%%:*}; r=${t#*:}; lv "$p" "${r%%:*}" && A="$A $p:$Z"; done; }
 if [ -n "$W" ]; then
-  cs; E=$((C + WAITCS))
+  cs; E=$((C + WAITCS)); L=$((POLLCS * 2))
   while :; do
     alive; [ -n "$A" ] || break
     cs; [ $C -lt $E ] || break
-    k=$((E - C)); c=$((k % 100)); [ $c -lt 10 ] && c=0$c
+    k=$((E - C)); [ $k -le $L ] || k=$L
+    L=$((L * 2)); [ $L -le 100 ] || L=100
+    c=$((k % 100)); [ $c -lt 10 ] && c=0$c
     a=; for t in $A; do a="$a --pid=${t%%:*}"; done
     # shellcheck disable=SC2086  # a holds one --pid=PID per target
     timeout $((k / 100)).$c tail -s "$POLL" -f $a /dev/null >/dev/null 2>&1
@@ -46,7 +52,7 @@ if [ -n "$W" ]; then
   done
 fi
 alive; for t in $A; do z "left ${t%%:*} ${t#*:}"; done
-for p in $PP; do [ -d "/proc/$p" ] && z "parent $p"; done
+for p in $PP; do lv "$p" && z "parent $p"; done
 cs; z "done $((C - B))"
 z end
 )SH";
@@ -54,18 +60,20 @@ z end
 std::string SignalScript(const std::string& signal, const std::vector<Target>& targets,
                          std::chrono::milliseconds wait, std::chrono::milliseconds poll,
                          const HostPaths& paths, const std::vector<int>& parents) {
-  std::string list, dirs, pp;
+  std::string list, dirs, maps, pp;
   for (const Target& t : targets) {
     list += " " + std::to_string(t.pid) + ":" + std::to_string(t.start_time) + ":" +
             (t.needs_fd ? "f" : "m");
-    dirs += " /proc/" + std::to_string(t.pid) + "/fd";
+    dirs += " /proc/" + std::to_string(t.pid) + "/task";
+    maps += " /proc/" + std::to_string(t.pid) + "/maps";
   }
   for (int pid : parents) pp += " " + std::to_string(pid);
   std::string s = Prelude(paths);
   s += std::string("SIG=") + (signal == "KILL" ? "KILL" : "TERM") + "\n";
-  s += "TG='" + list + "'\nDIRS='" + dirs + "'\nPP='" + pp + "'\n";
+  s += "TG='" + list + "'\nDIRS='" + dirs + "'\nMAPS='" + maps + "'\nPP='" + pp + "'\n";
   s += "WAITCS=" + std::to_string(wait.count() / 10) + "\n";
   s += "POLL=" + FractionalSeconds(poll) + "\n";
+  s += "POLLCS=" + std::to_string(std::max<int64_t>(1, poll.count() / 10)) + "\n";
   return s + kSignalBody;
 }
 
@@ -92,7 +100,7 @@ if [ -n "$CI" ]; then
       [ ${#h} -ge 2 ] || h=0$h
     }
     hx $mj; SX=$h; hx $mn; SX=$SX:$h
-    nvm; Q=1; fds /proc/[0-9]*/fd
+    nvm; Q=1; fds /proc/[0-9]*/task
     # shellcheck disable=SC2086  # CI is a list of inode numbers
     set -- $CI; IFS='|'; e="$*"; IFS=" 	$NL"
     y=$(find /proc/[0-9]*/maps -exec grep -h -E " $SX ($e) " {} + 2>/dev/null)
@@ -109,7 +117,11 @@ if [ -n "$CI" ]; then
   if [ -n "$DRY" ]; then
     cand \( \( $i \) -printf 'inuse:%f\0' -o -printf 'would:%f\0' \) 2>/dev/null
   else
-    cand \( \( $i \) -printf 'inuse:%f\0' -o -delete -printf 'removed:%f\0' -o -printf 'failed:%f\0' \) 2>/dev/null
+    # find's own errors say why a removal failed ("...: Permission denied").
+    exec 3>&1
+    e=$(cand \( \( $i \) -printf 'inuse:%f\0' -o -delete -printf 'removed:%f\0' -o -printf 'failed:%f\0' \) 2>&1 >&3)
+    exec 3>&-
+    [ -z "$e" ] || printf 'shmerr:%s\0' "$e"
   fi
   set +f
 fi

@@ -64,8 +64,8 @@ void ReadUnits(const std::string& text, std::vector<std::string>* units) {
   }
 }
 
-// The fd pass: "majors", then "fd" and "fdp" records, "minor" records, and
-// "kids" records.
+// The holder part: "majors", then "fd" and "fdp" records, the mappings'
+// "mmp" and "mm" records, "minor" records, and "kids" records.
 Status ParseHolderPart(RecordReader& reader, ScanOutput* scan) {
   const HostRecord* r = nullptr;
   Status status = reader.Take("majors", -1, false, "majors (N NAME)...", &r);
@@ -89,6 +89,24 @@ Status ParseHolderPart(RecordReader& reader, ScanOutput* scan) {
     if (by_path) fd.path = r->payload;
     if (!ok) return reader.Error("bad fd record " + QuoteForMessage(r->tag, 60));
     scan->fds.push_back(fd);
+  }
+  // The mappings: "mmp PID:PATH" (by path), then "mm PID MAJOR MINOR".
+  while (reader.PeekWord() == "mmp" || reader.PeekWord() == "mm") {
+    bool by_path = reader.PeekWord() == "mmp";
+    status = by_path ? reader.Take("mmp", 2, true, "mmp PID:PATH", &r)
+                     : reader.Take("mm", 4, false, "mm PID MAJOR MINOR", &r);
+    if (!status.ok()) return status;
+    words = r->Words();
+    DeviceFd map;
+    map.fd = -1;
+    map.mapped = true;
+    bool ok = ParseTagInt(words[1], &map.pid) && map.pid > 0;
+    if (!by_path) ok = ok && ParseTagInt(words[2], &map.major) && ParseTagInt(words[3], &map.minor);
+    if (by_path) map.path = r->payload;
+    if (!ok || (by_path && map.path.empty())) {
+      return reader.Error("bad mapping record " + QuoteForMessage(r->tag, 60));
+    }
+    scan->fds.push_back(map);
   }
   while (reader.PeekWord() == "minor") {
     status = reader.Take("minor", 2, true, "minor N:BUS_ID", &r);

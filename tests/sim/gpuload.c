@@ -50,14 +50,24 @@
  *   FAKEGPU_WORKER_ARGV_HEX, FAKEGPU_WORKER_COMM_HEX  exact bytes (hex) of a
  *                      worker's argv (NUL-separated) and comm, for hostile
  *                      names; they override the title and its padding.
+ *   FAKEGPU_HOLD=fd|map|threads  how a worker holds its devices: open fds
+ *                      (default); map: it maps each device file and closes
+ *                      its fds (seen on an H200: only /proc/PID/maps shows
+ *                      it); threads: a thread opens them and the main thread
+ *                      exits (state Z, /proc/PID/fd empty, the fds under
+ *                      /proc/PID/task/TID/fd; seen on an H200).
+ *   FAKEGPU_REAP_MS=N  the parent reaps a dead worker N ms after it died
+ *                      (-1: never), as a slow or missing init does orphans.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -108,9 +118,24 @@ static int parse_gpus(const char *spec, int *gpus) {
   return n;
 }
 
+static int held_fds[MAX_GPUS + 8];
+static int held_count;
+
 static void open_device(const char *path) {
-  if (open(path, O_RDWR | O_CLOEXEC) < 0 && errno != ENOENT)
-    fprintf(stderr, "gpuload: %s: %s\n", path, strerror(errno));
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0 && errno != ENOENT) fprintf(stderr, "gpuload: %s: %s\n", path, strerror(errno));
+  if (fd >= 0 && held_count < (int)(sizeof held_fds / sizeof *held_fds)) held_fds[held_count++] = fd;
+}
+
+/* FAKEGPU_HOLD=map: each device file opened so far is mapped, then its fd
+ * closed (as a CUDA process that keeps only its mappings). */
+static void map_and_close_devices(void) {
+  for (int i = 0; i < held_count; i++) {
+    if (mmap(NULL, 4096, PROT_READ, MAP_SHARED, held_fds[i], 0) == MAP_FAILED)
+      fprintf(stderr, "gpuload: mmap: %s\n", strerror(errno));
+    close(held_fds[i]);
+  }
+  held_count = 0;
 }
 
 static void set_comm(const char *name) { prctl(PR_SET_NAME, name, 0, 0, 0); }
@@ -182,22 +207,10 @@ static void clobber_argv(int argc, char **argv, const char *title, char pad) {
   *end = '\0';
 }
 
-/* A worker: re-executed image holding nvidiactl, nvidia-uvm, its own GPU
- * and, with FAKEGPU_VISIBLE, every peer GPU (charged only on its own). */
-static int run_worker(int argc, char **argv) {
-  char path[64], comm[64];
-  const char *title = env_or("FAKEGPU_TITLE_NOW", "gpuload-worker");
-  const char *pad = env_or("FAKEGPU_TITLE_PAD", "none");
-  if (getenv("FAKEGPU_WORKER_COMM_HEX") &&
-      unhex(getenv("FAKEGPU_WORKER_COMM_HEX"), comm, sizeof comm) >= 0) {
-    set_comm(comm);
-  } else {
-    set_comm(title);
-  }
-  if (!getenv("FAKEGPU_WORKER_ARGV_HEX") && argc > 0 && strcmp(pad, "none") != 0)
-    clobber_argv(argc, argv, title, strcmp(pad, "space") == 0 ? ' ' : '\0');
-  long init_ms = atol(env_or("FAKEGPU_INIT_MS_NOW", "0"));
-  if (init_ms > 0) sleep_ms(init_ms);
+/* Opens the worker's devices, tells the parent, and serves until TERM. */
+static void *worker_thread(void *unused) {
+  char path[64];
+  (void)unused;
   open_device("/dev/nvidiactl");
   open_device("/dev/nvidia-uvm");
   snprintf(path, sizeof path, "/dev/nvidia%s", env_or("FAKEGPU_GPU", "0"));
@@ -211,6 +224,7 @@ static int run_worker(int argc, char **argv) {
       if (access(path, F_OK) == 0) open_device(path);
     }
   }
+  if (strcmp(env_or("FAKEGPU_HOLD", "fd"), "map") == 0) map_and_close_devices();
   const char *ready_fd = getenv("FAKEGPU_READY_FD");
   if (ready_fd) {
     int fd = atoi(ready_fd);
@@ -219,6 +233,32 @@ static int run_worker(int argc, char **argv) {
     close(fd);
   }
   serve_until_term();
+  return NULL;
+}
+
+/* A worker: re-executed image holding nvidiactl, nvidia-uvm, its own GPU
+ * and, with FAKEGPU_VISIBLE, every peer GPU (charged only on its own). */
+static int run_worker(int argc, char **argv) {
+  char comm[64];
+  const char *title = env_or("FAKEGPU_TITLE_NOW", "gpuload-worker");
+  const char *pad = env_or("FAKEGPU_TITLE_PAD", "none");
+  if (getenv("FAKEGPU_WORKER_COMM_HEX") &&
+      unhex(getenv("FAKEGPU_WORKER_COMM_HEX"), comm, sizeof comm) >= 0) {
+    set_comm(comm);
+  } else {
+    set_comm(title);
+  }
+  if (!getenv("FAKEGPU_WORKER_ARGV_HEX") && argc > 0 && strcmp(pad, "none") != 0)
+    clobber_argv(argc, argv, title, strcmp(pad, "space") == 0 ? ' ' : '\0');
+  long init_ms = atol(env_or("FAKEGPU_INIT_MS_NOW", "0"));
+  if (init_ms > 0) sleep_ms(init_ms);
+  if (strcmp(env_or("FAKEGPU_HOLD", "fd"), "threads") == 0) {
+    /* The devices are opened by a thread; the main thread exits. */
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, worker_thread, NULL) != 0) return 1;
+    pthread_exit(NULL);
+  }
+  worker_thread(NULL);
   return 0;
 }
 
@@ -332,10 +372,12 @@ static int run_parent(int launcher_fd) {
     serve_until_term();
   }
   signal(SIGTERM, SIG_DFL);
+  long reap_ms = atol(env_or("FAKEGPU_REAP_MS", "0"));
   for (;;) {
     pause();
-    if (!got_chld) continue;
+    if (!got_chld || reap_ms < 0) continue;
     got_chld = 0;
+    if (reap_ms > 0) sleep_ms(reap_ms);
     int status;
     pid_t dead;
     while ((dead = waitpid(-1, &status, WNOHANG)) > 0) {

@@ -84,23 +84,38 @@ def _process(pid):
     if status is None:
         return None
     fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-    if fields.get("State", "").strip().startswith("Z"):
-        return None
-    gpus, holds_device = set(), False
     try:
-        fds = os.listdir(f"/proc/{pid}/fd")
+        tasks = sorted(os.listdir(f"/proc/{pid}/task"), key=int)
     except OSError:
-        fds = []
-    for fd in fds:
+        tasks = []
+    # A zombie whose every thread has exited is gone; a leader in state Z
+    # whose threads run is alive, its fds under task/TID/fd.
+    if fields.get("State", "").strip().startswith("Z") and len(tasks) <= 1:
+        return None
+    gpus, holds_device, env_task = set(), False, pid
+    for tid in tasks:
         try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+            fds = os.listdir(f"/proc/{pid}/task/{tid}/fd")
         except OSError:
-            continue
+            fds = []
+        for fd in fds:
+            try:
+                target = os.readlink(f"/proc/{pid}/task/{tid}/fd/{fd}")
+            except OSError:
+                continue
+            if target.startswith("/dev/nvidia"):
+                if not holds_device:
+                    env_task = tid
+                holds_device = True
+                if target[11:].isdigit():
+                    gpus.add(int(target[11:]))
+    for line in (_read(f"/proc/{pid}/maps") or "").splitlines():
+        target = line.split()[-1] if len(line.split()) >= 6 else ""
         if target.startswith("/dev/nvidia"):
             holds_device = True
             if target[11:].isdigit():
                 gpus.add(int(target[11:]))
-    environ = _read(f"/proc/{pid}/environ", "rb") or b""
+    environ = _read(f"/proc/{pid}/task/{env_task}/environ", "rb") or b""
     mib, mem_gpus = 0, None
     for item in environ.split(b"\0"):
         if item.startswith(b"FAKEGPU_MIB="):

@@ -240,7 +240,7 @@ class HostSetup:
                  argv=("python3", "-m", "vllm.entrypoints.openai.api_server"), comm=None,
                  user=None, exe=None, hold_all=False, visible=None, worker_argv=None,
                  worker_comm=None, title_pad=None, wrap=None, cgroup=None, hold_gpus=None,
-                 own_pidfile=None):
+                 own_pidfile=None, hold="fd", reap_ms=0):
         """Starts a gpuload parent with one worker per GPU in 'gpus' ("all",
         "0-7", "5"); returns {"parent": pid, gpu: worker pid, ...}.
 
@@ -260,6 +260,12 @@ class HostSetup:
         the parent itself holds those GPUs and is charged 'mib' there (a
         single-process server; no workers unless 'gpus' is set too).
         own_pidfile: the parent writes its PID there, as a daemon does.
+        hold: how each worker holds its devices: "fd" (open descriptors),
+        "map" (it maps the device files and closes its fds: only
+        /proc/PID/maps shows it) or "threads" (a thread opens them and the
+        main thread exits: state Z, the fds under /proc/PID/task/TID/fd).
+        reap_ms: the parent reaps a dead worker that long after it died
+        (-1: never), as a slow or missing init does orphans.
         The launch command is kept in self.last_command (ExecStart=)."""
         if gpus == "all":
             gpus = f"0-{self.gpus - 1}"
@@ -273,6 +279,10 @@ class HostSetup:
                "FAKEGPU_RESPAWN_INIT_MS": str(respawn_init_ms)}
         if respawn_once:
             env["FAKEGPU_RESPAWN"] = "1"
+        if hold != "fd":
+            env["FAKEGPU_HOLD"] = hold
+        if reap_ms:
+            env["FAKEGPU_REAP_MS"] = str(reap_ms)
         if detach:
             env["FAKEGPU_DETACH"] = "1"
         if unit:

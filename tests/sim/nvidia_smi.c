@@ -3,9 +3,10 @@
  * (setuid root, as the real tool sees every process through the driver).
  *
  * GPU state is computed from real process state on the simulated host:
- *   - a process uses GPU k while it holds an open descriptor on /dev/nvidiak
- *     (found by readlink of /proc/PID/fd/N, so a container's own
- *     "/dev/nvidia3", another inode, counts too); it is charged FAKEGPU_MIB
+ *   - a process uses GPU k while any of its threads holds an open
+ *     descriptor on /dev/nvidiak (found by readlink of
+ *     /proc/PID/task/TID/fd/N, so a container's own "/dev/nvidia3", another
+ *     inode, counts too) or it maps /dev/nvidiak (/proc/PID/maps); it is charged FAKEGPU_MIB
  *     (from its environment) on that GPU, or, when its environment has
  *     FAKEGPU_MEM_GPUS ("5", "0,3", "0-7"), only on the held GPUs named
  *     there (a tensor-parallel worker holds every peer, uses its own); it is
@@ -137,13 +138,14 @@ static unsigned long long gpu_mask(const char *spec) {
  * host's PIDs, whatever PID namespace asks. */
 static const char *proc_root = "/proc";
 
-/* FAKEGPU_MIB and FAKEGPU_MEM_GPUS (all GPUs when unset) of 'pid'. */
-static long env_mib(int pid, unsigned long long *mem_gpus) {
-  char path[64];
+/* FAKEGPU_MIB and FAKEGPU_MEM_GPUS (all GPUs when unset) of 'pid', read
+ * through its task 'tid' (a leader that exited shows no environment). */
+static long env_mib(int pid, int tid, unsigned long long *mem_gpus) {
+  char path[96];
   static char buf[65536];
   long mib = 0;
   *mem_gpus = ~0ULL;
-  snprintf(path, sizeof path, "%s/%d/environ", proc_root, pid);
+  snprintf(path, sizeof path, "%s/%d/task/%d/environ", proc_root, pid, tid);
   FILE *f = fopen(path, "r");
   if (!f) return 0;
   size_t n = fread(buf, 1, sizeof buf - 1, f);
@@ -166,35 +168,75 @@ static void read_name(struct proc *p) {
   if (read_file(path, p->name, sizeof p->name) <= 0) strcpy(p->name, "[Unknown Error]");
 }
 
-/* Scans /proc for holders of /dev/nvidiaK and charges their memory. */
+/* The GPUs whose /dev/nvidiaK the fd table "dir" (/proc/PID/task/TID/fd)
+ * holds open. */
+static unsigned long long fd_gpus(const char *dir) {
+  unsigned long long held = 0;
+  char target[256];
+  DIR *fds = opendir(dir);
+  struct dirent *fe;
+  while (fds && (fe = readdir(fds))) {
+    char link[600];
+    snprintf(link, sizeof link, "%s/%s", dir, fe->d_name);
+    ssize_t n = readlink(link, target, sizeof target - 1);
+    if (n <= 0) continue;
+    target[n] = '\0';
+    int k = device_gpu(target);
+    if (k >= 0 && k < gpu_count) held |= 1ULL << k;
+  }
+  if (fds) closedir(fds);
+  return held;
+}
+
+/* The GPUs whose /dev/nvidiaK "pid" maps (its fds may be closed: the
+ * driver charges the mapping). */
+static unsigned long long map_gpus(int pid) {
+  unsigned long long held = 0;
+  char path[64], line[1024];
+  snprintf(path, sizeof path, "%s/%d/maps", proc_root, pid);
+  FILE *f = fopen(path, "r");
+  while (f && fgets(line, sizeof line, f)) {
+    char *name = strstr(line, " /dev/nvidia");
+    if (!name) continue;
+    name[strcspn(name, "\n")] = '\0';
+    int k = device_gpu(name + 1);
+    if (k >= 0 && k < gpu_count) held |= 1ULL << k;
+  }
+  if (f) fclose(f);
+  return held;
+}
+
+/* Scans /proc for holders of /dev/nvidiaK, by the fds of every thread (a
+ * leader that exited keeps none; the driver charges the process by its
+ * tgid) and by mappings, and charges their memory. */
 static void scan_processes(void) {
   DIR *proc = opendir(proc_root);
   struct dirent *e;
   while (proc && (e = readdir(proc)) && proc_count < MAX_PROCS) {
     if (!isdigit((unsigned char)e->d_name[0])) continue;
-    int pid = atoi(e->d_name);
-    char path[64], target[256];
-    snprintf(path, sizeof path, "%s/%d/fd", proc_root, pid);
-    DIR *fds = opendir(path);
-    if (!fds) continue;
+    int pid = atoi(e->d_name), env_tid = pid;
+    char path[64];
     unsigned long long held = 0;
-    struct dirent *fe;
-    while ((fe = readdir(fds))) {
-      char link[300];
-      snprintf(link, sizeof link, "%s/%d/fd/%s", proc_root, pid, fe->d_name);
-      ssize_t n = readlink(link, target, sizeof target - 1);
-      if (n <= 0) continue;
-      target[n] = '\0';
-      int k = device_gpu(target);
-      if (k >= 0 && k < gpu_count) held |= 1ULL << k;
+    snprintf(path, sizeof path, "%s/%d/task", proc_root, pid);
+    DIR *tasks = opendir(path);
+    if (!tasks) continue;
+    struct dirent *te;
+    while ((te = readdir(tasks))) {
+      if (!isdigit((unsigned char)te->d_name[0])) continue;
+      char dir[300];
+      snprintf(dir, sizeof dir, "%s/%d/task/%s/fd", proc_root, pid, te->d_name);
+      unsigned long long h = fd_gpus(dir);
+      if (h && env_tid == pid) env_tid = atoi(te->d_name);
+      held |= h;
     }
-    closedir(fds);
+    closedir(tasks);
+    held |= map_gpus(pid);
     if (!held) continue;
     struct proc *p = &procs[proc_count++];
     unsigned long long mem_gpus;
     p->pid = pid;
     p->gpus = held;
-    p->mib = env_mib(pid, &mem_gpus);
+    p->mib = env_mib(pid, env_tid, &mem_gpus);
     p->charged = held & mem_gpus;
     read_name(p);
   }

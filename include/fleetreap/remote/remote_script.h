@@ -6,13 +6,17 @@
 // fuser and procps are not used, and nothing is copied to the host.
 //
 // A step starts a fixed number of processes, whatever the number of
-// holders, device files or processes on the host: one find over every
-// /proc/PID/fd (with one stat per ARG_MAX batch) finds the holders of
-// NVIDIA device files by device number (major 195, and the majors that
-// /proc/devices lists for nvidia-uvm, nvidia-caps...), and by path for plain
-// files named like NVIDIA nodes (the simulated hosts'); one grep and one
-// find describe the holders; /proc/PID/stat is read on the host only by the
-// shell function pst (the fields after the LAST ')'), and the controller
+// holders, device files or processes on the host: one find over the fds of
+// every thread (/proc/PID/task/TID/fd: a leader that exited or a thread
+// that unshared its files hides nothing; one stat per ARG_MAX batch, for
+// character devices only) finds the holders of NVIDIA device files by
+// device number (major 195, and the majors that /proc/devices lists for
+// nvidia-uvm, nvidia-caps...), and by path for plain files named like
+// NVIDIA nodes (the simulated hosts'); one grep over every /proc/PID/maps
+// and one stat of the files behind the mappings named nvidia*
+// (/proc/PID/map_files/RANGE, else the path in the process's root) find
+// those that only map a device; one grep and one find describe the holders; /proc/PID/stat is read
+// on the host only by the shell function pst (the fields after the LAST ')'), and the controller
 // reads it only with ParseProcStat.
 //
 // Every value from a playbook or an inventory (unit names, patterns) goes
@@ -55,12 +59,14 @@ struct ScanRequest {
   bool table = false;
 };
 
-/// The scan used for inspect, re-scan and verify. Starts at most 9
-/// processes (10 with units): find and stat for the fd pass, timeout and
+/// The scan used for inspect, re-scan and verify. Starts at most 11
+/// processes (12 with units): find and stat for the fd pass, grep and stat
+/// for the mappings, timeout and
 /// nvidia-smi twice, grep and find for the details, systemctl. Prints, in
 /// order: "scan 1", "session SHELL ANCESTOR...", "units RC:TEXT",
 /// "gpu RC:TEXT", "apps RC:TEXT", "table RC:TEXT", "majors (N NAME)...", "fd PID FD MAJ MIN",
-/// "fdp PID FD:PATH", "minor N:BUS_ID", "kids PARENT CHILD...", then
+/// "fdp PID FD:PATH", "mmp PID:PATH", "mm PID MAJ MIN" (a mapping, by path
+/// or number), "minor N:BUS_ID", "kids PARENT CHILD...", then
 /// "/proc/PID/stat:..", "/proc/PID/status:..", "/proc/PID/cmdline:ARG",
 /// "/etc/passwd:..", "exe PID:TARGET", and "end". RC is "-" for a query
 /// not run (quick scan, or nvidia-smi already timed out).
@@ -87,20 +93,26 @@ std::string StopUnitsScript(const std::vector<std::string>& units,
 
 // ---------------------------------------------------------------- signals
 
-/// Reads the targets' fds afresh (the fd pass limited to them), then sends
-/// "signal" ("TERM" or "KILL") to each target whose start time still matches
-/// and that still holds an NVIDIA device file (or, for a target with
-/// needs_fd false, one that nvidia-smi charged, its start time alone); then
-/// waits on the host, with tail --pid polling every "poll", until every
-/// target is gone or "wait" has passed. A zombie still counts as present.
+/// Reads the targets' fds and mappings afresh (the fd and maps passes
+/// limited to them), then sends "signal" ("TERM" or "KILL") to each target
+/// whose start time still matches, that is not a zombie, and that still
+/// holds an NVIDIA device file, by an fd of any thread or a mapping (or,
+/// for a target with needs_fd false, one that nvidia-smi charged, its start
+/// time alone); then waits on the host, with tail --pid polling every
+/// "poll", until every target is gone or "wait" has passed. A process whose
+/// every thread has exited (a zombie waiting for its reaper) is gone: it has
+/// closed its files, and the verify proves its memory; a leader in state Z
+/// whose other threads run is present. Each tail is cut to a slice (twice
+/// the poll, doubling up to 1 s), so a zombie is seen within a slice; a
+/// wait of W seconds starts at most about 2 * (W + 4) processes.
 /// Prints "signal 1", "now TICKS" (the host's clock at the signals, in the
 /// unit of process start times), "sent PID", "gone PID" (never signalled:
 /// exited, reused, or no longer holding a device), "failed PID" (kill
 /// refused), then "left PID STATE" for each target signalled and still
-/// present, "parent PID" (see below), "done CS" (centiseconds from the
+/// present (never a zombie), "parent PID" (see below), "done CS" (centiseconds from the
 /// signals to the end of the wait), "end".
 /// With "parents" (the targets' parents), also "parent PID" for each of
-/// them still alive at the end: a dead parent restarts nothing, so the
+/// them still alive (not a zombie) at the end: a dead parent restarts nothing, so the
 /// respawn watch can let it go.
 std::string SignalScript(const std::string& signal, const std::vector<Target>& targets,
                          std::chrono::milliseconds wait, std::chrono::milliseconds poll,
@@ -115,7 +127,8 @@ std::string SignalScript(const std::string& signal, const std::vector<Target>& t
 /// whatever the file's name holds). Symlinks and directories are never
 /// followed or removed; nothing outside /dev/shm is reached. With "dry_run"
 /// nothing is removed. Prints "shm 1", then "removed:NAME", "would:NAME",
-/// "inuse:NAME" or "failed:NAME" per match; no "end": the caller appends
+/// "inuse:NAME" or "failed:NAME" per match, then "shmerr:TEXT" (find's
+/// error lines, which say why a removal failed) when find printed any; no "end": the caller appends
 /// "z end\n", or a ScanScript to verify in the same round trip (both parsed
 /// by ParseShmOutput).
 std::string ShmCleanScript(const std::vector<std::string>& patterns, bool dry_run,

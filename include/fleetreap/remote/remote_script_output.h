@@ -27,7 +27,8 @@ struct ChildProcess {
   std::string comm;
 };
 
-/// An open file descriptor on an NVIDIA device file: by device number
+/// An open file descriptor on an NVIDIA device file, of any of the process's
+/// threads, or a mapping of one (mapped, fd -1): by device number
 /// (major >= 0) for a character device, else by path (a plain file named
 /// like an NVIDIA node, as on the simulated hosts).
 struct DeviceFd {
@@ -36,6 +37,7 @@ struct DeviceFd {
   int major = -1;
   int minor = -1;
   std::string path;
+  bool mapped = false;
 };
 
 /// What a scan read about one process, raw: parsed by proc_scan.h.
@@ -127,6 +129,7 @@ struct ShmOutput {
   std::vector<std::string> removed;  // or would be, in a dry run
   std::vector<std::string> in_use;
   std::vector<std::string> failed;
+  std::string failed_why;  // the system's reason ("Permission denied"), "" if none failed
 };
 /// Parses ShmCleanScript's stdout, and with "scan" the ScanScript output
 /// that follows it in the same round trip; without "scan" an "end" record
