@@ -3,6 +3,7 @@
 // through a RecordReader.
 #include "fleetreap/remote/remote_script_output.h"
 
+#include <algorithm>
 #include <set>
 
 #include "fleetreap/base/text.h"
@@ -25,7 +26,30 @@ Status TakeIndexed(RecordReader& reader, const std::string& word, const char* sh
   return Status::Ok();
 }
 
-// "shm 1", then "removed|would|inuse|failed:NAME" records.
+// Why find's -delete failed, from its error lines ("find: cannot delete
+// '/dev/shm/x': Permission denied"): the text after each line's last ": "
+// (the name may hold anything, the system's message comes last), the
+// distinct ones joined with "; ", at most 200 characters, control
+// characters as '?'.
+std::string FailureReason(const std::string& errors) {
+  std::vector<std::string> reasons;
+  for (const std::string& line : SplitLines(errors)) {
+    size_t colon = line.rfind(": ");
+    if (colon == std::string::npos) continue;
+    std::string reason = line.substr(colon + 2);
+    for (char& c : reason) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    }
+    if (!reason.empty() && std::find(reasons.begin(), reasons.end(), reason) == reasons.end()) {
+      reasons.push_back(reason);
+    }
+  }
+  std::string joined = Join(reasons, "; ");
+  return joined.empty() ? "unknown" : joined.substr(0, 200);
+}
+
+// "shm 1", then "removed|would|inuse|failed:NAME" records, then
+// "shmerr:TEXT" (find's errors) when there were any.
 Status TakeShmRecords(RecordReader& reader, ShmOutput* result) {
   Status status = reader.TakeHeader("shm");
   if (!status.ok()) return status;
@@ -39,6 +63,12 @@ Status TakeShmRecords(RecordReader& reader, ShmOutput* result) {
     if (word == "removed" || word == "would") result->removed.push_back(r->payload);
     if (word == "inuse") result->in_use.push_back(r->payload);
     if (word == "failed") result->failed.push_back(r->payload);
+  }
+  if (reader.PeekWord() == "shmerr") {
+    const HostRecord* r = nullptr;
+    status = reader.Take("shmerr", 1, true, "shmerr:TEXT", &r);
+    if (!status.ok()) return status;
+    result->failed_why = FailureReason(r->payload);
   }
   return Status::Ok();
 }

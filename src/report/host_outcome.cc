@@ -132,6 +132,11 @@ std::vector<std::string> LeftAlone(const HostReport& host) {
     parts.push_back(Plural(static_cast<int>(host.units_skipped.size()), "unit", "units") +
                     " skipped");
   }
+  if (!host.shm_kept.empty()) {
+    parts.push_back(
+        Plural(static_cast<int>(host.shm_kept.size()), "/dev/shm entry", "/dev/shm entries") +
+        " kept");
+  }
   return parts;
 }
 

@@ -93,6 +93,7 @@ Json HostJson(const HostReport& host, bool dry_run) {
   out["units_skipped"] = host.units_skipped;
   out["shm_removed"] = host.shm_removed;
   out["shm_would_remove"] = host.shm_would_remove;
+  out["shm_kept"] = host.shm_kept;
   out["term_sent"] = host.term_sent;
   out["kill_sent"] = host.kill_sent;
   out["rounds"] = host.rounds;

@@ -100,6 +100,7 @@ void ReadHost(FieldReader& r, const Json& o, const std::string& at, HostReport* 
   r.TextList(o, at, "units_skipped", &host->units_skipped);
   r.TextList(o, at, "shm_removed", &host->shm_removed);
   r.TextList(o, at, "shm_would_remove", &host->shm_would_remove);
+  r.TextList(o, at, "shm_kept", &host->shm_kept);
   r.Integer(o, at, "term_sent", &host->term_sent);
   r.Integer(o, at, "kill_sent", &host->kill_sent);
   r.Integer(o, at, "rounds", &host->rounds);

@@ -128,7 +128,12 @@ std::string RenderTable(const RunReport& report, const TableStyle& style) {
       if (std::find(rows[i].names.begin(), rows[i].names.end(), host.name) == rows[i].names.end()) {
         continue;
       }
-      for (const std::string& line : GpuAttentionLines(host)) {
+      std::vector<std::string> lines = GpuAttentionLines(host);
+      // Each /dev/shm entry left in place, and why (names escaped).
+      for (const std::string& kept : host.shm_kept) {
+        lines.push_back("/dev/shm kept " + OneLineDetail(kept));
+      }
+      for (const std::string& line : lines) {
         out += "    " + (rows[i].names.size() > 1 ? host.name + ": " : std::string()) + line + "\n";
       }
     }

@@ -143,7 +143,7 @@ bool Runner::CleanShm(const Action& action) {
   ScanOutput scan;
   Status status = ParseShmOutput(result.out, &out, verify ? &scan : nullptr);
   if (!status.ok()) return Fail(status.kind(), status.message());
-  (dry_run ? report_.shm_would_remove : report_.shm_removed) = out.removed;
+  RecordShm(out, dry_run);
   bool verified = !verify || QuickScan(&report_.gpus_after, &scan);
   Time(StepName(action), start);
   return verified;
@@ -164,13 +164,34 @@ bool Runner::RescanWithShmAndVerify(const Action& action) {
   ShmOutput shm;
   Status status = ParseRescanShmVerifyOutput(result.out, &rescan, &shm, &verified);
   if (!status.ok()) return Fail(status.kind(), status.message());
-  report_.shm_removed.insert(report_.shm_removed.end(), shm.removed.begin(), shm.removed.end());
+  RecordShm(shm, /*dry_run=*/false);
   bool ok = quick ? QuickScan(&report_.gpus_after, &rescan)
                   : Scan({}, &report_.gpus_after, true, &rescan);
   if (!ok) return false;
   escalation_.Finished(action, view_);
   if (!escalation_.history().verified) return true;
   return QuickScan(&report_.gpus_after, &verified);
+}
+
+void Runner::RecordShm(const ShmOutput& out, bool dry_run) {
+  std::vector<std::string>& removed = dry_run ? report_.shm_would_remove : report_.shm_removed;
+  removed.insert(removed.end(), out.removed.begin(), out.removed.end());
+  // A name kept by one step and removed by a later one is removed.
+  auto kept = [&](const std::string& name, const std::string& why) {
+    std::string entry = name + ": " + why;
+    if (std::find(report_.shm_kept.begin(), report_.shm_kept.end(), entry) ==
+        report_.shm_kept.end()) {
+      report_.shm_kept.push_back(entry);
+    }
+  };
+  for (const std::string& name : out.in_use) kept(name, "in use");
+  for (const std::string& name : out.failed) kept(name, "could not remove: " + out.failed_why);
+  for (const std::string& name : out.removed) {
+    report_.shm_kept.erase(
+        std::remove_if(report_.shm_kept.begin(), report_.shm_kept.end(),
+                       [&](const std::string& entry) { return entry.rfind(name + ": ", 0) == 0; }),
+        report_.shm_kept.end());
+  }
 }
 
 bool Runner::ResetGpus(const Action& action) {

@@ -79,6 +79,9 @@ class Runner {
   bool StopUnits(const Action& action);
   // A fused verify's nvidia-smi runs in the same round trip.
   bool CleanShm(const Action& action);
+  // Adds what a /dev/shm step removed (or would) and kept, and why, to the
+  // report: every outcome of the step is reported, whatever the verdict.
+  void RecordShm(const ShmOutput& out, bool dry_run);
   // Waits out the action's wait since the last signal, then re-scans.
   bool Rescan(const Action& action);
   // Reports the re-scan to the escalation itself, before the verify it

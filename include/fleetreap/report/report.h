@@ -42,6 +42,10 @@ struct HostReport {
   std::vector<std::string> units_skipped;     // "UNIT: why it was not stopped"
   std::vector<std::string> shm_removed;
   std::vector<std::string> shm_would_remove;  // dry run
+  /// "NAME: why it was not removed": "in use" (open or mapped by a
+  /// process) or "could not remove: REASON" (the system's, e.g.
+  /// "Permission denied"); in a dry run, the matches that would be kept.
+  std::vector<std::string> shm_kept;
   std::vector<StepTiming> timings;
   int term_sent = 0;
   int kill_sent = 0;
