@@ -13,6 +13,7 @@
 #include "fleetreap/escalation/gpu_state.h"
 #include "fleetreap/remote/nvidia_smi.h"
 #include "fleetreap/remote/proc_scan.h"
+#include "fleetreap/remote/remote_script.h"
 #include "fleetreap/remote/remote_script_output.h"
 
 namespace fleetreap {
@@ -29,11 +30,10 @@ std::string GpuQueryOutput() {
 }
 
 std::string ComputeAppsOutput() {
-  std::string out = "gpu_uuid, gpu_bus_id, pid, used_gpu_memory [MiB], process_name\n";
+  std::string out = "pid, gpu_uuid, gpu_bus_id, used_gpu_memory [MiB]\n";
   for (int i = 0; i < 16; ++i) {
-    out += "GPU-11111111-0000-0000-0000-00000000000" + std::to_string(i % 8) +
-           ", 00000000:" + std::to_string(18 + i % 8) + ":00.0, " + std::to_string(4000 + i) +
-           ", 35000, python3 -m vllm.entrypoints.openai.api_server, --tp 8\n";
+    out += std::to_string(4000 + i) + ", GPU-11111111-0000-0000-0000-00000000000" +
+           std::to_string(i % 8) + ", 00000000:" + std::to_string(18 + i % 8) + ":00.0, 35000\n";
   }
   return out;
 }
@@ -83,7 +83,7 @@ int main(int argc, char** argv) {
     std::vector<Holder> holders;
     ScanOutput parsed;
     if (!ParseGpuQuery(query, "", 0, GpuQueryFields(), &result).ok() ||
-        !ParseComputeApps(apps, "", 0, ComputeAppsFields(), &processes, nullptr).ok() ||
+        !ParseComputeApps(apps, "", 0, ScanAppsFields(), &processes, nullptr).ok() ||
         !ParseScanOutput(scan, &parsed).ok() || !HoldersFromScan(parsed, &holders).ok()) {
       std::fprintf(stderr, "parse failed\n");
       return 1;

@@ -71,6 +71,8 @@ const char kAppsFields[] =
     "timestamp,gpu_name,gpu_bus_id,gpu_serial,gpu_uuid,pid,process_name,used_gpu_memory";
 const char kOurFields[] = "index,uuid,name,pci.bus_id,memory.used,memory.total,gpu_recovery_action";
 const char kOurOldFields[] = "index,uuid,name,pci.bus_id,memory.used,memory.total";
+// The fields of the captures that asked for a process name (no command of
+// fleetreap's does: remote_script_test's NoQueryAsksForAUserField).
 const char kOurAppsFields[] = "gpu_uuid,gpu_bus_id,pid,used_gpu_memory,process_name";
 
 TEST(NvidiaSmiTest, CommandsAreTheDocumentedOnes) {
@@ -86,12 +88,8 @@ TEST(NvidiaSmiTest, CommandsAreTheDocumentedOnes) {
   EXPECT_EQ(GpuQueryCommandForGpu(5, false),
             "nvidia-smi -i 5 --query-gpu=index,uuid,name,pci.bus_id,memory.used,"
             "memory.total --format=csv,nounits");
-  EXPECT_EQ(ComputeAppsCommand(),
-            "nvidia-smi --query-compute-apps=gpu_uuid,gpu_bus_id,pid,used_gpu_memory,"
-            "process_name --format=csv,nounits");
   EXPECT_EQ(GpuQueryFields(), Split(kOurFields));
   EXPECT_EQ(GpuQueryFieldsWithoutRecovery(), Split(kOurOldFields));
-  EXPECT_EQ(ComputeAppsFields(), Split(kOurAppsFields));
 }
 
 // Every query-gpu sample: file, the fields its run asked for ("" = the
@@ -439,7 +437,7 @@ TEST(NvidiaSmiTest, FailedRunsCarryTheToolMessage) {
     std::vector<ComputeApp> apps;
     NvidiaSmiFailure failure = NvidiaSmiFailure::kNone;
     Status apps_status =
-        ParseComputeApps(row.out, row.err, row.exit_code, ComputeAppsFields(), &apps, &failure);
+        ParseComputeApps(row.out, row.err, row.exit_code, Split(kOurAppsFields), &apps, &failure);
     EXPECT_EQ(apps_status.ToString(), expected) << row.out << row.err;
     EXPECT_EQ(failure, row.failure);
     EXPECT_TRUE(apps.empty());
@@ -572,7 +570,7 @@ TEST(NvidiaSmiTest, RejectsMalformedComputeAppsWithExactErrors) {
   };
   for (const Row& row : rows) {
     std::vector<ComputeApp> apps;
-    Status status = ParseComputeApps(row.out, "", 0, ComputeAppsFields(), &apps, nullptr);
+    Status status = ParseComputeApps(row.out, "", 0, Split(kOurAppsFields), &apps, nullptr);
     EXPECT_EQ(status.ToString(), row.error) << row.out;
     EXPECT_TRUE(apps.empty()) << row.out;
   }

@@ -235,15 +235,4 @@ std::string GpuQueryCommandForGpu(int index, bool with_recovery) {
          " --format=csv,nounits";
 }
 
-const std::vector<std::string>& ComputeAppsFields() {
-  static const std::vector<std::string> kFields = {"gpu_uuid", "gpu_bus_id", "pid",
-                                                   "used_gpu_memory", "process_name"};
-  return kFields;
-}
-
-std::string ComputeAppsCommand() {
-  return "nvidia-smi --query-compute-apps=" + Join(ComputeAppsFields(), ",") +
-         " --format=csv,nounits";
-}
-
 }  // namespace fleetreap

@@ -210,15 +210,13 @@ struct ComputeApp {
   std::optional<int64_t> used_mib;  // nullopt: "[N/A]" (WDDM, MIG)
 };
 
-/// gpu_uuid, gpu_bus_id, pid, used_gpu_memory, process_name.
-const std::vector<std::string>& ComputeAppsFields();
+// The scan's own query is ScanAppsFields (remote_script.h): no field a
+// user controls (process_name, name) is ever asked for, because real
+// nvidia-smi prints a process name's newlines raw and a forged line would
+// read as a row. There is no builder for such a query.
 
-/// "nvidia-smi --query-compute-apps=gpu_uuid,gpu_bus_id,pid,used_gpu_memory,
-/// process_name --format=csv,nounits". process_name comes last so that commas
-/// inside it cannot shift any other column.
-std::string ComputeAppsCommand();
-
-/// Parses a --query-compute-apps run that asked for "fields". A process name
+/// Parses a --query-compute-apps run that asked for "fields" (or a capture
+/// that did: the samples ask for process_name). A process name
 /// containing ", " is kept whole: the extra separators go to the
 /// process_name column (or, without one, to name/gpu_name). Header only, no
 /// output, or "No running processes found" give an empty list. Failure
