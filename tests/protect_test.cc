@@ -95,6 +95,27 @@ TEST(ProtectTest, Table) {
   }
 }
 
+// MPS: "nvidia-cuda-mps-control -d" works for any user; the real
+// executable run by a user is that user's job (seen on an H200, issue 24).
+TEST(ProtectTest, MpsDaemonsAreProtectedOnlyWhenRootRunsThem) {
+  ProtectList list = ProtectList::Default();
+  for (const char* name : {"nvidia-cuda-mps-control", "nvidia-cuda-mps-server"}) {
+    Holder h =
+        Make(700, 1, std::string(name).substr(0, 15), std::string("/usr/local/nvidia/bin/") + name);
+    h.user = "root";
+    EXPECT_EQ(list.Reason(h), name);
+    h.user = "0";
+    EXPECT_EQ(list.Reason(h), name);
+    h.user = "gpuops";
+    ProtectDecision decision = list.Judge(h);
+    EXPECT_EQ(decision.reason, "") << name;
+    EXPECT_EQ(decision.named_like, name);
+  }
+  Holder persistenced = Make(701, 1, "nvidia-persiste", "/usr/bin/nvidia-persistenced");
+  persistenced.user = "nvidia-persistenced";  // its --user: still the daemon
+  EXPECT_EQ(list.Reason(persistenced), "nvidia-persistenced");
+}
+
 // Every built-in entry protects a root-owned daemon in /usr/bin and no
 // user's copy of it.
 TEST(ProtectTest, EveryDefaultEntryNeedsARootOwnedSystemExecutable) {
@@ -103,7 +124,9 @@ TEST(ProtectTest, EveryDefaultEntryNeedsARootOwnedSystemExecutable) {
   for (const std::string& entry : list.entries()) {
     std::string name = entry;
     if (name.back() == '*') name = name.substr(0, name.size() - 1) + "-core";
-    EXPECT_EQ(list.Reason(Make(700, 1, name.substr(0, 15), "/usr/bin/" + name)), entry);
+    Holder daemon = Make(700, 1, name.substr(0, 15), "/usr/bin/" + name);
+    daemon.user = "root";
+    EXPECT_EQ(list.Reason(daemon), entry);
     ProtectDecision copy = list.Judge(Make(701, 1, name.substr(0, 15), "/home/u/" + name, 1000));
     EXPECT_EQ(copy.reason, "") << entry;
     EXPECT_EQ(copy.named_like, entry);

@@ -21,7 +21,17 @@ std::string Names(const std::vector<const Holder*>& holders) {
   return names;
 }
 
-void Classify(const std::vector<Holder>& holders, int64_t threshold_mib, GpuReading* gpu) {
+// The allowance of a protected holder: its entry's in "allowances" (the
+// entry is protected_by up to a " (" qualifier: "nvidia-cuda-mps-server",
+// "nvidia-persistenced (pid file)"), else 0.
+int64_t AllowanceOf(const Holder& holder, const std::map<std::string, int64_t>& allowances) {
+  std::string entry = holder.protected_by.substr(0, holder.protected_by.find(" ("));
+  auto found = allowances.find(entry);
+  return found == allowances.end() ? 0 : found->second;
+}
+
+void Classify(const std::vector<Holder>& holders, int64_t threshold_mib,
+              const std::map<std::string, int64_t>& allowances, GpuReading* gpu) {
   if (gpu->state == GpuState::kLost || gpu->state == GpuState::kMissing) return;
   std::vector<const Holder*> others, protected_holders;
   for (const Holder& holder : holders) {
@@ -45,8 +55,22 @@ void Classify(const std::vector<Holder>& holders, int64_t threshold_mib, GpuRead
     gpu->state = GpuState::kUnknown;
     if (gpu->detail.empty()) gpu->detail = "memory.used unknown";
   } else if (over && !protected_holders.empty()) {
-    gpu->state = GpuState::kBusy;
-    gpu->detail = used + " used, held only by protected " + Names(protected_holders);
+    int64_t allowance = 0;
+    std::set<std::string> entries;
+    for (const Holder* holder : protected_holders) {
+      std::string entry = holder->protected_by.substr(0, holder->protected_by.find(" ("));
+      if (entries.insert(entry).second) allowance += AllowanceOf(*holder, allowances);
+    }
+    if (allowance > 0 && *gpu->used_mib <= threshold_mib + allowance) {
+      gpu->state = GpuState::kProtectedOnly;
+      gpu->detail = "held by protected " + Names(protected_holders) + ": " + used +
+                    ", within the daemons' allowance of " + std::to_string(allowance) + " MiB";
+    } else {
+      gpu->state = GpuState::kBusy;
+      gpu->detail =
+          used + " used, held only by protected " + Names(protected_holders) +
+          (allowance > 0 ? " (over their allowance of " + std::to_string(allowance) + " MiB)" : "");
+    }
   } else if (over) {
     gpu->state = GpuState::kGhost;
     gpu->detail = used + " used with no holder: needs a GPU reset or a reboot";
@@ -104,8 +128,8 @@ bool HolderStillPresent(const Holder& holder) {
 }
 
 void ClassifyGpus(const std::vector<Holder>& holders, int expected_gpus, int64_t threshold_mib,
-                  std::vector<GpuReading>* gpus) {
-  for (GpuReading& gpu : *gpus) Classify(holders, threshold_mib, &gpu);
+                  std::vector<GpuReading>* gpus, const std::map<std::string, int64_t>& allowances) {
+  for (GpuReading& gpu : *gpus) Classify(holders, threshold_mib, allowances, &gpu);
   if (expected_gpus > 0) {
     std::set<int> present;
     size_t unindexed_lost = 0;

@@ -185,6 +185,16 @@ void ApplyKey(const Reader& reader, const YAML::Node& key, const YAML::Node& val
     p->threshold_mib = reader.Integer(key, value, 0, 1 << 24);
   } else if (name == "protect") {
     p->protect = reader.List(key, value);
+  } else if (name == "daemon_allowance_mib") {
+    if (!value.IsMap()) reader.Fail(key, "daemon_allowance_mib must map daemon names to MiB");
+    p->daemon_allowance_mib.clear();
+    for (const auto& entry : value) {
+      if (!entry.first.IsScalar() || entry.first.Scalar().empty()) {
+        reader.Fail(entry.first, "daemon_allowance_mib keys must be daemon names");
+      }
+      p->daemon_allowance_mib[entry.first.Scalar()] =
+          reader.Integer(entry.first, entry.second, 0, 1 << 20);
+    }
   } else {
     reader.Fail(key, "unknown setting \"" + name + "\"");
   }

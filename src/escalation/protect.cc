@@ -61,6 +61,15 @@ bool Glob(const std::string& pattern, const std::string& text) {
 
 bool IsPathEntry(const std::string& entry) { return entry.find('/') != std::string::npos; }
 
+// Daemons a user may run for themselves (MPS: nvidia-cuda-mps-control -d
+// works as any user, and starts its server as that user): the genuine,
+// system-wide ones are root's; a user's own is a job.
+bool RootOnly(const std::string& entry) {
+  return entry == "nvidia-cuda-mps-control" || entry == "nvidia-cuda-mps-server";
+}
+
+bool RunByRoot(const Holder& holder) { return holder.user == "root" || holder.user == "0"; }
+
 bool EntryMatchesExe(const std::string& entry, const std::string& exe) {
   return IsPathEntry(entry) ? Glob(entry, exe) : Glob(entry, Basename(exe));
 }
@@ -171,7 +180,8 @@ ProtectDecision ProtectList::Judge(const Holder& holder) const {
   }
   for (const std::string& entry : entries_) {
     if (!EntryMatchesExe(entry, exe)) continue;
-    if (ExeOwnedByRoot(holder) && (IsPathEntry(entry) || InSystemLocation(exe))) {
+    if (ExeOwnedByRoot(holder) && (IsPathEntry(entry) || InSystemLocation(exe)) &&
+        (!RootOnly(entry) || RunByRoot(holder))) {
       return {entry, ""};
     }
     if (decision.named_like.empty()) decision.named_like = entry;

@@ -59,7 +59,7 @@ bool Runner::InspectWithShmDryRun(const std::vector<std::string>& units) {
   ScanOutput scan;
   Status status = ParseShmOutput(result.out, &shm, &scan);
   if (!status.ok()) return Fail(status.kind(), status.message());
-  report_.shm_would_remove = shm.removed;
+  RecordShm(shm, /*dry_run=*/true);
   return Scan(units, &report_.gpus_before, true, &scan);
 }
 
@@ -168,7 +168,7 @@ bool Runner::Scan(const std::vector<std::string>& units, std::vector<GpuReading>
   // GPUs the driver knows at least: a GPU that fell off the bus keeps them.
   int expected = job_.host->expected_gpus > 0 ? job_.host->expected_gpus : device_gpus_;
   NumberTheLostGpu(expected, gpus);
-  ClassifyGpus(current, expected, threshold_, gpus);
+  ClassifyGpus(current, expected, threshold_, gpus, playbook_.daemon_allowance_mib);
   ApplyScopeToGpus(job_.scope, current, gpus);
   if (holders) {
     // Over the threshold under protected daemons only, and no process has

@@ -56,8 +56,16 @@ std::string GpuLabel(const GpuReading& gpu);
 /// reading gets a kMissing reading, except that lost readings with no index
 /// stand in for absent indexes first. Readings end sorted by index (-1 last).
 /// Holders with no GPU index (only nvidiactl, nvidia-uvm) touch no GPU.
+/// "allowances" (the playbook's daemon_allowance_mib: a protected entry's
+/// name, as Holder::protected_by names it, to MiB) lets a protected
+/// daemon's own context count as clean: a GPU over the threshold, held only
+/// by protected holders, whose memory.used is at most the threshold plus the
+/// allowances of the daemons on it, is kProtectedOnly, its detail naming
+/// them and the allowance (the MPS server keeps ~70 MiB once its clients are
+/// gone); above it, kBusy as before.
 void ClassifyGpus(const std::vector<Holder>& holders, int expected_gpus, int64_t threshold_mib,
-                  std::vector<GpuReading>* gpus);
+                  std::vector<GpuReading>* gpus,
+                  const std::map<std::string, int64_t>& allowances = {});
 
 /// True only when "gpus" is non-empty and every reading is kClean or
 /// kProtectedOnly (a GPU whose driver asks for recovery is neither). Call after ClassifyGpus, which

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -71,6 +72,11 @@ struct Playbook {
 
   /// Names or absolute paths added to the built-in protected list.
   std::vector<std::string> protect;
+
+  /// MiB a protected daemon's own context may keep on a GPU that still
+  /// counts as clean (protected_only, the daemon named), by protected entry:
+  /// {"nvidia-cuda-mps-server": 256}. Above it the GPU is busy.
+  std::map<std::string, int64_t> daemon_allowance_mib;
 
   /// True when "step" is among the steps.
   bool Runs(Step step) const;
