@@ -81,6 +81,71 @@ def slow_exit(h):
 
 
 @scenario
+def map_holder(h):
+    """Seen on an H200: workers that keep only mappings of the device files
+    (they closed their fds after allocating); nvidia-smi charges them, and
+    only /proc/PID/maps shows what they hold."""
+    h.daemon("nvidia-persistenced")
+    h.workload(mib=8806, title="VLLM::Worker_TP%d", detach=True, argv=VLLM_ARGV, hold="map")
+
+
+@scenario
+def leader_exited(h):
+    """Seen on an H200: workers whose main thread exited while a worker
+    thread holds the devices: state Z, /proc/PID/fd empty, the fds under
+    /proc/PID/task/TID/fd; nvidia-smi charges them."""
+    h.daemon("nvidia-persistenced")
+    h.workload(mib=6754, title="VLLM::Worker_TP%d", detach=True, argv=VLLM_ARGV,
+               hold="threads")
+
+
+@scenario
+def late_reaper(h):
+    """Workers whose parent reaps them 3 s after they die (PID 1 on an H200
+    reaped orphans about 1.4 s late): a killed worker is a zombie meanwhile,
+    its files closed and its memory free."""
+    h.workload(mib=40960, title="VLLM::Worker_TP%d", argv=VLLM_ARGV, reap_ms=3000,
+               comm="python3")
+
+
+@scenario
+def never_reaped(h):
+    """Workers whose parent never reaps them (a container started without an
+    init): a killed worker stays a zombie for good."""
+    h.workload(mib=40960, title="VLLM::Worker_TP%d", argv=VLLM_ARGV, reap_ms=-1,
+               comm="python3")
+
+
+@scenario
+def shm_dirty(h):
+    """A host that ends dirty (ghost memory on GPU 3) after its orphans are
+    killed and its /dev/shm leftovers removed, one of them kept because a
+    process (no GPU) still has it open."""
+    h.workload(mib=40960, title="VLLM::Worker_TP%d", detach=True, argv=VLLM_ARGV)
+    for name in ("nccl-WU88OE", "psm_4f1e2b7a"):
+        h.shm(name, size=1 << 16, keep=False)
+    h.shm("nccl-inuse", keep=True)
+    h.fleet.exec(h.name, "setsid sleep 3600 </dev/shm/nccl-inuse >/dev/null 2>&1 &")
+    h.leak(3, 5000)
+
+
+@scenario
+def mps_node(h):
+    """Seen on an H200 under MPS: root's control daemon and server (the
+    server keeps 74 MiB of its own on GPU 0 once its clients are gone), a
+    client (8802 MiB on GPU 0), and a user's own MPS control daemon (the
+    real executable, run by gpuops, 66 MiB on GPU 1): a job."""
+    h.daemon("nvidia-persistenced")
+    h.daemon("nvidia-cuda-mps-control")
+    server = h.daemon("nvidia-cuda-mps-server")
+    h.charge(server, 0, 74)
+    h.workload(gpus="0", mib=8802, title="python3", detach=True, visible="0",
+               argv=("python3", "infer.py"))
+    h.workload(gpus="", mib=66, hold_gpus="1", exe="/usr/bin/nvidia-cuda-mps-control",
+               argv=("nvidia-cuda-mps-control", "-d"), user="gpuops")
+
+
+@scenario
 def straggler_gpu5(h):
     """Seven orphaned workers, and on GPU 5 a worker whose supervisor starts a
     new one 300 ms after the first is killed: it appears after the first
