@@ -95,7 +95,7 @@ def fleetreap_run(args, tmp, nvml, idle, ignore, playbook):
     start = time.monotonic()
     rc = subprocess.run(base + ["--json", report], capture_output=True).returncode
     wall = time.monotonic() - start
-    freed = wait_idle(nvml, idle, start, limit=1.0)
+    freed = wait_idle(nvml, idle, start, limit=wall + 1.0)
     host = json.load(open(report))["hosts"][0]
     alive = os.path.exists(f"/proc/{pid}")
     if alive:

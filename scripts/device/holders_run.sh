@@ -75,7 +75,12 @@ print("status", h["status"], "term_sent", h["term_sent"], "kill_sent", h["kill_s
       "fates", [(x["pid"], x["fate"]) for x in h["holders"]], "timings", h["timings"])
 PY
   nvidia-smi --query-gpu=index,memory.used --format=csv,noheader
-  if kill -0 "$pid" 2>/dev/null; then echo "holder $pid STILL ALIVE: killing it"; kill -KILL "$pid"; else echo "holder $pid gone"; fi
+  # kill -0 passes for a zombie (exited, its reaper late): say which.
+  case $(awk '/^State:/{print $2}' "/proc/$pid/status" 2>/dev/null) in
+    '') echo "holder $pid gone";;
+    Z) echo "holder $pid exited (a zombie waiting for its reaper)";;
+    *) echo "holder $pid STILL ALIVE: killing it"; kill -KILL "$pid";;
+  esac
 }
 
 shape_run map 8192

@@ -67,7 +67,10 @@ h = json.load(open(sys.argv[1]))["hosts"][0]
 print("status", h["status"], [(g["index"], g["state"], g.get("memory_used_mib"), g.get("detail")) for g in h["gpus_after"]])
 PY
   nvidia-smi --query-compute-apps=pid,used_gpu_memory --format=csv
-  if kill -0 "$pid" 2>/dev/null; then echo "client $pid STILL ALIVE: killing it"; kill -KILL "$pid"; fi
+  case $(awk '/^State:/{print $2}' "/proc/$pid/status" 2>/dev/null) in
+    ''|Z) ;;  # gone, or a zombie waiting for its reaper
+    *) echo "client $pid STILL ALIVE: killing it"; kill -KILL "$pid";;
+  esac
 }
 
 [ -n "${OLD_FLEETREAP:-}" ] && client_run before "$OLD_FLEETREAP"
