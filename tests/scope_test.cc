@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <map>
+
 #include "fleetreap/report/report.h"
 
 namespace fleetreap {
@@ -31,6 +34,52 @@ TEST(ScopeTest, ParseGpuList) {
       EXPECT_EQ(gpus, row.gpus) << row.text;
     }
   }
+}
+
+// SLURM_JOB_GPUS are device minors; on a host where /dev/nvidia0 is
+// nvidia-smi's GPU 6 (PrincetonUniversity/jobstats#34) they must become
+// indexes through the driver's minors, and an unknown minor fails the host.
+TEST(ScopeTest, SlurmGpusAreMinorsTranslatedToIndexes) {
+  std::vector<GpuReading> gpus;
+  const char* buses[] = {"00000000:19:00.0", "00000000:3B:00.0", "00000000:4C:00.0",
+                         "00000000:5D:00.0", "00000000:9B:00.0", "00000000:BB:00.0",
+                         "00000000:CB:00.0", "00000000:DB:00.0"};
+  for (int i = 0; i < 8; ++i) {
+    GpuReading gpu;
+    gpu.index = i;
+    gpu.bus_id = buses[i];
+    gpus.push_back(gpu);
+  }
+  // The driver's minors, by the bus ids /proc/driver/nvidia/gpus names.
+  const int minors[] = {6, 1, 2, 3, 4, 5, 0, 7};
+  std::map<std::string, int> minor_by_bus_id;
+  for (int i = 0; i < 8; ++i) {
+    std::string bus = std::string("0000:") + (buses[i] + 9);
+    for (char& c : bus) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    minor_by_bus_id[bus] = minors[i];
+  }
+  Scope scope;
+  ASSERT_TRUE(SlurmScope("41", "0,1,2,3", &scope).ok());
+  EXPECT_TRUE(scope.gpus_are_minors);
+  ASSERT_TRUE(TranslateGpuMinors(minor_by_bus_id, gpus, &scope).ok());
+  EXPECT_EQ(*scope.gpus, (std::vector<int>{1, 2, 3, 6}));
+  EXPECT_FALSE(scope.gpus_are_minors);
+  ASSERT_TRUE(TranslateGpuMinors(minor_by_bus_id, gpus, &scope).ok());  // once
+  EXPECT_EQ(*scope.gpus, (std::vector<int>{1, 2, 3, 6}));
+
+  ASSERT_TRUE(SlurmScope("41", "6,9", &scope).ok());
+  Status unknown = TranslateGpuMinors(minor_by_bus_id, gpus, &scope);
+  EXPECT_EQ(unknown.ToString(),
+            "command_failed: SLURM_JOB_GPUS minor 9: no GPU of this host has device minor 9 "
+            "(the driver's minors: 0,1,2,3,4,5,6,7)");
+  ASSERT_TRUE(SlurmScope("41", "0", &scope).ok());
+  EXPECT_EQ(TranslateGpuMinors({}, gpus, &scope).ToString(),
+            "command_failed: SLURM_JOB_GPUS minor 0: no GPU of this host has device minor 0 "
+            "(the driver's minors: none read)");
+  Scope flags;  // --gpus are indexes: left alone
+  flags.gpus = std::vector<int>{0};
+  ASSERT_TRUE(TranslateGpuMinors({}, gpus, &flags).ok());
+  EXPECT_EQ(*flags.gpus, std::vector<int>{0});
 }
 
 TEST(ScopeTest, SlurmScopeAndDescription) {

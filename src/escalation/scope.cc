@@ -6,6 +6,7 @@
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/model/holder.h"
 #include "fleetreap/model/process_owner.h"
+#include "fleetreap/remote/nvidia_smi.h"
 
 namespace fleetreap {
 
@@ -70,8 +71,43 @@ Status SlurmScope(const std::string& job_id, const std::string& job_gpus, Scope*
     Status status = ParseGpuList(job_gpus, "SLURM_JOB_GPUS", &gpus);
     if (!status.ok()) return status;
     out.gpus = gpus;
+    out.gpus_are_minors = true;
   }
   *scope = out;
+  return Status::Ok();
+}
+
+Status TranslateGpuMinors(const std::map<std::string, int>& minor_by_bus_id,
+                          const std::vector<GpuReading>& gpus, Scope* scope) {
+  if (!scope->gpus_are_minors || !scope->gpus) return Status::Ok();
+  std::map<int, int> index_by_minor;
+  std::string known;
+  for (const auto& [bus_id, minor] : minor_by_bus_id) {
+    for (const GpuReading& gpu : gpus) {
+      if (gpu.index >= 0 && !gpu.bus_id.empty() &&
+          NormalizeBusId(gpu.bus_id) == NormalizeBusId(bus_id)) {
+        index_by_minor[minor] = gpu.index;
+      }
+    }
+  }
+  for (const auto& [minor, index] : index_by_minor) {
+    known += (known.empty() ? "" : ",") + std::to_string(minor);
+  }
+  std::set<int> indexes;
+  const char* what = scope->source == "slurm" ? "SLURM_JOB_GPUS" : "--gpus";
+  for (int minor : *scope->gpus) {
+    auto found = index_by_minor.find(minor);
+    if (found == index_by_minor.end()) {
+      return Status::Error(ErrorKind::kCommandFailed,
+                           std::string(what) + " minor " + std::to_string(minor) +
+                               ": no GPU of this host has device minor " + std::to_string(minor) +
+                               " (the driver's minors: " + (known.empty() ? "none read" : known) +
+                               ")");
+    }
+    indexes.insert(found->second);
+  }
+  scope->gpus = std::vector<int>(indexes.begin(), indexes.end());
+  scope->gpus_are_minors = false;
   return Status::Ok();
 }
 

@@ -38,6 +38,7 @@ class Runner {
         playbook_(*job.playbook),
         clock_(job.clock ? *job.clock : RealClock()),
         protect_(ProtectList::Default()),
+        scope_(job.scope),
         escalation_(playbook_, job.dry_run ? EscalationMode::kDryRun : EscalationMode::kRun) {
     protect_.AddAll(playbook_.protect);
     protect_.AddAll(job.host->protect);
@@ -99,6 +100,9 @@ class Runner {
   const Playbook& playbook_;
   Clock& clock_;
   ProtectList protect_;
+  // The job's scope, its GPUs turned from device minors into indexes by
+  // the first full scan (Scope::gpus_are_minors: SLURM_JOB_GPUS).
+  Scope scope_;
   int64_t threshold_ = 0;
   std::chrono::milliseconds nvidia_smi_timeout_{20000};
   HostReport report_;

@@ -143,6 +143,9 @@ bool Runner::Scan(const std::vector<std::string>& units, std::vector<GpuReading>
     return false;
   }
   if (holders) {
+    // SLURM_JOB_GPUS are device minors too; an unknown one fails the host.
+    status = TranslateGpuMinors(scan.minors, *gpus, &scope_);
+    if (!status.ok()) return Fail(status.kind(), status.message());
     // /dev/nvidiaN is the device minor, not always nvidia-smi's index.
     MapHolderGpusToIndexes(scan.minors, *gpus, &scanned);
     AddTableProcesses(scan, *gpus, &apps);
@@ -153,7 +156,7 @@ bool Runner::Scan(const std::vector<std::string>& units, std::vector<GpuReading>
         h.owner.unit_restart = unit->second.restart;
       }
     }
-    MergeHolderScan(scanned, protect_, job_.scope, escalation_.history().waves, &view_.holders);
+    MergeHolderScan(scanned, protect_, scope_, escalation_.history().waves, &view_.holders);
     if (!escalation_.history().inspected) {
       view_.active_units =
           UnitsSafeToStop(scan.active_units, unit_props, CgroupPathOf(scan.self_cgroup),
@@ -169,7 +172,7 @@ bool Runner::Scan(const std::vector<std::string>& units, std::vector<GpuReading>
   int expected = job_.host->expected_gpus > 0 ? job_.host->expected_gpus : device_gpus_;
   NumberTheLostGpu(expected, gpus);
   ClassifyGpus(current, expected, threshold_, gpus, playbook_.daemon_allowance_mib);
-  ApplyScopeToGpus(job_.scope, current, gpus);
+  ApplyScopeToGpus(scope_, current, gpus);
   if (holders) {
     // Over the threshold under protected daemons only, and no process has
     // memory there: ghost memory (the compute apps came with this scan).

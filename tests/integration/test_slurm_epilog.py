@@ -32,7 +32,8 @@ class SlurmEpilogTest(FleetCase):
     PREFIX = "slurmepilogtest-"
     SPECS = [HostSpec("shared", scenario="slurm_shared"),
              HostSpec("ghost", scenario="slurm_shared"),
-             HostSpec("escaped", scenario="slurm_shared")]
+             HostSpec("escaped", scenario="slurm_shared"),
+             HostSpec("permuted", scenario="slurm_shared")]
 
     @classmethod
     def setUpClass(cls):
@@ -43,6 +44,9 @@ class SlurmEpilogTest(FleetCase):
         cls.escapee = HostSetup(cls.fleet, cls.fleet.host("escaped")).workload(
             gpus="3", mib=30720, title="sglang::scheduler_DP0_TP0_EP0", detach=True,
             visible="3", user="gpuops", cgroup="/user.slice/user-1000.slice/session-3.scope")[3]
+        # /dev/nvidia0 is nvidia-smi's GPU 6 and /dev/nvidia6 GPU 0 (issue 24):
+        # job 41 (minors 0-3) sits on indexes 6,1,2,3, job 42 (4-7) on 4,5,0,7.
+        HostSetup(cls.fleet, cls.fleet.host("permuted")).gpu_minors([6, 1, 2, 3, 4, 5, 0, 7])
         cls.before = cls.fleet.ground_truth()
 
     def report_dir(self, host):
@@ -64,6 +68,27 @@ class SlurmEpilogTest(FleetCase):
         jobs = self.fleet.ground_truth()[host]["jobs"]
         self.assertEqual(jobs["42"]["workers_alive"], jobs["42"]["workers"])
         self.assertEqual(jobs["42"]["processes"], self.before[host]["jobs"]["42"]["processes"])
+
+    def test_1_epilog_translates_minors_to_indexes(self):
+        # SLURM_JOB_GPUS=0,1,2,3 are device minors: before issue 24 the scope
+        # read them as indexes, left job 41's worker on /dev/nvidia0 (GPU 6)
+        # alone and judged GPU 0, job 42's.
+        proc = self.hook("permuted", EPILOG, 41)
+        self.assertEqual((proc.returncode, proc.stderr), (0, ""), proc.stdout)
+        jobs = self.fleet.ground_truth()["permuted"]["jobs"]
+        self.assertEqual(jobs["41"]["workers_alive"], [])
+        self.assert_job_42_untouched("permuted")
+        host = self.report("permuted", "job-41.json")["hosts"][0]
+        after = {g["index"]: g["state"] for g in host["gpus_after"]}
+        self.assertEqual({i for i, s in after.items() if s == "out_of_scope"}, {0, 4, 5, 7})
+
+    def test_1_epilog_fails_on_a_minor_the_driver_does_not_know(self):
+        env = dict(self.fleet.host("permuted").jobs["42"]["epilog_env"], SLURM_JOB_GPUS="9")
+        proc = self.hook("permuted", EPILOG, 42, env=env)
+        self.assertNotEqual(proc.returncode, 0, proc.stdout)
+        self.assertIn("SLURM_JOB_GPUS minor 9: no GPU of this host has device minor 9",
+                      proc.stdout + proc.stderr)
+        self.assert_job_42_untouched("permuted")
 
     def test_1_epilog_cleans_its_job_only(self):
         proc = self.hook("shared", EPILOG, 41)

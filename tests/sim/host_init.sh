@@ -42,6 +42,20 @@ if [ "$(cat "$H/state/driver")" = loaded ]; then
   done
   : > /dev/nvidiactl; : > /dev/nvidia-uvm
   chmod 666 /dev/nvidiactl /dev/nvidia-uvm
+  # The driver's own list: /proc/driver/nvidia/gpus/BUS/information names
+  # each GPU's device minor (the N of /dev/nvidiaN). The bus ids are the fake
+  # nvidia-smi's, in index order; the minors are the identity here, and
+  # HostSetup.gpu_minors permutes them as real hosts may (jobstats issue 34).
+  if mount -t tmpfs -o size=256k,mode=755 fakedriver /proc/driver 2>/dev/null; then
+    i=0
+    for b in 19 3b 4c 5d 9b bb cb db; do
+      [ "$i" -lt "$gpus" ] || break
+      mkdir -p "/proc/driver/nvidia/gpus/0000:$b:00.0"
+      printf 'Model: \t\t NVIDIA H200\nBus Location: \t 0000:%s:00.0\nDevice Minor: \t %s\n' \
+        "$b" "$i" > "/proc/driver/nvidia/gpus/0000:$b:00.0/information"
+      i=$((i + 1))
+    done
+  fi
 fi
 mount --bind "$H/shm" /dev/shm
 

@@ -645,6 +645,23 @@ class HostSetup:
             f.truncate(size)
         (self.host.shm_keep if keep else self.host.shm_remove).append(name)
 
+    def gpu_minors(self, minors):
+        """Device minors by nvidia-smi index: minors[i] is the N of the
+        /dev/nvidiaN of GPU i (index order follows the PCI bus, the minor the
+        driver's probe order; PrincetonUniversity/jobstats#34 shows
+        /dev/nvidia0 as GPU 6). The fake nvidia-smi charges a holder of
+        /dev/nvidiaN on that index, and the host's
+        /proc/driver/nvidia/gpus/BUS/information say the same."""
+        _write(os.path.join(self.host.state, "minors"), " ".join(str(m) for m in minors) + "\n")
+        buses = ["19", "3b", "4c", "5d", "9b", "bb", "cb", "db"]
+        script = "; ".join(
+            f"printf 'Model: \\t\\t NVIDIA H200\\nBus Location: \\t 0000:{b}:00.0\\n"
+            f"Device Minor: \\t {m}\\n' > /proc/driver/nvidia/gpus/0000:{b}:00.0/information"
+            for b, m in zip(buses, minors))
+        result = self.fleet.exec(self.name, script)
+        if result.returncode != 0:
+            raise RuntimeError(f"{self.name}: gpu_minors: {result.stderr}")
+
     def leak(self, gpu, mib):
         """Driver-leaked memory on 'gpu' with no process, until a reset."""
         with open(os.path.join(self.host.state, "leaked", str(gpu)), "w") as f:

@@ -16,6 +16,8 @@
  *     a live PID that holds no device descriptor (it mapped memory and
  *     closed its fds); listed in compute-apps, counted in memory.used;
  *   - /run/fakegpu/recovery/K: gpu_recovery_action of GPU K ("None" without);
+ *   - /run/fakegpu/minors: one device minor per index (/dev/nvidiaM is the
+ *     GPU of index I where the I-th number is M; the identity without);
  *   - memory the "driver" leaked (no process) is read from
  *     /run/fakegpu/leaked/K and kept until --gpu-reset -i K.
  * Per-host settings live in /run/fakegpu: gpus (count), model, total_mib,
@@ -106,6 +108,34 @@ static void load_gpus(void) {
     snprintf(buf, sizeof buf, "recovery/%d", i);
     if (read_state(buf, g->recovery, sizeof g->recovery) <= 0) strcpy(g->recovery, "None");
   }
+}
+
+/* index_of_minor[M]: the nvidia-smi index of the GPU whose device file is
+ * /dev/nvidiaM; the identity unless /run/fakegpu/minors lists one minor per
+ * index ("6 1 2 3 4 5 0 7": index 0 is /dev/nvidia6), as on real hosts where
+ * the minor follows the driver's probe order and the index the bus order. */
+static int index_of_minor[MAX_GPUS];
+
+static void load_minors(void) {
+  char buf[512];
+  for (int m = 0; m < MAX_GPUS; m++) index_of_minor[m] = m;
+  if (read_state("minors", buf, sizeof buf) <= 0) return;
+  char *p = buf;
+  for (int i = 0; i < gpu_count; i++) {
+    char *end;
+    long m = strtol(p, &end, 10);
+    if (end == p) break;
+    if (m >= 0 && m < MAX_GPUS) index_of_minor[m] = i;
+    p = end;
+  }
+}
+
+/* A mask of device minors as a mask of nvidia-smi indexes. */
+static unsigned long long minors_to_indexes(unsigned long long minors) {
+  unsigned long long out = 0;
+  for (int m = 0; m < MAX_GPUS; m++)
+    if (minors & (1ULL << m)) out |= 1ULL << index_of_minor[m];
+  return out;
 }
 
 /* Returns K for "/dev/nvidiaK", -1 for anything else. */
@@ -210,6 +240,7 @@ static unsigned long long map_gpus(int pid) {
  * leader that exited keeps none; the driver charges the process by its
  * tgid) and by mappings, and charges their memory. */
 static void scan_processes(void) {
+  load_minors();
   DIR *proc = opendir(proc_root);
   struct dirent *e;
   while (proc && (e = readdir(proc)) && proc_count < MAX_PROCS) {
@@ -235,9 +266,9 @@ static void scan_processes(void) {
     struct proc *p = &procs[proc_count++];
     unsigned long long mem_gpus;
     p->pid = pid;
-    p->gpus = held;
+    p->gpus = minors_to_indexes(held);
     p->mib = env_mib(pid, env_tid, &mem_gpus);
-    p->charged = held & mem_gpus;
+    p->charged = minors_to_indexes(held & mem_gpus);
     read_name(p);
   }
   if (proc) closedir(proc);

@@ -6,6 +6,7 @@
 // the scope is reported and never signalled. Value type; thread-compatible.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,10 @@ struct Scope {
   std::string slurm_job;                 // a Slurm job id; "": any
   std::string source;                    // "flags" or "slurm"
   bool spare_pods = false;               // processes of Kubernetes pods are outside
+  /// "gpus" are device minors (the N of /dev/nvidiaN, as SLURM_JOB_GPUS
+  /// gives them), not nvidia-smi indexes: TranslateGpuMinors turns them
+  /// into indexes once a scan has read the driver's minors.
+  bool gpus_are_minors = false;
 
   bool empty() const { return !gpus && cgroup.empty() && slurm_job.empty() && !spare_pods; }
 };
@@ -33,10 +38,21 @@ struct Scope {
                                   std::vector<int>* gpus);
 
 /// The scope of a Slurm epilog or prolog from its environment values:
-/// the job id (SLURM_JOB_ID) and its GPUs (SLURM_JOB_GPUS, host indexes;
+/// the job id (SLURM_JOB_ID) and its GPUs (SLURM_JOB_GPUS: device minors,
+/// which are not always nvidia-smi's indexes, so gpus_are_minors is set;
 /// "" leaves every GPU in scope). kUsage when the GPUs cannot be read.
 [[nodiscard]] Status SlurmScope(const std::string& job_id, const std::string& job_gpus,
                                 Scope* scope);
+
+/// With gpus_are_minors: rewrites the scope's GPUs from device minors to
+/// nvidia-smi indexes through the driver's minors ("minor_by_bus_id", the
+/// scan's /proc/driver/nvidia/gpus/BUS/information) and the readings' bus
+/// ids, and clears the flag. kCommandFailed naming the minor when one has
+/// no known GPU ("SLURM_JOB_GPUS minor 3: no GPU of this host has device
+/// minor 3 (the driver's minors: 0-2)"): judging another GPU would act on
+/// another tenant's. Without the flag, does nothing.
+[[nodiscard]] Status TranslateGpuMinors(const std::map<std::string, int>& minor_by_bus_id,
+                                        const std::vector<GpuReading>& gpus, Scope* scope);
 
 /// Why "holder" is outside "scope" ("uses GPU 2, outside --gpus 4-7",
 /// "cgroup /system.slice/x.service is outside /slurm/job_42", "not in Slurm
