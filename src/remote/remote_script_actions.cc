@@ -11,8 +11,9 @@ using remote_script_internal::Prelude;
 
 constexpr char kSignalBody[] = R"SH(z 'signal 1'
 nvm; Q=1; HP=
-# shellcheck disable=SC2086  # lists of /proc paths (globs)
+# shellcheck disable=SC2086  # a list of /proc paths
 [ -z "$DIRS" ] || fds $DIRS
+# shellcheck disable=SC2086  # a list of /proc paths
 [ -z "$MAPS" ] || mps $MAPS
 pst $$; z "now $S"
 cs() { read -r u _ </proc/uptime; C=$(( ${u%.*} * 100 + 1${u#*.} - 100 )); }
