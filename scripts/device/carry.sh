@@ -17,6 +17,7 @@ ldd build/fleetreap | awk '/=> \//{print $3}' | while read -r lib; do
 done
 # run-fleetreap: the binary with its libraries (LD_LIBRARY_PATH for it
 # alone, so python3 and nvidia-smi keep the machine's own).
+# shellcheck disable=SC2016  # the wrapper expands them, not this script
 printf '#!/bin/sh\nd=$(dirname "$0")\nLD_LIBRARY_PATH=$d/lib exec "$d/fleetreap" "$@"\n' \
   > build/device/run-fleetreap
 chmod +x build/device/run-fleetreap
