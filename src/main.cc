@@ -150,7 +150,7 @@ int main(int argc, char** argv) {
                  stdout);
       return fleetreap::kExitClean;
     case CliAction::kVersion:
-      std::printf("fleetreap %s\n", FLEETREAP_VERSION);
+      std::fputs(fleetreap::VersionText().c_str(), stdout);
       return fleetreap::kExitClean;
     case CliAction::kUsageError:
       std::fprintf(stderr, "fleetreap: %s\nTry 'fleetreap --help' for more information.\n",
