@@ -263,6 +263,18 @@ class PackageTest(unittest.TestCase):
         version = must([os.path.join(self.rpm_root, "usr/bin/fleetreap"), "--version"])
         self.assertEqual(version.splitlines()[0], "fleetreap " + self.version)
 
+    def test_commit_is_unknown_outside_a_checkout(self):
+        # A release tarball, unpacked alone or inside another repository
+        # (here: the build tree, inside this checkout).
+        script = os.path.join(SOURCE, "cmake/git_commit.cmake")
+        for parent in (self.tmp, BUILD):
+            tree = tempfile.mkdtemp(prefix="tarball-", dir=parent)
+            output = os.path.join(tree, "git_commit.cc")
+            must(["cmake", "-DSOURCE_DIR=" + tree, "-DOUTPUT=" + output, "-P", script])
+            with open(output) as f:
+                self.assertIn('kGitCommit[] = "unknown";', f.read())
+            shutil.rmtree(tree)
+
     def test_dockerfile_copies_the_real_package_name(self):
         with open(os.path.join(SOURCE, "contrib/k8s/Dockerfile")) as f:
             dockerfile = f.read()
