@@ -176,6 +176,11 @@ class PackageTest(unittest.TestCase):
         self.assertEqual(self.bash_complete("-f", "8", "--q"), ["--quiet"])
         flags = set(self.bash_complete("-"))
         self.assertEqual(flags, help_flags(self.bin))
+        # --limit: the host names of --hosts' inventory (--list-hosts).
+        inventory = os.path.join(SOURCE, "inventory/fleet.yaml")
+        self.assertEqual(self.bash_complete("--hosts", inventory, "--limit", "gpu-b1-0"),
+                         ["gpu-b1-%02d" % i for i in range(1, 9)])
+        self.assertEqual(self.bash_complete("--limit", "gpu"), [])
 
     def test_zsh_completion(self):
         path = self.path("usr/share/zsh/vendor-completions/_fleetreap")
@@ -196,6 +201,14 @@ class PackageTest(unittest.TestCase):
         self.assertIn("(-f --forks)--forks[hosts in flight at once]:n:_message n", specs)
         flags = {re.sub(r"^(\([^)]*\)|\*)", "", s).split("[")[0] for s in specs if "[" in s}
         self.assertEqual(flags, help_flags(self.bin))
+        # --limit: the host names of --hosts' inventory (--list-hosts).
+        hosts = ('_arguments() { :; }; compset() { return 1; }; '
+                 'compadd() { print -rl -- ${(P)2}; }; _message() { print -r -- "$@"; }; '
+                 'words=("$2" --hosts "$3" --limit gpu); CURRENT=5; source "$1"; _fleetreap_hosts')
+        inventory = os.path.join(SOURCE, "inventory/fleet.yaml")
+        names = must(["zsh", "-f", "-c", hosts, "zsh", path, self.bin, inventory]).split()
+        listed = must([self.bin, "--hosts", inventory, "--list-hosts"]).splitlines()
+        self.assertEqual(names, [line.split()[0] for line in listed])
         merge = must(["zsh", "-f", "-c", script.replace("words=(\"$2\" \"$3\"); CURRENT=2",
                                                         "words=(\"$2\" merge \"$3\"); CURRENT=3"),
                       "zsh", path, self.bin, "--"]).splitlines()

@@ -29,14 +29,27 @@ _fleetreap_flags() {
     }'
 }
 
-# Completes the value of flag "$1" (value name "$2") for the word "$3".
+# The host names of the inventory that the command line's --hosts names
+# (fleetreap --list-hosts contacts no host); nothing without --hosts.
+_fleetreap_hosts() {
+  local bin=$1 inventory="" i
+  for ((i = 1; i < COMP_CWORD - 1; i++)); do
+    [[ ${COMP_WORDS[i]} == --hosts || ${COMP_WORDS[i]} == -i ]] && inventory=${COMP_WORDS[i + 1]}
+  done
+  [[ -n $inventory ]] || return 0
+  "$bin" --hosts "${inventory/#\~/$HOME}" --list-hosts 2>/dev/null | awk '{ print $1 }'
+}
+
+# Completes the value of flag "$2" (value name "$3") of "$1" for the word "$4".
 _fleetreap_value() {
-  local flag=$1 value=$2 cur=$3
+  local bin=$1 flag=$2 value=$3 cur=$4
   case $flag in
     --limit | -l)
       if [[ $cur == @* ]]; then
         compopt -o filenames 2>/dev/null
         mapfile -t COMPREPLY < <(compgen -f -P @ -- "${cur#@}")
+      else
+        mapfile -t COMPREPLY < <(compgen -W "$(_fleetreap_hosts "$bin")" -- "$cur")
       fi
       return
       ;;
@@ -76,7 +89,7 @@ _fleetreap() {
   while read -r flag value; do
     flags+=("$flag")
     if [[ $prev == "$flag" && -n $value ]]; then
-      _fleetreap_value "$flag" "$value" "$cur"
+      _fleetreap_value "$bin" "$flag" "$value" "$cur"
       return 0
     fi
   done < <(_fleetreap_flags "$bin" "$sub")
