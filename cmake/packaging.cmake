@@ -47,14 +47,13 @@ install(FILES ${CMAKE_BINARY_DIR}/gz/fleetreap.1.gz ${CMAKE_BINARY_DIR}/gz/fleet
         DESTINATION share/man/man1)
 install(FILES ${CMAKE_BINARY_DIR}/gz/changelog.gz DESTINATION ${FLEETREAP_DOC_DIR})
 
-# Shell completion. zsh's directory is Debian's; the RPM moves the file to
-# site-functions (cmake/packaging/cpack_pre_build.cmake).
+# Shell completion, where bash-completion and zsh look under any prefix
+# (zsh: site-functions, which RHEL's /usr and Debian's /usr/local use); the
+# .deb moves zsh's file to Debian's vendor-completions and adds the lintian
+# overrides (cmake/packaging/cpack_pre_build.cmake).
 install(FILES contrib/completion/fleetreap.bash
         DESTINATION share/bash-completion/completions RENAME fleetreap)
-install(FILES contrib/completion/_fleetreap DESTINATION share/zsh/vendor-completions)
-# The lintian tags this package keeps, each with its reason (the .deb only).
-install(FILES cmake/packaging/lintian-overrides
-        DESTINATION share/lintian/overrides RENAME fleetreap)
+install(FILES contrib/completion/_fleetreap DESTINATION share/zsh/site-functions)
 
 set(CPACK_GENERATOR DEB RPM)
 set(CPACK_PACKAGE_NAME fleetreap)
@@ -77,6 +76,7 @@ jobs, playbooks and example inventories.")
 set(CPACK_STRIP_FILES ON)
 set(CPACK_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS ${CMAKE_INSTALL_DEFAULT_DIRECTORY_PERMISSIONS})
 set(CPACK_PRE_BUILD_SCRIPTS ${CMAKE_SOURCE_DIR}/cmake/packaging/cpack_pre_build.cmake)
+set(CPACK_FLEETREAP_LINTIAN_OVERRIDES ${CMAKE_SOURCE_DIR}/cmake/packaging/lintian-overrides)
 
 # Debian: fleetreap_VERSION_ARCH.deb; the libraries from shlibdeps, and
 # OpenSSH's client for ProxyJump (ssh -W) and ProxyCommand.
