@@ -194,7 +194,7 @@ class PackageTest(unittest.TestCase):
         hosts = [s for s in specs if s.startswith("(-i --hosts)--hosts[Ansible inventory")]
         self.assertEqual(len(hosts), 1, specs)
         self.assertTrue(hosts[0].endswith(
-            ']:file:_alternative "files:inventory:_files" "slurm:partition:(slurm\\:)"'), hosts)
+            ':_alternative "files:inventory:_files" "slurm:partition:(slurm\\:)"'), hosts)
         self.assertTrue(any(s.startswith("(--color)--color[") and s.endswith(":when:(auto always never)")
                             for s in specs), specs)
         self.assertTrue(any(s.startswith("*-v[") for s in specs), specs)
