@@ -55,7 +55,21 @@ install(FILES contrib/completion/fleetreap.bash
         DESTINATION share/bash-completion/completions RENAME fleetreap)
 install(FILES contrib/completion/_fleetreap DESTINATION share/zsh/site-functions)
 
-set(CPACK_GENERATOR DEB RPM)
+# The packages this machine can make: the .deb where dpkg-shlibdeps is (it
+# computes the library dependencies), the .rpm where rpmbuild is (Debian's
+# rpm package; on RHEL, build there so the libraries' names are RHEL's).
+find_program(FLEETREAP_DPKG_SHLIBDEPS dpkg-shlibdeps)
+find_program(FLEETREAP_RPMBUILD rpmbuild)
+set(CPACK_GENERATOR)
+if(FLEETREAP_DPKG_SHLIBDEPS)
+  list(APPEND CPACK_GENERATOR DEB)
+endif()
+if(FLEETREAP_RPMBUILD)
+  list(APPEND CPACK_GENERATOR RPM)
+endif()
+if(NOT CPACK_GENERATOR)
+  set(CPACK_GENERATOR TGZ)
+endif()
 set(CPACK_PACKAGE_NAME fleetreap)
 set(CPACK_PACKAGE_VENDOR "fleetreap")
 set(CPACK_PACKAGE_CONTACT "fleetreap maintainers <fleetreap-maintainers@lists.fleetreap.dev>")
