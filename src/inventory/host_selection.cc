@@ -336,8 +336,7 @@ Status SelectHostIndices(const Inventory& inventory, const std::string& limit,
     }
     if (empty_files.empty()) return UsageError(limit, "selects no hosts");
     if (note != nullptr) {
-      *note = "--limit \"" + limit + "\": " + empty_files.front() +
-              " is empty: no hosts selected";
+      *note = "--limit \"" + limit + "\": " + empty_files.front() + " is empty: no hosts selected";
     }
   }
   for (size_t i : *indices) {
