@@ -79,7 +79,7 @@ _fleetreap() {
   local cur=${COMP_WORDS[COMP_CWORD]}
   local prev=""
   ((COMP_CWORD > 0)) && prev=${COMP_WORDS[COMP_CWORD - 1]}
-  local bin=${COMP_WORDS[0]}
+  local bin=${COMP_WORDS[0]/#\~/$HOME}
   local sub=""
   ((COMP_CWORD > 1)) && [[ ${COMP_WORDS[1]} == merge ]] && sub=merge
   COMPREPLY=()
