@@ -79,12 +79,13 @@ def _process(pid):
     if fields.get("State", "").startswith("Z") and len(tasks) <= 1:
         return None
     gpus, holds_device, env_task = set(), False, pid
-    for tid in tasks:
-        for fd in procfs.list_proc_dir(pid, f"task/{tid}/fd"):
-            target = procfs.read_proc_link(pid, f"task/{tid}/fd/{fd}")
+    # The leader's table (fd), then every thread's (task/TID/fd).
+    for where in ["."] + [f"task/{tid}" for tid in tasks]:
+        for fd in procfs.list_proc_dir(pid, f"{where}/fd"):
+            target = procfs.read_proc_link(pid, f"{where}/fd/{fd}")
             if target is not None and target.startswith("/dev/nvidia"):
-                if not holds_device:
-                    env_task = tid
+                if not holds_device and where != ".":
+                    env_task = where[5:]
                 holds_device = True
                 if target[11:].isdigit():
                     gpus.add(int(target[11:]))
@@ -95,7 +96,9 @@ def _process(pid):
             holds_device = True
             if target[11:].isdigit():
                 gpus.add(int(target[11:]))
-    environ = procfs.read_proc_file(pid, f"task/{env_task}/environ", binary=True) or b""
+    # A leader that exited shows no environment; a thread holding the fds does.
+    where = "environ" if env_task == pid else f"task/{env_task}/environ"
+    environ = procfs.read_proc_file(pid, where, binary=True) or b""
     mib, mem_gpus = 0, None
     for item in environ.split(b"\0"):
         if item.startswith(b"FAKEGPU_MIB="):
