@@ -124,7 +124,8 @@ static int held_count;
 static void open_device(const char *path) {
   int fd = open(path, O_RDWR | O_CLOEXEC);
   if (fd < 0 && errno != ENOENT) fprintf(stderr, "gpuload: %s: %s\n", path, strerror(errno));
-  if (fd >= 0 && held_count < (int)(sizeof held_fds / sizeof *held_fds)) held_fds[held_count++] = fd;
+  if (fd >= 0 && held_count < (int)(sizeof held_fds / sizeof *held_fds))
+    held_fds[held_count++] = fd;
 }
 
 /* FAKEGPU_HOLD=map: each device file opened so far is mapped, then its fd
