@@ -173,5 +173,33 @@ TEST(HostOutcomeTest, SaysWhatWasLeftAlone) {
   EXPECT_EQ(outcome.detail, "GPU 0 busy; 1 out of scope");
 }
 
+TEST(HostOutcomeTest, ReasonsSayWhyAndShareWhatDiffersOnlyByHost) {
+  HostReport host;
+  host.name = "gpu03";
+  host.address = "10.0.0.3";
+  host.status = HostStatus::kUnreachable;
+  host.error_kind = ErrorKind::kHostKey;
+  host.host_key_fingerprint = "SHA256:abc+/x";
+  host.error_message =
+      "host key for gpu03 ([10.0.0.3]:22) is not in known_hosts k (offered "
+      "SHA256:abc+/x); add it,\nor use --host-key-policy accept-new";
+  EXPECT_EQ(HostReason(host, false),
+            "host key for gpu03 ([10.0.0.3]:22) is not in known_hosts k (offered SHA256:abc+/x); "
+            "add it, or use --host-key-policy accept-new");
+  EXPECT_EQ(GenericReason(host, false),
+            "host key for <host> ([<address>]:22) is not in known_hosts k (offered <key>); add "
+            "it, or use --host-key-policy accept-new");
+  // Only whole words: gpu030 and 10.0.0.30 stay.
+  host.error_message = "gpu030 10.0.0.30 gpu03";
+  EXPECT_EQ(GenericReason(host, false), "gpu030 10.0.0.30 <host>");
+  // Clean hosts have none; a detail that already says it is not repeated.
+  host.status = HostStatus::kClean;
+  EXPECT_EQ(HostReason(host, false), "");
+  host.status = HostStatus::kFailed;
+  host.error_kind = ErrorKind::kCommandFailed;
+  host.error_message = "nvidia-smi: boom";
+  EXPECT_EQ(HostReason(host, false), "");
+}
+
 }  // namespace
 }  // namespace fleetreap

@@ -107,8 +107,9 @@ TEST_F(ProgressTest, OffATerminalOneLinePerFinishedHostAndNoRedraws) {
   EXPECT_EQ(Output(),
             "[1/3] gpu05 cleaned: 8 killed (TERM 6, KILL 2), 1 unit stopped, "
             "2 /dev/shm entries removed (1.2 s)\n"
-            "[2/3] gpu14 unreachable: connect_timeout after 3 attempts (1.2 s)\n"
-            "[3/3] gpu15 failed: sudo (1.2 s)\n");
+            "[2/3] gpu14 unreachable: connect_timeout after 3 attempts (1.2 s): Timeout "
+            "connecting to 127.0.1.14\n"
+            "[3/3] gpu15 failed: sudo (1.2 s): sudo: a password is required\n");
 }
 
 TEST_F(ProgressTest, LiveLineCountsHostsAndElapsedTime) {
@@ -138,7 +139,8 @@ TEST_F(ProgressTest, LiveProblemsGetAPermanentLineAboveTheStatus) {
   progress.HostFinished(run.hosts[13]);
   progress.RunFinished();
   std::string out = Output();
-  EXPECT_NE(out.find("\r\033[Kgpu14 unreachable: connect_timeout after 3 attempts (1.2 s)\n"
+  EXPECT_NE(out.find("\r\033[Kgpu14 unreachable: connect_timeout after 3 attempts (1.2 s): "
+                     "Timeout connecting to 127.0.1.14\n"
                      "\r\033[K1/2 done, 0 in flight, 1 pending"),
             std::string::npos)
       << out;

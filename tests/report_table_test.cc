@@ -77,5 +77,32 @@ TEST(ReportTableTest, FormatSeconds) {
   EXPECT_EQ(FormatSeconds(std::chrono::milliseconds(61000)), "61.0 s");
 }
 
+TEST(ReportTableTest, ReasonsAreGroupedWhenTheyDifferOnlyByHost) {
+  RunReport run;
+  for (int i = 1; i <= 3; ++i) {
+    HostReport host;
+    host.name = "gpu0" + std::to_string(i);
+    host.address = "10.0.0." + std::to_string(i);
+    host.status = HostStatus::kUnreachable;
+    host.error_kind = ErrorKind::kRefused;
+    host.error_message = host.name + ": connection refused by " + host.address + ":22";
+    run.hosts.push_back(host);
+  }
+  run.hosts[2].error_kind = ErrorKind::kAuth;
+  run.hosts[2].error_message = "authentication as root@gpu03 failed: no key";
+  std::string table = RenderTable(run, TableStyle{});
+  EXPECT_EQ(table.substr(0, table.rfind("NOT READY")),
+            "gpu[01-02]  unreachable  refused\n"
+            "    <host>: connection refused by <address>:22\n"
+            "gpu03       unreachable  auth\n"
+            "    authentication as root@gpu03 failed: no key\n");
+  run.hosts[1].error_message = "something else";
+  table = RenderTable(run, TableStyle{});
+  EXPECT_NE(table.find("    gpu01: gpu01: connection refused by 10.0.0.1:22\n"
+                       "    gpu02: something else\n"),
+            std::string::npos)
+      << table;
+}
+
 }  // namespace
 }  // namespace fleetreap

@@ -16,6 +16,11 @@ void AddReportFlags(po::options_description_easy_init add, Options* o) {
       "write the hosts that are not clean, for --limit @FILE")
      ("drain-reasons", po::value(&o->drain_reasons)->value_name("FILE"),
       "write one 'HOST fleetreap: REASON' line per host that is not clean")
+     ("journal", po::value(&o->journal)->value_name("FILE"),
+      "record each host as it ends, fsync'd, for fleetreap merge if the run dies "
+      "(default: FILE.journal beside --json FILE, removed once FILE is written; 'none': off)")
+     ("no-redact", po::bool_switch(&o->no_redact),
+      "keep secrets (--api-key, HF_TOKEN=, ...) in reported command lines")
      ("color", po::value(&o->color)->value_name("WHEN"),
       "auto | always | never (NO_COLOR is honoured)");
 }

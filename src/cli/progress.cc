@@ -70,6 +70,8 @@ void Progress::HostFinished(const HostReport& report) {
   if (style_.color) label = OutcomeColor(outcome.kind) + label + "\033[0m";
   std::string line = report.name + " " + label + ": " + outcome.detail + " (" +
                      FormatSeconds(report.duration) + ")";
+  const std::string reason = HostReason(report, style_.dry_run);
+  if (!reason.empty()) line += ": " + reason;
   if (!style_.live) {
     std::fprintf(out_, "[%d/%d] %s\n", finished_, total_, line.c_str());
     std::fflush(out_);

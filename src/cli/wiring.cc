@@ -94,6 +94,24 @@ ReportFiles ReportFilesFor(const Options& options) {
   return files;
 }
 
+std::string JournalPathFor(const Options& options) {
+  if (options.journal == "none") return "";
+  if (!options.journal.empty()) return options.journal;
+  if (options.json.empty() || options.json == "-") return "";
+  return options.json + ".journal";
+}
+
+RunReport RunHeaderFor(const FleetSettings& settings) {
+  RunReport header;
+  header.tool_version = settings.tool_version;
+  header.playbook = settings.playbook_name;
+  header.dry_run = settings.dry_run;
+  header.host_key_policy = settings.host_key_policy;
+  header.scope = settings.scope;
+  header.start_time = std::chrono::system_clock::now();
+  return header;
+}
+
 void RaiseDescriptorLimit(int hosts_in_flight) {
   rlimit limit{};
   if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return;

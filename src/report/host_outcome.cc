@@ -1,6 +1,7 @@
 #include "fleetreap/report/host_outcome.h"
 
 #include <algorithm>
+#include <cctype>
 #include <vector>
 
 #include "fleetreap/base/text.h"
@@ -25,8 +26,7 @@ std::string GpuList(const std::vector<int>& indexes) {
 
 // Remote text made safe for one terminal line: control characters (escape
 // sequences included) become '?', newlines spaces, and long text is cut.
-std::string OneLine(const std::string& text) {
-  const size_t kMax = 160;
+std::string OneLine(const std::string& text, size_t kMax = 160) {
   std::string out;
   for (char c : text) {
     if (out.size() >= kMax) {
@@ -189,7 +189,44 @@ std::string WithAttempts(const HostReport& host, std::string text) {
   return text;
 }
 
+bool IsWordByte(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-';
+}
+
+// "text" with each whole-word "word" replaced by "with".
+std::string ReplaceWord(const std::string& text, const std::string& word, const std::string& with) {
+  if (word.size() < 2) return text;
+  std::string out;
+  size_t from = 0;
+  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
+    const size_t end = at + word.size();
+    if (at < from) continue;
+    if ((at > 0 && IsWordByte(text[at - 1])) || (end < text.size() && IsWordByte(text[end]))) {
+      continue;
+    }
+    out += text.substr(from, at - from) + with;
+    from = end;
+  }
+  return out + text.substr(from);
+}
+
 }  // namespace
+
+std::string HostReason(const HostReport& host, bool dry_run) {
+  if (host.status == HostStatus::kClean || host.error_message.empty()) return "";
+  const std::string reason = OneLine(host.error_message, 300);
+  const std::string detail = OutcomeOf(host, dry_run).detail;
+  return detail.find(reason) == std::string::npos ? reason : "";
+}
+
+std::string GenericReason(const HostReport& host, bool dry_run) {
+  std::string reason = HostReason(host, dry_run);
+  if (!host.host_key_fingerprint.empty()) {
+    reason = ReplaceWord(reason, host.host_key_fingerprint, "<key>");
+  }
+  reason = ReplaceWord(reason, host.address, "<address>");
+  return ReplaceWord(reason, host.name, "<host>");
+}
 
 const char* OutcomeKindLabel(OutcomeKind kind) {
   switch (kind) {
@@ -200,6 +237,7 @@ const char* OutcomeKindLabel(OutcomeKind kind) {
     case OutcomeKind::kFailed: return "failed";
     case OutcomeKind::kUnreachable: return "unreachable";
     case OutcomeKind::kNotStarted: return "not started";
+    case OutcomeKind::kNoReport: return "no report";
   }
   return "failed";
 }
@@ -287,8 +325,9 @@ std::vector<OutcomeGroup> GroupOutcomes(const RunReport& report) {
     HostOutcome outcome = OutcomeOf(host, report.dry_run);
     add(outcome.kind, outcome.detail, host.name);
   }
-  for (const std::string& name : report.not_started) {
-    add(OutcomeKind::kNotStarted, "interrupted", name);
+  for (const HostWithoutResult& host : HostsWithoutResult(report)) {
+    add(host.started_never ? OutcomeKind::kNotStarted : OutcomeKind::kNoReport, host.why,
+        host.name);
   }
   std::stable_sort(groups.begin(), groups.end(), [](const OutcomeGroup& a, const OutcomeGroup& b) {
     return static_cast<int>(a.kind) < static_cast<int>(b.kind);

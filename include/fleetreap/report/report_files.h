@@ -25,11 +25,24 @@ struct ReportFiles {
   std::string summary_md;
   std::string failed_hosts;
   std::string drain_reasons;
+  /// --journal (journal.h): written while the run happens, not by
+  /// WriteReports; CheckOutputPaths checks it with the others.
+  std::string journal;
 };
+
+/// Checks, before any host is touched, that every file "files" names (not
+/// "-") can be written: no two outputs share a path, none is a directory,
+/// and a file can be created in its directory (a temporary one is created
+/// there and removed at once). Returns kUsage with one line naming the flag:
+///   --json /nonexistent/dir/r.json: cannot write there: No such file or directory
+///   --junit out: is a directory
+///   --junit r.xml and --json r.xml name the same file
+Status CheckOutputPaths(const ReportFiles& files);
 
 /// Writes "content" to "path". "-" means "stdout" (the stream given, so
 /// tests can pass their own). The file is written as ".NAME.XXXXXX" beside
-/// it (created with O_EXCL, mode 0666 less the umask), synced, then renamed
+/// it (created with O_EXCL, mode 0600: reports name processes and command
+/// lines), synced, then renamed
 /// over "path"; a symlink at "path" is replaced, not followed. On failure
 /// returns kInternal with a message
 /// naming the path and the system error, e.g.
@@ -48,12 +61,13 @@ Status WriteReports(const RunReport& report, const ReportFiles& files,
 /// ("-"), so machine output is never mixed with it; stdout otherwise.
 std::FILE* HumanStream(const ReportFiles& files);
 
-/// Everything the end of a run prints and writes: the folded table and the
-/// verdict on HumanStream (also with --quiet, which only silences progress
-/// and logs; colour as ShouldUseColor decides for that stream and "color",
-/// --color's "auto", "always" or "never"), then WriteReports.
+/// Everything the end of a run prints and writes: WriteReports, then the
+/// folded table and the verdict on HumanStream (also with --quiet, which only
+/// silences progress and logs; colour as ShouldUseColor decides for that
+/// stream and "color", --color's "auto", "always" or "never").
 /// Returns ExitCodeFor(report), or kExitSoftware (70, internal error) when a
-/// requested report could not be written, after saying why on stderr.
+/// requested report could not be written, after saying why on stderr, below
+/// the verdict ("fleetreap: cannot write ...; exit 70 instead of 0").
 int FinishRun(const RunReport& report, const ReportFiles& files, const std::string& color);
 
 }  // namespace fleetreap
