@@ -201,5 +201,13 @@ TEST(HostOutcomeTest, ReasonsSayWhyAndShareWhatDiffersOnlyByHost) {
   EXPECT_EQ(HostReason(host, false), "");
 }
 
+TEST(HostOutcomeTest, TheSummaryCountsOnlyGpusInScope) {
+  // --gpus 4-7 on a host whose GPU 2 holds ghost memory: not this run's business.
+  HostReport host = testing_fixture::CleanHost("gpu03", 3);
+  for (int i = 0; i < 4; ++i) host.gpus_after[i].state = GpuState::kOutOfScope;
+  host.gpus_after[2].used_mib = 10151;
+  EXPECT_EQ(OutcomeOf(host, false).detail, "4/4 GPUs 0 MiB, 4 GPUs out of scope");
+}
+
 }  // namespace
 }  // namespace fleetreap

@@ -30,6 +30,12 @@ void ObserverList::HostRetrying(const Host& host, int attempt, const std::string
   }
 }
 
+void ObserverList::HostStep(const Host& host, const std::string& step) {
+  for (FleetObserver* o : observers_) {
+    if (o != nullptr) o->HostStep(host, step);
+  }
+}
+
 void ObserverList::HostFinished(const HostReport& report) {
   for (FleetObserver* o : observers_) {
     if (o != nullptr) o->HostFinished(report);

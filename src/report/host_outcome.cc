@@ -56,20 +56,28 @@ int CountFate(const HostReport& host, HolderFate fate) {
 }
 
 // "8/8 GPUs 0 MiB", or "8/8 GPUs <= 12 MiB" when daemons keep a little.
+// GPUs outside the run's scope are neither counted nor quoted: "4/4 GPUs
+// 0 MiB, 4 out of scope".
 std::string GpuSummary(const HostReport& host) {
   const std::vector<GpuReading>& gpus = FinalGpus(host);
   if (gpus.empty()) return "0 GPUs";
   int clean = 0;
+  int in_scope = 0;
   int64_t max_used = 0;
   for (const GpuReading& gpu : gpus) {
+    if (gpu.state == GpuState::kOutOfScope) continue;
+    ++in_scope;
     if (GpuStateIsClean(gpu.state)) {
       ++clean;
     }
     if (gpu.used_mib) max_used = std::max(max_used, *gpu.used_mib);
   }
-  std::string out = std::to_string(clean) + "/" + std::to_string(gpus.size()) + " GPUs ";
+  std::string out = std::to_string(clean) + "/" + std::to_string(in_scope) + " GPUs ";
   if (max_used > 0) out += "<= ";
-  return out + std::to_string(max_used) + " MiB";
+  out += std::to_string(max_used) + " MiB";
+  const int outside = static_cast<int>(gpus.size()) - in_scope;
+  if (outside > 0) out += ", " + std::to_string(outside) + " GPUs out of scope";
+  return out;
 }
 
 // Everything that keeps a reached host from being clean, by kind and GPU.

@@ -16,6 +16,7 @@
 #include "fleetreap/report/report_json.h"
 #include "fleetreap/report/report_junit.h"
 #include "fleetreap/report/report_markdown.h"
+#include "fleetreap/report/report_plan.h"
 #include "fleetreap/report/report_table.h"
 #include "fleetreap/report/terminal.h"
 
@@ -150,6 +151,7 @@ int FinishRun(const RunReport& report, const ReportFiles& files, const std::stri
   Status status = WriteReports(report, files);
   TableStyle style;
   style.color = ShouldUseColorFor(human, color);
+  std::fputs(RenderPlan(report).c_str(), human);  // "" unless a dry run
   std::fputs(RenderTable(report, style).c_str(), human);
   std::fflush(human);
   if (!status.ok()) {

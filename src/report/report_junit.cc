@@ -3,6 +3,7 @@
 #include "fleetreap/base/time_format.h"
 #include "fleetreap/escalation/gpu_state.h"
 #include "fleetreap/report/host_outcome.h"
+#include "fleetreap/report/utf8.h"
 
 namespace fleetreap {
 namespace {
@@ -130,7 +131,8 @@ std::string RenderJunit(const RunReport& report) {
     out += "    </testcase>\n";
   }
   out += "  </testsuite>\n</testsuites>\n";
-  return out;
+  // XML must be well-formed UTF-8 whatever bytes a process name held.
+  return ReplaceInvalidUtf8(out);
 }
 
 }  // namespace fleetreap

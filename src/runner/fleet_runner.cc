@@ -23,7 +23,7 @@ constexpr milliseconds kBackoffSlice{100};
 // What a worker tells the collecting thread. A finished host's report is in
 // its result slot, written before the event is pushed.
 struct Event {
-  enum class Kind { kStarted, kRetrying, kFinished };
+  enum class Kind { kStarted, kRetrying, kStep, kFinished };
   Kind kind;
   size_t index;
   int attempt = 0;
@@ -156,6 +156,9 @@ HostReport RunHost(Run& run, size_t index) {
       job.extra_protect = settings.extra_protect;
       job.scope = settings.scope;
       job.clock = run.clock;
+      job.on_step = [&run, index](const std::string& step) {
+        run.events->Push({Event::Kind::kStep, index, 0, step});
+      };
       report = (*run.clean)(*transport, job);
       report.host_key_fingerprint = transport->HostKeyFingerprint();
     } else {
@@ -239,6 +242,7 @@ class Collector {
     switch (event.kind) {
       case Event::Kind::kStarted: observer_->HostStarted(host); break;
       case Event::Kind::kRetrying: observer_->HostRetrying(host, event.attempt, event.why); break;
+      case Event::Kind::kStep: observer_->HostStep(host, event.why); break;
       case Event::Kind::kFinished: observer_->HostFinished(*run_.results[event.index]); break;
     }
   }

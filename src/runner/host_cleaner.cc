@@ -81,6 +81,7 @@ HostReport Runner::Run() {
       break;
     }
     step_ = ActionKindName(action.kind);
+    if (job_.on_step) job_.on_step(StepBrief(action));
     const TimePoint step_start = clock_.Now();
     Perform(action);
     LogStep(job_.host->name, action, view_, duration_cast<milliseconds>(clock_.Now() - step_start),

@@ -99,6 +99,20 @@ std::string DescribeStep(const Action& action, const HostView& view, std::chrono
   return line;
 }
 
+std::string StepBrief(const Action& action) {
+  std::string brief = StepName(action);
+  const Action* wave = &action;
+  for (const Action& fused : action.fused) {
+    if (fused.kind == ActionKind::kTerm || fused.kind == ActionKind::kKill) wave = &fused;
+  }
+  if (wave->kind == ActionKind::kTerm || wave->kind == ActionKind::kKill) {
+    brief += " " + std::to_string(wave->targets.size()) +
+             (wave->targets.size() == 1 ? " pid" : " pids") + ", up to " +
+             FormatSeconds(wave->wait);
+  }
+  return brief;
+}
+
 void LogStep(const std::string& host, const Action& action, const HostView& view,
              std::chrono::milliseconds took, const std::string& error) {
   if (!spdlog::should_log(spdlog::level::info)) return;

@@ -45,7 +45,8 @@ class ResultsTest(FleetCase):
     SPECS = [HostSpec("gpu01", scenario="results_secret_argv"),
              HostSpec("gpu02", scenario="unreachable"),
              HostSpec("gpu03", scenario="host_key_changed"),
-             HostSpec("gpu04", scenario="clean")]
+             HostSpec("gpu04", scenario="clean"),
+             HostSpec("gpu05", scenario="ghost_memory")]
 
     def fleetreap(self, *args):
         argv = fleetreap_argv(self.fleet, "--playbook", playbook_path("default.yaml"),
@@ -96,6 +97,24 @@ class ResultsTest(FleetCase):
                          proc.stdout)
         # The CI progress line carries it too.
         self.assertRegex(proc.stderr, r"\] gpu02 unreachable: refused \([0-9.]+ s\): (gpu02: )?connection refused by ")
+
+    def test_dry_run_prints_the_plan_per_host(self):
+        proc = self.fleetreap("--limit", "gpu01,gpu04")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        lines = proc.stdout.splitlines()
+        self.assertIn("gpu01: would signal 8", lines)
+        terms = [line for line in lines if line.startswith("    TERM ")]
+        self.assertEqual(len(terms), 8, proc.stdout)
+        for gpu, line in enumerate(sorted(terms, key=lambda l: int(l.split()[2]))):
+            self.assertRegex(line, r"^    TERM +pid \d+ +python3 +GPUs? [0-9,]+ +root\b", line)
+        self.assertRegex(proc.stdout, r"\n    leave +pid \d+ +nvidia-persiste.*protected: ")
+        self.assertRegex(proc.stdout, r"gpu04: nothing to do\n")
+        self.assertRegex(lines[-1], r"^DRY RUN: ")
+
+    def test_the_scope_is_honoured_in_the_summary(self):
+        proc = self.fleetreap("--limit", "gpu05", "--gpus", "4-7")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertRegex(proc.stdout, r"gpu05\s+clean\s+4/4 GPUs 0 MiB, 4 GPUs out of scope\n")
 
     def test_verbose_logs_each_step_and_very_verbose_each_reply(self):
         proc = self.fleetreap("--limit", "gpu01", "-v")

@@ -22,6 +22,7 @@ class ObserverList : public FleetObserver {
   void RunStarted(int total) override;
   void HostStarted(const Host& host) override;
   void HostRetrying(const Host& host, int attempt, const std::string& why) override;
+  void HostStep(const Host& host, const std::string& step) override;
   void HostFinished(const HostReport& report) override;
   void Interrupted() override;
   void Tick() override;

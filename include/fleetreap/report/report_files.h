@@ -61,13 +61,12 @@ Status WriteReports(const RunReport& report, const ReportFiles& files,
 /// ("-"), so machine output is never mixed with it; stdout otherwise.
 std::FILE* HumanStream(const ReportFiles& files);
 
-/// Everything the end of a run prints and writes: WriteReports, then the
-/// folded table and the verdict on HumanStream (also with --quiet, which only
-/// silences progress and logs; colour as ShouldUseColor decides for that
-/// stream and "color", --color's "auto", "always" or "never").
-/// Returns ExitCodeFor(report), or kExitSoftware (70, internal error) when a
-/// requested report could not be written, after saying why on stderr, below
-/// the verdict ("fleetreap: cannot write ...; exit 70 instead of 0").
+/// Everything the end of a run prints and writes: WriteReports, then a dry
+/// run's plan (RenderPlan), the folded table and the verdict on HumanStream (also with --quiet,
+/// which only silences progress and logs; colour as ShouldUseColor decides for that stream and
+/// "color", --color's "auto", "always" or "never"). Returns ExitCodeFor(report), or kExitSoftware
+/// (70, internal error) when a requested report could not be written, after saying why on stderr,
+/// below the verdict ("fleetreap: cannot write ...; exit 70 instead of 0").
 int FinishRun(const RunReport& report, const ReportFiles& files, const std::string& color);
 
 }  // namespace fleetreap

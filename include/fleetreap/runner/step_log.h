@@ -23,6 +23,11 @@ namespace fleetreap {
 std::string DescribeStep(const Action& action, const HostView& view, std::chrono::milliseconds took,
                          const std::string& error);
 
+/// What a step does and may wait for, for the live line: "inspect",
+/// "term 8 pids, up to 10.0 s", "stop_units+term 8 pids, up to 10.0 s",
+/// "rescan+clean_shm+verify".
+std::string StepBrief(const Action& action);
+
 /// Logs DescribeStep at info, as "HOST: ...", when info is enabled.
 void LogStep(const std::string& host, const Action& action, const HostView& view,
              std::chrono::milliseconds took, const std::string& error);
