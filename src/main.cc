@@ -157,7 +157,7 @@ int Run(const Options& options) {
   if (journal) (void)journal->Ended(report.interrupted);
   spdlog::set_default_logger(plain_logger);
   progress.reset();
-  const int code = FinishRun(report, files, options.color);
+  const int code = FinishRun(report, files, options.color, options.verbosity > 0);
   // The journal stands in for the report until it is written: one that
   // defaulted to beside --json goes once the report is there.
   if (journal && options.journal.empty() && code != kExitSoftware) {
@@ -181,7 +181,7 @@ int Merge(const Options& options) {
     status = ExpectHostsFromFile(options.merge_expect, &report);
   }
   if (!status.ok()) return ExitCodeForLoadError(status);
-  return FinishRun(report, files, options.color);
+  return FinishRun(report, files, options.color, options.verbosity > 0);
 }
 
 }  // namespace

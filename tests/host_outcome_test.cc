@@ -125,21 +125,21 @@ TEST(HostOutcomeTest, ChangedOnlyWhenSomethingWasDone) {
   EXPECT_EQ(KilledSummary(mixed.hosts[4]), "8 killed (TERM 6, KILL 2)");
 }
 
-TEST(HostOutcomeTest, GroupsIdenticalOutcomesProblemsLast) {
+TEST(HostOutcomeTest, GroupsIdenticalOutcomesProblemsFirst) {
   RunReport run = MixedFleet();
   run.not_started = {"gpu17", "gpu18"};
   std::vector<OutcomeGroup> groups = GroupOutcomes(run);
   ASSERT_EQ(groups.size(), 7u);
-  EXPECT_EQ(groups[0].kind, OutcomeKind::kClean);
-  EXPECT_EQ(groups[0].names.size(), 10u);
-  EXPECT_EQ(groups[1].kind, OutcomeKind::kCleaned);
-  EXPECT_EQ(groups[1].names, (std::vector<std::string>{"gpu05", "gpu07"}));
-  EXPECT_EQ(groups[2].kind, OutcomeKind::kDirty);
-  EXPECT_EQ(groups[3].kind, OutcomeKind::kFailed);
-  EXPECT_EQ(groups[4].kind, OutcomeKind::kUnreachable);
-  EXPECT_EQ(groups[5].kind, OutcomeKind::kUnreachable);
-  EXPECT_EQ(groups[6].kind, OutcomeKind::kNotStarted);
-  EXPECT_EQ(groups[6].names, run.not_started);
+  EXPECT_EQ(groups[0].kind, OutcomeKind::kDirty);
+  EXPECT_EQ(groups[1].kind, OutcomeKind::kFailed);
+  EXPECT_EQ(groups[2].kind, OutcomeKind::kUnreachable);
+  EXPECT_EQ(groups[3].kind, OutcomeKind::kUnreachable);
+  EXPECT_EQ(groups[4].kind, OutcomeKind::kNotStarted);
+  EXPECT_EQ(groups[4].names, run.not_started);
+  EXPECT_EQ(groups[5].kind, OutcomeKind::kCleaned);
+  EXPECT_EQ(groups[5].names, (std::vector<std::string>{"gpu05", "gpu07"}));
+  EXPECT_EQ(groups[6].kind, OutcomeKind::kClean);
+  EXPECT_EQ(groups[6].names.size(), 10u);
 }
 
 }  // namespace

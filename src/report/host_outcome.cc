@@ -318,29 +318,4 @@ HostOutcome OutcomeOf(const HostReport& host, bool dry_run) {
   return outcome;
 }
 
-std::vector<OutcomeGroup> GroupOutcomes(const RunReport& report) {
-  std::vector<OutcomeGroup> groups;
-  auto add = [&groups](OutcomeKind kind, const std::string& detail, const std::string& name) {
-    for (OutcomeGroup& group : groups) {
-      if (group.kind == kind && group.detail == detail) {
-        group.names.push_back(name);
-        return;
-      }
-    }
-    groups.push_back(OutcomeGroup{kind, detail, {name}});
-  };
-  for (const HostReport& host : report.hosts) {
-    HostOutcome outcome = OutcomeOf(host, report.dry_run);
-    add(outcome.kind, outcome.detail, host.name);
-  }
-  for (const HostWithoutResult& host : HostsWithoutResult(report)) {
-    add(host.started_never ? OutcomeKind::kNotStarted : OutcomeKind::kNoReport, host.why,
-        host.name);
-  }
-  std::stable_sort(groups.begin(), groups.end(), [](const OutcomeGroup& a, const OutcomeGroup& b) {
-    return static_cast<int>(a.kind) < static_cast<int>(b.kind);
-  });
-  return groups;
-}
-
 }  // namespace fleetreap

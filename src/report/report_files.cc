@@ -146,11 +146,14 @@ std::FILE* HumanStream(const ReportFiles& files) {
   return stdout;
 }
 
-int FinishRun(const RunReport& report, const ReportFiles& files, const std::string& color) {
+int FinishRun(const RunReport& report, const ReportFiles& files, const std::string& color,
+              bool verbose) {
   std::FILE* human = HumanStream(files);
   Status status = WriteReports(report, files);
   TableStyle style;
   style.color = ShouldUseColorFor(human, color);
+  style.width = TerminalWidth(human);
+  style.verbose = verbose;
   std::fputs(RenderPlan(report).c_str(), human);  // "" unless a dry run
   std::fputs(RenderTable(report, style).c_str(), human);
   std::fflush(human);

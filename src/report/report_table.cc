@@ -152,27 +152,57 @@ std::vector<std::string> ReasonLines(const std::vector<const HostReport*>& hosts
   return lines;
 }
 
+// "folded" (a FoldHostNames set) cut after commas into lines of at most
+// "width" columns, each indented by 4.
+std::vector<std::string> WrapHostSet(const std::string& folded, size_t width) {
+  std::vector<std::string> lines;
+  std::string line = "    ";
+  size_t from = 0;
+  while (from < folded.size()) {
+    size_t comma = folded.find(',', from);
+    const size_t end = comma == std::string::npos ? folded.size() : comma + 1;
+    const std::string piece = folded.substr(from, end - from);
+    if (line.size() > 4 && line.size() + piece.size() > width) {
+      lines.push_back(line);
+      line = "    ";
+    }
+    line += piece;
+    from = end;
+  }
+  if (line.size() > 4) lines.push_back(line);
+  return lines;
+}
+
 }  // namespace
 
 std::string RenderTable(const RunReport& report, const TableStyle& style) {
+  const size_t width = static_cast<size_t>(style.width > 0 ? style.width : kDefaultTableWidth);
+  const size_t name_cap = std::max<size_t>(16, width / 3);
   std::vector<OutcomeGroup> rows = GroupOutcomes(report);
   std::map<std::string, const HostReport*> by_name;
   for (const HostReport& host : report.hosts) by_name.emplace(host.name, &host);
   std::vector<std::string> folded;
+  std::vector<std::string> cells;
   size_t name_width = 0;
   size_t label_width = 0;
   for (const OutcomeGroup& row : rows) {
     folded.push_back(FoldHostNames(row.names));
-    name_width = std::max(name_width, folded.back().size());
+    cells.push_back(folded.back().size() <= name_cap ? folded.back()
+                                                     : std::to_string(row.names.size()) + " hosts");
+    name_width = std::max(name_width, cells.back().size());
     label_width = std::max(label_width, std::string(OutcomeKindLabel(row.kind)).size());
   }
   std::string out;
   for (size_t i = 0; i < rows.size(); ++i) {
     std::string label = OutcomeKindLabel(rows[i].kind);
-    out += folded[i] + std::string(name_width - folded[i].size() + 2, ' ');
+    out += cells[i] + std::string(name_width - cells[i].size() + 2, ' ');
     out += Paint(label, OutcomeColor(rows[i].kind), style.color);
     out += std::string(label_width - label.size() + 2, ' ');
     out += rows[i].detail + "\n";
+    const bool listed = cells[i] == folded[i];
+    if (!listed && (rows[i].kind != OutcomeKind::kClean || style.verbose)) {
+      for (const std::string& line : WrapHostSet(folded[i], width)) out += line + "\n";
+    }
     std::vector<const HostReport*> hosts;
     for (const std::string& name : rows[i].names) {
       auto it = by_name.find(name);

@@ -84,8 +84,9 @@ class ReportsTest(FleetCase):
         self.assertRegex(rows["gpu08"], r"^gpu08\s+failed\s+sudo")
         self.assertRegex(rows["gpu09"], r"^gpu09\s+cleaned\s+.*/dev/shm entr")
         order = [line.split()[1] for line in lines[:-1]]
-        self.assertEqual(order, sorted(order, key=["clean", "cleaned", "dirty", "failed",
-                                                   "unreachable"].index))
+        # Problems first (issue 27), the clean hosts last, next to the verdict.
+        self.assertEqual(order, sorted(order, key=["dirty", "failed", "unreachable", "cleaned",
+                                                   "clean"].index))
         self.assertIsNone(ANSI.search(self.result.stdout))
 
     def test_ci_log_has_one_line_per_host_and_no_redraws(self):

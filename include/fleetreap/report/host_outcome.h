@@ -60,17 +60,28 @@ std::string HostReason(const HostReport& host, bool dry_run);
 /// address "<address>", its name "<host>" (each only as a whole word).
 std::string GenericReason(const HostReport& host, bool dry_run);
 
-/// Hosts that share an outcome: same kind, same detail text.
+/// Hosts that share an outcome: same kind, and details that differ at most
+/// in their counts and GPU indexes.
 struct OutcomeGroup {
   OutcomeKind kind = OutcomeKind::kClean;
+  /// The members' detail, with each count that differs as its range ("8-9
+  /// killed (TERM 4-9)") and each GPU list as the union ("GPUs 2,6 ghost
+  /// memory").
   std::string detail;
   std::vector<std::string> names;  // in report order
 };
 
-/// The report's hosts gathered by identical outcome, never-started hosts as
-/// one "not started" group ("interrupted"), hosts without a report as "no
-/// report" groups (by MissingReport::why), ordered by kind (clean first, problems last) and
-/// by first appearance within a kind.
+/// The report's hosts gathered by outcome (outcome_groups.cc): one group per
+/// kind and detail "shape" (OutcomeShape), never-started hosts as one "not
+/// started" group ("interrupted"), hosts without a report as "no report"
+/// groups (by MissingReport::why); problems first (dirty, failed,
+/// unreachable, no report, not started), then would clean, cleaned, clean,
+/// and by first appearance within a kind.
 std::vector<OutcomeGroup> GroupOutcomes(const RunReport& report);
+
+/// What GroupOutcomes folds on: "detail" with each count as "#" and each
+/// problem's GPU list ("GPU 3", "GPUs 3,5" at the start of a phrase) as
+/// "GPU @": "# killed (TERM #)", "GPU @ ghost memory".
+std::string OutcomeShape(const std::string& detail);
 
 }  // namespace fleetreap

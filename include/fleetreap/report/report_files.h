@@ -67,6 +67,9 @@ std::FILE* HumanStream(const ReportFiles& files);
 /// "color", --color's "auto", "always" or "never"). Returns ExitCodeFor(report), or kExitSoftware
 /// (70, internal error) when a requested report could not be written, after saying why on stderr,
 /// below the verdict ("fleetreap: cannot write ...; exit 70 instead of 0").
-int FinishRun(const RunReport& report, const ReportFiles& files, const std::string& color);
+/// The table wraps at the stream's width (kDefaultTableWidth off a
+/// terminal) and lists clean hosts only with "verbose" (-v).
+int FinishRun(const RunReport& report, const ReportFiles& files, const std::string& color,
+              bool verbose = false);
 
 }  // namespace fleetreap
