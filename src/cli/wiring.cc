@@ -91,6 +91,7 @@ ReportFiles ReportFilesFor(const Options& options) {
   files.summary_md = options.summary_md;
   files.failed_hosts = options.failed_hosts;
   files.drain_reasons = options.drain_reasons;
+  files.metrics = options.metrics;
   return files;
 }
 

@@ -16,6 +16,7 @@
 #include "fleetreap/report/report_json.h"
 #include "fleetreap/report/report_junit.h"
 #include "fleetreap/report/report_markdown.h"
+#include "fleetreap/report/report_metrics.h"
 #include "fleetreap/report/report_plan.h"
 #include "fleetreap/report/report_table.h"
 #include "fleetreap/report/terminal.h"
@@ -89,6 +90,7 @@ Status CheckOutputPaths(const ReportFiles& files) {
       {"--summary-md", &files.summary_md},
       {"--failed-hosts", &files.failed_hosts},
       {"--drain-reasons", &files.drain_reasons},
+      {"--metrics", &files.metrics},
       {"--journal", &files.journal},
   };
   auto usage = [](const std::string& message) { return Status::Error(ErrorKind::kUsage, message); };
@@ -128,6 +130,7 @@ Status WriteReports(const RunReport& report, const ReportFiles& files, std::FILE
       {files.summary_md, RenderMarkdown},
       {files.failed_hosts, RenderFailedHosts},
       {files.drain_reasons, RenderDrainReasons},
+      {files.metrics, RenderMetrics},
   };
   Status first;
   for (const Output& output : outputs) {
@@ -139,8 +142,8 @@ Status WriteReports(const RunReport& report, const ReportFiles& files, std::FILE
 }
 
 std::FILE* HumanStream(const ReportFiles& files) {
-  for (const std::string* path :
-       {&files.json, &files.junit, &files.summary_md, &files.failed_hosts, &files.drain_reasons}) {
+  for (const std::string* path : {&files.json, &files.junit, &files.summary_md, &files.failed_hosts,
+                                  &files.drain_reasons, &files.metrics}) {
     if (*path == "-") return stderr;
   }
   return stdout;
