@@ -321,9 +321,11 @@ class ConventionTest(unittest.TestCase):
             "$ fleetreap --hosts inv.yaml \\", "    --limit g   # exit 1", "```",
             "<!-- example: not-run: needs Slurm -->", "```sh", "fleetreap --hosts slurm:gpu",
             "```", "```sh", "X=1 sh contrib/ci/fleetreap-gate.sh  # exit 3", "ls", "```",
-            "```", "fleetreap --local", "```"])
+            "```", "fleetreap --local", "```",
+            "```console", "$ fleetreap --hosts inv.yaml", "NOT READY: ... (exit 3)", "```"])
         directive, examples, problems = parse("p.md", text)
-        self.assertEqual([(e.line, e.expected) for e in examples], [(3, 0), (5, 1), (13, 3), (20, 3)])
+        self.assertEqual([(e.line, e.expected) for e in examples],
+                         [(3, 0), (5, 1), (13, 3), (20, 3)])
         self.assertEqual(parse_fleet(directive)[1], {"g": ["a", "b"]})
         self.assertEqual(len(problems), 1)
         self.assertIn("p.md:17", problems[0])
