@@ -33,6 +33,7 @@ Needs root (the simulated fleet, unshare and mount), the built fleetreap
 """
 
 import os
+import pwd
 import re
 import shlex
 import shutil
@@ -52,6 +53,8 @@ VERDICT = re.compile(r"\(exit (\d+)\)\s*$")   # a verdict line in a console bloc
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 CI_ARGS = re.compile(r"""e\.g\.\s+"(--[^"]+)\"""")
 SHARED = ("inventory", "playbooks", "contrib")   # visible in the examples' directory
+# fleetreap finds ~ with getpwuid, so the examples' home is bound over this one.
+HOME = pwd.getpwuid(os.getuid()).pw_dir
 BYSTANDERS = 10   # fewer unrelated processes per host than the default: these are small fleets
 
 
@@ -240,6 +243,13 @@ class Workspace:
             os.makedirs(os.path.dirname(self.fleet.key))
             for path in (self.fleet.key, self.fleet.known_hosts):
                 open(path, "w").close()
+        try:
+            self._prepare(groups, inventories)
+        except BaseException:
+            self.down()
+            raise
+
+    def _prepare(self, groups, inventories):
         self.work = os.path.join(self.tmp, "work")
         os.makedirs(self.work)
         for name in SHARED:
@@ -278,17 +288,18 @@ class Workspace:
         env = {k: v for k, v in os.environ.items()
                if not k.startswith("FLEETREAP_") and k not in ("SSH_AUTH_SOCK", "NO_COLOR")}
         env["PATH"] = self.bin + os.pathsep + env.get("PATH", "/usr/bin:/bin")
-        env["HOME"] = "/root"
+        env["HOME"] = HOME
         env.update(self.secrets)
         env.update(extra or {})
         return env
 
     def run(self, command, extra_env=None, timeout=300):
-        """The command as written, by sh, with root's home bound to ours in
-        a mount namespace of its own."""
-        script = 'mount --bind "$1" /root || exit 99; cd "$2" || exit 99; exec sh -c "$0"'
+        """The command as written, by sh, with the user's home (getpwuid's:
+        fleetreap reads ~/.ssh there, not $HOME) bound to ours in a mount
+        namespace of its own; nothing outside that namespace sees it."""
+        script = 'mount --bind "$1" "$2" || exit 99; cd "$3" || exit 99; exec sh -c "$0"'
         argv = ["unshare", "--mount", "--propagation", "private", "sh", "-c", script,
-                command, self.home, self.work]
+                command, self.home, HOME, self.work]
         return subprocess.run(argv, env=self.env(extra_env), capture_output=True, text=True,
                               timeout=timeout)
 
