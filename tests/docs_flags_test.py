@@ -38,7 +38,10 @@ ALLOWED = {
         "--ignore-daemonsets", "--delete-emptydir-data", "--replicas", "--for", "--timeout",
         "--validate"},
     "apt-get --no-install-recommends (contrib/k8s/Dockerfile)": {"--no-install-recommends"},
-    "ansible-inventory --list (inventory.md)": {"--list"},
+    "ansible-inventory --list, --host; a dynamic inventory script's --list, --host": {
+        "--list", "--host"},
+    "the inference jobs' own flags, quoted in report examples (vLLM, secrets to redact)": {
+        "--api-key", "--client-secret", "--db-password", "--hf-token", "--tokenizer"},
     "cmake and ctest: --build, --target, --install, --prefix, --test-dir": {
         "--build", "--target", "--install", "--prefix", "--test-dir", "--output-on-failure"},
     "GoogleTest: --gtest_filter (report.md, regenerating the golden files)": {"--gtest_filter"},
