@@ -9,6 +9,7 @@ import subprocess
 import sys
 import unittest
 
+import procfs
 from fleet_case import FleetCase
 from scenarios import wait_until
 from simfleet import Fleet, HostSpec, scratch_dir
@@ -203,7 +204,7 @@ class TearDownTest(unittest.TestCase):
         fleet.down()
         for pid in pids:
             self.assertFalse(os.path.exists(f"/proc/{pid}/ns/pid"), pid)
-        left = [p for p in os.listdir("/proc") if p.isdigit() and _ns(p) in ns]
+        left = [p for p in procfs.list_pids() if procfs.read_proc_link(p, "ns/pid") in ns]
         self.assertEqual(left, [])
         with open("/proc/self/mountinfo") as f:
             self.assertNotIn(workdir, f.read())
@@ -223,13 +224,6 @@ class TearDownTest(unittest.TestCase):
         self.assertEqual(Fleet.cleanup(workdir), 1)
         self.assertFalse(os.path.exists(workdir))
         os.rmdir(tmp)
-
-
-def _ns(pid):
-    try:
-        return os.readlink(f"/proc/{pid}/ns/pid")
-    except OSError:
-        return None
 
 
 if __name__ == "__main__":
