@@ -60,8 +60,10 @@ Status BuildFleetPlans(const FleetPlanRequest& request, FleetPlanSet* set) {
             ? LoadSlurmHosts(request.hosts_file, &sinfo_runner, request.command_timeout, &inventory)
             : LoadInventory(request.hosts_file, &inventory, &set->warnings, &set->notes);
     if (!status.ok()) return status;
-    status = SelectHosts(inventory, request.limit, &hosts);
+    std::string note;  // an empty @FILE: no hosts, and not an error
+    status = SelectHosts(inventory, request.limit, &hosts, &note);
     if (!status.ok()) return status;
+    if (!note.empty()) set->warnings.push_back(note);
   }
 
   PlaybookCache cache;
