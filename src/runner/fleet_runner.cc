@@ -219,7 +219,7 @@ class Collector {
         if (event.kind != Event::Kind::kStarted) CheckStop();
         Deliver(event);
       }
-      CheckStop();
+      CheckStop(/*between_batches=*/true);
       const TimePoint now = run_.clock->Now();
       if (batch.empty() || now >= next_tick) {
         if (observer_ != nullptr) observer_->Tick();
@@ -230,10 +230,23 @@ class Collector {
   }
 
  private:
-  void CheckStop() {
+  // "between_batches": no event of a batch is left to deliver, so the
+  // events still queued may be taken: hosts whose start is queued (the
+  // observer may have been slow, writing the journal) started before the
+  // stop was seen and are in flight when the notice counts them; the other
+  // events follow it, in order.
+  void CheckStop(bool between_batches = false) {
     if (told_stop_ || !StopRequested(run_)) return;
     told_stop_ = true;
+    std::deque<Event> queued;
+    if (between_batches) run_.events->Take(milliseconds(0), &queued);
+    for (const Event& event : queued) {
+      if (event.kind == Event::Kind::kStarted) Deliver(event);
+    }
     if (observer_ != nullptr) observer_->Interrupted();
+    for (const Event& event : queued) {
+      if (event.kind != Event::Kind::kStarted) Deliver(event);
+    }
   }
 
   void Deliver(const Event& event) {
