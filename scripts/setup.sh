@@ -10,6 +10,7 @@ packages=(
   libspdlog-dev libfmt-dev libgtest-dev libgmock-dev
   clang-format clang-tidy shellcheck  # scripts/lint.sh: formatting, clang-tidy, shellcheck (clang-tidy brings run-clang-tidy)
   openssh-server openssh-client psmisc procps tini sudo python3 python3-jsonschema util-linux iproute2 coreutils
+  python3-prometheus-client  # tests only: the exposition format's reference parser (tests/integration/test_metrics.py)
   ansible-core  # tests only: the oracle of tests/integration/test_ansible_compat.py
   slurmctld slurmd slurm-client munge  # tests only: the real Slurm of the simulated fleet (never started as the machine's services)
   rpm lintian zsh groff-base man-db cpio  # the .rpm (rpmbuild), and tests/package_test.py: lintian, man pages, zsh completion

@@ -18,8 +18,11 @@
 #include "fleetreap/cli/cli.h"
 #include "fleetreap/cli/host_listing.h"
 #include "fleetreap/cli/progress.h"
+#include "fleetreap/cli/run_observers.h"
 #include "fleetreap/cli/wiring.h"
 #include "fleetreap/inventory/host_selection.h"
+#include "fleetreap/report/journal.h"
+#include "fleetreap/report/redaction.h"
 #include "fleetreap/report/report_files.h"
 #include "fleetreap/report/report_merge.h"
 #include "fleetreap/report/terminal.h"
@@ -82,6 +85,16 @@ int Run(const Options& options) {
     return WriteHostListing(text, options.json) ? kExitClean : kExitUsage;
   }
 
+  // Every output is checked before any host is touched: a bad path costs
+  // nothing but this message.
+  ReportFiles files = ReportFilesFor(options);
+  files.journal = JournalPathFor(options);
+  status = CheckOutputPaths(files);
+  if (!status.ok()) {
+    std::fprintf(stderr, "fleetreap: %s\n", status.message().c_str());
+    return kExitUsage;
+  }
+
   std::unique_ptr<CommandLog> log;
   if (!options.log_dir.empty()) {
     status = CommandLog::Open(options.log_dir, &log);
@@ -117,27 +130,62 @@ int Run(const Options& options) {
   settings.tool_version = FLEETREAP_VERSION;
   settings.playbook_name = set.playbook_name;
 
+  std::unique_ptr<Journal> journal;
+  if (!files.journal.empty()) {
+    std::vector<std::string> selected;
+    for (const FleetPlan& plan : set.plans) selected.push_back(plan.host.name);
+    status = Journal::Open(files.journal, RunHeaderFor(settings), selected, &journal);
+    if (!status.ok()) {
+      std::fprintf(stderr, "fleetreap: --journal %s\n", status.message().c_str());
+      return kExitUsage;
+    }
+  }
+  JournalObserver journal_observer(journal.get());
+  HostLogObserver host_log(options.dry_run);
+  ObserverList observers({journal ? &journal_observer : nullptr,
+                          options.verbosity > 0 ? &host_log : nullptr, progress.get()});
+
   const std::string host_key_warning = HostKeyPolicyWarning(options);
   if (!host_key_warning.empty()) spdlog::warn("{}", host_key_warning);
   InstallInterruptHandler();
   RaiseDescriptorLimit(
       static_cast<int>(std::min<size_t>(set.plans.size(), static_cast<size_t>(settings.forks))));
-  RunReport report = RunFleet(set.plans, settings, MakeTransportFactory(options, log.get()),
-                              progress.get(), &g_stop_requested, RealClock());
+  const bool redact = !options.no_redact;
+  RunReport report =
+      RunFleet(set.plans, settings, MakeTransportFactory(options, log.get()), &observers,
+               &g_stop_requested, RealClock(), [redact](Transport& transport, const HostJob& job) {
+                 HostReport host = CleanHost(transport, job);
+                 if (redact) RedactHostReport(&host);
+                 return host;
+               });
+  if (journal) (void)journal->Ended(report.interrupted);
   spdlog::set_default_logger(plain_logger);
   progress.reset();
-  return FinishRun(report, ReportFilesFor(options), options.color);
+  const int code = FinishRun(report, files, options.color, options.verbosity > 0);
+  // The journal stands in for the report until it is written: one that
+  // defaulted to beside --json goes once the report is there.
+  if (journal && options.journal.empty() && code != kExitSoftware) {
+    journal.reset();
+    std::remove(files.journal.c_str());
+  }
+  return code;
 }
 
 // fleetreap merge: the per-node reports joined, then finished as a run.
 int Merge(const Options& options) {
+  const ReportFiles files = ReportFilesFor(options);
+  Status status = CheckOutputPaths(files);
+  if (!status.ok()) {
+    std::fprintf(stderr, "fleetreap: %s\n", status.message().c_str());
+    return kExitUsage;
+  }
   RunReport report;
-  Status status = MergeReportFiles(options.merge_reports, &report);
+  status = MergeReportFiles(options.merge_reports, &report);
   if (status.ok() && !options.merge_expect.empty()) {
     status = ExpectHostsFromFile(options.merge_expect, &report);
   }
   if (!status.ok()) return ExitCodeForLoadError(status);
-  return FinishRun(report, ReportFilesFor(options), options.color);
+  return FinishRun(report, files, options.color, options.verbosity > 0);
 }
 
 }  // namespace

@@ -38,8 +38,8 @@ TEST(CliMergeTest, DrainReasonsOnRunAndMerge) {
   ASSERT_EQ(run.action, CliAction::kRun) << run.error;
   EXPECT_EQ(run.options.drain_reasons, "r.txt");
   EXPECT_EQ(Parse({"--local", "--drain-reasons", "-", "--json", "-"}).error,
-            "only one of --json, --junit, --summary-md, --failed-hosts, --drain-reasons can be "
-            "'-'");
+            "only one of --json, --junit, --summary-md, --failed-hosts, --drain-reasons, --metrics "
+            "can be '-'");
 }
 
 TEST(CliMergeTest, Help) {
@@ -61,8 +61,8 @@ TEST(CliMergeTest, UsageErrors) {
       {{"merge", "a.json", "--color", "pink"},
        "merge: --color: expected auto, always or never, got \"pink\""},
       {{"merge", "a.json", "--json", "-", "--junit", "-"},
-       "merge: only one of --json, --junit, --summary-md, --failed-hosts, --drain-reasons can "
-       "be '-'"},
+       "merge: only one of --json, --junit, --summary-md, --failed-hosts, --drain-reasons, "
+       "--metrics can be '-'"},
   };
   for (const Case& c : cases) {
     CliResult r = Parse(c.args);

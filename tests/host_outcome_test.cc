@@ -125,21 +125,21 @@ TEST(HostOutcomeTest, ChangedOnlyWhenSomethingWasDone) {
   EXPECT_EQ(KilledSummary(mixed.hosts[4]), "8 killed (TERM 6, KILL 2)");
 }
 
-TEST(HostOutcomeTest, GroupsIdenticalOutcomesProblemsLast) {
+TEST(HostOutcomeTest, GroupsIdenticalOutcomesProblemsFirst) {
   RunReport run = MixedFleet();
   run.not_started = {"gpu17", "gpu18"};
   std::vector<OutcomeGroup> groups = GroupOutcomes(run);
   ASSERT_EQ(groups.size(), 7u);
-  EXPECT_EQ(groups[0].kind, OutcomeKind::kClean);
-  EXPECT_EQ(groups[0].names.size(), 10u);
-  EXPECT_EQ(groups[1].kind, OutcomeKind::kCleaned);
-  EXPECT_EQ(groups[1].names, (std::vector<std::string>{"gpu05", "gpu07"}));
-  EXPECT_EQ(groups[2].kind, OutcomeKind::kDirty);
-  EXPECT_EQ(groups[3].kind, OutcomeKind::kFailed);
-  EXPECT_EQ(groups[4].kind, OutcomeKind::kUnreachable);
-  EXPECT_EQ(groups[5].kind, OutcomeKind::kUnreachable);
-  EXPECT_EQ(groups[6].kind, OutcomeKind::kNotStarted);
-  EXPECT_EQ(groups[6].names, run.not_started);
+  EXPECT_EQ(groups[0].kind, OutcomeKind::kDirty);
+  EXPECT_EQ(groups[1].kind, OutcomeKind::kFailed);
+  EXPECT_EQ(groups[2].kind, OutcomeKind::kUnreachable);
+  EXPECT_EQ(groups[3].kind, OutcomeKind::kUnreachable);
+  EXPECT_EQ(groups[4].kind, OutcomeKind::kNotStarted);
+  EXPECT_EQ(groups[4].names, run.not_started);
+  EXPECT_EQ(groups[5].kind, OutcomeKind::kCleaned);
+  EXPECT_EQ(groups[5].names, (std::vector<std::string>{"gpu05", "gpu07"}));
+  EXPECT_EQ(groups[6].kind, OutcomeKind::kClean);
+  EXPECT_EQ(groups[6].names.size(), 10u);
 }
 
 }  // namespace
@@ -171,6 +171,42 @@ TEST(HostOutcomeTest, SaysWhatWasLeftAlone) {
   HostOutcome outcome = OutcomeOf(epilog, /*dry_run=*/true);
   EXPECT_EQ(outcome.kind, OutcomeKind::kDirty);
   EXPECT_EQ(outcome.detail, "GPU 0 busy; 1 out of scope");
+}
+
+TEST(HostOutcomeTest, ReasonsSayWhyAndShareWhatDiffersOnlyByHost) {
+  HostReport host;
+  host.name = "gpu03";
+  host.address = "10.0.0.3";
+  host.status = HostStatus::kUnreachable;
+  host.error_kind = ErrorKind::kHostKey;
+  host.host_key_fingerprint = "SHA256:abc+/x";
+  host.error_message =
+      "host key for gpu03 ([10.0.0.3]:22) is not in known_hosts k (offered "
+      "SHA256:abc+/x); add it,\nor use --host-key-policy accept-new";
+  EXPECT_EQ(HostReason(host, false),
+            "host key for gpu03 ([10.0.0.3]:22) is not in known_hosts k (offered SHA256:abc+/x); "
+            "add it, or use --host-key-policy accept-new");
+  EXPECT_EQ(GenericReason(host, false),
+            "host key for <host> ([<address>]:22) is not in known_hosts k (offered <key>); add "
+            "it, or use --host-key-policy accept-new");
+  // Only whole words: gpu030 and 10.0.0.30 stay.
+  host.error_message = "gpu030 10.0.0.30 gpu03";
+  EXPECT_EQ(GenericReason(host, false), "gpu030 10.0.0.30 <host>");
+  // Clean hosts have none; a detail that already says it is not repeated.
+  host.status = HostStatus::kClean;
+  EXPECT_EQ(HostReason(host, false), "");
+  host.status = HostStatus::kFailed;
+  host.error_kind = ErrorKind::kCommandFailed;
+  host.error_message = "nvidia-smi: boom";
+  EXPECT_EQ(HostReason(host, false), "");
+}
+
+TEST(HostOutcomeTest, TheSummaryCountsOnlyGpusInScope) {
+  // --gpus 4-7 on a host whose GPU 2 holds ghost memory: not this run's business.
+  HostReport host = testing_fixture::CleanHost("gpu03", 3);
+  for (int i = 0; i < 4; ++i) host.gpus_after[i].state = GpuState::kOutOfScope;
+  host.gpus_after[2].used_mib = 10151;
+  EXPECT_EQ(OutcomeOf(host, false).detail, "4/4 GPUs 0 MiB, 4 GPUs out of scope");
 }
 
 }  // namespace

@@ -107,8 +107,9 @@ TEST_F(ProgressTest, OffATerminalOneLinePerFinishedHostAndNoRedraws) {
   EXPECT_EQ(Output(),
             "[1/3] gpu05 cleaned: 8 killed (TERM 6, KILL 2), 1 unit stopped, "
             "2 /dev/shm entries removed (1.2 s)\n"
-            "[2/3] gpu14 unreachable: connect_timeout after 3 attempts (1.2 s)\n"
-            "[3/3] gpu15 failed: sudo (1.2 s)\n");
+            "[2/3] gpu14 unreachable: connect_timeout after 3 attempts (1.2 s): Timeout "
+            "connecting to 127.0.1.14\n"
+            "[3/3] gpu15 failed: sudo (1.2 s): sudo: a password is required\n");
 }
 
 TEST_F(ProgressTest, LiveLineCountsHostsAndElapsedTime) {
@@ -121,7 +122,7 @@ TEST_F(ProgressTest, LiveLineCountsHostsAndElapsedTime) {
   clock_.Advance(std::chrono::milliseconds(2500));
   EXPECT_EQ(progress.StatusLine(),
             "2/16 done, 4 in flight, 10 pending | 2 clean, 0 dirty, 0 unreachable, "
-            "0 failed | 2.5 s");
+            "0 failed | 2.5 s | slowest: gpu02 connect (2.5 s), gpu03 connect (2.5 s)");
   progress.Tick();
   std::string out = Output();
   EXPECT_EQ(out.rfind("\r\033[K2/16 done"), out.size() - progress.StatusLine().size() - 4);
@@ -138,7 +139,8 @@ TEST_F(ProgressTest, LiveProblemsGetAPermanentLineAboveTheStatus) {
   progress.HostFinished(run.hosts[13]);
   progress.RunFinished();
   std::string out = Output();
-  EXPECT_NE(out.find("\r\033[Kgpu14 unreachable: connect_timeout after 3 attempts (1.2 s)\n"
+  EXPECT_NE(out.find("\r\033[Kgpu14 unreachable: connect_timeout after 3 attempts (1.2 s): "
+                     "Timeout connecting to 127.0.1.14\n"
                      "\r\033[K1/2 done, 0 in flight, 1 pending"),
             std::string::npos)
       << out;
@@ -185,6 +187,26 @@ TEST_F(ProgressTest, StopFlagIsNoticedAtTheNextEvent) {
   EXPECT_EQ(Output(),
             "interrupted: starting no new hosts, waiting for 1 in flight\n"
             "[1/3] gpu01 clean: 8/8 GPUs 0 MiB (1.2 s)\n");
+}
+
+TEST_F(ProgressTest, LiveLineNamesTheSlowestHostsAndTheirStep) {
+  Progress progress(out_, ProgressStyle{true}, clock_);
+  progress.RunStarted(3);
+  progress.HostStarted(HostNamed("gpu02"));
+  clock_.Advance(std::chrono::milliseconds(1000));
+  progress.HostStarted(HostNamed("gpu01"));
+  progress.HostStarted(HostNamed("gpu03"));
+  progress.HostStep(HostNamed("gpu02"), "term 8 pids, up to 10.0 s");
+  clock_.Advance(std::chrono::milliseconds(7200));
+  const std::string line = progress.StatusLine();
+  EXPECT_EQ(line.substr(line.find(" | slowest")),
+            " | slowest: gpu02 term 8 pids, up to 10.0 s (8.2 s), gpu01 connect (7.2 s)");
+  HostReport done;
+  done.name = "gpu02";
+  done.status = HostStatus::kClean;
+  progress.HostFinished(done);
+  EXPECT_NE(progress.StatusLine().find("| slowest: gpu01 connect (7.2 s), gpu03 connect (7.2 s)"),
+            std::string::npos);
 }
 
 TEST_F(ProgressTest, LogLinesGoAboveTheLiveLine) {

@@ -18,12 +18,6 @@ namespace {
 
 using testing_fixture::ReadFile;
 
-mode_t CurrentUmaskForTest() {
-  mode_t mask = umask(022);
-  umask(mask);
-  return mask;
-}
-
 class ReportFilesTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -123,7 +117,7 @@ TEST_F(ReportFilesTest, ReplacesASymlinkAtTheTargetInsteadOfWritingThroughIt) {
   struct stat info {};
   ASSERT_EQ(lstat(path.c_str(), &info), 0);
   EXPECT_TRUE(S_ISREG(info.st_mode));
-  EXPECT_EQ(info.st_mode & 0777, 0666 & ~CurrentUmaskForTest());
+  EXPECT_EQ(info.st_mode & 0777, 0600u);  // reports carry command lines
   unlink(victim.c_str());
 }
 
@@ -145,6 +139,48 @@ TEST_F(ReportFilesTest, LeavesNoTemporaryFileBehind) {
   }
   closedir(dir);
   EXPECT_EQ(names, std::vector<std::string>{"r.md"});
+}
+
+TEST_F(ReportFilesTest, CheckOutputPathsNamesTheFlagAndTheProblem) {
+  const std::string blocked = dir_ + "/r.xml";
+  ASSERT_EQ(mkdir(blocked.c_str(), 0700), 0);
+  struct Row {
+    std::string json;
+    std::string junit;
+    std::string journal;
+    std::string error;  // "" for ok
+  };
+  const Row rows[] = {
+      {dir_ + "/r.json", "", dir_ + "/r.json.journal", ""},
+      {"-", "", "", ""},
+      {"/nonexistent/dir/r.json", "", "",
+       "--json /nonexistent/dir/r.json: cannot write there: No such file or directory"},
+      {"", blocked, "", "--junit " + blocked + ": is a directory"},
+      {dir_ + "/r.json", dir_ + "/r.json", "",
+       "--junit " + dir_ + "/r.json and --json " + dir_ + "/r.json name the same file"},
+      {"", "", "/nonexistent/j",
+       "--journal /nonexistent/j: cannot write there: No such file or "
+       "directory"},
+  };
+  for (const Row& row : rows) {
+    ReportFiles files;
+    files.json = row.json;
+    files.junit = row.junit;
+    files.journal = row.journal;
+    Status status = CheckOutputPaths(files);
+    EXPECT_EQ(status.ok() ? "" : status.message(), row.error) << row.json;
+    if (!status.ok()) {
+      EXPECT_EQ(status.kind(), ErrorKind::kUsage);
+    }
+  }
+  rmdir(blocked.c_str());
+  // The probe leaves nothing behind.
+  DIR* dir = opendir(dir_.c_str());
+  ASSERT_NE(dir, nullptr);
+  int entries = 0;
+  while (readdir(dir) != nullptr) ++entries;
+  closedir(dir);
+  EXPECT_EQ(entries, 2);
 }
 
 TEST(HumanStreamTest, StderrWhenAReportGoesToStdout) {

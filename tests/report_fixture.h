@@ -216,6 +216,59 @@ inline std::string ReadFile(const std::string& path) {
 
 /// Compares "actual" with tests/testdata/golden/"name" byte for byte, or
 /// rewrites the file when FLEETREAP_UPDATE_GOLDEN is set.
+/// Issue 27: a fleet of 1,000 hosts as a real run leaves it, with the
+/// same stories told with different numbers: 8 or 9 workers killed, after
+/// TERM or KILL; ghost memory on one GPU or another; refused after 1 or 3
+/// attempts, each with its own address in the message. Deterministic.
+inline RunReport ThousandHostFleet() {
+  RunReport run = MixedFleet();
+  std::vector<HostReport> kinds = run.hosts;  // 0 clean, 4 cleaned, 12 dirty, 13, 14, 15
+  run.hosts.clear();
+  uint32_t seed = 27;
+  auto next = [&seed](uint32_t range) {
+    seed = seed * 1103515245u + 12345u;
+    return (seed >> 16) % range;
+  };
+  for (int i = 1; i <= 1000; ++i) {
+    char name[16];
+    std::snprintf(name, sizeof(name), "gpu%04d", i);
+    const uint32_t roll = next(100);
+    HostReport host;
+    if (roll < 55) {
+      host = kinds[0];
+    } else if (roll < 85) {
+      host = kinds[4];
+      const int workers = 8 + static_cast<int>(next(2));
+      const int killed = static_cast<int>(next(workers + 1));
+      host.holders.clear();
+      for (int w = 0; w < workers; ++w) {
+        host.holders.push_back(
+            MakeHolder(4000 + w, "python3", {w % 8},
+                       w < killed ? HolderFate::kKilled : HolderFate::kTerminated));
+      }
+    } else if (roll < 92) {
+      host = kinds[0];
+      host.status = HostStatus::kDirty;
+      host.gpus_after[next(8)].state = GpuState::kGhost;
+    } else if (roll < 97) {
+      host = kinds[13];
+      host.attempts = next(2) == 0 ? 1 : 3;
+      host.error_kind = ErrorKind::kRefused;
+    } else if (roll < 99) {
+      host = kinds[15];
+    } else {
+      host = kinds[14];
+    }
+    host.name = name;
+    host.address = "10.1." + std::to_string(i / 250) + "." + std::to_string(i % 250);
+    if (host.error_kind == ErrorKind::kRefused) {
+      host.error_message = std::string(name) + ": connection refused by " + host.address + ":22";
+    }
+    run.hosts.push_back(host);
+  }
+  return run;
+}
+
 inline void ExpectGolden(const std::string& name, const std::string& actual) {
   std::string path = std::string(FLEETREAP_TESTDATA_DIR) + "/golden/" + name;
   const char* update = std::getenv("FLEETREAP_UPDATE_GOLDEN");

@@ -23,6 +23,7 @@ TEST(ReportJsonTest, DryRunGolden) {
 TEST(ReportJsonTest, SummaryAndHostFields) {
   RunReport run = testing_fixture::MixedFleet();
   run.not_started = {"gpu17"};
+  run.no_report = {{"gpu18", "in flight when the journal ended"}};
   run.interrupted = true;
   nlohmann::json doc = nlohmann::json::parse(RenderJson(run));
   EXPECT_EQ(doc["schema_version"], kReportSchemaVersion);
@@ -30,9 +31,12 @@ TEST(ReportJsonTest, SummaryAndHostFields) {
   EXPECT_EQ(doc["start_time"], "2026-11-30T03:04:05.123Z");
   EXPECT_EQ(doc["duration_ms"], 14321);
   EXPECT_EQ(doc["exit_code"], 3);
-  EXPECT_EQ(doc["summary"], nlohmann::json::parse(R"({"total": 17, "clean": 12, "dirty": 1,
-                "unreachable": 2, "failed": 1, "not_started": 1, "changed": 3})"));
+  EXPECT_EQ(doc["summary"], nlohmann::json::parse(R"({"total": 18, "clean": 12, "dirty": 1,
+                "unreachable": 2, "failed": 1, "not_started": 1, "no_report": 1, "changed": 3})"));
   EXPECT_EQ(doc["not_started"], nlohmann::json::array({"gpu17"}));
+  EXPECT_EQ(
+      doc["no_report"],
+      nlohmann::json::parse(R"([{"name": "gpu18", "why": "in flight when the journal ended"}])"));
   ASSERT_EQ(doc["hosts"].size(), 16u);
 
   const nlohmann::json& cleaned = doc["hosts"][4];

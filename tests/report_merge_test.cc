@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <string>
 
+#include "fleetreap/report/host_outcome.h"
 #include "fleetreap/report/report_json.h"
 #include "fleetreap/report/report_table.h"
 #include "report_fixture.h"
@@ -139,13 +141,32 @@ TEST(ReportMergeTest, Errors) {
   }
 }
 
-TEST(ReportMergeTest, ExpectedHostsWithoutAReportAreNotStarted) {
+std::vector<std::string> NoReportNames(const RunReport& report) {
+  std::vector<std::string> names;
+  for (const MissingReport& host : report.no_report) {
+    EXPECT_EQ(host.why, kNoReportAmongMerged);
+    names.push_back(host.name);
+  }
+  return names;
+}
+
+TEST(ReportMergeTest, ExpectedHostsWithoutAReportSaySo) {
   RunReport merged;
   ASSERT_TRUE(MergeReports({{"a", NodeReport(testing_fixture::MixedFleet(), 0)}}, &merged).ok());
   merged.not_started = {"gpu20"};
   ExpectHosts({"gpu01", "gpu30", "gpu20", "gpu21", "gpu30"}, &merged);
-  EXPECT_EQ(merged.not_started, (std::vector<std::string>{"gpu20", "gpu30", "gpu21"}));
+  EXPECT_EQ(merged.not_started, (std::vector<std::string>{"gpu20"}));
+  EXPECT_EQ(NoReportNames(merged), (std::vector<std::string>{"gpu30", "gpu21"}));
   EXPECT_EQ(ExitCodeFor(merged), 2);
+  // The table's label says what is missing, not "not started  interrupted".
+  std::vector<OutcomeGroup> groups = GroupOutcomes(merged);
+  auto missing = std::find_if(groups.begin(), groups.end(), [](const OutcomeGroup& g) {
+    return g.kind == OutcomeKind::kNoReport;
+  });
+  ASSERT_NE(missing, groups.end());
+  EXPECT_STREQ(OutcomeKindLabel(missing->kind), "no report");
+  EXPECT_EQ(missing->detail, "no report among the merged files");
+  EXPECT_EQ(missing->names, (std::vector<std::string>{"gpu30", "gpu21"}));
 }
 
 class ReportMergeFilesTest : public testing::Test {
@@ -186,7 +207,7 @@ TEST_F(ReportMergeFilesTest, ExpectedHostsFile) {
   ASSERT_TRUE(MergeReports({{"a", NodeReport(testing_fixture::MixedFleet(), 0)}}, &merged).ok());
   std::string path = Write("hosts.txt", "gpu01\n\n# spares\ngpu02  # rack b\n gpu03\n");
   ASSERT_TRUE(ExpectHostsFromFile(path, &merged).ok());
-  EXPECT_EQ(merged.not_started, (std::vector<std::string>{"gpu02", "gpu03"}));
+  EXPECT_EQ(NoReportNames(merged), (std::vector<std::string>{"gpu02", "gpu03"}));
   Status status = ExpectHostsFromFile(dir_ + "/absent.txt", &merged);
   EXPECT_EQ(status.kind(), ErrorKind::kInvalidInput);
   EXPECT_EQ(status.message(), dir_ + "/absent.txt: cannot read: No such file or directory");

@@ -18,7 +18,7 @@ po::options_description DescribeMerge(Options* o) {
   AddReportFlags(output.add_options(), o);
   output.add_options()
       ("expect", po::value(&o->merge_expect)->value_name("FILE"),
-       "hosts that must have a report, one per line; a missing one is 'not started'")
+       "hosts that must have a report, one per line; a missing one is 'no report'")
       ("help,h", "print this help and exit");
   // clang-format on
   return output;
@@ -68,7 +68,8 @@ std::string MergeHelpText() {
   std::ostringstream text;
   text << "Usage: fleetreap merge [options] REPORT.json...\n\n"
           "Joins JSON reports (each from `fleetreap --local --json`, one per node)\n"
-          "into one fleet report: the same table, JSON, JUnit, Markdown and\n"
+          "and journals (--journal: a run cut short leaves one) into one fleet\n"
+          "report: the same table, JSON, JUnit, Markdown and\n"
           "failed-hosts outputs and exit status as one run over those hosts.\n"
           "A host may appear in one report only; dry runs and real runs do not mix.\n\n"
        << DescribeMerge(&options)

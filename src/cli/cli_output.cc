@@ -23,6 +23,13 @@ void AddReportFlags(po::options_description_easy_init add, Options* o) {
       "write the hosts that are not clean, for --limit @FILE")
      ("drain-reasons", po::value(&o->drain_reasons)->value_name("FILE"),
       "write one 'HOST fleetreap: REASON' line per host that is not clean")
+     ("metrics", po::value(&o->metrics)->value_name("FILE"),
+      "write Prometheus metrics (node_exporter textfile: NAME.prom), renamed into place")
+     ("journal", po::value(&o->journal)->value_name("FILE"),
+      "record each host as it ends, fsync'd, for fleetreap merge if the run dies "
+      "(default: FILE.journal beside --json FILE, removed once FILE is written; 'none': off)")
+     ("no-redact", po::bool_switch(&o->no_redact),
+      "keep secrets (--api-key, HF_TOKEN=, ...) in reported command lines")
      ("color", po::value(&o->color)->value_name("WHEN"),
       "auto | always | never; auto: colour on a terminal without NO_COLOR");
 }
@@ -33,10 +40,10 @@ std::string CheckReportFlags(const Options& o) {
     return "--color: expected auto, always or never, got \"" + o.color + "\"";
   }
   const int to_stdout = (o.json == "-") + (o.junit == "-") + (o.summary_md == "-") +
-                        (o.failed_hosts == "-") + (o.drain_reasons == "-");
+                        (o.failed_hosts == "-") + (o.drain_reasons == "-") + (o.metrics == "-");
   if (to_stdout > 1) {
-    return "only one of --json, --junit, --summary-md, --failed-hosts, --drain-reasons can be "
-           "'-'";
+    return "only one of --json, --junit, --summary-md, --failed-hosts, --drain-reasons, --metrics "
+           "can be '-'";
   }
   return "";
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "fleetreap/base/text.h"
 #include "fleetreap/report/host_outcome.h"
 #include "fleetreap/report/report_table.h"
 #include "fleetreap/report/terminal.h"
@@ -50,16 +51,25 @@ void Progress::RunStarted(int total) {
 }
 
 void Progress::HostStarted(const Host& host) {
-  (void)host;
   PrintPending();
   ++started_;
+  in_flight_.push_back({host.name, clock_.Now(), "connect"});
   if (style_.live) Draw();
+}
+
+void Progress::HostStep(const Host& host, const std::string& step) {
+  for (InFlight& flight : in_flight_) {
+    if (flight.name == host.name) flight.step = step;
+  }
 }
 
 void Progress::HostFinished(const HostReport& report) {
   PrintPending();
   HostOutcome outcome = OutcomeOf(report, style_.dry_run);
   ++finished_;
+  in_flight_.erase(std::remove_if(in_flight_.begin(), in_flight_.end(),
+                                  [&report](const InFlight& f) { return f.name == report.name; }),
+                   in_flight_.end());
   switch (report.status) {
     case HostStatus::kClean: ++clean_; break;
     case HostStatus::kDirty: ++dirty_; break;
@@ -70,6 +80,8 @@ void Progress::HostFinished(const HostReport& report) {
   if (style_.color) label = OutcomeColor(outcome.kind) + label + "\033[0m";
   std::string line = report.name + " " + label + ": " + outcome.detail + " (" +
                      FormatSeconds(report.duration) + ")";
+  const std::string reason = HostReason(report, style_.dry_run);
+  if (!reason.empty()) line += ": " + reason;
   if (!style_.live) {
     std::fprintf(out_, "[%d/%d] %s\n", finished_, total_, line.c_str());
     std::fflush(out_);
@@ -147,6 +159,15 @@ std::string Progress::StatusLine() const {
                      " dirty, " + std::to_string(unreachable_) + " unreachable, " +
                      std::to_string(failed_) + " failed | " + FormatSeconds(elapsed);
   if (interrupted_) line += " | interrupted";
+  std::vector<std::string> slowest;
+  for (size_t i = 0; i < in_flight_.size() && i < kSlowestShown; ++i) {
+    const InFlight& flight = in_flight_[i];
+    slowest.push_back(flight.name + " " + flight.step + " (" +
+                      FormatSeconds(std::chrono::duration_cast<std::chrono::milliseconds>(
+                          clock_.Now() - flight.since)) +
+                      ")");
+  }
+  if (!slowest.empty()) line += " | slowest: " + Join(slowest, ", ");
   return line;
 }
 

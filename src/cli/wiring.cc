@@ -91,7 +91,26 @@ ReportFiles ReportFilesFor(const Options& options) {
   files.summary_md = options.summary_md;
   files.failed_hosts = options.failed_hosts;
   files.drain_reasons = options.drain_reasons;
+  files.metrics = options.metrics;
   return files;
+}
+
+std::string JournalPathFor(const Options& options) {
+  if (options.journal == "none") return "";
+  if (!options.journal.empty()) return options.journal;
+  if (options.json.empty() || options.json == "-") return "";
+  return options.json + ".journal";
+}
+
+RunReport RunHeaderFor(const FleetSettings& settings) {
+  RunReport header;
+  header.tool_version = settings.tool_version;
+  header.playbook = settings.playbook_name;
+  header.dry_run = settings.dry_run;
+  header.host_key_policy = settings.host_key_policy;
+  header.scope = settings.scope;
+  header.start_time = std::chrono::system_clock::now();
+  return header;
 }
 
 void RaiseDescriptorLimit(int hosts_in_flight) {

@@ -138,8 +138,9 @@ std::string RenderDrainReasons(const RunReport& report) {
     if (host.status == HostStatus::kClean) continue;
     out += host.name + " " + DrainReason(host) + "\n";
   }
-  for (const std::string& name : report.not_started) {
-    out += name + " " + kDrainReasonPrefix + " not started\n";
+  for (const HostWithoutResult& host : HostsWithoutResult(report)) {
+    out += host.name + " " + kDrainReasonPrefix +
+           (host.started_never ? std::string(" not started") : " no report: " + host.why) + "\n";
   }
   return out;
 }

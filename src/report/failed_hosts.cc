@@ -7,7 +7,7 @@ std::vector<std::string> FailedHostNames(const RunReport& report) {
   for (const HostReport& host : report.hosts) {
     if (host.status != HostStatus::kClean) names.push_back(host.name);
   }
-  names.insert(names.end(), report.not_started.begin(), report.not_started.end());
+  for (const HostWithoutResult& host : HostsWithoutResult(report)) names.push_back(host.name);
   return names;
 }
 

@@ -1,6 +1,7 @@
 #include "fleetreap/report/host_outcome.h"
 
 #include <algorithm>
+#include <cctype>
 #include <vector>
 
 #include "fleetreap/base/text.h"
@@ -25,8 +26,7 @@ std::string GpuList(const std::vector<int>& indexes) {
 
 // Remote text made safe for one terminal line: control characters (escape
 // sequences included) become '?', newlines spaces, and long text is cut.
-std::string OneLine(const std::string& text) {
-  const size_t kMax = 160;
+std::string OneLine(const std::string& text, size_t kMax = 160) {
   std::string out;
   for (char c : text) {
     if (out.size() >= kMax) {
@@ -56,20 +56,28 @@ int CountFate(const HostReport& host, HolderFate fate) {
 }
 
 // "8/8 GPUs 0 MiB", or "8/8 GPUs <= 12 MiB" when daemons keep a little.
+// GPUs outside the run's scope are neither counted nor quoted: "4/4 GPUs
+// 0 MiB, 4 out of scope".
 std::string GpuSummary(const HostReport& host) {
   const std::vector<GpuReading>& gpus = FinalGpus(host);
   if (gpus.empty()) return "0 GPUs";
   int clean = 0;
+  int in_scope = 0;
   int64_t max_used = 0;
   for (const GpuReading& gpu : gpus) {
+    if (gpu.state == GpuState::kOutOfScope) continue;
+    ++in_scope;
     if (GpuStateIsClean(gpu.state)) {
       ++clean;
     }
     if (gpu.used_mib) max_used = std::max(max_used, *gpu.used_mib);
   }
-  std::string out = std::to_string(clean) + "/" + std::to_string(gpus.size()) + " GPUs ";
+  std::string out = std::to_string(clean) + "/" + std::to_string(in_scope) + " GPUs ";
   if (max_used > 0) out += "<= ";
-  return out + std::to_string(max_used) + " MiB";
+  out += std::to_string(max_used) + " MiB";
+  const int outside = static_cast<int>(gpus.size()) - in_scope;
+  if (outside > 0) out += ", " + std::to_string(outside) + " GPUs out of scope";
+  return out;
 }
 
 // Everything that keeps a reached host from being clean, by kind and GPU.
@@ -194,7 +202,44 @@ std::string WithAttempts(const HostReport& host, std::string text) {
   return text;
 }
 
+bool IsWordByte(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-';
+}
+
+// "text" with each whole-word "word" replaced by "with".
+std::string ReplaceWord(const std::string& text, const std::string& word, const std::string& with) {
+  if (word.size() < 2) return text;
+  std::string out;
+  size_t from = 0;
+  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
+    const size_t end = at + word.size();
+    if (at < from) continue;
+    if ((at > 0 && IsWordByte(text[at - 1])) || (end < text.size() && IsWordByte(text[end]))) {
+      continue;
+    }
+    out += text.substr(from, at - from) + with;
+    from = end;
+  }
+  return out + text.substr(from);
+}
+
 }  // namespace
+
+std::string HostReason(const HostReport& host, bool dry_run) {
+  if (host.status == HostStatus::kClean || host.error_message.empty()) return "";
+  const std::string reason = OneLine(host.error_message, 300);
+  const std::string detail = OutcomeOf(host, dry_run).detail;
+  return detail.find(reason) == std::string::npos ? reason : "";
+}
+
+std::string GenericReason(const HostReport& host, bool dry_run) {
+  std::string reason = HostReason(host, dry_run);
+  if (!host.host_key_fingerprint.empty()) {
+    reason = ReplaceWord(reason, host.host_key_fingerprint, "<key>");
+  }
+  reason = ReplaceWord(reason, host.address, "<address>");
+  return ReplaceWord(reason, host.name, "<host>");
+}
 
 const char* OutcomeKindLabel(OutcomeKind kind) {
   switch (kind) {
@@ -205,6 +250,7 @@ const char* OutcomeKindLabel(OutcomeKind kind) {
     case OutcomeKind::kFailed: return "failed";
     case OutcomeKind::kUnreachable: return "unreachable";
     case OutcomeKind::kNotStarted: return "not started";
+    case OutcomeKind::kNoReport: return "no report";
   }
   return "failed";
 }
@@ -275,30 +321,6 @@ HostOutcome OutcomeOf(const HostReport& host, bool dry_run) {
     }
   }
   return outcome;
-}
-
-std::vector<OutcomeGroup> GroupOutcomes(const RunReport& report) {
-  std::vector<OutcomeGroup> groups;
-  auto add = [&groups](OutcomeKind kind, const std::string& detail, const std::string& name) {
-    for (OutcomeGroup& group : groups) {
-      if (group.kind == kind && group.detail == detail) {
-        group.names.push_back(name);
-        return;
-      }
-    }
-    groups.push_back(OutcomeGroup{kind, detail, {name}});
-  };
-  for (const HostReport& host : report.hosts) {
-    HostOutcome outcome = OutcomeOf(host, report.dry_run);
-    add(outcome.kind, outcome.detail, host.name);
-  }
-  for (const std::string& name : report.not_started) {
-    add(OutcomeKind::kNotStarted, "interrupted", name);
-  }
-  std::stable_sort(groups.begin(), groups.end(), [](const OutcomeGroup& a, const OutcomeGroup& b) {
-    return static_cast<int>(a.kind) < static_cast<int>(b.kind);
-  });
-  return groups;
 }
 
 }  // namespace fleetreap

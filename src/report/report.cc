@@ -14,6 +14,15 @@ const char* HostStatusName(HostStatus status) {
   return "failed";
 }
 
+std::vector<HostWithoutResult> HostsWithoutResult(const RunReport& report) {
+  std::vector<HostWithoutResult> out;
+  for (const std::string& name : report.not_started) out.push_back({name, true, "interrupted"});
+  for (const MissingReport& missing : report.no_report) {
+    out.push_back({missing.name, false, missing.why});
+  }
+  return out;
+}
+
 int ExitCodeFor(const RunReport& report) {
   int code = kExitClean;
   for (const HostReport& host : report.hosts) {
@@ -27,7 +36,7 @@ int ExitCodeFor(const RunReport& report) {
     }
   }
   // Hosts never started were selected and are not known to be clean.
-  if (!report.not_started.empty()) code |= kExitUnreachable;
+  if (!report.not_started.empty() || !report.no_report.empty()) code |= kExitUnreachable;
   return code;
 }
 

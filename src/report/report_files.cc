@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 #include <functional>
+#include <iterator>
+#include <utility>
 
 #include "fleetreap/base/exit_code.h"
 #include "fleetreap/report/drain_reason.h"
@@ -14,6 +16,8 @@
 #include "fleetreap/report/report_json.h"
 #include "fleetreap/report/report_junit.h"
 #include "fleetreap/report/report_markdown.h"
+#include "fleetreap/report/report_metrics.h"
+#include "fleetreap/report/report_plan.h"
 #include "fleetreap/report/report_table.h"
 #include "fleetreap/report/terminal.h"
 
@@ -24,18 +28,11 @@ Status WriteError(const std::string& path, int error) {
   return Status::Error(ErrorKind::kInternal, "cannot write " + path + ": " + std::strerror(error));
 }
 
-// The process's umask, read without changing it (umask(2) can only set it).
-mode_t CurrentUmask() {
-  std::FILE* status = std::fopen("/proc/self/status", "re");
-  unsigned mask = 022;
-  if (status != nullptr) {
-    char line[256];
-    while (std::fgets(line, sizeof line, status) != nullptr) {
-      if (std::sscanf(line, "Umask: %o", &mask) == 1) break;
-    }
-    std::fclose(status);
-  }
-  return static_cast<mode_t>(mask & 0777);
+// The directory part of "path" ("" for the working directory) and its base.
+void SplitPath(const std::string& path, std::string* dir, std::string* base) {
+  const size_t slash = path.rfind('/');
+  *dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  *base = slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
 bool WriteAll(int fd, const std::string& content) {
@@ -62,13 +59,13 @@ Status WriteReportFile(const std::string& path, const std::string& content,
   }
   // mkstemp creates the name exclusively (O_CREAT | O_EXCL): whatever another
   // user put in the directory, a symlink included, is never opened or followed.
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-  const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::string dir;
+  std::string base;
+  SplitPath(path, &dir, &base);
   std::string temp = dir + "." + base + ".XXXXXX";
   int fd = mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0) return WriteError(path, errno);
-  bool written = fchmod(fd, 0666 & ~CurrentUmask()) == 0 && WriteAll(fd, content) && fsync(fd) == 0;
+  bool written = fchmod(fd, 0600) == 0 && WriteAll(fd, content) && fsync(fd) == 0;
   int error = errno;
   if (close(fd) != 0 && written) {
     written = false;
@@ -86,6 +83,42 @@ Status WriteReportFile(const std::string& path, const std::string& content,
   return Status::Ok();
 }
 
+Status CheckOutputPaths(const ReportFiles& files) {
+  const std::pair<const char*, const std::string*> outputs[] = {
+      {"--json", &files.json},
+      {"--junit", &files.junit},
+      {"--summary-md", &files.summary_md},
+      {"--failed-hosts", &files.failed_hosts},
+      {"--drain-reasons", &files.drain_reasons},
+      {"--metrics", &files.metrics},
+      {"--journal", &files.journal},
+  };
+  auto usage = [](const std::string& message) { return Status::Error(ErrorKind::kUsage, message); };
+  for (size_t i = 0; i < std::size(outputs); ++i) {
+    const std::string& path = *outputs[i].second;
+    const std::string flag = std::string(outputs[i].first) + " " + path;
+    if (path.empty() || path == "-") continue;
+    for (size_t j = 0; j < i; ++j) {
+      if (*outputs[j].second == path) {
+        return usage(flag + " and " + outputs[j].first + " " + path + " name the same file");
+      }
+    }
+    struct stat st {};
+    if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+      return usage(flag + ": is a directory");
+    std::string dir;
+    std::string base;
+    SplitPath(path, &dir, &base);
+    if (base.empty()) return usage(flag + ": is a directory");
+    std::string probe = dir + "." + base + ".XXXXXX";
+    int fd = mkostemp(probe.data(), O_CLOEXEC);
+    if (fd < 0) return usage(flag + ": cannot write there: " + std::strerror(errno));
+    close(fd);
+    unlink(probe.c_str());
+  }
+  return Status::Ok();
+}
+
 Status WriteReports(const RunReport& report, const ReportFiles& files, std::FILE* stdout_stream) {
   struct Output {
     const std::string& path;
@@ -97,6 +130,7 @@ Status WriteReports(const RunReport& report, const ReportFiles& files, std::FILE
       {files.summary_md, RenderMarkdown},
       {files.failed_hosts, RenderFailedHosts},
       {files.drain_reasons, RenderDrainReasons},
+      {files.metrics, RenderMetrics},
   };
   Status first;
   for (const Output& output : outputs) {
@@ -108,22 +142,27 @@ Status WriteReports(const RunReport& report, const ReportFiles& files, std::FILE
 }
 
 std::FILE* HumanStream(const ReportFiles& files) {
-  for (const std::string* path :
-       {&files.json, &files.junit, &files.summary_md, &files.failed_hosts, &files.drain_reasons}) {
+  for (const std::string* path : {&files.json, &files.junit, &files.summary_md, &files.failed_hosts,
+                                  &files.drain_reasons, &files.metrics}) {
     if (*path == "-") return stderr;
   }
   return stdout;
 }
 
-int FinishRun(const RunReport& report, const ReportFiles& files, const std::string& color) {
+int FinishRun(const RunReport& report, const ReportFiles& files, const std::string& color,
+              bool verbose) {
   std::FILE* human = HumanStream(files);
+  Status status = WriteReports(report, files);
   TableStyle style;
   style.color = ShouldUseColorFor(human, color);
+  style.width = TerminalWidth(human);
+  style.verbose = verbose;
+  std::fputs(RenderPlan(report).c_str(), human);  // "" unless a dry run
   std::fputs(RenderTable(report, style).c_str(), human);
   std::fflush(human);
-  Status status = WriteReports(report, files);
   if (!status.ok()) {
-    std::fprintf(stderr, "fleetreap: %s\n", status.message().c_str());
+    std::fprintf(stderr, "fleetreap: %s; exit %d instead of %d\n", status.message().c_str(),
+                 kExitSoftware, ExitCodeFor(report));
     return kExitSoftware;
   }
   return ExitCodeFor(report);

@@ -130,19 +130,18 @@ Json SummaryJson(const RunReport& report) {
     if (HostChanged(host)) ++changed;
   }
   Json out;
-  out["total"] = report.hosts.size() + report.not_started.size();
+  out["total"] = report.hosts.size() + report.not_started.size() + report.no_report.size();
   out["clean"] = counts[static_cast<int>(HostStatus::kClean)];
   out["dirty"] = counts[static_cast<int>(HostStatus::kDirty)];
   out["unreachable"] = counts[static_cast<int>(HostStatus::kUnreachable)];
   out["failed"] = counts[static_cast<int>(HostStatus::kFailed)];
   out["not_started"] = report.not_started.size();
+  out["no_report"] = report.no_report.size();
   out["changed"] = changed;
   return out;
 }
 
-}  // namespace
-
-std::string RenderJson(const RunReport& report) {
+Json DocumentJson(const RunReport& report) {
   Json doc;
   doc["schema_version"] = kReportSchemaVersion;
   doc["tool"] = Json{{"name", "fleetreap"}, {"version", report.tool_version}};
@@ -161,8 +160,27 @@ std::string RenderJson(const RunReport& report) {
   }
   doc["hosts"] = std::move(hosts);
   doc["not_started"] = report.not_started;
-  // Replace rather than throw on invalid UTF-8 from a remote command line.
-  return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  Json missing = Json::array();
+  for (const MissingReport& host : report.no_report) {
+    missing.push_back(Json{{"name", host.name}, {"why", host.why}});
+  }
+  doc["no_report"] = std::move(missing);
+  return doc;
+}
+
+}  // namespace
+
+// Invalid UTF-8 from a remote command line is replaced (U+FFFD), never thrown on.
+std::string RenderJson(const RunReport& report) {
+  return DocumentJson(report).dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+std::string RenderJsonLine(const RunReport& report) {
+  return DocumentJson(report).dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string RenderHostJsonLine(const HostReport& host, bool dry_run) {
+  return HostJson(host, dry_run).dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 }  // namespace fleetreap

@@ -3,6 +3,7 @@
 #include "fleetreap/base/time_format.h"
 #include "fleetreap/escalation/gpu_state.h"
 #include "fleetreap/report/host_outcome.h"
+#include "fleetreap/report/utf8.h"
 
 namespace fleetreap {
 namespace {
@@ -81,8 +82,9 @@ std::string XmlEscape(const std::string& text) {
 std::string RenderJunit(const RunReport& report) {
   std::string suite =
       "fleetreap." + (report.playbook.empty() ? std::string("default") : report.playbook);
-  int tests = static_cast<int>(report.hosts.size() + report.not_started.size());
-  int failures = static_cast<int>(report.not_started.size());
+  const std::vector<HostWithoutResult> without = HostsWithoutResult(report);
+  int tests = static_cast<int>(report.hosts.size() + without.size());
+  int failures = static_cast<int>(without.size());
   for (const HostReport& host : report.hosts) {
     if (IsFailure(host, report.dry_run)) ++failures;
   }
@@ -119,15 +121,18 @@ std::string RenderJunit(const RunReport& report) {
     out += "      <system-out>" + XmlEscape(line) + "</system-out>\n";
     out += "    </testcase>\n";
   }
-  for (const std::string& name : report.not_started) {
-    out += "    <testcase" + Attr("classname", suite) + Attr("name", name) + Attr("time", "0.000") +
-           ">\n";
-    out += "      <failure" + Attr("type", "not_started") +
-           Attr("message", "not started: the run was interrupted") + "/>\n";
+  for (const HostWithoutResult& host : without) {
+    out += "    <testcase" + Attr("classname", suite) + Attr("name", host.name) +
+           Attr("time", "0.000") + ">\n";
+    out += "      <failure" + Attr("type", host.started_never ? "not_started" : "no_report") +
+           Attr("message", host.started_never ? "not started: the run was interrupted"
+                                              : "no report: " + host.why) +
+           "/>\n";
     out += "    </testcase>\n";
   }
   out += "  </testsuite>\n</testsuites>\n";
-  return out;
+  // XML must be well-formed UTF-8 whatever bytes a process name held.
+  return ReplaceInvalidUtf8(out);
 }
 
 }  // namespace fleetreap

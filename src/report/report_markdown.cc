@@ -7,6 +7,7 @@
 #include "fleetreap/inventory/host_pattern.h"
 #include "fleetreap/report/host_outcome.h"
 #include "fleetreap/report/report_table.h"
+#include "fleetreap/report/utf8.h"
 
 namespace fleetreap {
 namespace {
@@ -100,7 +101,7 @@ std::string RenderMarkdown(const RunReport& report) {
     out += "|---|---|---|---|---|\n";
     out += attention + "\n";
   }
-  return out;
+  return ReplaceInvalidUtf8(out);  // whatever bytes a process name held
 }
 
 }  // namespace fleetreap

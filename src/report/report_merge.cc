@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "fleetreap/base/text.h"
+#include "fleetreap/report/journal.h"
 #include "fleetreap/report/report_reader.h"
 
 namespace fleetreap {
@@ -78,6 +79,7 @@ Status MergeReports(const std::vector<SourcedReport>& inputs, RunReport* merged)
     std::vector<std::string> names;
     for (const HostReport& host : report.hosts) names.push_back(host.name);
     names.insert(names.end(), report.not_started.begin(), report.not_started.end());
+    for (const MissingReport& missing : report.no_report) names.push_back(missing.name);
     for (const std::string& name : names) {
       auto [it, inserted] = seen.emplace(name, &input.source);
       if (!inserted) {
@@ -90,6 +92,8 @@ Status MergeReports(const std::vector<SourcedReport>& inputs, RunReport* merged)
     merged->hosts.insert(merged->hosts.end(), report.hosts.begin(), report.hosts.end());
     merged->not_started.insert(merged->not_started.end(), report.not_started.begin(),
                                report.not_started.end());
+    merged->no_report.insert(merged->no_report.end(), report.no_report.begin(),
+                             report.no_report.end());
   }
   merged->duration =
       std::chrono::duration_cast<std::chrono::milliseconds>(end - merged->start_time);
@@ -99,8 +103,9 @@ Status MergeReports(const std::vector<SourcedReport>& inputs, RunReport* merged)
 void ExpectHosts(const std::vector<std::string>& expected, RunReport* merged) {
   std::set<std::string> known(merged->not_started.begin(), merged->not_started.end());
   for (const HostReport& host : merged->hosts) known.insert(host.name);
+  for (const MissingReport& host : merged->no_report) known.insert(host.name);
   for (const std::string& name : expected) {
-    if (known.insert(name).second) merged->not_started.push_back(name);
+    if (known.insert(name).second) merged->no_report.push_back({name, kNoReportAmongMerged});
   }
 }
 
@@ -127,7 +132,8 @@ Status MergeReportFiles(const std::vector<std::string>& paths, RunReport* merged
     if (!status.ok()) return status;
     SourcedReport input;
     input.source = path;
-    status = ReadReportJson(text, path, &input.report);
+    status = LooksLikeJournal(text) ? ReadJournal(text, path, &input.report)
+                                    : ReadReportJson(text, path, &input.report);
     if (!status.ok()) return status;
     inputs.push_back(std::move(input));
   }

@@ -153,16 +153,40 @@ bool ParseUtcTimestamp(const std::string& text, std::chrono::system_clock::time_
   return FormatUtcTimestamp(*time) == text;  // rejects 2026-02-30 and friends
 }
 
-Status ReadReportJson(const std::string& text, const std::string& source, RunReport* report) {
-  Json doc;
+namespace {
+
+Status ParseJson(const std::string& text, const std::string& source, Json* doc) {
   try {
-    doc = Json::parse(text);
+    *doc = Json::parse(text);
   } catch (const Json::parse_error& e) {
     return Status::Error(ErrorKind::kInvalidInput, source + ": not JSON (parse error at byte " +
                                                        std::to_string(e.byte) + ")");
   } catch (const Json::exception& e) {
     return Status::Error(ErrorKind::kInvalidInput, source + ": not JSON (" + e.what() + ")");
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ReadHostJson(const std::string& text, const std::string& where, HostReport* host) {
+  Json doc;
+  Status status = ParseJson(text, where, &doc);
+  if (!status.ok()) return status;
+  FieldReader r(where);
+  if (!doc.is_object()) {
+    r.Fail("host", std::string("expected an object, got ") + doc.type_name());
+    return r.status();
+  }
+  *host = HostReport();
+  ReadHost(r, doc, "host", host);
+  return r.status();
+}
+
+Status ReadReportJson(const std::string& text, const std::string& source, RunReport* report) {
+  Json doc;
+  Status parsed = ParseJson(text, source, &doc);
+  if (!parsed.ok()) return parsed;
   FieldReader r(source);
   if (!doc.is_object()) {
     r.Fail("", std::string("expected a report object, got ") + doc.type_name());
@@ -198,6 +222,16 @@ Status ReadReportJson(const std::string& text, const std::string& source, RunRep
     }
   }
   r.TextList(doc, "", "not_started", &report->not_started);
+  if (const Json* missing =
+          r.ArrayOf(doc, "", "no_report", false, FieldReader::IsObject, "an object")) {
+    for (size_t i = 0; i < missing->size() && r.ok(); ++i) {
+      MissingReport host;
+      const std::string at = Item("", "no_report", i);
+      r.Text((*missing)[i], at, "name", &host.name, true);
+      r.Text((*missing)[i], at, "why", &host.why);
+      report->no_report.push_back(std::move(host));
+    }
+  }
   return r.status();
 }
 

@@ -1,6 +1,7 @@
 #include "fleetreap/report/report_table.h"
 
 #include <algorithm>
+#include <map>
 #include <vector>
 
 #include "fleetreap/base/text.h"
@@ -19,7 +20,8 @@ const char* OutcomeColor(OutcomeKind kind) {
     case OutcomeKind::kDirty: return "\033[33m";       // yellow
     case OutcomeKind::kFailed:
     case OutcomeKind::kUnreachable: return "\033[31m";  // red
-    case OutcomeKind::kNotStarted: return "\033[35m";   // magenta
+    case OutcomeKind::kNotStarted:
+    case OutcomeKind::kNoReport: return "\033[35m";  // magenta
   }
   return "";
 }
@@ -68,11 +70,13 @@ std::string RenderVerdict(const RunReport& report, const TableStyle& style) {
       case OutcomeKind::kDirty: ++dirty; break;
       case OutcomeKind::kFailed: ++failed; break;
       case OutcomeKind::kUnreachable: ++unreachable; break;
-      case OutcomeKind::kNotStarted: break;
+      case OutcomeKind::kNotStarted:
+      case OutcomeKind::kNoReport: break;
     }
   }
   int not_started = static_cast<int>(report.not_started.size());
-  int total = static_cast<int>(report.hosts.size()) + not_started;
+  int no_report = static_cast<int>(report.no_report.size());
+  int total = static_cast<int>(report.hosts.size()) + not_started + no_report;
   int exit_code = ExitCodeFor(report);
 
   std::string word;
@@ -101,42 +105,121 @@ std::string RenderVerdict(const RunReport& report, const TableStyle& style) {
   add(failed, "failed");
   add(unreachable, "unreachable");
   add(not_started, "not started");
+  add(no_report, "without a report");
   text += " in " + FormatSeconds(report.duration);
   if (report.dry_run) text += ", nothing changed";
   text += " (exit " + std::to_string(exit_code) + ")";
   return Paint(word + ":", color, style.color) + " " + text;
 }
 
+namespace {
+
+// The reasons of a row's hosts, each distinct one once: the whole row's
+// when every host shares it, else prefixed with the hosts that share it.
+std::vector<std::string> ReasonLines(const std::vector<const HostReport*>& hosts, bool dry_run) {
+  struct Reason {
+    std::string generic;
+    std::vector<const HostReport*> hosts;
+  };
+  std::vector<Reason> reasons;
+  size_t with_reason = 0;
+  for (const HostReport* host : hosts) {
+    std::string generic = GenericReason(*host, dry_run);
+    if (generic.empty()) continue;
+    ++with_reason;
+    auto it = std::find_if(reasons.begin(), reasons.end(),
+                           [&generic](const Reason& r) { return r.generic == generic; });
+    if (it == reasons.end()) {
+      reasons.push_back({generic, {host}});
+    } else {
+      it->hosts.push_back(host);
+    }
+  }
+  // One host's own words, or the words its hosts share.
+  auto text = [dry_run](const Reason& reason) {
+    return reason.hosts.size() == 1 ? HostReason(*reason.hosts[0], dry_run) : reason.generic;
+  };
+  std::vector<std::string> lines;
+  if (reasons.size() == 1 && with_reason == hosts.size()) {
+    lines.push_back(text(reasons[0]));
+    return lines;
+  }
+  for (const Reason& reason : reasons) {
+    std::vector<std::string> names;
+    for (const HostReport* host : reason.hosts) names.push_back(host->name);
+    lines.push_back(FoldHostNames(names) + ": " + text(reason));
+  }
+  return lines;
+}
+
+// "folded" (a FoldHostNames set) cut after commas into lines of at most
+// "width" columns, each indented by 4.
+std::vector<std::string> WrapHostSet(const std::string& folded, size_t width) {
+  std::vector<std::string> lines;
+  std::string line = "    ";
+  size_t from = 0;
+  while (from < folded.size()) {
+    size_t comma = folded.find(',', from);
+    const size_t end = comma == std::string::npos ? folded.size() : comma + 1;
+    const std::string piece = folded.substr(from, end - from);
+    if (line.size() > 4 && line.size() + piece.size() > width) {
+      lines.push_back(line);
+      line = "    ";
+    }
+    line += piece;
+    from = end;
+  }
+  if (line.size() > 4) lines.push_back(line);
+  return lines;
+}
+
+}  // namespace
+
 std::string RenderTable(const RunReport& report, const TableStyle& style) {
+  const size_t width = static_cast<size_t>(style.width > 0 ? style.width : kDefaultTableWidth);
+  const size_t name_cap = std::max<size_t>(16, width / 3);
   std::vector<OutcomeGroup> rows = GroupOutcomes(report);
+  std::map<std::string, const HostReport*> by_name;
+  for (const HostReport& host : report.hosts) by_name.emplace(host.name, &host);
   std::vector<std::string> folded;
+  std::vector<std::string> cells;
   size_t name_width = 0;
   size_t label_width = 0;
   for (const OutcomeGroup& row : rows) {
     folded.push_back(FoldHostNames(row.names));
-    name_width = std::max(name_width, folded.back().size());
+    cells.push_back(folded.back().size() <= name_cap ? folded.back()
+                                                     : std::to_string(row.names.size()) + " hosts");
+    name_width = std::max(name_width, cells.back().size());
     label_width = std::max(label_width, std::string(OutcomeKindLabel(row.kind)).size());
   }
   std::string out;
   for (size_t i = 0; i < rows.size(); ++i) {
     std::string label = OutcomeKindLabel(rows[i].kind);
-    out += folded[i] + std::string(name_width - folded[i].size() + 2, ' ');
+    out += cells[i] + std::string(name_width - cells[i].size() + 2, ' ');
     out += Paint(label, OutcomeColor(rows[i].kind), style.color);
     out += std::string(label_width - label.size() + 2, ' ');
     out += rows[i].detail + "\n";
-    for (const HostReport& host : report.hosts) {
-      if (std::find(rows[i].names.begin(), rows[i].names.end(), host.name) == rows[i].names.end()) {
-        continue;
-      }
-      std::vector<std::string> lines = GpuAttentionLines(host);
+    const bool listed = cells[i] == folded[i];
+    if (!listed && (rows[i].kind != OutcomeKind::kClean || style.verbose)) {
+      for (const std::string& line : WrapHostSet(folded[i], width)) out += line + "\n";
+    }
+    std::vector<const HostReport*> hosts;
+    for (const std::string& name : rows[i].names) {
+      auto it = by_name.find(name);
+      if (it != by_name.end()) hosts.push_back(it->second);
+    }
+    for (const HostReport* host : hosts) {
+      std::vector<std::string> lines = GpuAttentionLines(*host);
       // Each /dev/shm entry left in place, and why (names escaped).
-      for (const std::string& kept : host.shm_kept) {
+      for (const std::string& kept : host->shm_kept) {
         lines.push_back("/dev/shm kept " + OneLineDetail(kept));
       }
       for (const std::string& line : lines) {
-        out += "    " + (rows[i].names.size() > 1 ? host.name + ": " : std::string()) + line + "\n";
+        out +=
+            "    " + (rows[i].names.size() > 1 ? host->name + ": " : std::string()) + line + "\n";
       }
     }
+    for (const std::string& line : ReasonLines(hosts, report.dry_run)) out += "    " + line + "\n";
   }
   return out + RenderVerdict(report, style) + "\n";
 }

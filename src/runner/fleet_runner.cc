@@ -23,7 +23,7 @@ constexpr milliseconds kBackoffSlice{100};
 // What a worker tells the collecting thread. A finished host's report is in
 // its result slot, written before the event is pushed.
 struct Event {
-  enum class Kind { kStarted, kRetrying, kFinished };
+  enum class Kind { kStarted, kRetrying, kStep, kFinished };
   Kind kind;
   size_t index;
   int attempt = 0;
@@ -156,6 +156,9 @@ HostReport RunHost(Run& run, size_t index) {
       job.extra_protect = settings.extra_protect;
       job.scope = settings.scope;
       job.clock = run.clock;
+      job.on_step = [&run, index](const std::string& step) {
+        run.events->Push({Event::Kind::kStep, index, 0, step});
+      };
       report = (*run.clean)(*transport, job);
       report.host_key_fingerprint = transport->HostKeyFingerprint();
     } else {
@@ -216,7 +219,7 @@ class Collector {
         if (event.kind != Event::Kind::kStarted) CheckStop();
         Deliver(event);
       }
-      CheckStop();
+      CheckStop(/*between_batches=*/true);
       const TimePoint now = run_.clock->Now();
       if (batch.empty() || now >= next_tick) {
         if (observer_ != nullptr) observer_->Tick();
@@ -227,10 +230,23 @@ class Collector {
   }
 
  private:
-  void CheckStop() {
+  // "between_batches": no event of a batch is left to deliver, so the
+  // events still queued may be taken: hosts whose start is queued (the
+  // observer may have been slow, writing the journal) started before the
+  // stop was seen and are in flight when the notice counts them; the other
+  // events follow it, in order.
+  void CheckStop(bool between_batches = false) {
     if (told_stop_ || !StopRequested(run_)) return;
     told_stop_ = true;
+    std::deque<Event> queued;
+    if (between_batches) run_.events->Take(milliseconds(0), &queued);
+    for (const Event& event : queued) {
+      if (event.kind == Event::Kind::kStarted) Deliver(event);
+    }
     if (observer_ != nullptr) observer_->Interrupted();
+    for (const Event& event : queued) {
+      if (event.kind != Event::Kind::kStarted) Deliver(event);
+    }
   }
 
   void Deliver(const Event& event) {
@@ -239,6 +255,7 @@ class Collector {
     switch (event.kind) {
       case Event::Kind::kStarted: observer_->HostStarted(host); break;
       case Event::Kind::kRetrying: observer_->HostRetrying(host, event.attempt, event.why); break;
+      case Event::Kind::kStep: observer_->HostStep(host, event.why); break;
       case Event::Kind::kFinished: observer_->HostFinished(*run_.results[event.index]); break;
     }
   }

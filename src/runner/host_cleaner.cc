@@ -8,6 +8,7 @@
 #include "fleetreap/base/shell.h"
 #include "fleetreap/escalation/escalation.h"
 #include "fleetreap/escalation/gpu_state.h"
+#include "fleetreap/runner/step_log.h"
 #include "fleetreap/transport/transport.h"
 #include "host_cleaner_run.h"
 
@@ -39,7 +40,9 @@ bool Runner::Exec(const std::string& script, milliseconds timeout, CommandResult
   if (job_.deadline != TimePoint::max()) {
     timeout = std::min(timeout, duration_cast<milliseconds>(job_.deadline - now));
   }
+  LogCommand(job_.host->name, script, timeout);
   *result = transport_.Run(BoundedCommand(script, timeout, job_.become), timeout);
+  LogReply(job_.host->name, *result);
   // Each error names the step: "inspect: stdout exceeded 4 MiB, stopped reading".
   const std::string step = std::string(step_) + ": ";
   switch (result->end) {
@@ -78,7 +81,11 @@ HostReport Runner::Run() {
       break;
     }
     step_ = ActionKindName(action.kind);
+    if (job_.on_step) job_.on_step(StepBrief(action));
+    const TimePoint step_start = clock_.Now();
     Perform(action);
+    LogStep(job_.host->name, action, view_, duration_cast<milliseconds>(clock_.Now() - step_start),
+            failed_ ? report_.error_message : "");
     // A fused re-scan reports itself, before the verify it carried.
     const bool reported = action.kind == ActionKind::kRescan && !action.fused.empty();
     if (!failed_ && !reported) escalation_.Finished(action, view_, {stop_ladder_});

@@ -1,7 +1,9 @@
 #include "fleetreap/transport/command_log.h"
 
+#include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -104,7 +106,7 @@ class LoggedTransport : public Transport {
 Status MakeDirectories(const std::string& dir) {
   for (size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
     std::string prefix = dir.substr(0, slash);
-    if (!prefix.empty() && mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+    if (!prefix.empty() && mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) {
       return Status::Error(ErrorKind::kInternal,
                            "cannot create log directory " + dir + ": " + std::strerror(errno));
     }
@@ -149,7 +151,10 @@ std::unique_ptr<Transport> CommandLog::Wrap(const std::string& host_name,
                                             std::unique_ptr<Transport> inner) const {
   if (inner == nullptr) return inner;
   std::string path = PathFor(host_name);
-  std::FILE* file = std::fopen(path.c_str(), "ae");
+  // 0600: the logs hold what the hosts said, command lines included.
+  const int fd = open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+  std::FILE* file = fd < 0 ? nullptr : fdopen(fd, "a");
+  if (fd >= 0 && file == nullptr) close(fd);
   if (file == nullptr) {
     spdlog::warn("cannot open command log {}: {}", path, std::strerror(errno));
   }

@@ -106,7 +106,7 @@ class MergeTest(FleetCase):
             self.assertEqual(proc.stdout, "")
         self.assertEqual(self.merge().returncode, 64)
 
-    def test_4_a_node_without_a_report_is_not_started(self):
+    def test_4_a_node_without_a_report_says_so(self):
         paths = [os.path.join(self.tmp, f"{node}.json") for node in NODES]
         expect = os.path.join(self.tmp, "nodes.txt")
         with open(expect, "w") as f:
@@ -114,7 +114,11 @@ class MergeTest(FleetCase):
         failed = os.path.join(self.tmp, "failed-expect.txt")
         proc = self.merge("--expect", expect, "--failed-hosts", failed, "--json", "-", *paths)
         self.assertEqual(proc.returncode, 3, proc.stderr)
-        self.assertEqual(json.loads(proc.stdout)["not_started"], ["node04"])
+        doc = json.loads(proc.stdout)
+        self.assertEqual(doc["not_started"], [])
+        self.assertEqual(doc["no_report"],
+                         [{"name": "node04", "why": "no report among the merged files"}])
+        self.assertRegex(proc.stderr, r"node04\s+no report\s+no report among the merged files\n")
         with open(failed) as f:
             self.assertEqual(f.read(), "node02\nnode04\n")
 

@@ -72,6 +72,10 @@ class ReportsTest(FleetCase):
         lines = self.result.stdout.splitlines()
         self.assertRegex(lines[-1], r"^NOT READY: 6/9 hosts clean \(3 cleaned\), 1 dirty, "
                                     r"1 failed, 1 unreachable in \d+\.\d s \(exit 3\)$")
+        # Indented lines under a row are its hosts' reasons (issue 27).
+        reasons = [line for line in lines[:-1] if line.startswith("    ")]
+        self.assertTrue(any("connection refused" in line for line in reasons), reasons)
+        lines = [line for line in lines if not line.startswith("    ")]
         rows = {line.split()[0]: line for line in lines[:-1]}
         self.assertRegex(rows["gpu[01-03]"], r"^gpu\[01-03\]\s+clean\s+8/8 GPUs 0 MiB$")
         self.assertRegex(rows["gpu[04-05]"], r"^gpu\[04-05\]\s+cleaned\s+8 killed \(TERM 8\)")
@@ -80,8 +84,9 @@ class ReportsTest(FleetCase):
         self.assertRegex(rows["gpu08"], r"^gpu08\s+failed\s+sudo")
         self.assertRegex(rows["gpu09"], r"^gpu09\s+cleaned\s+.*/dev/shm entr")
         order = [line.split()[1] for line in lines[:-1]]
-        self.assertEqual(order, sorted(order, key=["clean", "cleaned", "dirty", "failed",
-                                                   "unreachable"].index))
+        # Problems first (issue 27), the clean hosts last, next to the verdict.
+        self.assertEqual(order, sorted(order, key=["dirty", "failed", "unreachable", "cleaned",
+                                                   "clean"].index))
         self.assertIsNone(ANSI.search(self.result.stdout))
 
     def test_ci_log_has_one_line_per_host_and_no_redraws(self):
@@ -98,7 +103,7 @@ class ReportsTest(FleetCase):
         self.assertEqual(errors, [])
         self.assertEqual(self.report["summary"], {
             "total": 9, "clean": 6, "dirty": 1, "unreachable": 1, "failed": 1,
-            "not_started": 0, "changed": 3})
+            "not_started": 0, "no_report": 0, "changed": 3})
         self.assertEqual([h["name"] for h in self.report["hosts"]], [s.name for s in self.SPECS])
         self.assertEqual(self.hosts["gpu01"]["outcome"], "clean")
         cleaned = self.hosts["gpu04"]

@@ -5,7 +5,7 @@ hostnames` and `srun` first on PATH; the srun runs its task inside each
 simulated node (Fleet.exec, the node's own namespaces, with a job's
 SLURM_* environment; never on this machine) and, like the real one, loses
 the task of a node that is down. The merged report must agree with the
-fleet's ground truth, and the lost node must count as not started.
+fleet's ground truth, and the lost node must count as without a report.
 Needs root and the built sim tools (FLEETREAP_SIM_BIN_DIR, FLEETREAP_BIN).
 """
 
@@ -82,7 +82,8 @@ class SlurmSweepTest(FleetCase):
         self.assertIsNone(report["scope"])   # whole nodes, not the sweep job's scope
         status = {h["name"]: h["status"] for h in report["hosts"]}
         self.assertEqual(status, {"node01": "clean", "node02": "dirty", "node03": "clean"})
-        self.assertEqual(report["not_started"], ["node04"])
+        self.assertEqual(report["not_started"], [])
+        self.assertEqual([h["name"] for h in report["no_report"]], ["node04"])
         with open(os.path.join(out, "failed.txt")) as f:
             self.assertEqual(f.read(), "node02\nnode04\n")
         truth = self.fleet.ground_truth()

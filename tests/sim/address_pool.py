@@ -51,7 +51,7 @@ def _drop_stale_claim(path, cleanup):
     if not os.path.exists(record):
         # up() writes the record once every host is up: minutes for 1,000
         # hosts. A claim stays while the process that made it lives.
-        if _claimer_alive(path):
+        if claimer_alive(path):
             return
         try:
             stale = time.time() - os.path.getmtime(path) > 60
@@ -68,7 +68,7 @@ def _drop_stale_claim(path, cleanup):
         cleanup(owner)   # its hosts died with a crashed test: reclaim the net
 
 
-def _claimer_alive(path):
+def claimer_alive(path):
     """Whether the process that made the claim at 'path' still runs (the
     same PID with the same start time)."""
     try:

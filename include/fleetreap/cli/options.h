@@ -49,6 +49,9 @@ struct Options {
   std::string log_dir;        // --log-dir DIR
   std::string failed_hosts;   // --failed-hosts FILE
   std::string drain_reasons;  // --drain-reasons FILE: "HOST REASON" lines
+  std::string metrics;        // --metrics FILE: Prometheus textfile
+  std::string journal;        // --journal FILE, "" = beside --json, "none" = no journal
+  bool no_redact = false;     // --no-redact: keep secrets in command lines
   bool quiet = false;
   int verbosity = 0;           // -v, -vv
   std::string color = "auto";  // --color auto|always|never

@@ -1,6 +1,7 @@
 // Progress: the FleetObserver that shows a run while it happens. On a
 // terminal it keeps one live line redrawn in place (hosts done / in flight /
-// pending, clean / dirty / unreachable / failed so far, elapsed time) and
+// pending, clean / dirty / unreachable / failed so far, elapsed time, the
+// slowest hosts in flight and the step they are in) and
 // prints a permanent line for each host that is not clean. Off a terminal
 // (CI logs) it never redraws: one line per finished host, nothing else.
 // Not thread-safe: every call comes from the thread that created it (the one
@@ -15,6 +16,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "fleetreap/base/clock.h"
 #include "fleetreap/runner/fleet_observer.h"
@@ -48,6 +50,7 @@ class Progress : public FleetObserver {
 
   void RunStarted(int total) override;
   void HostStarted(const Host& host) override;
+  void HostStep(const Host& host, const std::string& step) override;
   void HostFinished(const HostReport& report) override;
   /// Clears the live line, so the final table starts on a clean line.
   void RunFinished() override;
@@ -69,8 +72,12 @@ class Progress : public FleetObserver {
 
   /// The live line's text, without control sequences or colour:
   /// "12/64 done, 8 in flight, 44 pending | 10 clean, 1 dirty, 1 unreachable,
-  /// 0 failed | 12.3 s".
+  /// 0 failed | 12.3 s", then, while hosts are in flight, the (at most
+  /// kSlowestShown) longest in flight with the step each is in and for how
+  /// long it has been in flight: " | slowest: gpu02 term 8 pids, up to 10.0 s
+  /// (8.2 s), gpu07 connect (3.1 s)".
   std::string StatusLine() const;
+  static constexpr size_t kSlowestShown = 2;
 
  private:
   void PrintPending();
@@ -93,6 +100,12 @@ class Progress : public FleetObserver {
   int dirty_ = 0;
   int unreachable_ = 0;
   int failed_ = 0;
+  struct InFlight {
+    std::string name;
+    std::chrono::steady_clock::time_point since;
+    std::string step;
+  };
+  std::vector<InFlight> in_flight_;  // in the order they started
 
   // Log lines from other threads, waiting for the owner thread.
   std::mutex pending_mu_;

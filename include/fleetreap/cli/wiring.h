@@ -54,6 +54,16 @@ ProgressStyle ProgressStyleFor(const Options& options, std::FILE* stream);
 /// --drain-reasons name.
 ReportFiles ReportFilesFor(const Options& options);
 
+/// The journal's path (--journal): the flag's FILE; "" for "none"; by
+/// default "JSON.journal" beside a --json FILE (main removes that one once
+/// the report is written), "" when --json is "-" or not given.
+std::string JournalPathFor(const Options& options);
+
+/// The run's fields as a report begins them (tool version, playbook, dry
+/// run, host key policy, scope from "settings"; start time now), for the
+/// journal's first line.
+RunReport RunHeaderFor(const FleetSettings& settings);
+
 /// Raises the process's soft RLIMIT_NOFILE (within the hard limit) so that
 /// "hosts_in_flight" hosts fit: each holds a socket and, while resolving, a
 /// thread. Call before RunFleet.

@@ -21,10 +21,11 @@ enum class OutcomeKind {
   kFailed,       // reached, but the cleanup could not run (sudo, timeout...)
   kUnreachable,  // never reached
   kNotStarted,   // the run was interrupted before this host started
+  kNoReport,     // no result: in flight when a journal ended, or missing from a merge
 };
 
 /// "clean", "cleaned", "would clean", "dirty", "failed", "unreachable",
-/// "not started".
+/// "not started", "no report".
 const char* OutcomeKindLabel(OutcomeKind kind);
 
 struct HostOutcome {
@@ -46,16 +47,41 @@ bool HostChanged(const HostReport& host);
 /// "" when none did.
 std::string KilledSummary(const HostReport& host);
 
-/// Hosts that share an outcome: same kind, same detail text.
+/// The sentence that says why "host" is not clean and, where fleetreap knows
+/// it, what to do ("host key for gpu03 ([127.0.1.3]:22) is not in known_hosts
+/// ... (offered SHA256:...); add it, or use --host-key-policy accept-new"):
+/// its error_message made one printable line (control characters '?', line
+/// breaks spaces, cut at 300 characters). "" for a clean host, for one
+/// without a message, and when the outcome's detail already holds it.
+std::string HostReason(const HostReport& host, bool dry_run);
+
+/// HostReason with what differs from host to host taken out, so hosts with
+/// the same story share it: the host's key fingerprint becomes "<key>", its
+/// address "<address>", its name "<host>" (each only as a whole word).
+std::string GenericReason(const HostReport& host, bool dry_run);
+
+/// Hosts that share an outcome: same kind, and details that differ at most
+/// in their counts and GPU indexes.
 struct OutcomeGroup {
   OutcomeKind kind = OutcomeKind::kClean;
+  /// The members' detail, with each count that differs as its range ("8-9
+  /// killed (TERM 4-9)") and each GPU list as the union ("GPUs 2,6 ghost
+  /// memory").
   std::string detail;
   std::vector<std::string> names;  // in report order
 };
 
-/// The report's hosts gathered by identical outcome, never-started hosts as
-/// one "not started" group, ordered by kind (clean first, problems last) and
-/// by first appearance within a kind.
+/// The report's hosts gathered by outcome (outcome_groups.cc): one group per
+/// kind and detail "shape" (OutcomeShape), never-started hosts as one "not
+/// started" group ("interrupted"), hosts without a report as "no report"
+/// groups (by MissingReport::why); problems first (dirty, failed,
+/// unreachable, no report, not started), then would clean, cleaned, clean,
+/// and by first appearance within a kind.
 std::vector<OutcomeGroup> GroupOutcomes(const RunReport& report);
+
+/// What GroupOutcomes folds on: "detail" with each count as "#" and each
+/// problem's GPU list ("GPU 3", "GPUs 3,5" at the start of a phrase) as
+/// "GPU @": "# killed (TERM #)", "GPU @ ghost memory".
+std::string OutcomeShape(const std::string& detail);
 
 }  // namespace fleetreap

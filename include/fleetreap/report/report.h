@@ -58,6 +58,14 @@ struct HostReport {
   std::chrono::milliseconds duration{0};
 };
 
+/// A selected host with no result of its own that was not simply never
+/// started: one in flight when a journal ended (the controller died), or one
+/// `merge --expect` names and no merged report holds.
+struct MissingReport {
+  std::string name;
+  std::string why;  // "in flight when the journal ended", "no report among the merged files"
+};
+
 struct RunReport {
   std::string tool_version;
   std::chrono::system_clock::time_point start_time;
@@ -72,10 +80,24 @@ struct RunReport {
   /// Names of selected hosts never started (interrupted, deadline), in
   /// inventory order; the reports list them and --failed-hosts includes them.
   std::vector<std::string> not_started;
+  /// Selected hosts without a result for another reason (see MissingReport),
+  /// in the order found; the reports list them and --failed-hosts includes them.
+  std::vector<MissingReport> no_report;
 };
 
+/// Every selected host without a result, never-started ones first: name and
+/// the words the reports give for it ("interrupted" for not_started, the
+/// MissingReport's why for the others).
+struct HostWithoutResult {
+  std::string name;
+  bool started_never = true;  // from not_started; false: from no_report
+  std::string why;
+};
+std::vector<HostWithoutResult> HostsWithoutResult(const RunReport& report);
+
 /// Exit code for a finished run: 0 clean, |1 reached and not clean,
-/// |2 unreachable or failed. A dry run only sets bit 2.
+/// |2 unreachable or failed, never started or without a report. A dry run
+/// only sets bit 2.
 int ExitCodeFor(const RunReport& report);
 
 }  // namespace fleetreap

@@ -1,5 +1,5 @@
 // ReportFiles: writes the reports a run asked for (--json, --junit,
-// --summary-md, --failed-hosts, --drain-reasons) to their files. The
+// --summary-md, --failed-hosts, --drain-reasons, --metrics) to their files. The
 // renderers stay pure; this is the only report code that touches the file
 // system. Files are written to
 // a temporary file that mkstemp creates exclusively next to the target (a
@@ -25,11 +25,25 @@ struct ReportFiles {
   std::string summary_md;
   std::string failed_hosts;
   std::string drain_reasons;
+  std::string metrics;  // --metrics: Prometheus text (report_metrics.h)
+  /// --journal (journal.h): written while the run happens, not by
+  /// WriteReports; CheckOutputPaths checks it with the others.
+  std::string journal;
 };
+
+/// Checks, before any host is touched, that every file "files" names (not
+/// "-") can be written: no two outputs share a path, none is a directory,
+/// and a file can be created in its directory (a temporary one is created
+/// there and removed at once). Returns kUsage with one line naming the flag:
+///   --json /nonexistent/dir/r.json: cannot write there: No such file or directory
+///   --junit out: is a directory
+///   --junit r.xml and --json r.xml name the same file
+Status CheckOutputPaths(const ReportFiles& files);
 
 /// Writes "content" to "path". "-" means "stdout" (the stream given, so
 /// tests can pass their own). The file is written as ".NAME.XXXXXX" beside
-/// it (created with O_EXCL, mode 0666 less the umask), synced, then renamed
+/// it (created with O_EXCL, mode 0600: reports name processes and command
+/// lines), synced, then renamed
 /// over "path"; a symlink at "path" is replaced, not followed. On failure
 /// returns kInternal with a message
 /// naming the path and the system error, e.g.
@@ -48,12 +62,15 @@ Status WriteReports(const RunReport& report, const ReportFiles& files,
 /// ("-"), so machine output is never mixed with it; stdout otherwise.
 std::FILE* HumanStream(const ReportFiles& files);
 
-/// Everything the end of a run prints and writes: the folded table and the
-/// verdict on HumanStream (also with --quiet, which only silences progress
-/// and logs; colour as ShouldUseColor decides for that stream and "color",
-/// --color's "auto", "always" or "never"), then WriteReports.
-/// Returns ExitCodeFor(report), or kExitSoftware (70, internal error) when a
-/// requested report could not be written, after saying why on stderr.
-int FinishRun(const RunReport& report, const ReportFiles& files, const std::string& color);
+/// Everything the end of a run prints and writes: WriteReports, then a dry
+/// run's plan (RenderPlan), the folded table and the verdict on HumanStream (also with --quiet,
+/// which only silences progress and logs; colour as ShouldUseColor decides for that stream and
+/// "color", --color's "auto", "always" or "never"). Returns ExitCodeFor(report), or kExitSoftware
+/// (70, internal error) when a requested report could not be written, after saying why on stderr,
+/// below the verdict ("fleetreap: cannot write ...; exit 70 instead of 0").
+/// The table wraps at the stream's width (kDefaultTableWidth off a
+/// terminal) and lists clean hosts only with "verbose" (-v).
+int FinishRun(const RunReport& report, const ReportFiles& files, const std::string& color,
+              bool verbose = false);
 
 }  // namespace fleetreap

@@ -19,4 +19,11 @@ inline constexpr int kReportSchemaVersion = 1;
 /// Unknown memory readings are null, absent errors are null.
 std::string RenderJson(const RunReport& report);
 
+/// The same document on one line, without the '\n' (the journal's run line).
+std::string RenderJsonLine(const RunReport& report);
+
+/// One host's object of the document (an element of "hosts"), on one line,
+/// without '\n': the journal's record of a finished host.
+std::string RenderHostJsonLine(const HostReport& host, bool dry_run);
+
 }  // namespace fleetreap

@@ -33,9 +33,14 @@ struct SourcedReport {
 /// kUsage when "inputs" is empty.
 [[nodiscard]] Status MergeReports(const std::vector<SourcedReport>& inputs, RunReport* merged);
 
-/// Adds to merged->not_started, in the order of "expected", each name that
-/// is neither a host nor a never-started host of "merged": a node whose
-/// report never came is not known to be clean (exit bit 2, --failed-hosts).
+/// The MissingReport::why ExpectHosts gives: "no report among the merged files".
+inline constexpr char kNoReportAmongMerged[] = "no report among the merged files";
+
+/// Adds to merged->no_report, in the order of "expected", each name that is
+/// not yet a host, a never-started host or a host without a report of
+/// "merged", with the why kNoReportAmongMerged: a node whose report never
+/// came is not known to be clean (exit bit 2, --failed-hosts), and the table
+/// says "no report  no report among the merged files".
 void ExpectHosts(const std::vector<std::string>& expected, RunReport* merged);
 
 /// ExpectHosts with the names in file "path", one per line (blank lines and
@@ -43,7 +48,8 @@ void ExpectHosts(const std::vector<std::string>& expected, RunReport* merged);
 /// "hosts.txt: cannot read: No such file or directory" when unreadable.
 [[nodiscard]] Status ExpectHostsFromFile(const std::string& path, RunReport* merged);
 
-/// Reads each file of "paths" (ReadReportJson) and merges them. Errors name
+/// Reads each file of "paths" (ReadReportJson, or ReadJournal for a journal
+/// that --journal wrote: journal.h) and merges them. Errors name
 /// the file: "r.json: cannot read: No such file or directory", or those of
 /// ReadReportJson and MergeReports; all are kInvalidInput but for no paths.
 [[nodiscard]] Status MergeReportFiles(const std::vector<std::string>& paths, RunReport* merged);

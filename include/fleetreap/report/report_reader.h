@@ -31,6 +31,12 @@ namespace fleetreap {
 [[nodiscard]] Status ReadReportJson(const std::string& text, const std::string& source,
                                     RunReport* report);
 
+/// Parses "text", one host object as RenderHostJsonLine writes it (an
+/// element of a report's "hosts"), into "host", with the rules and errors of
+/// ReadReportJson; "where" names it in errors ("j.journal:3: host.port: ...").
+[[nodiscard]] Status ReadHostJson(const std::string& text, const std::string& where,
+                                  HostReport* host);
+
 /// Parses "2026-11-30T03:04:05.678Z" (FormatUtcTimestamp's form). False on
 /// anything else.
 bool ParseUtcTimestamp(const std::string& text, std::chrono::system_clock::time_point* time);

@@ -17,14 +17,25 @@ struct TableStyle {
   /// ANSI colours on the status words and the verdict. Decide it with
   /// ShouldUseColor (terminal.h); never set it for files or pipes.
   bool color = false;
+  /// Columns to wrap host sets at (TerminalWidth); 0: kDefaultTableWidth.
+  int width = 0;
+  /// -v: clean hosts are listed too, not only counted.
+  bool verbose = false;
 };
 
-/// One row per distinct outcome (see host_outcome.h), names folded with
-/// FoldHostNames, columns aligned, rows ordered clean, cleaned, would clean,
-/// dirty, failed, unreachable, not started, then the verdict line. Under a
-/// row, indented, the GpuAttentionLines of its hosts (prefixed "HOST: " when
-/// the row gathers several). Every line ends with '\n'. A run with no hosts
-/// renders only the verdict.
+/// The width tables wrap at off a terminal (CI logs, files).
+inline constexpr int kDefaultTableWidth = 100;
+
+/// One row per reason (GroupOutcomes, host_outcome.h: counts and GPU lists
+/// folded into the row), problems first, then the verdict line. A row's
+/// hosts are folded with FoldHostNames into its first column; a set too wide
+/// for the column (a third of the width) is replaced there by "N hosts" and
+/// listed under the row, indented and wrapped at style.width, except for
+/// clean hosts, which are only counted unless style.verbose. Under a row,
+/// indented, the GpuAttentionLines of its hosts (prefixed "HOST: " when the
+/// row gathers several), then the reasons of its hosts (HostReason, shared
+/// where they differ only by host). Every line ends with '\n'. A run with
+/// no hosts renders only the verdict.
 std::string RenderTable(const RunReport& report, const TableStyle& style);
 
 /// One line per GPU of "host" (its last readings) that no cleaning can fix

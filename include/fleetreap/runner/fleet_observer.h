@@ -25,6 +25,12 @@ class FleetObserver {
     (void)attempt;
     (void)why;
   }
+  /// "host" began a step of its ladder: "step" says what it does and may
+  /// wait for ("term 8 pids, up to 10.0 s"; StepBrief in step_log.h).
+  virtual void HostStep(const Host& host, const std::string& step) {
+    (void)host;
+    (void)step;
+  }
   /// "host" is finished; "report" is final.
   virtual void HostFinished(const HostReport& report) { (void)report; }
   /// The stop flag was seen set (Ctrl-C): no new host starts. Called at most

@@ -70,8 +70,8 @@ using HostCleanerFunction = std::function<HostReport(Transport&, const HostJob&)
 /// "stop_requested". "observer" (may be null), "stop_requested" (may be null)
 /// and "clock" must outlive the call.
 ///
-/// Threads: the workers only push events (host started, retrying, finished)
-/// to a queue; the calling thread drains it and makes every observer call,
+/// Threads: the workers only push events (host started, retrying, a step
+/// begun, finished) to a queue; the calling thread drains it and makes every observer call,
 /// calls observer->Tick() about every 250 ms and checks "*stop_requested"
 /// (observer->Interrupted() once it is set). "clock" gives every time the
 /// run reads (deadlines, durations, backoff waits) and is shared by the

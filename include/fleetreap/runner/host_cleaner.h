@@ -9,6 +9,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,9 @@ struct HostJob {
   Scope scope;                             // what the run may act on
   /// nullptr: RealClock(). Must outlive the call.
   Clock* clock = nullptr;
+  /// Called (on the calling thread) as each step starts, with what it does
+  /// and may wait for (StepBrief: "term 8 pids, up to 10.0 s"); may be empty.
+  std::function<void(const std::string&)> on_step;
 };
 
 /// Runs the escalation on "transport", which is already connected. Fills every

@@ -1,0 +1,27 @@
+// ReportMetrics: the run as Prometheus text exposition format (--metrics
+// FILE), for node_exporter's textfile collector: gauges only, no
+// timestamps on samples (the run's time is a metric of its own), base units
+// (seconds, bytes), one sample per host, GPU and state. docs/metrics.md
+// lists the metrics and gives alert rules. Pure function; thread-compatible.
+#pragma once
+
+#include <string>
+
+#include "fleetreap/report/report.h"
+
+namespace fleetreap {
+
+/// The whole exposition, '\n'-terminated, every family with # HELP and
+/// # TYPE lines:
+///   fleetreap_run_timestamp_seconds, fleetreap_run_duration_seconds,
+///   fleetreap_run_exit_code, fleetreap_run_ready, fleetreap_run_dry_run,
+///   fleetreap_hosts{outcome}, fleetreap_host_outcome{host,outcome},
+///   fleetreap_host_duration_seconds{host}, fleetreap_host_signals{host,signal},
+///   fleetreap_host_holders{host,fate},
+///   fleetreap_gpu_state{host,gpu,state},
+///   fleetreap_gpu_memory_used_bytes{host,gpu,when="before"|"after"}.
+/// Label values are escaped as the format says (\\, \", \n) and made
+/// valid UTF-8; a GPU without an index is labelled by its bus id.
+std::string RenderMetrics(const RunReport& report);
+
+}  // namespace fleetreap
