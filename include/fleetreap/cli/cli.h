@@ -3,7 +3,9 @@
 // thread-compatible.
 #pragma once
 
+#include <map>
 #include <string>
+#include <vector>
 
 #include "fleetreap/base/exit_code.h"
 #include "fleetreap/base/status.h"
@@ -12,7 +14,7 @@
 
 namespace fleetreap {
 
-enum class CliAction { kRun, kMerge, kHelp, kVersion, kUsageError };
+enum class CliAction { kRun, kMerge, kHelp, kVersion, kShowConfig, kUsageError };
 
 struct CliResult {
   CliAction action = CliAction::kRun;
@@ -23,6 +25,11 @@ struct CliResult {
 /// Parses the command line. Never throws, never exits; unknown or malformed
 /// flags come back as kUsageError with a one-line message.
 CliResult ParseCommandLine(int argc, const char* const* argv);
+
+/// The flags "argv" gives, by long name ("forks", "hosts"), with their values
+/// in order (none for a switch); -v is not counted. Empty when argv does not
+/// parse (ParseCommandLine says why).
+std::map<std::string, std::vector<std::string>> GivenFlags(int argc, const char* const* argv);
 
 /// The full --help text, every flag on one line, grouped.
 std::string HelpText();
