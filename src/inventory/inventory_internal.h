@@ -91,14 +91,14 @@ struct RawInventory {
 /// "{#"), the problem to refuse the host with; "" otherwise.
 std::string JinjaProblem(const std::string& scope, const std::string& name, const Variable& value);
 
-/// Reads the group_vars/ and host_vars/ in directory "dir" ("" is the
+/// Reads the group_vars/ and host_vars/ in directory "base" ("" is the
 /// current one) into the groups' and hosts' file_vars, over what earlier
 /// directories gave, as Ansible's host_group_vars plugin finds them: GROUP,
 /// GROUP.yml, GROUP.yaml or GROUP.json (the first that exists), or every file
 /// in a directory GROUP/ (sorted, recursively, hidden and "~" files
 /// skipped). A vault file is skipped (-v notes it) and recorded in
 /// group_vaults / host_vaults. Errors name the file.
-Status LoadGroupAndHostVars(const std::string& dir, RawInventory* raw,
+Status LoadGroupAndHostVars(const std::string& base, RawInventory* raw,
                             std::vector<std::string>* warnings);
 
 /// The loaders proper: each parses one source's "text" (read from "path")

@@ -15,7 +15,9 @@ namespace fleetreap {
 
 /// Expands "text" as `nodeset -e` does, into "names" in ClusterShell's
 /// order: by the name with each run of digits written "%s", then by each
-/// number, shorter before longer (gpu2 before gpu01 before gpu10). kUsage
+/// number, shorter before longer (gpu2 before gpu01 before gpu10). Names
+/// with several numbers (rack1-node2) are the same as nodeset's, but
+/// nodeset lists them in the order of its folded vectors, not by name. kUsage
 /// naming "flag" and the problem, e.g.
 ///   --nodes "gpu[1-": host range "gpu[1-": missing "]"
 ///   --nodes "@gpus": node groups (@gpus) are not read; name the nodes
