@@ -15,20 +15,15 @@ timed_out (killed after 'timeout' seconds: a hang).
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "tests", "sim"))
+import procfs  # noqa: E402  (walks of /proc that tolerate processes exiting under them)
+
 TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def _status_fields(pid):
-    fields = {}
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            key, _, value = line.partition(":")
-            if key in ("Threads", "VmRSS"):
-                fields[key] = int(value.split()[0])
-    return fields
 
 
 def run_sampled(argv, timeout=900, interval=0.1):
@@ -39,16 +34,14 @@ def run_sampled(argv, timeout=900, interval=0.1):
 
     def sample():
         while not done.is_set():
-            try:
-                fds = len(os.listdir(f"/proc/{proc.pid}/fd"))
-                fields = _status_fields(proc.pid)
-            except (OSError, ValueError):
-                fds, fields = None, {}
-            if fds is not None and fields:
+            fds = len(procfs.list_proc_dir(proc.pid, "fd"))
+            fields = procfs.status_fields(proc.pid)   # None once it exited
+            if fields:
+                threads = _kib_or_count(fields.get("Threads"))
                 peak["fds"] = max(peak["fds"], fds)
-                peak["threads"] = max(peak["threads"], fields.get("Threads", 0))
-                peak["vmrss_kib"] = max(peak["vmrss_kib"], fields.get("VmRSS", 0))
-                peak["last_fds"], peak["last_threads"] = fds, fields.get("Threads", 0)
+                peak["threads"] = max(peak["threads"], threads)
+                peak["vmrss_kib"] = max(peak["vmrss_kib"], _kib_or_count(fields.get("VmRSS")))
+                peak["last_fds"], peak["last_threads"] = fds, threads
                 peak["samples"] += 1
             done.wait(interval)
 
@@ -85,25 +78,26 @@ def run_sampled(argv, timeout=900, interval=0.1):
     }
 
 
+def _kib_or_count(value):
+    """12 for "12", 2048 for "2048 kB", 0 for None (a status line gone)."""
+    words = (value or "").split()
+    return int(words[0]) if words and words[0].isdigit() else 0
+
+
 def sshd_children_cpu(workdir):
     """CPU seconds the fleet's sshd listeners' reaped children used so far
-    (each listener's cutime + cstime: every session and the commands it ran)."""
+    (each listener's cutime + cstime: every session and the commands it ran).
+    Processes that exit during the walk count as none."""
     total = 0.0
     key = workdir.encode()
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
+    for pid in procfs.list_pids():
+        cmdline = (procfs.read_proc_file(pid, "cmdline", binary=True) or b"").split(b"\0")
+        # The listener retitles itself "sshd: /usr/sbin/sshd -D -f ... [listener]".
+        if b"sshd" not in cmdline[0] or not any(key in a for a in cmdline):
             continue
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                cmdline = f.read().split(b"\0")
-            # The listener retitles itself "sshd: /usr/sbin/sshd -D -f ... [listener]".
-            if not cmdline or b"sshd" not in cmdline[0] or not any(key in a for a in cmdline):
-                continue
-            with open(f"/proc/{pid}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
+        fields = procfs.stat_fields(pid)
+        if fields and len(fields) > 14:
             total += (int(fields[13]) + int(fields[14])) / TICKS  # cutime, cstime
-        except OSError:
-            continue
     return total
 
 

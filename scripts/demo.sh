@@ -1,24 +1,44 @@
 #!/usr/bin/env bash
-# The main job, on the built-in demo fleet: installs what is missing, builds,
-# brings up 9 simulated GPU hosts on loopback (real sshd, real processes in
-# their own PID and mount namespaces; only nvidia-smi and /dev/nvidia* are
-# simulated), runs `fleetreap --hosts <demo inventory>` on them, shows the
-# report and the fleet's own ground truth, and tears the fleet down.
-set -euo pipefail
-cd "$(dirname "$0")/.."
-bash scripts/setup.sh
-echo "demo: building (first time: a few minutes)" >&2
-bash scripts/build.sh normal --target fleetreap gpuload fake_nvidia_smi tarpit >/dev/null
+# The main job, on the built-in demo fleet: installs what is missing, builds
+# fleetreap and the simulated fleet's tools (the sim_tools target), brings up
+# 9 simulated GPU hosts on loopback (real sshd, real processes in their own
+# PID and mount namespaces; only nvidia-smi and /dev/nvidia* are simulated),
+# runs `fleetreap --hosts <demo inventory>` on them, shows the report and the
+# fleet's own ground truth, tears the fleet down, and checks that the outcome
+# is the designed one (tests/sim/demo_outcome.py).
+#
+# Exit status: 0 the designed outcome (fleetreap itself exits 3: gpu08's ghost
+# memory needs a GPU reset, gpu09 is unreachable, the other hosts are clean);
+# 1 fleetreap ran but the outcome differs (the lines before the last say how);
+# 2 something failed before fleetreap ran (setup, the build, the fleet's
+# bring-up, a missing sim tool: the last line says what).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+
+fail() {
+  echo "demo: $*" >&2
+  exit 2
+}
+
+bash scripts/setup.sh || fail "setup failed (scripts/setup.sh, above): nothing was built or run"
+echo "demo: building fleetreap and the simulated fleet's tools (first time: a few minutes)" >&2
+log=$(mktemp /tmp/fleetreap-demo-build.XXXXXX.log) || fail "cannot make a build log in /tmp"
+if ! bash scripts/build.sh normal --target fleetreap sim_tools >"$log" 2>&1; then
+  tail -n 25 "$log" >&2
+  fail "the build failed (whole log: $log): fleetreap did not run"
+fi
+rm -f "$log"
+
 export FLEETREAP_SIM_BIN_DIR="$PWD/build/tests/sim"
-dir=$(mktemp -d /tmp/fleetreap-demo.XXXXXX)
-set +e
+dir=$(mktemp -d /tmp/fleetreap-demo.XXXXXX) || fail "cannot make a fleet directory in /tmp"
+# scripts/fleet demo ends with one line: the designed outcome (0), that it
+# differs (10) or why fleetreap never ran (11).
 scripts/fleet demo --fleetreap "$PWD/build/fleetreap" --dir "$dir"
 rc=$?
-set -e
-rmdir "$dir" 2>/dev/null || true
-cat >&2 <<MSG
-
-demo: fleetreap exited $rc. The demo fleet is built to be mixed: the ghost-memory
-host (gpu08) needs a GPU reset and stays dirty (bit 1), and gpu09 has nothing
-listening (bit 2), so 3 is the expected exit code here. See README.md.
-MSG
+rmdir "$dir" 2>/dev/null
+case $rc in
+  0) exit 0 ;;
+  10) exit 1 ;;
+  11) exit 2 ;;
+  *) fail "scripts/fleet demo failed (exit $rc, above): no verdict on the outcome" ;;
+esac

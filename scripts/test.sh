@@ -11,8 +11,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 bash scripts/setup.sh || exit 1
-# Leftovers of an interrupted earlier run (simulated hosts) are removed first.
-if [ -x scripts/fleet ]; then scripts/fleet down --all >/dev/null 2>&1 || true; fi
+# Leftovers of an interrupted earlier run (simulated hosts whose claiming
+# process is gone) are removed first; fleets of a run going on beside this one stay.
+if [ -x scripts/fleet ]; then scripts/fleet down --stale >/dev/null 2>&1 || true; fi
 
 bash scripts/build.sh asan --target fleetreap_tests || exit 1
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

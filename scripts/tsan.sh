@@ -15,7 +15,7 @@ bash scripts/setup.sh
 # lies on its host's 4 MiB /run, which 12 of them filled (gpu_operator_node).
 cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS="-fsanitize=thread" -DCMAKE_EXE_LINKER_FLAGS="" >/dev/null
-cmake --build build-tsan -j"$(nproc)" --target fleetreap gpuload tarpit fake_nvidia_smi bystanders
+cmake --build build-tsan -j"$(nproc)" --target fleetreap sim_tools
 rm -rf build-tsan/tsan-logs && mkdir -p build-tsan/tsan-logs
 export TSAN_OPTIONS="log_path=$PWD/build-tsan/tsan-logs/log second_deadlock_stack=1"
 status=0

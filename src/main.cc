@@ -25,6 +25,7 @@
 #include "fleetreap/inventory/host_selection.h"
 #include "fleetreap/report/report_files.h"
 #include "fleetreap/report/report_merge.h"
+#include "fleetreap/report/terminal.h"
 #include "fleetreap/transport/command_log.h"
 #include "fleetreap/version.h"
 
@@ -48,7 +49,10 @@ void InstallInterruptHandler() {
 }
 
 void SetUpLogging(const Options& options) {
-  auto logger = spdlog::stderr_color_mt("fleetreap");
+  // The level's colour follows --color and NO_COLOR as the report's does.
+  auto logger = spdlog::stderr_color_mt("fleetreap", ShouldUseColorFor(stderr, options.color)
+                                                         ? spdlog::color_mode::always
+                                                         : spdlog::color_mode::never);
   logger->set_pattern(kLogPattern);
   spdlog::level::level_enum level = spdlog::level::warn;
   if (options.quiet) level = spdlog::level::err;
@@ -181,7 +185,7 @@ int main(int argc, char** argv) {
                  stdout);
       return fleetreap::kExitClean;
     case CliAction::kVersion:
-      std::printf("fleetreap %s\n", FLEETREAP_VERSION);
+      std::fputs(fleetreap::VersionText().c_str(), stdout);
       return fleetreap::kExitClean;
     case CliAction::kUsageError:
       std::fprintf(stderr, "fleetreap: %s\nTry 'fleetreap --help' for more information.\n",

@@ -1,8 +1,15 @@
 #include "fleetreap/cli/cli.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <vector>
+
+#include "fleetreap/version.h"
 
 namespace fleetreap {
 namespace {
@@ -123,6 +130,97 @@ TEST(CliTest, HelpAndVersion) {
                            "--quiet"}) {
     EXPECT_NE(help.find(flag), std::string::npos) << flag;
   }
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+TEST(CliTest, HelpFitsEightyColumnsAndEndsWithExamplesAndTheManPage) {
+  for (const std::string& text : {HelpText(), MergeHelpText()}) {
+    for (const std::string& line : Lines(text)) {
+      EXPECT_LE(line.size(), 80U) << "'" << line << "'";
+      EXPECT_EQ(line.find('\t'), std::string::npos) << line;
+      EXPECT_TRUE(line.empty() || line.back() != ' ') << "trailing space: '" << line << "'";
+    }
+  }
+  const std::vector<std::string> help = Lines(HelpText());
+  EXPECT_EQ(help.back(), "See fleetreap(1) and fleetreap-merge(1) for more (man fleetreap).");
+  const std::string text = HelpText();
+  const size_t examples = text.find("\nExamples:\n");
+  ASSERT_NE(examples, std::string::npos);
+  EXPECT_GT(examples, text.find("Exit status:"));
+  EXPECT_NE(text.find("  fleetreap --hosts inventory.yaml --list-hosts\n", examples),
+            std::string::npos);
+  EXPECT_NE(text.find("  fleetreap merge ", examples), std::string::npos);
+  EXPECT_EQ(Lines(MergeHelpText()).back(),
+            "See fleetreap-merge(1) for more (man fleetreap-merge).");
+}
+
+TEST(CliTest, VersionNamesTheCommitAndTheLibraries) {
+  const std::vector<std::string> lines = Lines(VersionText());
+  ASSERT_GE(lines.size(), 3U);
+  EXPECT_EQ(lines[0], std::string("fleetreap ") + FLEETREAP_VERSION);
+  EXPECT_EQ(lines[1], std::string("commit ") + kGitCommit);
+  const std::string commit = kGitCommit;
+  EXPECT_TRUE(commit == "unknown" || commit.find_first_not_of("0123456789abcdef") >= 12) << commit;
+  const std::string text = VersionText();
+  for (const char* library :
+       {"libssh 0.", "yaml-cpp ", "nlohmann/json 3.", "spdlog 1.", "Boost 1."}) {
+    EXPECT_NE(text.find(library), std::string::npos) << library << " in\n" << text;
+  }
+  for (const std::string& line : lines) EXPECT_LE(line.size(), 80U) << line;
+}
+
+TEST(CliTest, GroupedShortSwitchesAreCheckedLikeSeparateOnes) {
+  const std::string conflict = "--quiet and -v cannot be used together";
+  for (std::vector<const char*> args : {std::vector<const char*>{"-q", "-v"},
+                                        {"-qv"},
+                                        {"-vq"},
+                                        {"-nqv"},
+                                        {"-qvv"},
+                                        {"--quiet", "-vv"}}) {
+    args.insert(args.begin(), {"--hosts", "x"});
+    CliResult r = Parse(args);
+    EXPECT_EQ(r.action, CliAction::kUsageError) << args.back();
+    EXPECT_EQ(r.error, conflict) << args.back();
+  }
+  CliResult r = Parse({"--hosts", "x", "-nbvv"});
+  ASSERT_EQ(r.action, CliAction::kRun) << r.error;
+  EXPECT_TRUE(r.options.dry_run);
+  EXPECT_TRUE(r.options.become);
+  EXPECT_EQ(r.options.verbosity, 2);
+  r = Parse({"--hosts", "x", "-f8", "-vvv"});
+  ASSERT_EQ(r.action, CliAction::kRun) << r.error;
+  EXPECT_EQ(r.options.forks, 8);
+  EXPECT_EQ(r.options.verbosity, 3);
+  r = Parse({"--hosts", "x", "-nq"});
+  ASSERT_EQ(r.action, CliAction::kRun) << r.error;
+  EXPECT_TRUE(r.options.quiet);
+}
+
+TEST(CliTest, AnIdentityThatCannotBeReadIsAUsageError) {
+  char dir_template[] = "/tmp/fleetreap-cli-test-XXXXXX";
+  ASSERT_NE(mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const std::string key = dir + "/id_ed25519";
+  std::ofstream(key) << "not really a key\n";
+
+  CliResult r = Parse({"--hosts", "x", "--identity", key.c_str()});
+  EXPECT_EQ(r.action, CliAction::kRun) << r.error;
+  const std::string missing = dir + "/nope";
+  r = Parse({"--hosts", "x", "--identity", missing.c_str()});
+  EXPECT_EQ(r.action, CliAction::kUsageError);
+  EXPECT_EQ(r.error, "--identity: cannot read \"" + missing + "\": No such file or directory");
+  r = Parse({"--local", "--identity", dir.c_str()});
+  EXPECT_EQ(r.action, CliAction::kUsageError);
+  EXPECT_EQ(r.error, "--identity: cannot read \"" + dir + "\": Is a directory");
+
+  unlink(key.c_str());
+  rmdir(dir.c_str());
 }
 
 }  // namespace

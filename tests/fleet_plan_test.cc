@@ -114,6 +114,19 @@ TEST_F(FleetPlanTest, LimitThatMatchesNothingIsUsage) {
   EXPECT_EQ(BuildFleetPlans(request, &set).kind(), ErrorKind::kUsage);
 }
 
+TEST_F(FleetPlanTest, AnEmptyFailedHostsFileGivesNoPlansAndAWarning) {
+  const std::string failed = dir_ + "/failed-hosts.txt";
+  std::ofstream(failed).flush();  // the last run left nothing failed
+  FleetPlanRequest request = Request();
+  request.limit = "@" + failed;
+  FleetPlanSet set;
+  ASSERT_TRUE(BuildFleetPlans(request, &set).ok());
+  EXPECT_TRUE(set.plans.empty());
+  ASSERT_EQ(set.warnings.size(), 1u);
+  EXPECT_EQ(set.warnings[0],
+            "--limit \"@" + failed + "\": " + failed + " is empty: no hosts selected");
+}
+
 TEST(FleetPlanLocalTest, LocalIsOneHostWithoutAnInventory) {
   FleetPlanRequest request;
   request.local = true;

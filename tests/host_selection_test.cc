@@ -167,8 +167,33 @@ TEST_F(HostSelectionTest, ReadsNamesFromAFile) {
   EXPECT_EQ(
       Select("@" + path),
       "--limit \"@" + path + "\" line 2: \"gpu99\": matches no host or group in inv/fleet.yaml");
-  std::ofstream(path) << "# nothing\n";
-  EXPECT_EQ(Select("@" + path), "--limit \"@" + path + "\": " + path + " names no hosts");
+}
+
+// The CI re-run step's `--limit @failed-hosts.txt` after a run where nothing
+// failed: the file is empty, it selects nothing, and that is no error.
+TEST_F(HostSelectionTest, AnEmptyFileSelectsNothingAndSaysSo) {
+  const std::string path = ::testing::TempDir() + "no-failed-hosts.txt";
+  for (const char* text : {"", "# nothing failed\n\n   \n"}) {
+    std::ofstream(path) << text;
+    std::vector<Host> hosts;
+    std::string note = "stale";
+    Status s = SelectHosts(inventory_, "@" + path, &hosts, &note);
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_TRUE(hosts.empty());
+    EXPECT_EQ(note, "--limit \"@" + path + "\": " + path + " is empty: no hosts selected");
+    s = SelectHosts(inventory_, "rack2:&@" + path, &hosts, &note);
+    ASSERT_TRUE(s.ok()) << s.message();
+    EXPECT_TRUE(hosts.empty());
+    EXPECT_EQ(note, "--limit \"rack2:&@" + path + "\": " + path + " is empty: no hosts selected");
+    EXPECT_TRUE(SelectHosts(inventory_, "@" + path, &hosts).ok());  // the note is optional
+    // Where other terms select hosts, the empty file changes nothing, quietly.
+    ASSERT_TRUE(SelectHosts(inventory_, "rack1:!@" + path, &hosts, &note).ok());
+    EXPECT_EQ(hosts.size(), 8u);
+    EXPECT_EQ(note, "");
+    EXPECT_EQ(Select("h100:@" + path), "gpu[01-04,09-12]");
+  }
+  // Nothing else that selects nothing is let through.
+  EXPECT_EQ(Select("rack1:&login"), "--limit \"rack1:&login\": selects no hosts");
 }
 
 // Where Ansible's reading and a host-range reading both select hosts and

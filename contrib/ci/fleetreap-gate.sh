@@ -13,11 +13,18 @@
 #   FLEETREAP_KNOWN_HOSTS   known_hosts with the hosts' keys           required
 #   FLEETREAP_OUT           report directory (default: fleetreap-out)
 #   FLEETREAP_BIN           the binary (default: fleetreap on PATH)
-#   FLEETREAP_ARGS          extra flags, split on spaces (--limit, --playbook, --become ...)
+#   FLEETREAP_LIMIT         one --limit pattern, passed as it is: h200:&rack_b1
+#   FLEETREAP_ARGS          extra flags, split into words as a shell splits them:
+#                           --limit 'h200:&rack_b1' --playbook "/etc/fleetreap/my vllm.yaml"
+#                           (blanks separate words, '...' and "..." group, \ outside
+#                           them escapes one character; nothing is expanded or
+#                           globbed: $X, $(...), * stay as written)
 # Outputs in FLEETREAP_OUT: report.json, junit.xml, summary.md,
-# failed-hosts.txt (re-run with --limit @failed-hosts.txt), exit-code.
+# failed-hosts.txt, exit-code. To re-run only the hosts that were not clean,
+# set FLEETREAP_LIMIT=@fleetreap-out/failed-hosts.txt: when that file is
+# empty (nothing failed) fleetreap selects no host, says so, and exits 0.
 set -u
-set -f   # FLEETREAP_ARGS is split on spaces, never globbed (--limit 'gpu0*')
+set -f   # no globbing anywhere (--limit 'gpu0*')
 
 out=${FLEETREAP_OUT:-fleetreap-out}
 bin=${FLEETREAP_BIN:-fleetreap}
@@ -28,15 +35,37 @@ for var in FLEETREAP_INVENTORY FLEETREAP_SSH_KEY FLEETREAP_KNOWN_HOSTS; do
     exit 64
   fi
 done
+
+# FLEETREAP_ARGS into "$@". xargs splits words with a shell's quotes and
+# backslashes and expands nothing; each word comes back on a line of its
+# own inside <>, so that an empty word ('') stays a word. A quote left open
+# (or a quoted word across lines) is refused, as a shell would refuse it.
+set --
+args=${FLEETREAP_ARGS:-}
+case $args in
+  *[![:space:]]*)
+    if ! words=$(printf '%s\n' "$args" | xargs printf '<%s>\n' 2>/dev/null); then
+      echo "fleetreap-gate: FLEETREAP_ARGS: a quote is not closed: $args" >&2
+      exit 64
+    fi
+    while IFS= read -r word; do
+      word=${word#<}
+      set -- "$@" "${word%>}"
+    done <<WORDS
+$words
+WORDS
+    ;;
+esac
+if [ -n "${FLEETREAP_LIMIT:-}" ]; then set -- --limit "$FLEETREAP_LIMIT" "$@"; fi
+
 mkdir -p "$out" || exit 70
 # The key is a secret: private permissions, as ssh requires.
 chmod 600 "$FLEETREAP_SSH_KEY" 2>/dev/null
 
-# shellcheck disable=SC2086  # FLEETREAP_ARGS is a list of flags
 "$bin" --hosts "$FLEETREAP_INVENTORY" --identity "$FLEETREAP_SSH_KEY" \
   --known-hosts "$FLEETREAP_KNOWN_HOSTS" --host-key-policy strict --no-agent --color never \
   --json "$out/report.json" --junit "$out/junit.xml" --summary-md "$out/summary.md" \
-  --failed-hosts "$out/failed-hosts.txt" ${FLEETREAP_ARGS:-}
+  --failed-hosts "$out/failed-hosts.txt" "$@"
 rc=$?
 echo "$rc" > "$out/exit-code"
 exit "$rc"

@@ -13,8 +13,6 @@ namespace po = boost::program_options;
 namespace fleetreap {
 namespace {
 
-constexpr unsigned kHelpWidth = 110;
-
 struct RawFlags {
   std::string connect_timeout = "10s";
   std::string command_timeout = "60s";
@@ -103,12 +101,39 @@ po::options_description Describe(Options* o, RawFlags* raw) {
   po::options_description general("General", kHelpWidth, kHelpWidth / 2);
   general.add_options()
       ("help,h", "print this help and exit")
-      ("version,V", "print the version and exit");
+      ("version,V", "print the version, the commit and the libraries' versions");
 
   // clang-format on
   po::options_description all(kHelpWidth, kHelpWidth / 2);
   all.add(selection).add(connection).add(escalation).add(output).add(general);
   return all;
+}
+
+// "-qv" is "-q -v": a word of short switches (flags that take no value) is
+// split into one word per switch, so that its -v is counted and checked as a
+// separate -v is. Other words ("-f8", "--quiet") are left to Program_options.
+std::vector<std::string> SplitSwitchClusters(const po::options_description& desc, int argc,
+                                             const char* const* argv) {
+  std::string switches;
+  for (const auto& option : desc.options()) {
+    const std::string name =
+        option->canonical_display_name(po::command_line_style::allow_dash_for_short);
+    if (name.size() == 2 && name[0] == '-' && name[1] != '-' &&
+        option->semantic()->max_tokens() == 0) {
+      switches += name[1];
+    }
+  }
+  std::vector<std::string> words;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.size() > 2 && arg[0] == '-' && arg[1] != '-' &&
+        arg.find_first_not_of(switches, 1) == std::string::npos) {
+      for (size_t c = 1; c < arg.size(); ++c) words.push_back(std::string("-") + arg[c]);
+    } else {
+      words.push_back(arg);
+    }
+  }
+  return words;
 }
 
 bool ParseFlagDuration(const std::string& flag, const std::string& text,
@@ -128,15 +153,11 @@ CliResult ParseCommandLine(int argc, const char* const* argv) {
   RawFlags raw;
   po::options_description desc = Describe(&result.options, &raw);
 
-  // -v, -vv and -vvv are counted here; Program_options has no counting flag.
+  // -v is counted here (-vv is -v -v); Program_options has no counting flag.
   std::vector<std::string> args;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--verbose") {
+  for (const std::string& arg : SplitSwitchClusters(desc, argc, argv)) {
+    if (arg == "--verbose" || arg == "-v") {
       ++result.options.verbosity;
-    } else if (arg.size() >= 2 && arg[0] == '-' &&
-               arg.find_first_not_of('v', 1) == std::string::npos) {
-      result.options.verbosity += static_cast<int>(arg.size()) - 1;
     } else {
       args.push_back(arg);
     }
@@ -230,6 +251,12 @@ CliResult ParseCommandLine(int argc, const char* const* argv) {
     error = scoped.message();
     return result;
   }
+  // Checked before any host is contacted: a key that cannot be read is an
+  // error even where the inventory's key would be accepted first.
+  if (!o.identity.empty()) {
+    error = CheckReadableFile("identity", o.identity);
+    if (!error.empty()) return result;
+  }
   result.action = CliAction::kRun;
   result.error.clear();
   return result;
@@ -296,7 +323,7 @@ std::string HelpText() {
   std::ostringstream text;
   text << "Usage: fleetreap --hosts INVENTORY [options]\n"
           "       fleetreap --local [options]\n"
-          "       fleetreap merge [output options] REPORT.json...  (see merge --help)\n\n"
+          "       fleetreap merge [options] REPORT.json...   (fleetreap merge --help)\n\n"
           "Empties every GPU of every selected host: stops units, signals the\n"
           "processes that hold /dev/nvidia* (TERM, then KILL), re-scans for\n"
           "stragglers, removes /dev/shm leftovers and verifies with nvidia-smi.\n"
@@ -310,8 +337,16 @@ std::string HelpText() {
           "  64  usage error (flags)\n"
           "  65  invalid inventory or playbook, or a report merge cannot read\n"
           "  70  internal error\n"
-          "  A dry run exits 0 unless a host could not be inspected.\n";
-  return text.str();
+          "  A dry run exits 0 unless a host could not be inspected.\n"
+          "\nExamples:\n"
+          "  fleetreap --hosts inventory.yaml --list-hosts\n"
+          "  fleetreap --hosts inventory.yaml --limit 'h200:&rack_b1' --dry-run\n"
+          "  fleetreap --hosts inventory.yaml --json report.json --failed-hosts failed.txt\n"
+          "  fleetreap --hosts inventory.yaml --limit @failed.txt    # re-run those\n"
+          "  fleetreap --local --cgroup /system.slice/slurmstepd.scope/job_42\n"
+          "  fleetreap merge reports/*.json --junit junit.xml\n"
+          "\nSee fleetreap(1) and fleetreap-merge(1) for more (man fleetreap).\n";
+  return WithoutTrailingSpaces(text.str());
 }
 
 }  // namespace fleetreap

@@ -12,8 +12,6 @@ namespace po = boost::program_options;
 namespace fleetreap {
 namespace {
 
-constexpr unsigned kHelpWidth = 110;
-
 // clang-format off
 po::options_description DescribeMerge(Options* o) {
   po::options_description output("Output", kHelpWidth, kHelpWidth / 2);
@@ -75,8 +73,11 @@ std::string MergeHelpText() {
           "A host may appear in one report only; dry runs and real runs do not mix.\n\n"
        << DescribeMerge(&options)
        << "\nExit status: as a run (0 clean, bits 1 and 2), 64 usage error,\n"
-          "65 a report that cannot be read (the message names the file).\n";
-  return text.str();
+          "65 a report that cannot be read (the message names the file).\n"
+          "\nExample:\n"
+          "  fleetreap merge reports/*.json --expect nodes.txt --junit junit.xml\n"
+          "\nSee fleetreap-merge(1) for more (man fleetreap-merge).\n";
+  return WithoutTrailingSpaces(text.str());
 }
 
 }  // namespace fleetreap

@@ -1,5 +1,12 @@
 #include "cli_output.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 namespace po = boost::program_options;
 
 namespace fleetreap {
@@ -17,7 +24,7 @@ void AddReportFlags(po::options_description_easy_init add, Options* o) {
      ("drain-reasons", po::value(&o->drain_reasons)->value_name("FILE"),
       "write one 'HOST fleetreap: REASON' line per host that is not clean")
      ("color", po::value(&o->color)->value_name("WHEN"),
-      "auto | always | never (NO_COLOR is honoured)");
+      "auto | always | never; auto: colour on a terminal without NO_COLOR");
 }
 // clang-format on
 
@@ -32,6 +39,38 @@ std::string CheckReportFlags(const Options& o) {
            "'-'";
   }
   return "";
+}
+
+std::string WithoutTrailingSpaces(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    if (c == '\n') {
+      while (!out.empty() && out.back() == ' ') out.pop_back();
+    }
+    out += c;
+  }
+  return out;
+}
+
+std::string CheckReadableFile(const std::string& flag, const std::string& path) {
+  // Opened, never read: a pipe (--identity <(...)) keeps its bytes for
+  // libssh, and O_NONBLOCK does not wait for its writer.
+  int error = 0;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    error = errno;
+  } else {
+    struct stat info {};
+    if (fstat(fd, &info) != 0) {
+      error = errno;
+    } else if (S_ISDIR(info.st_mode)) {
+      error = EISDIR;
+    }
+    close(fd);
+  }
+  if (error == 0) return "";
+  return "--" + flag + ": cannot read \"" + path + "\": " + std::strerror(error);
 }
 
 }  // namespace fleetreap

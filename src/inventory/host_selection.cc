@@ -47,8 +47,9 @@ std::string Names(const Inventory& inventory, const std::vector<size_t>& hosts) 
 class Selector {
  public:
   // "comma_list": the pattern has a ",", so Ansible does not split at ":".
-  Selector(const Inventory& inventory, bool comma_list)
-      : inventory_(inventory), comma_list_(comma_list) {}
+  // Each @FILE that names no host is added to "empty_files" (not owned).
+  Selector(const Inventory& inventory, bool comma_list, std::vector<std::string>* empty_files)
+      : inventory_(inventory), comma_list_(comma_list), empty_files_(empty_files) {}
 
   // What one term (without "!" or "&") selects, in Ansible's order.
   // "shown" is how the term is quoted in errors; "extend" allows fleetreap's
@@ -240,12 +241,14 @@ class Selector {
       out->insert(out->end(), found.begin(), found.end());
       any = true;
     }
-    if (!any) return UsageError(shown, path + " names no hosts");
+    // An empty --failed-hosts file means nothing failed: it selects nothing.
+    if (!any) empty_files_->push_back(path);
     return Status::Ok();
   }
 
   const Inventory& inventory_;
   const bool comma_list_;
+  std::vector<std::string>* const empty_files_;
 };
 
 // The terms of "limit": Ansible's split, unless it cuts a bracket in two
@@ -274,9 +277,11 @@ Status Terms(const Selector& selector, const std::string& limit, std::vector<std
 }  // namespace
 
 Status SelectHostIndices(const Inventory& inventory, const std::string& limit,
-                         std::vector<size_t>* indices) {
+                         std::vector<size_t>* indices, std::string* note) {
   const size_t n = inventory.hosts().size();
-  Selector selector(inventory, limit.find(',') != std::string::npos);
+  std::vector<std::string> empty_files;
+  Selector selector(inventory, limit.find(',') != std::string::npos, &empty_files);
+  if (note != nullptr) note->clear();
   std::vector<std::string> terms;
   Status s = Terms(selector, limit, &terms);
   if (!s.ok()) return s;
@@ -329,7 +334,10 @@ Status SelectHostIndices(const Inventory& inventory, const std::string& limit,
     if (limit.empty()) {
       return Status::Error(ErrorKind::kUsage, inventory.path() + " has no hosts");
     }
-    return UsageError(limit, "selects no hosts");
+    if (empty_files.empty()) return UsageError(limit, "selects no hosts");
+    if (note != nullptr) {
+      *note = "--limit \"" + limit + "\": " + empty_files.front() + " is empty: no hosts selected";
+    }
   }
   for (size_t i : *indices) {
     const std::string& problem = inventory.hosts()[i].problem;
@@ -338,9 +346,10 @@ Status SelectHostIndices(const Inventory& inventory, const std::string& limit,
   return Status::Ok();
 }
 
-Status SelectHosts(const Inventory& inventory, const std::string& limit, std::vector<Host>* hosts) {
+Status SelectHosts(const Inventory& inventory, const std::string& limit, std::vector<Host>* hosts,
+                   std::string* note) {
   std::vector<size_t> indices;
-  Status s = SelectHostIndices(inventory, limit, &indices);
+  Status s = SelectHostIndices(inventory, limit, &indices, note);
   if (!s.ok()) return s;
   hosts->clear();
   hosts->reserve(indices.size());

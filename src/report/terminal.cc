@@ -8,9 +8,9 @@
 namespace fleetreap {
 
 bool ShouldUseColor(const std::string& color_flag, bool is_terminal, const char* no_color_env) {
-  if (no_color_env != nullptr && no_color_env[0] != '\0') return false;
   if (color_flag == "always") return true;
   if (color_flag == "never") return false;
+  if (no_color_env != nullptr && no_color_env[0] != '\0') return false;
   return is_terminal;
 }
 

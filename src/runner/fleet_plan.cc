@@ -73,8 +73,10 @@ Status SelectedHosts(const FleetPlanRequest& request, FleetPlanSet* set, std::ve
     Inventory inventory;
     Status status = LoadHosts(request, &inventory, set);
     if (!status.ok()) return status;
-    status = SelectHosts(inventory, request.limit, hosts);
+    std::string note;  // an empty @FILE: no hosts, and not an error
+    status = SelectHosts(inventory, request.limit, hosts, &note);
     if (!status.ok()) return status;
+    if (!note.empty()) set->warnings.push_back(note);
   } else if (!request.limit.empty()) {
     return Status::Error(ErrorKind::kUsage,
                          "--limit selects from --hosts; --nodes names its hosts itself");
@@ -103,10 +105,11 @@ Status SelectedHosts(const FleetPlanRequest& request, FleetPlanSet* set, std::ve
     Status status = ExpandNodeSet("--exclude", request.exclude, &names);
     if (!status.ok()) return status;
     const std::set<std::string> excluded(names.begin(), names.end());
+    const bool had_hosts = !hosts->empty();
     hosts->erase(std::remove_if(hosts->begin(), hosts->end(),
                                 [&](const Host& h) { return excluded.count(h.name) > 0; }),
                  hosts->end());
-    if (hosts->empty()) {
+    if (had_hosts && hosts->empty()) {
       return Status::Error(ErrorKind::kUsage,
                            "--exclude \"" + request.exclude + "\" leaves no host selected");
     }

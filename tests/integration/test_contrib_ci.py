@@ -184,7 +184,8 @@ class RunTest(FleetCase):
         for var, value in gate["env"].items():
             # inputs.limit is empty: the expression gives ''.
             step_env[var] = "" if "${{" in str(value) else str(value)
-        step_env["FLEETREAP_ARGS"] = (step_env["FLEETREAP_ARGS"] + " " + FAST).strip()
+        self.assertEqual(gate["env"]["FLEETREAP_LIMIT"], "${{ inputs.limit }}")
+        step_env["FLEETREAP_ARGS"] = FAST
         r = self.step(gate["run"], ws, step_env)
         # gpu03 dirty (ghost memory) and gpu04 unreachable: 1 | 2.
         self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
@@ -219,6 +220,53 @@ class RunTest(FleetCase):
         self.assertEqual(sorted(self.hosts_of(out)), ["gpu01", "gpu02"])
         junit = ci["fleetreap"]["artifacts"]["reports"]["junit"]
         self.assertTrue(os.path.isfile(os.path.join(ws, junit)))
+
+    def gate_env(self, ws):
+        """The gate's environment with the CI's secrets as files in 'ws'."""
+        env = self.base_env()
+        for var, text in (("FLEETREAP_INVENTORY", self.inventory_text),
+                          ("FLEETREAP_SSH_KEY", self.key_text),
+                          ("FLEETREAP_KNOWN_HOSTS", self.known_hosts_text)):
+            path = os.path.join(ws, "_" + var)
+            with open(path, "w") as f:
+                f.write(text)
+            env[var] = path
+        return env
+
+    def test_readme_args_with_quotes_and_the_rerun_of_the_failed_hosts(self):
+        # README "From CI": FLEETREAP_ARGS="--limit 'h200:&rack_b1'", quotes
+        # and all (issue 22: the quotes reached fleetreap, exit 64). This
+        # fleet has no such groups: the same shape over its host names.
+        ws = self.workspace("readme-args")
+        env = self.gate_env(ws)
+        env["FLEETREAP_ARGS"] = "--limit 'gpu0*:&gpu0[1:2]' " + FAST
+        r = self.step(GATE, ws, env)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        out = os.path.join(ws, "fleetreap-out")
+        self.check_reports(out, 0, [])
+        self.assertEqual(sorted(self.hosts_of(out)), ["gpu01", "gpu02"])
+        # Nothing failed: the re-run of the failed hosts selects none, says
+        # so in one line, exits 0 and still writes every report.
+        env.pop("FLEETREAP_ARGS")
+        env["FLEETREAP_LIMIT"] = "@fleetreap-out/failed-hosts.txt"
+        r = self.step(GATE, ws, env)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(r.stderr, 'fleetreap: warning: --limit "@fleetreap-out/failed-hosts.txt": '
+                                   "fleetreap-out/failed-hosts.txt is empty: no hosts selected\n")
+        self.check_reports(out, 0, [])
+        self.assertEqual(self.hosts_of(out), [])
+        # A run that left failed hosts: the re-run takes exactly those.
+        env.pop("FLEETREAP_LIMIT")
+        env["FLEETREAP_ARGS"] = "--limit 'gpu01:gpu03:gpu04' " + FAST
+        r = self.step(GATE, ws, env)
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        self.check_reports(out, 3, ["gpu03", "gpu04"])
+        env["FLEETREAP_ARGS"] = FAST
+        env["FLEETREAP_LIMIT"] = "@fleetreap-out/failed-hosts.txt"
+        r = self.step(GATE, ws, env)
+        self.assertEqual(r.returncode, 3, r.stdout + r.stderr)
+        self.check_reports(out, 3, ["gpu03", "gpu04"])
+        self.assertEqual(self.hosts_of(out), ["gpu03", "gpu04"])
 
     def test_gate_refuses_missing_secrets(self):
         ws = self.workspace("missing")

@@ -29,13 +29,13 @@ fleet's ground truth (the machine's /proc, not fleetreap's report).
 Needs root and the built sim tools (FLEETREAP_SIM_BIN_DIR, FLEETREAP_BIN).
 """
 
-import os
 import random
 import unittest
 
 from fleet_case import FleetCase, by_name, live_processes, run_json, scratch_fleet
 import ground_truth
 import host_setup
+import procfs
 import scenarios
 from simfleet import HostSpec
 
@@ -229,19 +229,13 @@ class HolderNamesPropertyTest(unittest.TestCase):
 
 def _outer_pid(fleet, inner):
     """The machine's PID of inner PID 'inner' of the fleet's one host."""
-    ns = os.readlink(f"/proc/{next(iter(fleet.hosts.values())).init_pid}/ns/pid")
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
+    ns = procfs.read_proc_link(next(iter(fleet.hosts.values())).init_pid, "ns/pid")
+    for pid in procfs.list_pids():
+        if procfs.read_proc_link(pid, "ns/pid") != ns:
             continue
-        try:
-            if os.readlink(f"/proc/{entry}/ns/pid") != ns:
-                continue
-            with open(f"/proc/{entry}/status", "rb") as f:
-                for line in f:
-                    if line.startswith(b"NSpid:") and int(line.split()[-1]) == inner:
-                        return int(entry)
-        except OSError:
-            continue
+        nspid = (procfs.status_fields(pid) or {}).get("NSpid", "").split()
+        if nspid and int(nspid[-1]) == inner:
+            return pid
     raise AssertionError(f"inner pid {inner} not found")
 
 

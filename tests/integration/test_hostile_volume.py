@@ -31,6 +31,7 @@ import unittest
 
 from fleet_case import (FleetCase, by_name, fleetreap_argv, local_command, parse_report,
                         playbook_path)
+import procfs
 from simfleet import HostSpec
 
 # Generous: a flooded host's own shell spends seconds holding nvidia-smi's
@@ -57,14 +58,9 @@ NORMAL = {"gpu07": "vllm_incident", "gpu08": "vllm_incident", "gpu09": "vllm_inc
 
 
 def status_kib(pid, field):
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return None
+    """A "NAME: N kB" line of /proc/PID/status, or None once PID exited."""
+    words = (procfs.status_fields(pid) or {}).get(field, "").split()
+    return int(words[0]) if words and words[0].isdigit() else None
 
 
 def run_measured(argv):

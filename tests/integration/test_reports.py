@@ -163,13 +163,16 @@ class ReportsTest(FleetCase):
         unreachable = self.fleetreap("--dry-run", "--limit", "gpu06,gpu07", "--retries", "0")
         self.assertEqual(unreachable.returncode, 2, unreachable.stderr)
 
-    def test_colour_only_when_asked_and_never_with_no_color(self):
+    def test_colour_only_when_asked_and_the_flag_wins_over_no_color(self):
         always = self.fleetreap("--limit", "gpu01", "--color", "always")
         self.assertEqual(always.returncode, 0, always.stderr)
         self.assertIsNotNone(ANSI.search(always.stdout))
+        # no-color.org: an explicit flag wins over NO_COLOR.
         no_color = self.fleetreap("--limit", "gpu01", "--color", "always",
                                   env={"NO_COLOR": "1"})
-        self.assertIsNone(ANSI.search(no_color.stdout + no_color.stderr))
+        self.assertIsNotNone(ANSI.search(no_color.stdout), no_color.stdout)
+        never = self.fleetreap("--limit", "gpu01", "--color", "never", env={"NO_COLOR": ""})
+        self.assertIsNone(ANSI.search(never.stdout + never.stderr))
         auto = self.fleetreap("--limit", "gpu01")
         self.assertIsNone(ANSI.search(auto.stdout + auto.stderr))  # pipes, not a terminal
         self.assertRegex(auto.stdout, r"READY: 1/1 host clean in \d+\.\d s \(exit 0\)\n$")

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import unittest
 
+import procfs
 from fleet_case import FleetCase
 from scenarios import wait_until
 from simfleet import Fleet, HostSpec, scratch_dir
@@ -203,7 +204,7 @@ class TearDownTest(unittest.TestCase):
         fleet.down()
         for pid in pids:
             self.assertFalse(os.path.exists(f"/proc/{pid}/ns/pid"), pid)
-        left = [p for p in os.listdir("/proc") if p.isdigit() and _ns(p) in ns]
+        left = [p for p in procfs.list_pids() if procfs.read_proc_link(p, "ns/pid") in ns]
         self.assertEqual(left, [])
         with open("/proc/self/mountinfo") as f:
             self.assertNotIn(workdir, f.read())
@@ -224,12 +225,27 @@ class TearDownTest(unittest.TestCase):
         self.assertFalse(os.path.exists(workdir))
         os.rmdir(tmp)
 
-
-def _ns(pid):
-    try:
-        return os.readlink(f"/proc/{pid}/ns/pid")
-    except OSError:
-        return None
+    def test_down_stale_keeps_a_running_fleet(self):
+        # The test command starts with 'scripts/fleet down --stale': a second
+        # run beside this one must not end this fleet, only a crashed run's.
+        tmp = scratch_dir(prefix="simstale-")
+        crashed = os.path.join(tmp, "crashed")
+        code = ("import sys; sys.path.insert(0, %r); from simfleet import Fleet, HostSpec; "
+                "Fleet(%r, persistent=True).up([HostSpec('s1', scenario='orphans')]); "
+                "import os; os._exit(1)") % (os.path.dirname(sys.modules[Fleet.__module__].__file__),
+                                            crashed)
+        subprocess.run([sys.executable, "-c", code], check=False)
+        self.assertTrue(os.path.exists(os.path.join(crashed, "fleet.json")))
+        fleet_cmd = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "fleet")
+        with Fleet(os.path.join(tmp, "live")) as live:
+            live.up([HostSpec("s2", scenario="orphans")])
+            done = subprocess.run([sys.executable, fleet_cmd, "down", "--stale"],
+                                  capture_output=True, text=True, timeout=120)
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertFalse(os.path.exists(crashed), done.stderr)
+            self.assertEqual(len(live.ground_truth()["s2"]["gpu_processes"]), 8)
+            self.assertNotIn(live.workdir, done.stderr)
+        os.rmdir(tmp)
 
 
 if __name__ == "__main__":

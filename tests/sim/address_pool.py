@@ -9,7 +9,8 @@ import os
 import shutil
 import time
 
-from reaper import start_time
+import procfs
+from procfs import start_time
 
 REGISTRY = "/run/fleetreap-sim/nets"   # one claimed 127.0.N.0/24 per fleet
 FIRST_NET, LAST_NET = 100, 250
@@ -42,48 +43,45 @@ def claim_net(workdir, count, cleanup):
 
 
 def _drop_stale_claim(path, cleanup):
-    try:
-        with open(os.path.join(path, "owner")) as f:
-            owner = f.read().strip()
-    except OSError:
+    owner = procfs.read_file(os.path.join(path, "owner"))
+    if owner is None:   # no claim, one being made, or one another fleet just dropped
         return
+    owner = owner.strip()
     record = os.path.join(owner, "fleet.json")
     if not os.path.exists(record):
         # up() writes the record once every host is up: minutes for 1,000
         # hosts. A claim stays while the process that made it lives.
-        if _claimer_alive(path):
+        if claimer_alive(path):
             return
-        if time.time() - os.path.getmtime(path) > 60:
+        try:
+            stale = time.time() - os.path.getmtime(path) > 60
+        except procfs.GONE:   # another fleet dropped it meanwhile
+            return
+        if stale:
             shutil.rmtree(path, ignore_errors=True)
         return
     try:
-        with open(record) as f:
-            hosts = json.load(f)["hosts"]
-    except (OSError, ValueError, KeyError):
+        hosts = json.loads(procfs.read_file(record) or "null")["hosts"]
+    except (ValueError, KeyError, TypeError):
         return
     if hosts and all(start_time(h["unshare_pid"]) != h["unshare_start"] for h in hosts):
         cleanup(owner)   # its hosts died with a crashed test: reclaim the net
 
 
-def _claimer_alive(path):
+def claimer_alive(path):
     """Whether the process that made the claim at 'path' still runs (the
     same PID with the same start time)."""
     try:
-        with open(os.path.join(path, "claimer")) as f:
-            pid, started = f.read().split()
+        pid, started = (procfs.read_file(os.path.join(path, "claimer")) or "").split()
         return start_time(int(pid)) == int(started)
-    except (OSError, ValueError):
+    except ValueError:
         return False
 
 
 def release_nets(workdir):
     if not os.path.isdir(REGISTRY):
         return
-    for n in os.listdir(REGISTRY):
-        owner_file = os.path.join(REGISTRY, n, "owner")
-        try:
-            with open(owner_file) as f:
-                if f.read().strip() == os.path.abspath(workdir):
-                    shutil.rmtree(os.path.join(REGISTRY, n), ignore_errors=True)
-        except OSError:
-            pass
+    for n in procfs.list_dir(REGISTRY):
+        owner = procfs.read_file(os.path.join(REGISTRY, n, "owner"))
+        if owner is not None and owner.strip() == os.path.abspath(workdir):
+            shutil.rmtree(os.path.join(REGISTRY, n), ignore_errors=True)

@@ -52,10 +52,10 @@ Not thread-safe with respect to a fleet that is being brought up or down.
 """
 
 import os
-
 import stat
 
 import host_setup
+import procfs
 
 # Programs that are protected when they are the real thing: a root-owned
 # executable, not group/other-writable, under a system directory. A copy of
@@ -67,63 +67,40 @@ PROTECTED = {"nvidia-persistenced", "nv-hostengine", "dcgm-exporter", "nv-fabric
 SYSTEM_DIRS = ("/usr/", "/opt/", "/bin/", "/sbin/", "/lib/", "/nix/store/")
 
 
-def _read(path, mode="r"):
-    try:
-        if mode == "r":  # comm (in status) and names may hold any byte
-            with open(path, "rb") as f:
-                return f.read().decode("utf-8", errors="replace")
-        with open(path, mode) as f:
-            return f.read()
-    except OSError:
-        return None
-
-
 def _process(pid):
-    """What the machine's /proc says about outer PID 'pid', or None."""
-    status = _read(f"/proc/{pid}/status")
-    if status is None:
-        return None
-    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
-    if fields.get("State", "").strip().startswith("Z"):
+    """What the machine's /proc says about outer PID 'pid', or None when it
+    is gone (or a zombie). Every read tolerates the process exiting midway."""
+    fields = procfs.status_fields(pid)
+    if not fields or "NSpid" not in fields or fields.get("State", "").startswith("Z"):
         return None
     gpus, holds_device = set(), False
-    try:
-        fds = os.listdir(f"/proc/{pid}/fd")
-    except OSError:
-        fds = []
-    for fd in fds:
-        try:
-            target = os.readlink(f"/proc/{pid}/fd/{fd}")
-        except OSError:
-            continue
-        if target.startswith("/dev/nvidia"):
+    for fd in procfs.list_proc_dir(pid, "fd"):
+        target = procfs.read_proc_link(pid, f"fd/{fd}")
+        if target is not None and target.startswith("/dev/nvidia"):
             holds_device = True
             if target[11:].isdigit():
                 gpus.add(int(target[11:]))
-    environ = _read(f"/proc/{pid}/environ", "rb") or b""
+    environ = procfs.read_proc_file(pid, "environ", binary=True) or b""
     mib, mem_gpus = 0, None
     for item in environ.split(b"\0"):
         if item.startswith(b"FAKEGPU_MIB="):
             mib = int(item[12:] or 0)
         elif item.startswith(b"FAKEGPU_MEM_GPUS="):
             mem_gpus = _gpu_set(item[17:].decode())
-    cmdline = (_read(f"/proc/{pid}/cmdline", "rb") or b"").split(b"\0")
+    cmdline = (procfs.read_proc_file(pid, "cmdline", binary=True) or b"").split(b"\0")
+    exe = procfs.read_proc_link(pid, "exe") or ""
     try:
-        exe = os.readlink(f"/proc/{pid}/exe")
-    except OSError:
-        exe = ""
-    try:
-        st = os.stat(f"/proc/{pid}/exe")
+        st = os.stat(procfs.proc_path(pid, "exe"))
         genuine = (st.st_uid == 0 and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
                    and exe.startswith(SYSTEM_DIRS))
-    except OSError:
+    except procfs.GONE:
         genuine = False
     cgroup = ""
-    for line in (_read(f"/proc/{pid}/cgroup") or "").splitlines():
+    for line in (procfs.read_proc_file(pid, "cgroup") or "").splitlines():
         if line.startswith("0::"):
             cgroup = line[3:]
     return {"pid": int(fields["NSpid"].split()[-1]), "name": cmdline[0].decode(errors="replace"),
-            "comm": fields["Name"].strip(), "exe": exe, "cgroup": cgroup,
+            "comm": fields["Name"], "exe": exe, "cgroup": cgroup,
             "ppid": int(fields["PPid"]), "genuine": genuine,
             "user_uid": int(fields["Uid"].split()[0]), "gpus": sorted(gpus),
             "charged_gpus": sorted(gpus if mem_gpus is None else gpus & mem_gpus), "mib": mib,
@@ -144,7 +121,7 @@ def _gpu_set(spec):
 def _charged(host):
     """{inner pid: [(gpu, mib)]} from state/charged ("PID GPU MIB" lines)."""
     charged = {}
-    for line in (_read(os.path.join(host.state, "charged")) or "").splitlines():
+    for line in (procfs.read_file(os.path.join(host.state, "charged")) or "").splitlines():
         words = line.split()
         if len(words) == 3 and all(w.isdigit() for w in words):
             charged.setdefault(int(words[0]), []).append((int(words[1]), int(words[2])))
@@ -152,25 +129,19 @@ def _charged(host):
 
 
 def processes_by_host(fleet):
-    """{host name: [process dicts]} for every live process of every host."""
+    """{host name: [process dicts]} for every live process of every host.
+    Processes that exit during the walk are left out."""
     ns_to_host = {}
     for host in fleet.hosts.values():
-        try:
-            ns_to_host[os.readlink(f"/proc/{host.init_pid}/ns/pid")] = host.name
-        except OSError:
-            pass
+        ns = procfs.read_proc_link(host.init_pid, "ns/pid")
+        if ns is not None:
+            ns_to_host[ns] = host.name
     result = {name: [] for name in fleet.hosts}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            ns = os.readlink(f"/proc/{entry}/ns/pid")
-        except OSError:
-            continue
-        name = ns_to_host.get(ns)
+    for pid in procfs.list_pids():
+        name = ns_to_host.get(procfs.read_proc_link(pid, "ns/pid"))
         if name is None:
             continue
-        proc = _process(entry)
+        proc = _process(pid)
         if proc is not None:
             result[name].append(proc)
     return result
@@ -215,7 +186,7 @@ def _owned(host, procs):
             # the reader's root, so read the host's /run directly.
             inner = "/run/" + d["pidfile"][9:] if d["pidfile"].startswith("/var/run/") \
                 else d["pidfile"]
-            text = _read(f"/proc/{host.init_pid}/root{inner}")
+            text = procfs.read_proc_file(host.init_pid, "root" + inner)
             if text and text.strip().isdigit():
                 pidfile_pid = int(text.strip())
         daemons[name] = {"pid": d["pid"], "alive": alive(d["pid"], d["exe"]), "exe": d["exe"],
@@ -233,7 +204,7 @@ def _owned(host, procs):
     units = {}
     for unit, u in host.restart_units.items():
         props = {}
-        for line in (_read(os.path.join(host.state, "units", unit)) or "").splitlines():
+        for line in (procfs.read_file(os.path.join(host.state, "units", unit)) or "").splitlines():
             key, _, value = line.partition("=")
             props[key] = value
         main = int(props.get("MainPID") or 0)
@@ -277,18 +248,16 @@ def collect(fleet):
         missing = [n for pid, n in sorted(host.protected.items()) if (pid, n) not in alive]
         gpus = []
         for k in range(host.spec.gpus):
-            ghost = int((_read(os.path.join(host.state, "leaked", str(k))) or "0").strip())
+            leaked = procfs.read_file(os.path.join(host.state, "leaked", str(k)))
+            ghost = int((leaked or "0").strip())
             used = ghost + extra[k] + sum(p["mib"] for p in holders
                                           if p["holds_device"] is True and k in p["charged_gpus"])
             gpus.append({"index": k, "memory_used_mib": used, "ghost_mib": ghost})
-        try:
-            shm = sorted(os.listdir(os.path.join(host.dir, "shm")))
-        except OSError:
-            shm = []
-        mode = (_read(os.path.join(host.state, "mode")) or "normal").strip()
+        shm = sorted(procfs.list_dir(os.path.join(host.dir, "shm")))
+        mode = (procfs.read_file(os.path.join(host.state, "mode")) or "normal").strip()
         recovery = {}
         for k in range(host.spec.gpus):
-            action = _read(os.path.join(host.state, "recovery", str(k)))
+            action = procfs.read_file(os.path.join(host.state, "recovery", str(k)))
             if action and action.strip() != "None":
                 recovery[k] = action.strip()
         if any(p["exe"] == "/usr/sbin/sshd" for p in procs):

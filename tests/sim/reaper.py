@@ -10,14 +10,8 @@ import socket
 import subprocess
 import time
 
-
-def start_time(pid):
-    """Kernel start time of PID (field 22 of /proc/PID/stat), or None."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
-        return None
+import procfs
+from procfs import start_time  # noqa: F401  (kernel start time of a PID, or None)
 
 
 def end_recorded(pid, started):
@@ -65,11 +59,8 @@ def listening(address):
 def wait_gone(pids, timeout=10):
     deadline = time.monotonic() + timeout
     for pid in pids:
-        while os.path.exists(f"/proc/{pid}") and time.monotonic() < deadline:
-            try:
-                with open(f"/proc/{pid}/stat") as f:
-                    if f.read().rsplit(")", 1)[1].split()[0] == "Z":
-                        break
-            except OSError:
+        while time.monotonic() < deadline:
+            fields = procfs.stat_fields(pid)
+            if fields is None or fields[0] == "Z":   # gone, or only a zombie left
                 break
             time.sleep(0.01)

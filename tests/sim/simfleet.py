@@ -74,6 +74,7 @@ from typing import Optional
 
 import ground_truth
 import host_setup
+import procfs
 from address_pool import REGISTRY, claim_net, release_nets  # noqa: F401
 
 
@@ -192,7 +193,7 @@ def remove_stale_cgroups():
     removed = []
     if not ok or not os.path.isdir(base):
         return removed
-    for entry in sorted(os.listdir(base)):
+    for entry in sorted(procfs.list_dir(base)):
         path = os.path.join(base, entry)
         if os.path.isdir(path) and not _populated(path):
             if not remove_cgroup_tree(path, timeout=1.0):
@@ -234,8 +235,19 @@ class SimError(Exception):
     """The simulated fleet could not be brought up as asked."""
 
 
+# The built tools a fleet copies from its bin_dir: what the CMake target
+# sim_tools builds (tests/sim/CMakeLists.txt; sim.tools checks the two agree).
+SIM_TOOLS = ("gpuload", "nvidia-smi", "tarpit", "bystanders")
+
+
+def missing_tools(bin_dir):
+    """The SIM_TOOLS that 'bin_dir' lacks (or holds not executable)."""
+    return [t for t in SIM_TOOLS if not os.access(os.path.join(bin_dir, t), os.X_OK)]
+
+
 def default_bin_dir():
-    """Where the built gpuload, nvidia-smi and tarpit are."""
+    """Where the built sim tools are (SIM_TOOLS): FLEETREAP_SIM_BIN_DIR, else
+    the first build*/tests/sim of the source tree that holds gpuload."""
     env = os.environ.get("FLEETREAP_SIM_BIN_DIR")
     if env:
         return env
@@ -244,7 +256,8 @@ def default_bin_dir():
         candidate = os.path.join(root, build, "tests", "sim")
         if build.startswith("build") and os.path.exists(os.path.join(candidate, "gpuload")):
             return candidate
-    raise SimError("built sim tools not found: set FLEETREAP_SIM_BIN_DIR or build tests/sim")
+    raise SimError("built sim tools not found: set FLEETREAP_SIM_BIN_DIR or build them "
+                   "(bash scripts/build.sh normal --target sim_tools)")
 
 
 class Host:
@@ -339,6 +352,10 @@ class Fleet:
             raise SimError("duplicate host names")
         for s in specs:
             scenarios.get(s.scenario)  # fail early on unknown names
+        missing = missing_tools(self.bin_dir)
+        if missing:
+            raise SimError(f"sim tools missing in {self.bin_dir}: {', '.join(missing)} (build "
+                           "them: bash scripts/build.sh normal --target sim_tools)")
         _check_pid_budget(specs)
         t0 = time.monotonic()
         os.makedirs(self.workdir, exist_ok=True)
@@ -418,7 +435,7 @@ class Fleet:
     def _install_tools(self):
         bindir = os.path.join(self.workdir, "bin")
         os.makedirs(bindir, exist_ok=True)
-        for tool in ("gpuload", "nvidia-smi", "tarpit", "bystanders"):
+        for tool in SIM_TOOLS:
             shutil.copy(os.path.join(self.bin_dir, tool), os.path.join(bindir, tool))
         for script in ("systemctl", "unitd"):
             shutil.copy(os.path.join(SIM_DIR, script), os.path.join(bindir, script))
@@ -471,13 +488,11 @@ class Fleet:
                     with open(os.path.join(host.dir, "init.log")) as f:
                         raise SimError(f"{name}: host init failed: {f.read()[-500:]}")
                 if host.init_pid is None:
-                    try:
-                        with open(f"/proc/{host.unshare_pid}/task/{host.unshare_pid}/children") as f:
-                            children = f.read().split()
-                        host.init_pid = int(children[0]) if children else None
-                        host.init_start = start_time(host.init_pid) if children else None
-                    except OSError:
-                        pass
+                    children = (procfs.read_proc_file(
+                        host.unshare_pid, f"task/{host.unshare_pid}/children") or "").split()
+                    if children:
+                        host.init_pid = int(children[0])
+                        host.init_start = start_time(host.init_pid)
                 if host.init_pid and os.path.exists(os.path.join(host.state, "ready")) \
                         and listening(host.address):
                     del pending[name]
@@ -708,8 +723,7 @@ def _check_pid_budget(specs):
     and pid_max (32768 by default) is shared with everyone on the machine."""
     with open("/proc/sys/kernel/pid_max") as f:
         pid_max = int(f.read())
-    used = sum(len(os.listdir(f"/proc/{p}/task")) for p in os.listdir("/proc")
-               if p.isdigit() and os.path.isdir(f"/proc/{p}/task"))
+    used = procfs.task_count()   # processes may exit under the count (issue 22)
     # 20: init, sshd, workers, a daemon; more for the scenarios with many.
     extra = {"gpu_node_daemons": 25, "slurm_shared": 5, "realistic_host": 400}
     need = sum(host_shape(s)[1] + 20 + extra.get(s.scenario, 0) for s in specs)

@@ -1,5 +1,6 @@
 // Cli: turns argv into Options with Boost.Program_options, and owns the
-// --help text. The exit codes are in base/exit_code.h. Pure apart from reading argv;
+// --help and --version texts. The exit codes are in base/exit_code.h. Pure
+// apart from reading argv and checking that --identity can be read;
 // thread-compatible.
 #pragma once
 
@@ -23,7 +24,8 @@ struct CliResult {
 };
 
 /// Parses the command line. Never throws, never exits; unknown or malformed
-/// flags come back as kUsageError with a one-line message.
+/// flags, and an --identity file that cannot be read, come back as
+/// kUsageError with a one-line message.
 CliResult ParseCommandLine(int argc, const char* const* argv);
 
 /// The flags "argv" gives, by long name ("forks", "hosts"), with their values
@@ -31,8 +33,14 @@ CliResult ParseCommandLine(int argc, const char* const* argv);
 /// parse (ParseCommandLine says why).
 std::map<std::string, std::vector<std::string>> GivenFlags(int argc, const char* const* argv);
 
-/// The full --help text, every flag on one line, grouped.
+/// The full --help text: the flags grouped, laid out for 80 columns, then
+/// the exit status, examples and a pointer to the man page.
 std::string HelpText();
+
+/// The --version text: "fleetreap VERSION" on the first line, then the
+/// commit it was built from ("unknown" from a release tarball) and the
+/// versions of the libraries it was built with. In cli_version.cc.
+std::string VersionText();
 
 /// `fleetreap merge [output flags] REPORT.json...` (argv[0] is "merge"):
 /// kMerge with options.merge_reports, --expect and the output flags set;

@@ -39,12 +39,18 @@ namespace fleetreap {
 /// Returns kUsage when a term is malformed, names nothing, or @FILE cannot
 /// be read, and when the whole limit selects no host; the message quotes
 /// the term: `--limit "gpu7O": matches no host or group in inventory/lab.yaml`.
+/// An @FILE that names no host (empty, or only comments: a --failed-hosts
+/// file of a run where nothing failed) selects nothing without an error; when
+/// the whole limit then selects no host, it returns Ok with no hosts and sets
+/// "note" (may be null; else "" when there is nothing to say) to
+/// `--limit "@failed.txt": failed.txt is empty: no hosts selected`.
 /// Returns kInvalidInput with Host::problem when a selected host has one.
-Status SelectHosts(const Inventory& inventory, const std::string& limit, std::vector<Host>* hosts);
+Status SelectHosts(const Inventory& inventory, const std::string& limit, std::vector<Host>* hosts,
+                   std::string* note = nullptr);
 
 /// As SelectHosts, giving indices into inventory.hosts() (ascending).
 Status SelectHostIndices(const Inventory& inventory, const std::string& limit,
-                         std::vector<size_t>* indices);
+                         std::vector<size_t>* indices, std::string* note = nullptr);
 
 /// The `--list-hosts` text: one line per host with name, address, port and
 /// user ("-" for the local user) in aligned columns, no header, each line

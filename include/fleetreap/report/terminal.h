@@ -9,10 +9,10 @@
 namespace fleetreap {
 
 /// Whether human output gets ANSI colours. "color_flag" is --color: "always"
-/// and "never" force the answer, anything else ("auto") means "only on a
-/// terminal". NO_COLOR wins over everything: a non-empty "no_color_env" (the
-/// value of $NO_COLOR, nullptr when unset) turns colour off even with
-/// --color=always (https://no-color.org).
+/// and "never" force the answer, whatever NO_COLOR says (an explicit flag
+/// wins, as https://no-color.org asks); anything else ("auto") means "only
+/// on a terminal, and not when NO_COLOR is set": a non-empty "no_color_env"
+/// (the value of $NO_COLOR, nullptr when unset) turns it off.
 bool ShouldUseColor(const std::string& color_flag, bool is_terminal, const char* no_color_env);
 
 /// True when "stream" is a terminal (isatty on its descriptor).

@@ -3,7 +3,8 @@
 // the one local host of --local), applies --limit, and loads every playbook
 // that a host or the request names, once per file. Errors come back before
 // any host is contacted: kInvalidInput for inventory and playbook files
-// (exit 65), kUsage for a selection that matches nothing (exit 64).
+// (exit 65), kUsage for a selection that matches nothing (exit 64); a
+// --limit @FILE whose file names no host gives no plans and a warning.
 // Thread-compatible.
 #pragma once
 
@@ -44,7 +45,7 @@ struct FleetPlanRequest {
 struct FleetPlanSet {
   std::vector<FleetPlan> plans;       // in inventory order
   std::string playbook_name;          // of --playbook or the default
-  std::vector<std::string> warnings;  // "FILE:LINE:COL: text", for the log
+  std::vector<std::string> warnings;  // "FILE:LINE:COL: text" (or why no host), for the log
   std::vector<std::string> notes;     // the same, for -v (ignored variables)
 };
 
