@@ -46,7 +46,7 @@ ALLOWED = {
         "--build", "--target", "--install", "--prefix", "--test-dir", "--output-on-failure"},
     "GoogleTest: --gtest_filter (report.md, regenerating the golden files)": {"--gtest_filter"},
     "scripts/fleet: up, down (simulated-fleet.md, development.md, benchmarks.md)": {
-        "--dir", "--demo", "--scenario", "--all"},
+        "--dir", "--demo", "--scenario", "--all", "--stale"},
     "bench/*.py (benchmarks.md)": {"--quick", "--parts", "--incident-shape", "--scenarios"},
 }
 ALLOWED_FLAGS = set().union(*ALLOWED.values())
