@@ -12,6 +12,7 @@ packages=(
   openssh-server openssh-client psmisc procps tini sudo python3 python3-jsonschema util-linux iproute2 coreutils
   python3-prometheus-client  # tests only: the exposition format's reference parser (tests/integration/test_metrics.py)
   ansible-core  # tests only: the oracle of tests/integration/test_ansible_compat.py
+  clustershell  # tests only: nodeset -e, the oracle of --nodes (test_nodeset_compat.py)
   slurmctld slurmd slurm-client munge  # tests only: the real Slurm of the simulated fleet (never started as the machine's services)
   rpm lintian zsh groff-base man-db cpio  # the .rpm (rpmbuild), and tests/package_test.py: lintian, man pages, zsh completion
 )

@@ -3,6 +3,7 @@
 // where (stdout, stderr, files) and maps the outcome to an exit code.
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -12,10 +13,12 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "fleetreap/base/clock.h"
 #include "fleetreap/base/exit_code.h"
 #include "fleetreap/cli/cli.h"
+#include "fleetreap/cli/config_defaults.h"
 #include "fleetreap/cli/host_listing.h"
 #include "fleetreap/cli/progress.h"
 #include "fleetreap/cli/run_observers.h"
@@ -67,7 +70,12 @@ int ExitCodeForLoadError(const Status& status) {
   return status.kind() == ErrorKind::kUsage ? kExitUsage : kExitDataErr;
 }
 
-int Run(const Options& options) {
+std::string Lookup(const Environment& env, const char* name) {
+  auto it = env.find(name);
+  return it == env.end() ? "" : it->second;
+}
+
+int Run(const Options& options, const Environment& env) {
   SetUpLogging(options);
 
   FleetPlanSet set;
@@ -120,11 +128,9 @@ int Run(const Options& options) {
   // A Slurm prolog or epilog runs with the job's SLURM_JOB_ID and outside
   // any step; an srun task (a fleet-wide run) has a SLURM_STEP_ID and acts
   // on the whole node, or on --gpus / --cgroup.
-  const char* step_id = std::getenv("SLURM_STEP_ID");
-  const char* job_id = step_id == nullptr ? std::getenv("SLURM_JOB_ID") : nullptr;
-  const char* job_gpus = std::getenv("SLURM_JOB_GPUS");
-  status =
-      ScopeFromOptions(options, job_id ? job_id : "", job_gpus ? job_gpus : "", &settings.scope);
+  const std::string job_id =
+      env.count("SLURM_STEP_ID") ? std::string() : Lookup(env, "SLURM_JOB_ID");
+  status = ScopeFromOptions(options, job_id, Lookup(env, "SLURM_JOB_GPUS"), &settings.scope);
   if (!status.ok()) return ExitCodeForLoadError(status);
   if (!settings.scope.empty()) spdlog::info("scope: {}", DescribeScope(settings.scope));
   settings.tool_version = FLEETREAP_VERSION;
@@ -188,12 +194,37 @@ int Merge(const Options& options) {
   return FinishRun(report, files, options.color, options.verbosity > 0);
 }
 
+// The process's environment, read once, as a value for everything below.
+Environment ProcessEnvironment() {
+  Environment env;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    const std::string text = *entry;
+    const size_t eq = text.find('=');
+    if (eq != std::string::npos) env.emplace(text.substr(0, eq), text.substr(eq + 1));
+  }
+  return env;
+}
+
 }  // namespace
 }  // namespace fleetreap
 
 int main(int argc, char** argv) {
   using fleetreap::CliAction;
-  const fleetreap::CliResult cli = fleetreap::ParseCommandLine(argc, argv);
+  fleetreap::ConfigPlaces places;
+  places.env = fleetreap::ProcessEnvironment();
+  char cwd[4096] = {};
+  if (getcwd(cwd, sizeof cwd - 1) != nullptr) places.cwd = cwd;
+  std::vector<fleetreap::Setting> defaults;
+  std::vector<std::string> config_notes;
+  const fleetreap::Status config = fleetreap::LoadDefaults(places, &defaults, &config_notes);
+  const fleetreap::CliResult cli = fleetreap::ParseCommandLineWithDefaults(
+      argc, argv, config.ok() ? defaults : std::vector<fleetreap::Setting>());
+  // A broken default stops a run, not --help, --version or merge.
+  if (!config.ok() && cli.action != CliAction::kHelp && cli.action != CliAction::kVersion &&
+      cli.action != CliAction::kMerge) {
+    std::fprintf(stderr, "fleetreap: %s\n", config.message().c_str());
+    return fleetreap::kExitConfig;
+  }
   switch (cli.action) {
     case CliAction::kHelp:
       std::fputs((argc > 1 && std::string(argv[1]) == "merge" ? fleetreap::MergeHelpText()
@@ -208,12 +239,18 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "fleetreap: %s\nTry 'fleetreap --help' for more information.\n",
                    cli.error.c_str());
       return fleetreap::kExitUsage;
+    case CliAction::kShowConfig:
+      for (const std::string& note : config_notes) {
+        std::fprintf(stderr, "fleetreap: %s\n", note.c_str());
+      }
+      std::fputs(fleetreap::FormatShowConfig(argc, argv, defaults).c_str(), stdout);
+      return fleetreap::kExitClean;
     case CliAction::kRun:
     case CliAction::kMerge: break;
   }
   try {
     if (cli.action == CliAction::kMerge) return fleetreap::Merge(cli.options);
-    return fleetreap::Run(cli.options);
+    return fleetreap::Run(cli.options, places.env);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fleetreap: internal error: %s\n", e.what());
     return fleetreap::kExitSoftware;

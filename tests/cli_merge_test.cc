@@ -26,7 +26,7 @@ TEST(CliMergeTest, ReportsAndOutputFlags) {
   EXPECT_EQ(r.options.color, "never");
   EXPECT_EQ(r.options.merge_expect, "nodes.txt");
   EXPECT_FALSE(r.options.local);
-  EXPECT_TRUE(r.options.hosts_file.empty());
+  EXPECT_TRUE(r.options.hosts.empty());
 }
 
 // --drain-reasons is a report flag of a run and of merge alike.

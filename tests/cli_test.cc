@@ -22,7 +22,7 @@ CliResult Parse(std::vector<const char*> args) {
 TEST(CliTest, Defaults) {
   CliResult r = Parse({"--hosts", "inv.yaml"});
   ASSERT_EQ(r.action, CliAction::kRun) << r.error;
-  EXPECT_EQ(r.options.hosts_file, "inv.yaml");
+  EXPECT_EQ(r.options.hosts, std::vector<std::string>{"inv.yaml"});
   EXPECT_EQ(r.options.forks, 64);
   EXPECT_EQ(r.options.connect_timeout.count(), 10000);
   EXPECT_EQ(r.options.command_timeout.count(), 60000);
@@ -66,8 +66,8 @@ TEST(CliTest, UsageErrorsAreOneLine) {
       {{"--hosts", "x", "--json", "-", "--junit", "-"},
        "only one of --json, --junit, --summary-md, --failed-hosts, --drain-reasons, --metrics can "
        "be '-'"},
-      {{}, "no hosts: give --hosts FILE (or --local for this machine)"},
-      {{"--local", "--hosts", "x"}, "--local and --hosts cannot be used together"},
+      {{}, "no hosts: give --hosts FILE, --nodes NODESET (or --local for this machine)"},
+      {{"--local", "--hosts", "x"}, "--local and --hosts or --nodes cannot be used together"},
   };
   for (const Row& row : rows) {
     CliResult r = Parse(row.args);

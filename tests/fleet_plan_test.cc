@@ -38,7 +38,7 @@ class FleetPlanTest : public ::testing::Test {
   }
   FleetPlanRequest Request() const {
     FleetPlanRequest request;
-    request.hosts_file = inventory_;
+    request.hosts = {inventory_};
     return request;
   }
 

@@ -95,7 +95,7 @@ TEST(ProgressStyleTest, NoRedrawsOffATerminal) {
 
 TEST(WiringTest, PlanRequestAndReportFilesFromOptions) {
   Options options;
-  options.hosts_file = "lab.yaml";
+  options.hosts = {"lab.yaml"};
   options.limit = "gpu*";
   options.playbook = "pb.yaml";
   options.become = true;
@@ -107,7 +107,7 @@ TEST(WiringTest, PlanRequestAndReportFilesFromOptions) {
   options.drain_reasons = "drain.txt";
   FleetPlanRequest request = FleetPlanRequestFor(options);
   EXPECT_FALSE(request.local);
-  EXPECT_EQ(request.hosts_file, "lab.yaml");
+  EXPECT_EQ(request.hosts, std::vector<std::string>{"lab.yaml"});
   EXPECT_EQ(request.limit, "gpu*");
   EXPECT_EQ(request.playbook, "pb.yaml");
   EXPECT_TRUE(request.become);

@@ -1,6 +1,7 @@
 #include "fleetreap/cli/cli.h"
 
 #include <boost/program_options.hpp>
+#include <map>
 #include <sstream>
 #include <vector>
 
@@ -25,15 +26,21 @@ struct RawFlags {
 po::options_description Describe(Options* o, RawFlags* raw) {
   po::options_description selection("Selection", kHelpWidth, kHelpWidth / 2);
   selection.add_options()
-      ("hosts,i", po::value(&o->hosts_file)->value_name("FILE"),
-       "Ansible inventory, YAML or INI (group_vars/, host_vars/ beside it); "
-       "slurm:PARTITION: the partition's nodes (sinfo)")
+      ("hosts,i", po::value(&o->hosts)->value_name("SOURCE")->composing(),
+       "Ansible inventory as ansible -i takes it (repeatable): YAML, INI, a directory, a script, "
+       "ansible-inventory --list JSON, a plugin file, h1,h2,; slurm:PARTITION (sinfo)")
       ("limit,l", po::value(&o->limit)->value_name("PATTERN"),
        "Ansible host pattern: groups, globs, ~regex, g[0], ',' ':' '&' '!'; ranges, @FILE")
       ("list-hosts", po::bool_switch(&o->list_hosts),
        "print the selected hosts and exit (-v: all settings, --json -: JSON)")
       ("local", po::bool_switch(&o->local),
-       "run the escalation on this machine, without SSH (epilog, DaemonSet)");
+       "run the escalation on this machine, without SSH (epilog, DaemonSet)")
+      ("nodes,w", po::value(&o->nodes)->value_name("NODESET"),
+       "hosts in no inventory, ClusterShell node sets as clush -w: 'gpu[01-08],login1'")
+      ("exclude,x", po::value(&o->exclude)->value_name("NODESET"),
+       "leave these hosts out of the selection, as clush -x: 'gpu[03,05]'")
+      ("show-config", po::bool_switch(&o->show_config),
+       "print each effective setting and where it came from, and exit");
 
   po::options_description connection("Connection", kHelpWidth, kHelpWidth / 2);
   connection.add_options()
@@ -183,6 +190,10 @@ CliResult ParseCommandLine(int argc, const char* const* argv) {
     result.action = CliAction::kVersion;
     return result;
   }
+  if (result.options.show_config) {
+    result.action = CliAction::kShowConfig;
+    return result;
+  }
 
   Options& o = result.options;
   std::string& error = result.error;
@@ -222,12 +233,12 @@ CliResult ParseCommandLine(int argc, const char* const* argv) {
   }
   error = CheckReportFlags(o);
   if (!error.empty()) return result;
-  if (o.local && !o.hosts_file.empty()) {
-    error = "--local and --hosts cannot be used together";
+  if (o.local && (!o.hosts.empty() || !o.nodes.empty())) {
+    error = "--local and --hosts or --nodes cannot be used together";
     return result;
   }
-  if (!o.local && o.hosts_file.empty()) {
-    error = "no hosts: give --hosts FILE (or --local for this machine)";
+  if (!o.local && o.hosts.empty() && o.nodes.empty()) {
+    error = "no hosts: give --hosts FILE, --nodes NODESET (or --local for this machine)";
     return result;
   }
   if (o.local && !o.limit.empty()) {
@@ -249,6 +260,32 @@ CliResult ParseCommandLine(int argc, const char* const* argv) {
   result.action = CliAction::kRun;
   result.error.clear();
   return result;
+}
+
+std::map<std::string, std::vector<std::string>> GivenFlags(int argc, const char* const* argv) {
+  std::map<std::string, std::vector<std::string>> given;
+  Options options;
+  RawFlags raw;
+  po::options_description desc = Describe(&options, &raw);
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    const bool verbose = arg == "--verbose" || (arg.size() >= 2 && arg[0] == '-' &&
+                                                arg.find_first_not_of('v', 1) == std::string::npos);
+    if (!verbose) args.push_back(arg);
+  }
+  try {
+    po::parsed_options parsed =
+        po::command_line_parser(args).options(desc).allow_unregistered().run();
+    for (const po::option& option : parsed.options) {
+      if (option.unregistered || option.string_key.empty()) continue;
+      auto& values = given[option.string_key];
+      values.insert(values.end(), option.value.begin(), option.value.end());
+    }
+  } catch (const po::error&) {
+    given.clear();
+  }
+  return given;
 }
 
 Status ScopeFromOptions(const Options& options, const std::string& slurm_job_id,

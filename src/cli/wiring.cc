@@ -13,8 +13,10 @@ namespace fleetreap {
 FleetPlanRequest FleetPlanRequestFor(const Options& options) {
   FleetPlanRequest request;
   request.local = options.local;
-  request.hosts_file = options.hosts_file;
+  request.hosts = options.hosts;
   request.limit = options.limit;
+  request.nodes = options.nodes;
+  request.exclude = options.exclude;
   request.playbook = options.playbook;
   request.become = options.become;
   request.command_timeout = options.command_timeout;

@@ -86,14 +86,24 @@ Status ReadFile(const std::string& path, std::string* text) {
 }
 
 // Reads every file found for one group or host, later files over earlier ones.
+// A vault file is skipped: fleetreap cannot decrypt it, and "vaults" keeps
+// its path for the hosts that would need a variable from it.
 Status LoadEntity(const fs::path& dir, const std::set<std::string>& present,
                   const std::string& name, const std::string& scope, Variables* into,
-                  RawInventory* raw, std::vector<std::string>* warnings) {
+                  std::vector<std::string>* vaults, RawInventory* raw,
+                  std::vector<std::string>* warnings) {
   if (name.empty() || name[0] == '/') return Status::Ok();
   for (const std::string& file : FindVarsFiles(dir, present, name)) {
     std::string text;
     Status s = ReadFile(file, &text);
     if (!s.ok()) return s;
+    if (text.rfind("$ANSIBLE_VAULT", 0) == 0) {
+      raw->notes.push_back(file +
+                           ": an Ansible Vault file, skipped (fleetreap cannot decrypt "
+                           "it and needs it only for a setting it cannot find elsewhere)");
+      vaults->push_back(file);
+      continue;
+    }
     Variables vars;
     s = ParseYamlVariables(text, file, scope, &vars, warnings, &raw->notes);
     if (!s.ok()) return s;
@@ -120,25 +130,29 @@ bool ListVarsDir(const std::string& base, const char* subdir, fs::path* dir,
 
 }  // namespace
 
-Status LoadGroupAndHostVars(RawInventory* raw, std::vector<std::string>* warnings) {
-  const std::string base = DirectoryOf(raw->path);
+Status LoadGroupAndHostVars(const std::string& base, RawInventory* raw,
+                            std::vector<std::string>* warnings) {
   fs::path dir;
   std::set<std::string> present;
   if (ListVarsDir(base, "group_vars", &dir, &present, warnings)) {
     for (size_t id = 0; id < raw->groups.size(); ++id) {
       const std::string& name = raw->group_names[id];
-      Status s = LoadEntity(dir, present, name, "group \"" + name + "\"",
-                            &raw->groups[id].file_vars, raw, warnings);
+      Variables vars;
+      Status s = LoadEntity(dir, present, name, "group \"" + name + "\"", &vars,
+                            &raw->group_vaults[name], raw, warnings);
       if (!s.ok()) return s;
+      for (auto& [key, value] : vars) raw->groups[id].file_vars[key] = std::move(value);
     }
   }
   present.clear();
   if (ListVarsDir(base, "host_vars", &dir, &present, warnings)) {
     for (size_t id = 0; id < raw->hosts.size(); ++id) {
       const std::string& name = raw->host_names[id];
-      Status s = LoadEntity(dir, present, name, "host \"" + name + "\"", &raw->hosts[id].file_vars,
-                            raw, warnings);
+      Variables vars;
+      Status s = LoadEntity(dir, present, name, "host \"" + name + "\"", &vars,
+                            &raw->host_vaults[name], raw, warnings);
       if (!s.ok()) return s;
+      for (auto& [key, value] : vars) raw->hosts[id].file_vars[key] = std::move(value);
     }
   }
   return Status::Ok();

@@ -130,10 +130,8 @@ const std::regex& GroupNamePattern() {
 
 class IniLoader {
  public:
-  IniLoader(const std::string& path, std::vector<std::string>* warnings)
-      : path_(path), warnings_(warnings) {
-    raw_.path = path;
-  }
+  IniLoader(const std::string& path, RawInventory* raw, std::vector<std::string>* warnings)
+      : path_(path), warnings_(warnings), raw_(*raw) {}
 
   Status Parse(const std::string& text);
   RawInventory* raw() { return &raw_; }
@@ -159,7 +157,7 @@ class IniLoader {
 
   std::string path_;
   std::vector<std::string>* warnings_;
-  RawInventory raw_;
+  RawInventory& raw_;
   size_t line_ = 0;
   std::vector<std::string> pending_order_;
   std::map<std::string, Pending> pending_;
@@ -192,6 +190,10 @@ Status IniLoader::SetVariable(const std::string& scope, const std::string& name,
   if (!note.empty() && noted_.insert(name).second) warnings_->push_back(value.where + ": " + note);
   note = inventory_internal::IgnoredPlainVariableNote(name);
   if (!note.empty() && noted_.insert(name).second) raw_.notes.push_back(value.where + ": " + note);
+  note = inventory_internal::AnsibleNameTypo(name);
+  if (!note.empty() && noted_.insert(name).second) {
+    warnings_->push_back(value.where + ": " + scope + ": " + note);
+  }
   (*vars)[name] = std::move(value);
   return Status::Ok();
 }
@@ -330,16 +332,20 @@ Status IniLoader::Parse(const std::string& text) {
 
 }  // namespace
 
+namespace inventory_internal {
+
+Status ParseIniInto(const std::string& text, const std::string& path, RawInventory* raw,
+                    std::vector<std::string>* warnings) {
+  IniLoader loader(path, raw, warnings);
+  return loader.Parse(text);
+}
+
+}  // namespace inventory_internal
+
 Status ParseIniInventory(const std::string& text, const std::string& path, Inventory* inventory,
                          std::vector<std::string>* warnings, std::vector<std::string>* notes) {
-  inventory->set_path(path);
-  IniLoader loader(path, warnings);
-  Status s = loader.Parse(text);
-  if (!s.ok()) return s;
-  s = inventory_internal::LoadGroupAndHostVars(loader.raw(), warnings);
-  if (!s.ok()) return s;
-  if (notes) notes->insert(notes->end(), loader.raw()->notes.begin(), loader.raw()->notes.end());
-  return inventory_internal::ResolveInventory(loader.raw(), inventory, warnings);
+  return inventory_internal::ParseSingleSource(text, path, /*yaml=*/false, inventory, warnings,
+                                               notes);
 }
 
 }  // namespace fleetreap

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -23,7 +24,12 @@ struct Variable {
   std::string text;                // the scalar, or flow YAML for lists and maps
   std::vector<std::string> items;  // a list's scalar items
   std::string where;               // "FILE:LINE:COL" of the value
+  bool vault = false;              // an inline "!vault |" value: encrypted
 };
+
+/// Asks an inventory script for one host's variables (`SCRIPT --host NAME`):
+/// fills "*text" with what it printed.
+using ScriptHostVars = std::function<Status(const std::string& host, std::string* text)>;
 
 /// Variables of one scope (a group or a host), by name.
 using Variables = std::map<std::string, Variable>;
@@ -47,10 +53,12 @@ struct RawHost {
   Variables file_vars;      // from host_vars/ beside it
   std::vector<int> groups;  // direct groups, by id
   std::string source;       // "FILE:LINE"
+  std::string base_dir;     // relative key files and playbooks are relative to it
 };
 
 struct RawInventory {
-  std::string path;
+  std::string path;                      // every source, ", " between them, for messages
+  std::string base_dir;                  // the directory of the source being read
   std::vector<std::string> group_names;  // by id
   std::vector<RawGroup> groups;          // by id
   std::unordered_map<std::string, int> group_ids;
@@ -58,6 +66,9 @@ struct RawInventory {
   std::vector<RawHost> hosts;           // by id
   std::unordered_map<std::string, size_t> host_ids;
   std::vector<std::string> notes;  // for -v: variables fleetreap ignores
+  // Vault files skipped in group_vars/ and host_vars/, by group or host
+  // name: a host that needs a variable they may hold is refused naming them.
+  std::map<std::string, std::vector<std::string>> group_vaults, host_vaults;
 
   /// The id of group "name", adding it (first seen at "where") when new; warns
   /// when the name has characters that --limit patterns cannot select. The
@@ -66,9 +77,9 @@ struct RawInventory {
               std::vector<std::string>* warnings);
 
   /// Ansible's add_host: the id of host "name", added (first seen at
-  /// "source") when new, then put directly in group "group" (-1: none). The
-  /// port of a host key counts only where the host is new, as in Ansible:
-  /// "port" (-1: none) becomes its ansible_port then, at "port_where".
+  /// "source", with base_dir as it is now) when new, then put directly in group "group" (-1: none).
+  /// The port of a host key counts only where the host is new, as in Ansible: "port" (-1: none)
+  /// becomes its ansible_port then, at "port_where".
   size_t AddHost(const std::string& name, const std::string& source, int group, int port,
                  const std::string& port_where);
 
@@ -80,12 +91,51 @@ struct RawInventory {
 /// "{#"), the problem to refuse the host with; "" otherwise.
 std::string JinjaProblem(const std::string& scope, const std::string& name, const Variable& value);
 
-/// Reads the group_vars/ and host_vars/ beside the inventory at raw->path
-/// into the groups' and hosts' file_vars, as Ansible's host_group_vars
-/// plugin finds them: GROUP, GROUP.yml, GROUP.yaml or GROUP.json (the first
-/// that exists), or every file in a directory GROUP/ (sorted, recursively,
-/// hidden and "~" files skipped). Errors name the file.
-Status LoadGroupAndHostVars(RawInventory* raw, std::vector<std::string>* warnings);
+/// Reads the group_vars/ and host_vars/ in directory "base" ("" is the
+/// current one) into the groups' and hosts' file_vars, over what earlier
+/// directories gave, as Ansible's host_group_vars plugin finds them: GROUP,
+/// GROUP.yml, GROUP.yaml or GROUP.json (the first that exists), or every file
+/// in a directory GROUP/ (sorted, recursively, hidden and "~" files
+/// skipped). A vault file is skipped (-v notes it) and recorded in
+/// group_vaults / host_vaults. Errors name the file.
+Status LoadGroupAndHostVars(const std::string& base, RawInventory* raw,
+                            std::vector<std::string>* warnings);
+
+/// The loaders proper: each parses one source's "text" (read from "path")
+/// into "raw", which may already hold earlier sources (Ansible's
+/// InventoryData, shared by every -i). Errors as ParseYamlInventory's.
+Status ParseYamlInto(const std::string& text, const std::string& path, RawInventory* raw,
+                     std::vector<std::string>* warnings);
+Status ParseIniInto(const std::string& text, const std::string& path, RawInventory* raw,
+                    std::vector<std::string>* warnings);
+
+/// ParseYamlInventory and ParseIniInventory: one source's text parsed
+/// alone, its group_vars/ and host_vars/ read, resolved into "inventory".
+Status ParseSingleSource(const std::string& text, const std::string& path, bool yaml,
+                         Inventory* inventory, std::vector<std::string>* warnings,
+                         std::vector<std::string>* notes);
+
+/// What an inventory script prints for --list (and ansible-inventory --list):
+/// read as ansible-core's script plugin reads it, into "raw". "host_vars" is
+/// asked for each host's variables (`SCRIPT --host NAME`) when the output has
+/// no _meta.hostvars; null refuses such output. Errors name "path".
+Status ParseScriptOutputInto(const std::string& text, const std::string& path,
+                             const ScriptHostVars* host_vars, RawInventory* raw,
+                             std::vector<std::string>* warnings);
+
+/// Whether YAML "text" is an inventory plugin's configuration: a mapping
+/// with a "plugin" key, whose value goes to "*plugin".
+bool YamlPluginName(const std::string& text, std::string* plugin);
+
+/// Whether "text" is what ansible-inventory --list prints (JSON, or YAML):
+/// a mapping with a "_meta" entry holding "hostvars". Ansible's own yaml
+/// plugin cannot read it; fleetreap reads it as a script's output.
+bool IsInventoryListOutput(const std::string& text);
+
+/// A comma-separated host list ("gpu01,gpu02:2222,"), as the host_list
+/// plugin reads it: each name once, in "ungrouped".
+Status ParseHostListInto(const std::string& list, RawInventory* raw,
+                         std::vector<std::string>* warnings);
 
 /// Reads the variables of YAML or JSON "text" (a mapping, or empty) from
 /// "path" into "vars"; later duplicate keys win, as in Ansible. "scope"
@@ -124,6 +174,11 @@ bool IsSettingVariable(const std::string& name);
 /// template sets host->problem instead.
 void ApplyVariables(const std::map<std::string, const Variable*>& vars, const std::string& base_dir,
                     Host* host);
+
+/// For an ansible_* name that Ansible does not know but that is one or two
+/// edits from one it does (ansible_hots), "did you mean ansible_host?";
+/// "" otherwise.
+std::string AnsibleNameTypo(const std::string& name);
 
 /// For a plain variable that older fleetreap read as a connection setting
 /// (host, port, user, identity_file, become), the note that it is ignored;

@@ -43,6 +43,7 @@ size_t RawInventory::AddHost(const std::string& name, const std::string& source,
     host_names.push_back(name);
     hosts.emplace_back();
     hosts.back().source = source;
+    hosts.back().base_dir = base_dir;
     if (port >= 0) {
       hosts.back().vars["ansible_port"] = {
           Variable::Kind::kScalar, std::to_string(port), {}, port_where};
@@ -82,6 +83,7 @@ class Resolver {
            std::tie(raw_.groups[b].depth, raw_.groups[b].priority, raw_.group_names[b]);
   }
   void ReconcileUngrouped();
+  std::string VaultHint(const std::vector<int>& groups, const std::string& host) const;
   void Merge(const Variables& from, int group, const std::string& host,
              std::map<std::string, const Variable*>* into, std::map<std::string, int>* setter);
 
@@ -210,6 +212,24 @@ void Resolver::Merge(const Variables& from, int group, const std::string& host,
   }
 }
 
+// A host refused for a setting it cannot use as written (a Jinja template)
+// may have the value in a vault file fleetreap skipped: name those files.
+std::string Resolver::VaultHint(const std::vector<int>& groups, const std::string& host) const {
+  std::vector<std::string> files;
+  auto add = [&files](const std::map<std::string, std::vector<std::string>>& vaults,
+                      const std::string& name) {
+    auto it = vaults.find(name);
+    if (it != vaults.end()) files.insert(files.end(), it->second.begin(), it->second.end());
+  };
+  for (int g : groups) add(raw_.group_vaults, raw_.group_names[g]);
+  add(raw_.host_vaults, host);
+  if (files.empty()) return "";
+  std::string hint = "; its variables may be in the Ansible Vault file";
+  hint += files.size() > 1 ? "s " : " ";
+  for (size_t i = 0; i < files.size(); ++i) hint += (i ? ", " : "") + files[i];
+  return hint + ", which fleetreap cannot decrypt";
+}
+
 Status Resolver::Build(Inventory* inventory) {
   if (raw_.hosts.empty()) {
     return Status::Error(ErrorKind::kInvalidInput, raw_.path + ": no hosts in the inventory");
@@ -223,7 +243,6 @@ Status Resolver::Build(Inventory* inventory) {
     links.hosts = raw_.groups[id].hosts;
     inventory->SetGroupLinks(raw_.group_names[id], std::move(links));
   }
-  const std::string base_dir = inventory_internal::DirectoryOf(raw_.path);
   // Hosts with the same direct groups share everything but their own
   // variables: resolve each combination of groups once. Ansible's order:
   // inventory group vars (all first), group_vars/all, group_vars/GROUP,
@@ -233,12 +252,13 @@ Status Resolver::Build(Inventory* inventory) {
     std::map<std::string, const Variable*> vars;
     Host host;
   };
-  std::map<std::vector<int>, Resolved> by_groups;
+  std::map<std::pair<std::string, std::vector<int>>, Resolved> by_groups;
   for (size_t h = 0; h < raw_.hosts.size(); ++h) {
     RawHost& raw = raw_.hosts[h];
+    const std::string& base_dir = raw.base_dir;
     std::vector<int> key = raw.groups;
     std::sort(key.begin(), key.end());
-    auto [it, inserted] = by_groups.try_emplace(std::move(key));
+    auto [it, inserted] = by_groups.try_emplace({base_dir, std::move(key)});
     Resolved& resolved = it->second;
     if (inserted) {
       resolved.groups.push_back(all);
@@ -275,6 +295,7 @@ Status Resolver::Build(Inventory* inventory) {
     if (host.address.empty()) host.address = host.name;
     if (!host.problem.empty()) {
       host.problem.insert(host.problem.find(": ") + 2, "host \"" + host.name + "\": ");
+      host.problem += VaultHint(resolved.groups, host.name);
     }
     host.source = raw.source;
     size_t index = inventory->AddHost(std::move(host));

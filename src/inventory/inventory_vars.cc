@@ -114,7 +114,7 @@ std::string ResolvePath(const std::string& path, const std::string& base_dir) {
 Status CheckVariable(const std::string& scope, const std::string& name, const Variable& value) {
   bool known = false;
   Type type = TypeOf(name, &known);
-  if (!known) return Status::Ok();
+  if (!known || value.vault) return Status::Ok();  // a vault value is refused where it is used
   auto fail = [&](const std::string& problem) {
     return Status::Error(ErrorKind::kInvalidInput, value.where + ": " + scope + ": " + problem);
   };
@@ -228,7 +228,10 @@ void ApplyVariables(const std::map<std::string, const Variable*>& vars, const st
   auto use = [&](std::initializer_list<const char*> names) -> const Variable* {
     const Variable* v = Find(vars, names, &name);
     if (v == nullptr) return nullptr;
-    std::string problem = JinjaProblem("", name, *v);
+    std::string problem = v->vault ? v->where + ": " + name +
+                                         " is encrypted with Ansible Vault (!vault), which "
+                                         "fleetreap cannot decrypt (write the value itself)"
+                                   : JinjaProblem("", name, *v);
     if (problem.empty()) return v;
     if (host->problem.empty()) host->problem = problem;
     return nullptr;

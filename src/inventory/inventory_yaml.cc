@@ -14,6 +14,7 @@
 #include "fleetreap/inventory/ansible_address.h"
 #include "fleetreap/inventory/inventory.h"
 #include "inventory_internal.h"
+#include "inventory_yaml_loader.h"
 
 namespace fleetreap {
 namespace inventory_internal {
@@ -28,17 +29,13 @@ YamlShape ProbeYaml(const std::string& text) {
 
 }  // namespace inventory_internal
 
+namespace inventory_internal {
 namespace {
-
-using inventory_internal::RawHost;
-using inventory_internal::RawInventory;
-using inventory_internal::Variable;
-using inventory_internal::Variables;
 
 constexpr int kMaxNesting = 64;
 
-// A mapping's entries as Ansible's YAML loader keeps them: a key given twice
-// stays where it first appeared and takes its last value.
+}  // namespace
+
 std::vector<std::pair<YAML::Node, YAML::Node>> Entries(const YAML::Node& map) {
   std::vector<std::pair<YAML::Node, YAML::Node>> entries;
   std::unordered_map<std::string, size_t> seen;
@@ -63,43 +60,6 @@ const char* KindName(const YAML::Node& node) {
     default: return "nothing";
   }
 }
-
-class YamlLoader {
- public:
-  YamlLoader(const std::string& path, std::vector<std::string>* warnings)
-      : path_(path), warnings_(warnings) {
-    raw_.path = path;
-  }
-
-  Status Load(const YAML::Node& root);
-  Status LoadVariables(const std::string& scope, const YAML::Node& node, Variables* vars) {
-    return LoadVars(scope, node, vars);
-  }
-  RawInventory* raw() { return &raw_; }
-
- private:
-  std::string Where(const YAML::Node& node) const {
-    YAML::Mark m = node.Mark();
-    if (m.is_null()) return path_;
-    return path_ + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
-  }
-  Status Error(const YAML::Node& at, const std::string& problem) const {
-    return Status::Error(ErrorKind::kInvalidInput, Where(at) + ": " + problem);
-  }
-  int GroupId(const std::string& name, const std::string& where) {
-    return raw_.GroupId(name, where, warnings_);
-  }
-  Status LoadGroup(int id, const YAML::Node& body, int nesting);
-  Status LoadHosts(int group, const YAML::Node& node);
-  Status LoadHost(int group, const YAML::Node& key, const YAML::Node& value);
-  Status LoadVars(const std::string& scope, const YAML::Node& node, Variables* vars,
-                  int group = -1);
-
-  std::string path_;
-  std::vector<std::string>* warnings_;
-  RawInventory raw_;
-  std::set<std::string> noted_;  // unused Ansible variables already warned about
-};
 
 Status YamlLoader::Load(const YAML::Node& root) {
   GroupId("all", path_);
@@ -203,21 +163,26 @@ Status YamlLoader::LoadVars(const std::string& scope, const YAML::Node& node, Va
     const std::string& name = kv.first.Scalar();
     if (group >= 0 && name == "ansible_group_priority") {
       int64_t priority = 0;
-      if (!v.IsScalar() || !inventory_internal::ParseGroupPriority(var.text, &priority)) {
+      if (!v.IsScalar() || !ParseGroupPriority(var.text, &priority)) {
         return Error(v,
                      scope + ": ansible_group_priority must be a number, got \"" + var.text + "\"");
       }
       raw_.groups[group].priority = static_cast<int>(priority);
       continue;
     }
-    Status s = inventory_internal::CheckVariable(scope, name, var);
+    var.vault = v.Tag() == "!vault";
+    Status s = CheckVariable(scope, name, var);
     if (!s.ok()) return s;
-    std::string note = inventory_internal::UnusedVariableNote(name, var);
+    std::string note = UnusedVariableNote(name, var);
     if (!note.empty() && noted_.insert(name).second) {
       warnings_->push_back(var.where + ": " + note);
     }
-    note = inventory_internal::IgnoredPlainVariableNote(name);
+    note = IgnoredPlainVariableNote(name);
     if (!note.empty() && noted_.insert(name).second) raw_.notes.push_back(var.where + ": " + note);
+    note = AnsibleNameTypo(name);
+    if (!note.empty() && noted_.insert(name).second) {
+      warnings_->push_back(var.where + ": " + scope + ": " + note);
+    }
     (*vars)[name] = std::move(var);
   }
   return Status::Ok();
@@ -261,18 +226,17 @@ Status YamlLoader::LoadHost(int group, const YAML::Node& key, const YAML::Node& 
     YAML::Mark m = key.Mark();
     port_where = path_ + ":" + std::to_string(m.line + 1) + ":" +
                  std::to_string(m.column + key.Scalar().rfind(':') + 2);
-    s = inventory_internal::CheckVariable(
-        scope, "ansible_port", {Variable::Kind::kScalar, std::to_string(port), {}, port_where});
+    s = CheckVariable(scope, "ansible_port",
+                      {Variable::Kind::kScalar, std::to_string(port), {}, port_where});
     if (!s.ok()) return s;
   }
   for (const std::string& name : names) {
-    std::string problem = inventory_internal::CheckHostName(name);
+    std::string problem = CheckHostName(name);
     if (!problem.empty()) return Error(key, problem);
     RawHost& host = raw_.hosts[raw_.AddHost(name, source, group, port, port_where)];
     for (const auto& [var, v] : vars) {
       auto old = host.vars.find(var);
-      if (old != host.vars.end() && old->second.text != v.text &&
-          inventory_internal::IsSettingVariable(var)) {
+      if (old != host.vars.end() && old->second.text != v.text && IsSettingVariable(var)) {
         warnings_->push_back(v.where + ": host \"" + name + "\": " + var + " \"" + v.text +
                              "\" overrides \"" + old->second.text + "\" set at " +
                              old->second.where);
@@ -282,6 +246,10 @@ Status YamlLoader::LoadHost(int group, const YAML::Node& key, const YAML::Node& 
   }
   return Status::Ok();
 }
+
+}  // namespace inventory_internal
+
+namespace {
 
 // Inside { } YAML reads "[" as the start of a list, so an unquoted host range
 // there is a syntax error far from obvious: say so when the failing line or
@@ -316,10 +284,11 @@ Status SyntaxError(const std::string& path, const std::string& text, const YAML:
 
 }  // namespace
 
-Status ParseYamlInventory(const std::string& text, const std::string& path, Inventory* inventory,
-                          std::vector<std::string>* warnings, std::vector<std::string>* notes) {
-  inventory->set_path(path);
-  YamlLoader loader(path, warnings);
+namespace inventory_internal {
+
+Status ParseYamlInto(const std::string& text, const std::string& path, RawInventory* raw,
+                     std::vector<std::string>* warnings) {
+  YamlLoader loader(path, raw, warnings);
   try {
     YAML::Node root = YAML::Load(text);
     if (!root.IsMap()) {
@@ -327,15 +296,18 @@ Status ParseYamlInventory(const std::string& text, const std::string& path, Inve
           ErrorKind::kInvalidInput,
           path + ":1:1: expected a mapping of groups (\"all:\"), got " + KindName(root));
     }
-    Status s = loader.Load(root);
-    if (!s.ok()) return s;
+    return loader.Load(root);
   } catch (const YAML::Exception& e) {
     return SyntaxError(path, text, e);
   }
-  Status s = inventory_internal::LoadGroupAndHostVars(loader.raw(), warnings);
-  if (!s.ok()) return s;
-  if (notes) notes->insert(notes->end(), loader.raw()->notes.begin(), loader.raw()->notes.end());
-  return inventory_internal::ResolveInventory(loader.raw(), inventory, warnings);
+}
+
+}  // namespace inventory_internal
+
+Status ParseYamlInventory(const std::string& text, const std::string& path, Inventory* inventory,
+                          std::vector<std::string>* warnings, std::vector<std::string>* notes) {
+  return inventory_internal::ParseSingleSource(text, path, /*yaml=*/true, inventory, warnings,
+                                               notes);
 }
 
 namespace inventory_internal {
@@ -343,11 +315,8 @@ namespace inventory_internal {
 Status ParseYamlVariables(const std::string& text, const std::string& path,
                           const std::string& scope, Variables* vars,
                           std::vector<std::string>* warnings, std::vector<std::string>* notes) {
-  if (text.rfind("$ANSIBLE_VAULT", 0) == 0) {
-    return Status::Error(ErrorKind::kInvalidInput,
-                         path + ": an Ansible Vault file, which fleetreap cannot decrypt");
-  }
-  YamlLoader loader(path, warnings);
+  RawInventory scratch;
+  YamlLoader loader(path, &scratch, warnings);
   try {
     YAML::Node root = YAML::Load(text);
     if (root.IsNull()) return Status::Ok();

@@ -2,13 +2,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <set>
 
 #include "fleetreap/inventory/host_selection.h"
 #include "fleetreap/inventory/inventory.h"
+#include "fleetreap/inventory/node_set.h"
 #include "fleetreap/inventory/slurm_hosts.h"
+#include "fleetreap/runner/inventory_program_runner.h"
 #include "fleetreap/transport/local_transport.h"
 
 namespace fleetreap {
@@ -46,6 +50,73 @@ class PlaybookCache {
   std::map<std::string, std::shared_ptr<const Playbook>> loaded_;
 };
 
+// A Slurm partition stands alone; everything else is inventory sources.
+Status LoadHosts(const FleetPlanRequest& request, Inventory* inventory, FleetPlanSet* set) {
+  for (const std::string& source : request.hosts) {
+    if (!IsSlurmHostsSpec(source)) continue;
+    if (request.hosts.size() > 1) {
+      return Status::Error(ErrorKind::kUsage, "--hosts " + source +
+                                                  ": a Slurm partition cannot be combined with "
+                                                  "other --hosts sources");
+    }
+    LocalTransport sinfo_runner;
+    return LoadSlurmHosts(source, &sinfo_runner, request.command_timeout, inventory);
+  }
+  InventoryProgramRunner programs(request.command_timeout);
+  return LoadInventorySources(request.hosts, &programs, inventory, &set->warnings, &set->notes);
+}
+
+// --hosts with --limit, then --nodes (hosts not already selected), then
+// --exclude.
+Status SelectedHosts(const FleetPlanRequest& request, FleetPlanSet* set, std::vector<Host>* hosts) {
+  if (!request.hosts.empty()) {
+    Inventory inventory;
+    Status status = LoadHosts(request, &inventory, set);
+    if (!status.ok()) return status;
+    std::string note;  // an empty @FILE: no hosts, and not an error
+    status = SelectHosts(inventory, request.limit, hosts, &note);
+    if (!status.ok()) return status;
+    if (!note.empty()) set->warnings.push_back(note);
+  } else if (!request.limit.empty()) {
+    return Status::Error(ErrorKind::kUsage,
+                         "--limit selects from --hosts; --nodes names its hosts itself");
+  }
+  if (!request.nodes.empty()) {
+    std::vector<std::string> names;
+    Status status = ExpandNodeSet("--nodes", request.nodes, &names);
+    if (!status.ok()) return status;
+    if (names.empty()) {
+      return Status::Error(ErrorKind::kUsage, "--nodes \"" + request.nodes + "\" names no node");
+    }
+    std::set<std::string> present;
+    for (const Host& host : *hosts) present.insert(host.name);
+    for (const std::string& name : names) {
+      if (!present.insert(name).second) continue;
+      Host host;
+      host.name = name;
+      host.address = name;
+      host.groups = {"ungrouped"};
+      host.source = "--nodes";
+      hosts->push_back(std::move(host));
+    }
+  }
+  if (!request.exclude.empty()) {
+    std::vector<std::string> names;
+    Status status = ExpandNodeSet("--exclude", request.exclude, &names);
+    if (!status.ok()) return status;
+    const std::set<std::string> excluded(names.begin(), names.end());
+    const bool had_hosts = !hosts->empty();
+    hosts->erase(std::remove_if(hosts->begin(), hosts->end(),
+                                [&](const Host& h) { return excluded.count(h.name) > 0; }),
+                 hosts->end());
+    if (had_hosts && hosts->empty()) {
+      return Status::Error(ErrorKind::kUsage,
+                           "--exclude \"" + request.exclude + "\" leaves no host selected");
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status BuildFleetPlans(const FleetPlanRequest& request, FleetPlanSet* set) {
@@ -53,17 +124,8 @@ Status BuildFleetPlans(const FleetPlanRequest& request, FleetPlanSet* set) {
   if (request.local) {
     hosts.push_back(LocalHost());
   } else {
-    Inventory inventory;
-    LocalTransport sinfo_runner;
-    Status status =
-        IsSlurmHostsSpec(request.hosts_file)
-            ? LoadSlurmHosts(request.hosts_file, &sinfo_runner, request.command_timeout, &inventory)
-            : LoadInventory(request.hosts_file, &inventory, &set->warnings, &set->notes);
+    Status status = SelectedHosts(request, set, &hosts);
     if (!status.ok()) return status;
-    std::string note;  // an empty @FILE: no hosts, and not an error
-    status = SelectHosts(inventory, request.limit, &hosts, &note);
-    if (!status.ok()) return status;
-    if (!note.empty()) set->warnings.push_back(note);
   }
 
   PlaybookCache cache;

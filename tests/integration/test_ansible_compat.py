@@ -47,9 +47,10 @@ from ansible.vars.manager import VariableManager
 from ansible.plugins.loader import connection_loader
 from ansible.playbook.play_context import PlayContext
 
-path, patterns = sys.argv[1], json.loads(sys.argv[2])
+from ansible import constants as C
+sources, patterns = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 loader = DataLoader()
-inventory = InventoryManager(loader=loader, sources=[path])
+inventory = InventoryManager(loader=loader, sources=sources or C.DEFAULT_HOST_LIST)
 out = {"parse_warnings": list(warnings), "hosts": list(inventory.hosts),
        "groups": list(inventory.groups), "settings": {}, "patterns": {}}
 variables = VariableManager(loader=loader, inventory=inventory)
@@ -137,11 +138,15 @@ class Work:
         self.env = dict(os.environ, HOME=self.dir, ANSIBLE_LOCAL_TEMP=self.dir,
                         ANSIBLE_NOCOLOR="1", ANSIBLE_CONFIG=os.path.join(self.dir, "none.cfg"))
 
-    def oracle(self, path, patterns):
-        p = subprocess.run(["/usr/bin/python3", "-c", ORACLE, path, json.dumps(patterns)],
-                           cwd=self.dir, env=self.env, capture_output=True, text=True, timeout=300)
+    def oracle(self, path, patterns, sources=None, cwd=None, env=None):
+        """Ansible's view of "path" (or of the list "sources"; [] means
+        Ansible's configured inventory)."""
+        sources = [path] if sources is None else sources
+        p = subprocess.run(["/usr/bin/python3", "-c", ORACLE, json.dumps(sources),
+                            json.dumps(patterns)], cwd=cwd or self.dir, env=env or self.env,
+                           capture_output=True, text=True, timeout=300)
         if p.returncode != 0:
-            raise AssertionError("ansible oracle failed on %s:\n%s" % (path, p.stderr[-3000:]))
+            raise AssertionError("ansible oracle failed on %s:\n%s" % (sources, p.stderr[-3000:]))
         return json.loads(p.stdout)
 
     def inventory_list(self, path):
@@ -150,12 +155,15 @@ class Work:
                            env=self.env, capture_output=True, text=True, timeout=300)
         return json.loads(p.stdout) if p.returncode == 0 else None
 
-    def fleetreap(self, path, limit):
-        args = [BIN, "--hosts", path, "--list-hosts", "--json", "-"]
+    def fleetreap(self, path, limit, sources=None, cwd=None, env=None):
+        sources = [path] if sources is None else sources
+        args = [BIN, "--list-hosts", "--json", "-"]
+        for source in sources:
+            args += ["--hosts", source]
         if limit is not None:
             args += ["--limit", limit]
-        p = subprocess.run(args, cwd=self.dir, env=self.env, capture_output=True, text=True,
-                           timeout=60)
+        p = subprocess.run(args, cwd=cwd or self.dir, env=env or self.env, capture_output=True,
+                           text=True, timeout=120)
         if p.returncode == 0:
             return {"hosts": json.loads(p.stdout), "error": None, "rc": 0}
         err = [l for l in p.stderr.splitlines() if "warning:" not in l]

@@ -12,5 +12,6 @@ constexpr int kExitUnreachable = 2;  // bit: a host unreachable, failed or not s
 constexpr int kExitUsage = 64;       // EX_USAGE
 constexpr int kExitDataErr = 65;     // EX_DATAERR: inventory or playbook
 constexpr int kExitSoftware = 70;    // EX_SOFTWARE: internal error
+constexpr int kExitConfig = 78;      // EX_CONFIG: a config file or FLEETREAP_* default
 
 }  // namespace fleetreap

@@ -4,7 +4,9 @@
 // thread-compatible.
 #pragma once
 
+#include <map>
 #include <string>
+#include <vector>
 
 #include "fleetreap/base/exit_code.h"
 #include "fleetreap/base/status.h"
@@ -13,7 +15,7 @@
 
 namespace fleetreap {
 
-enum class CliAction { kRun, kMerge, kHelp, kVersion, kUsageError };
+enum class CliAction { kRun, kMerge, kHelp, kVersion, kShowConfig, kUsageError };
 
 struct CliResult {
   CliAction action = CliAction::kRun;
@@ -25,6 +27,11 @@ struct CliResult {
 /// flags, and an --identity file that cannot be read, come back as
 /// kUsageError with a one-line message.
 CliResult ParseCommandLine(int argc, const char* const* argv);
+
+/// The flags "argv" gives, by long name ("forks", "hosts"), with their values
+/// in order (none for a switch); -v is not counted. Empty when argv does not
+/// parse (ParseCommandLine says why).
+std::map<std::string, std::vector<std::string>> GivenFlags(int argc, const char* const* argv);
 
 /// The full --help text: the flags grouped, laid out for 80 columns, then
 /// the exit status, examples and a pointer to the man page.

@@ -13,10 +13,13 @@ namespace fleetreap {
 
 struct Options {
   // selection
-  std::string hosts_file;   // --hosts
-  std::string limit;        // --limit
-  bool list_hosts = false;  // --list-hosts
-  bool local = false;       // --local: this machine, no SSH
+  std::vector<std::string> hosts;  // --hosts / -i, repeatable: sources in order
+  std::string limit;               // --limit
+  bool list_hosts = false;         // --list-hosts
+  bool local = false;              // --local: this machine, no SSH
+  std::string nodes;               // --nodes NODESET: hosts in no inventory
+  std::string exclude;             // --exclude NODESET: left out of the selection
+  bool show_config = false;        // --show-config
 
   // connection
   int forks = 64;

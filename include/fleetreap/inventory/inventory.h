@@ -24,6 +24,7 @@
 
 #include "fleetreap/base/status.h"
 #include "fleetreap/inventory/host.h"
+#include "fleetreap/inventory/inventory_program.h"
 
 namespace fleetreap {
 
@@ -96,6 +97,36 @@ class Inventory {
 /// is a Jinja template loads with Host::problem set (see SelectHosts).
 Status LoadInventory(const std::string& path, Inventory* inventory,
                      std::vector<std::string>* warnings, std::vector<std::string>* notes = nullptr);
+
+/// Loads every inventory source in "sources" (each -i, in order) into one
+/// inventory, as ansible-core's InventoryManager does: each source adds its
+/// groups, hosts and variables to those of the sources before it (a later
+/// value wins), then group_vars/ and host_vars/ are read beside each source
+/// in order (in it, for a directory), then everything is resolved. A source
+/// is, as Ansible decides:
+///  - a comma-separated host list ("gpu01,gpu02:2222,") when it has a comma
+///    and names no file: the hosts, in "ungrouped";
+///  - a directory: its entries sorted by name, each read as a source (a
+///    directory recursively), skipping hidden names, group_vars, host_vars,
+///    vars_plugins and Ansible's ignored extensions (INVENTORY_IGNORE_EXTS:
+///    .pyc .pyo .swp .bak ~ .rpm .md .txt .rst .orig .ini .cfg .retry);
+///  - an executable with "#!" (or an ELF binary): an inventory script, run
+///    through "program" with --list (and --host NAME per host where its
+///    output has no _meta.hostvars); if that fails and the file reads as
+///    YAML or INI it is taken as such, as Ansible does;
+///  - a *.yml / *.yaml file whose mapping has a "plugin" key: an inventory
+///    plugin's configuration, read through `ansible-inventory -i FILE
+///    --list` (Ansible itself then evaluates the plugin and Jinja), and
+///    refused with an install hint when ansible-inventory is not on PATH;
+///  - the JSON (or YAML) `ansible-inventory --list` prints (a "_meta"
+///    group with "hostvars"): read as a script's output;
+///  - else YAML or INI as LoadInventory reads one file.
+/// "program" may be null: scripts and plugin files are then refused.
+/// Same error contract as LoadInventory; inventory->path() is the sources
+/// joined with ", ".
+Status LoadInventorySources(const std::vector<std::string>& sources, InventoryProgram* program,
+                            Inventory* inventory, std::vector<std::string>* warnings,
+                            std::vector<std::string>* notes = nullptr);
 
 /// Parses YAML inventory "text" as if read from "path" (which names the file
 /// in messages, anchors relative paths and group_vars/). Same contract as

@@ -29,12 +29,16 @@ struct FleetPlan {
 /// What to plan: the hosts (an inventory with a --limit, or this machine)
 /// and what the command line overrides for each.
 struct FleetPlanRequest {
-  bool local = false;      // --local: this machine, no inventory
-  std::string hosts_file;  // --hosts: an inventory file or a Slurm spec
-  std::string limit;       // --limit
-  std::string playbook;    // --playbook; "" = each host's own, else the default
-  bool become = false;     // --become: every host becomes
-  /// Bounds sinfo when hosts_file is a Slurm spec.
+  bool local = false;  // --local: this machine, no inventory
+  /// --hosts / -i, in order: inventory sources (LoadInventorySources), or
+  /// one Slurm spec.
+  std::vector<std::string> hosts;
+  std::string limit;     // --limit: selects from "hosts"
+  std::string nodes;     // --nodes: ClusterShell node set of hosts in no inventory
+  std::string exclude;   // --exclude: node set left out of the selection
+  std::string playbook;  // --playbook; "" = each host's own, else the default
+  bool become = false;   // --become: every host becomes
+  /// Bounds sinfo for a Slurm spec, and each inventory script.
   std::chrono::milliseconds command_timeout{60000};
 };
 
