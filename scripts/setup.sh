@@ -14,7 +14,7 @@ packages=(
   ansible-core  # tests only: the oracle of tests/integration/test_ansible_compat.py
   clustershell  # tests only: nodeset -e, the oracle of --nodes (test_nodeset_compat.py)
   slurmctld slurmd slurm-client munge  # tests only: the real Slurm of the simulated fleet (never started as the machine's services)
-  rpm lintian zsh groff-base man-db cpio  # the .rpm (rpmbuild), and tests/package_test.py: lintian, man pages, zsh completion
+  rpm lintian zsh groff-base man-db cpio  # the .rpm (rpmbuild), and tests/checks/package_test.py: lintian, man pages, zsh completion
 )
 
 # Tests only: Debian's kubectl (kubernetes-client) for the client-side check

@@ -1,0 +1,59 @@
+#include "fleetreap/report/report_junit.h"
+
+#include <gtest/gtest.h>
+
+#include "support/report_fixture.h"
+
+namespace fleetreap {
+namespace {
+
+using testing_fixture::ExpectGolden;
+
+int Count(const std::string& text, const std::string& needle) {
+  int count = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+TEST(ReportJunitTest, MixedFleetGolden) {
+  ExpectGolden("report.xml", RenderJunit(testing_fixture::MixedFleet()));
+}
+
+TEST(ReportJunitTest, UnreachableFailedAndNotStartedAreFailures) {
+  RunReport run = testing_fixture::MixedFleet();
+  run.not_started = {"gpu17"};
+  std::string xml = RenderJunit(run);
+  EXPECT_EQ(Count(xml, "<testcase "), 17);
+  // gpu13 dirty, gpu14 and gpu16 unreachable, gpu15 failed, gpu17 not started.
+  EXPECT_EQ(Count(xml, "<failure "), 5);
+  EXPECT_NE(xml.find("tests=\"17\" failures=\"5\""), std::string::npos);
+  EXPECT_NE(xml.find("<failure type=\"connect_timeout\""), std::string::npos);
+  EXPECT_NE(xml.find("<failure type=\"sudo\""), std::string::npos);
+  EXPECT_NE(xml.find("<failure type=\"not_started\""), std::string::npos);
+}
+
+TEST(ReportJunitTest, DryRunDirtyIsNoFailure) {
+  std::string xml = RenderJunit(testing_fixture::DryRunFleet());
+  EXPECT_EQ(Count(xml, "<failure "), 1);  // only the unreachable host
+}
+
+TEST(ReportJunitTest, XmlEscape) {
+  struct Row {
+    const char* in;
+    const char* out;
+  };
+  const Row rows[] = {
+      {"plain", "plain"},
+      {"a<b>&\"c'", "a&lt;b&gt;&amp;&quot;c&apos;"},
+      {"tab\tnew\nline", "tab\tnew\nline"},
+      {"bell\x07"
+       "esc\x1b",
+       "bell?esc?"},
+  };
+  for (const Row& row : rows) EXPECT_EQ(XmlEscape(row.in), row.out) << row.in;
+}
+
+}  // namespace
+}  // namespace fleetreap

@@ -1,0 +1,29 @@
+#include "fleetreap/report/report_metrics.h"
+
+#include <gtest/gtest.h>
+
+#include "support/report_fixture.h"
+
+namespace fleetreap {
+namespace {
+
+TEST(ReportMetricsTest, MixedFleetGolden) {
+  testing_fixture::ExpectGolden("metrics.prom", RenderMetrics(testing_fixture::MixedFleet()));
+}
+
+TEST(ReportMetricsTest, LabelsAreEscapedAndValidUtf8) {
+  RunReport run = testing_fixture::MixedFleet();
+  run.hosts.resize(1);
+  run.hosts[0].name = "odd\"name\\\n\xFF";
+  const std::string text = RenderMetrics(run);
+  EXPECT_NE(text.find("fleetreap_host_outcome{host=\"odd\\\"name\\\\\\n\xEF\xBF\xBD\","
+                      "outcome=\"clean\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("fleetreap_run_timestamp_seconds 1796007845.123\n"), std::string::npos);
+  EXPECT_NE(text.find("fleetreap_run_ready 1\n"), std::string::npos);
+  EXPECT_NE(text.find("fleetreap_gpu_memory_used_bytes{host="), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fleetreap

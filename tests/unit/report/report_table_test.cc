@@ -1,0 +1,149 @@
+#include "fleetreap/report/report_table.h"
+
+#include <gtest/gtest.h>
+
+#include "fleetreap/base/text.h"
+#include "support/report_fixture.h"
+
+namespace fleetreap {
+namespace {
+
+using testing_fixture::ExpectGolden;
+
+TEST(ReportTableTest, MixedFleetGolden) {
+  ExpectGolden("table.txt", RenderTable(testing_fixture::MixedFleet(), TableStyle{}));
+}
+
+TEST(ReportTableTest, MixedFleetColourGolden) {
+  TableStyle style;
+  style.color = true;
+  ExpectGolden("table_color.txt", RenderTable(testing_fixture::MixedFleet(), style));
+}
+
+TEST(ReportTableTest, DryRunGolden) {
+  ExpectGolden("table_dry_run.txt", RenderTable(testing_fixture::DryRunFleet(), TableStyle{}));
+}
+
+TEST(ReportTableTest, NoEscapeCodesWithoutColour) {
+  std::string table = RenderTable(testing_fixture::MixedFleet(), TableStyle{});
+  EXPECT_EQ(table.find('\033'), std::string::npos);
+}
+
+TEST(ReportTableTest, Verdicts) {
+  RunReport all_clean = testing_fixture::MixedFleet();
+  all_clean.hosts.resize(12);
+  RunReport interrupted = all_clean;
+  interrupted.interrupted = true;
+  interrupted.not_started = {"gpu13", "gpu14"};
+  RunReport one = all_clean;
+  one.hosts.resize(1);
+  RunReport none;
+
+  struct Row {
+    RunReport report;
+    const char* verdict;
+  };
+  const Row rows[] = {
+      {all_clean, "READY: 12/12 hosts clean (2 cleaned) in 14.3 s (exit 0)"},
+      {one, "READY: 1/1 host clean in 14.3 s (exit 0)"},
+      {testing_fixture::MixedFleet(),
+       "NOT READY: 12/16 hosts clean (2 cleaned), 1 dirty, 1 failed, "
+       "2 unreachable in 14.3 s (exit 3)"},
+      {testing_fixture::DryRunFleet(),
+       "DRY RUN: 0/4 hosts clean, 2 would clean, 1 dirty, 1 unreachable "
+       "in 14.3 s, nothing changed (exit 2)"},
+      {interrupted, "INTERRUPTED: 12/14 hosts clean (2 cleaned), 2 not started in 14.3 s (exit 2)"},
+      {none, "READY: 0/0 hosts clean in 0.0 s (exit 0)"},
+  };
+  for (const Row& row : rows) {
+    EXPECT_EQ(RenderVerdict(row.report, TableStyle{}), row.verdict);
+  }
+  EXPECT_EQ(RenderTable(none, TableStyle{}), std::string(rows[5].verdict) + "\n");
+}
+
+TEST(ReportTableTest, NamesGpusByBusIdAndKeepsTheDriversWords) {
+  EXPECT_EQ(RenderTable(testing_fixture::DriverSignalsFleet(), TableStyle{}),
+            "gpu20       dirty  GPU 0000:B1:00.0 lost\n"
+            "    GPU 0000:B1:00.0 lost: Unable to determine the device handle for "
+            "GPU0000:B1:00.0: Unknown Error\\x1b[2J\n"
+            "gpu[21-22]  dirty  GPU 3 needs recovery (Reset)\n"
+            "    gpu21: GPU 3 needs recovery: driver asks for recovery: Reset (0 MiB used)\n"
+            "    gpu22: GPU 3 needs recovery: driver asks for recovery: Reset (0 MiB used)\n"
+            "NOT READY: 0/3 hosts clean, 3 dirty in 14.3 s (exit 1)\n");
+}
+
+TEST(ReportTableTest, FormatSeconds) {
+  EXPECT_EQ(FormatSeconds(std::chrono::milliseconds(0)), "0.0 s");
+  EXPECT_EQ(FormatSeconds(std::chrono::milliseconds(1250)), "1.2 s");
+  EXPECT_EQ(FormatSeconds(std::chrono::milliseconds(61000)), "61.0 s");
+}
+
+TEST(ReportTableTest, ReasonsAreGroupedWhenTheyDifferOnlyByHost) {
+  RunReport run;
+  for (int i = 1; i <= 3; ++i) {
+    HostReport host;
+    host.name = "gpu0" + std::to_string(i);
+    host.address = "10.0.0." + std::to_string(i);
+    host.status = HostStatus::kUnreachable;
+    host.error_kind = ErrorKind::kRefused;
+    host.error_message = host.name + ": connection refused by " + host.address + ":22";
+    run.hosts.push_back(host);
+  }
+  run.hosts[2].error_kind = ErrorKind::kAuth;
+  run.hosts[2].error_message = "authentication as root@gpu03 failed: no key";
+  std::string table = RenderTable(run, TableStyle{});
+  EXPECT_EQ(table.substr(0, table.rfind("NOT READY")),
+            "gpu[01-02]  unreachable  refused\n"
+            "    <host>: connection refused by <address>:22\n"
+            "gpu03       unreachable  auth\n"
+            "    authentication as root@gpu03 failed: no key\n");
+  run.hosts[1].error_message = "something else";
+  table = RenderTable(run, TableStyle{});
+  EXPECT_NE(table.find("    gpu01: gpu01: connection refused by 10.0.0.1:22\n"
+                       "    gpu02: something else\n"),
+            std::string::npos)
+      << table;
+}
+
+TEST(ReportTableTest, AThousandHostsFitTheScreen) {
+  const RunReport run = testing_fixture::ThousandHostFleet();
+  TableStyle style;
+  style.width = 100;
+  const std::string table = RenderTable(run, style);
+  ExpectGolden("table_1000.txt", table);
+  size_t lines = 0;
+  for (const std::string& line : SplitLines(table)) {
+    ++lines;
+    EXPECT_LE(line.size(), 100u) << line;
+  }
+  EXPECT_LE(lines, 50u) << table;  // 437 hosts with a problem, each named
+  // Problems first: the first row is not clean, the clean row comes last.
+  EXPECT_EQ(table.find("clean  "), table.rfind("clean  "));
+  EXPECT_LT(table.find("dirty"), table.find("cleaned"));
+  // -v lists the clean hosts too.
+  style.verbose = true;
+  EXPECT_NE(RenderTable(run, style).find("gpu[0001"), std::string::npos);
+}
+
+TEST(ReportTableTest, RowsFoldCountsAndGpuLists) {
+  RunReport run = testing_fixture::MixedFleet();
+  run.hosts.resize(1);
+  HostReport a = testing_fixture::CleanHost("gpu01", 1);
+  a.status = HostStatus::kDirty;
+  a.gpus_after[6].state = GpuState::kGhost;
+  HostReport b = a;
+  b.name = "gpu02";
+  b.gpus_after[6].state = GpuState::kClean;
+  b.gpus_after[2].state = GpuState::kGhost;
+  run.hosts = {a, b};
+  EXPECT_EQ(RenderTable(run, TableStyle{}).substr(0, 41),
+            "gpu[01-02]  dirty  GPUs 2,6 ghost memory\n");
+  EXPECT_EQ(OutcomeShape("9 killed (TERM 4, KILL 5), GPU 0000:B1:00.0 lost"),
+            "# killed (TERM #, KILL #), GPU 0000:B1:00.0 lost");
+  EXPECT_EQ(OutcomeShape("GPUs 3,5 busy, GPU 7 ghost memory; after 7 killed (TERM 7)"),
+            "GPU @ busy, GPU @ ghost memory; after # killed (TERM #)");
+  EXPECT_EQ(OutcomeShape("8/8 GPUs 0 MiB"), "#/# GPUs # MiB");
+}
+
+}  // namespace
+}  // namespace fleetreap
