@@ -7,8 +7,9 @@ h.no_listener, h.tarpit, h.refuse_key, h.change_host_key, h.kill_sshd_on_stop,
 h.kill_sshd_on_nvidia_smi, h.bystanders, h.sleeper, h.charge,
 h.recovery_action, h.container_job, and for owners and scopes h.daemon,
 h.all_daemons, h.restarting_service, h.slurm_job, h.docker_container,
-h.k8s_pod, h.pod_sandbox, h.impostor (host_setup.py).
-Every host already runs its bystanders (simfleet.host_shape) when the
+h.k8s_pod, h.pod_sandbox, h.impostor (host_setup.py composes them from
+workloads.py, owners.py, daemons.py and faults.py).
+Every host already runs its bystanders (hosts.host_shape) when the
 scenario starts.
 To add one, write a function here; `scripts/fleet list` shows them all.
 DEMO is the mixed fleet of the README's demo.
@@ -439,7 +440,7 @@ def restart_unit(h):
 
 @scenario
 def gpu_node_daemons(h):
-    """Every protected daemon of a real GPU node (host_setup.DAEMONS: driver
+    """Every protected daemon of a real GPU node (daemons.DAEMONS: driver
     stack, fabric manager and nvlsm, vGPU, DCGM, the GPU Operator's and the
     DRA driver's agents in pod cgroups, MPS, IMEX, NVSM), each holding every
     device at 0 MiB, with their PID files; plus the vLLM incident
