@@ -7,7 +7,7 @@ scenario_registry; scenarios.py imports this module.
 
 import shlex
 
-from scenario_registry import VLLM_ARGV, scenario
+from scenario_registry import VLLM_ARGV, get, scenario
 
 
 # Names that imitate the records of fleetreap's remote scripts.
@@ -99,21 +99,21 @@ FLOOD_BYTES = 300 * 1000 * 1000
 @scenario
 def nvsmi_flood(h):
     """nvidia-smi prints 300 MB (its GPU rows over and over) on every call."""
-    vllm_incident(h)
+    get("vllm_incident")(h)
     h.nvidia_smi_mode(f"flood:text:{FLOOD_BYTES}")
 
 
 @scenario
 def nvsmi_binary(h):
     """nvidia-smi prints 1 MiB of binary garbage (NULs and control bytes)."""
-    vllm_incident(h)
+    get("vllm_incident")(h)
     h.nvidia_smi_mode(f"flood:binary:{1 << 20}")
 
 
 @scenario
 def nvsmi_million_rows(h):
     """--query-compute-apps prints 1,000,000 rows (about 75 MB)."""
-    vllm_incident(h)
+    get("vllm_incident")(h)
     h.nvidia_smi_mode("flood:rows:1000000")
 
 
@@ -121,7 +121,7 @@ def nvsmi_million_rows(h):
 def nvsmi_one_line(h):
     """nvidia-smi prints 100 MB of a progress bar redrawn with carriage
     returns: one line, never a newline."""
-    vllm_incident(h)
+    get("vllm_incident")(h)
     h.nvidia_smi_mode(f"flood:line:{100 * 1000 * 1000}")
 
 
@@ -130,7 +130,7 @@ def channel_timeout(h):
     """A hardened sshd (ChannelTimeout session:*=2s, as hardening guides
     suggest) and a wedged nvidia-smi: after 2 s without output sshd closes
     the channel while the command still runs, so no exit status is sent."""
-    vllm_incident(h)
+    get("vllm_incident")(h)
     h.nvidia_smi_mode("hang")
     h.sshd_options("ChannelTimeout session:*=2s")
 
@@ -149,7 +149,7 @@ def maintenance_notice(h):
     """sshd runs a ForceCommand instead of what is asked: a notice that waits
     for Enter and never exits (fleetreap sends no stdin), and that no remote
     timeout bounds, since the requested command is never run."""
-    vllm_incident(h)
+    get("vllm_incident")(h)
     path = "/usr/local/bin/maintenance-notice"
     h.fleet.exec(h.name, f"printf %s {shlex.quote(MAINTENANCE_NOTICE)} > {path} && "
                          f"chmod 755 {path}", check=True)
