@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Real-GPU bench (issue 24, point 2): on a machine with an NVIDIA GPU and
+"""Real-GPU bench: on a machine with an NVIDIA GPU and
 PyTorch, prints in one run
   1. the driver's limit: kill -9 of a process holding MIB of GPU memory to
      the GPU's memory back at its idle level (NVML, polled every 5 ms);
