@@ -2,7 +2,9 @@
 without SSH: a command in the host's namespaces and cgroup (exec), in a
 nested PID namespace (exec_nested_pidns), as a Slurm epilog (exec_epilog),
 the OpenSSH argv (ssh_argv), the PID-namespace counter (pid_counter), and
-ending the host's sshd (kill_sshd). Not thread-safe for one host.
+ending the host's sshd (kill_sshd). exec and its variants may run for
+different hosts from several threads at once (up() stages hosts in
+parallel); pid_counter keeps counts per host and is not thread-safe.
 """
 
 import os
