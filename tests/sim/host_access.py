@@ -1,10 +1,11 @@
 """host_access: FleetAccessMixin, how the tests reach a running host: a
 command in the host's namespaces and cgroup, without SSH (exec), in a
 nested PID namespace (exec_nested_pidns), as a Slurm epilog (exec_epilog),
-the plain OpenSSH argv for a command (ssh_argv), the PID-namespace counter (pid_counter), and
-ending the host's sshd (kill_sshd). exec and its variants may run for
-different hosts from several threads at once (up() stages hosts in
-parallel); pid_counter keeps counts per host and is not thread-safe.
+the plain OpenSSH argv for a command (ssh_argv), the PID-namespace counter
+(pid_counter), and ending the host's sshd (kill_sshd). exec and its
+variants may run for different hosts from several threads at once (up()
+stages hosts in parallel); pid_counter keeps counts per host and is not
+thread-safe.
 """
 
 import os
