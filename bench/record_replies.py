@@ -1,0 +1,84 @@
+#!/usr/bin/python3
+"""record_replies: turns fleetreap --log-dir logs of real simulated hosts into
+the recorded replies bench/tools/replay_sshd serves (bench/replies/).
+
+  bench/record_replies.py --profile incident LOG [--out bench/replies]
+
+Each command in LOG becomes PROFILE/STEPS.out (its stdout, the exact bytes:
+the log prefixes each line with "  | " and states the byte count, which is
+checked) and PROFILE/STEPS.rc (its exit status), STEPS being the step
+headers the command prints (z 'scan 1', ...) joined by '+'. To re-record,
+bring up one host of a scenario (scripts/fleet up --dir D --hosts 1
+--scenario vllm_incident), run fleetreap with --log-dir on it, then this.
+"""
+
+import argparse
+import os
+import re
+
+STAMP = rb"^\d{4}-\d\d-\d\dT\S+ "
+
+
+def commands(path):
+    """[(command, rc, stdout)] of one --log-dir log, in order."""
+    runs, cur, block = [], None, None
+    with open(path, "rb") as f:
+        lines = f.read().split(b"\n")
+    for line in lines:
+        if re.match(STAMP + rb"run \(", line):
+            cur = {"cmd": [], "out": [], "outn": 0, "rc": None}
+            runs.append(cur)
+            block = "cmd"
+            continue
+        m = re.match(STAMP + rb"exited (\d+)", line)
+        if m and cur:
+            cur["rc"], block = int(m.group(1)), None
+            continue
+        if re.match(STAMP, line):
+            block = None
+            continue
+        m = re.match(rb"^  (stdout|stderr) \((\d+) bytes", line)
+        if m and cur:
+            block = "out" if m.group(1) == b"stdout" else "err"
+            if block == "out":
+                cur["outn"] = int(m.group(2))
+            continue
+        if line.startswith(b"  $ ") and block == "cmd":
+            cur["cmd"].append(line[4:])
+        elif line.startswith(b"  | ") and block == "out":
+            cur["out"].append(line[4:])
+    result = []
+    for r in runs:
+        out = b"\n".join(r["out"])
+        if r["outn"] and len(out) == r["outn"] - 1:
+            out += b"\n"
+        if len(out) != r["outn"]:
+            raise SystemExit(f"{path}: stdout is {len(out)} bytes, the log says {r['outn']}")
+        result.append((b"\n".join(r["cmd"]), r["rc"], out))
+    return result
+
+
+def steps_of(command):
+    return "+".join(w.decode() for w in re.findall(rb"z '\\''([a-z]+) 1'\\''", command))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--profile", required=True)
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                  "replies"))
+    ap.add_argument("log")
+    args = ap.parse_args()
+    target = os.path.join(args.out, args.profile)
+    os.makedirs(target, exist_ok=True)
+    for command, rc, out in commands(args.log):
+        steps = steps_of(command)
+        with open(os.path.join(target, steps + ".out"), "wb") as f:
+            f.write(out)
+        with open(os.path.join(target, steps + ".rc"), "w") as f:
+            f.write(f"{rc}\n")
+        print(f"{args.profile}/{steps}: {len(out)} bytes, exit {rc}")
+
+
+if __name__ == "__main__":
+    main()
