@@ -265,6 +265,9 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "replay_sshd: listen: %s\n", ssh_get_error(bind));
     return 1;
   }
+  // libssh listens with a backlog of 10: thousands of clients dialling at
+  // once would complete the TCP handshake and never see a banner.
+  listen(ssh_bind_get_fd(bind), 65535);
   sockaddr_in bound{};
   socklen_t bound_len = sizeof(bound);
   getsockname(ssh_bind_get_fd(bind), reinterpret_cast<sockaddr*>(&bound), &bound_len);
