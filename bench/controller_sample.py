@@ -12,6 +12,7 @@ sample, taken close to the end, when every host is done), samples, and
 timed_out (killed after 'timeout' seconds: a hang).
 """
 
+import json
 import os
 import signal
 import subprocess
@@ -76,6 +77,17 @@ def run_sampled(argv, timeout=900, interval=0.1):
         "samples": peak["samples"],
         "stderr_tail": (stderr[0] if stderr else b"")[-2000:].decode(errors="replace"),
     }
+
+
+def take_report(path):
+    """The JSON report fleetreap wrote at "path" (None when it wrote none),
+    removed once read so the next run cannot pass for this one."""
+    if not os.path.exists(path):
+        return None
+    with open(path) as f:
+        report = json.load(f)
+    os.remove(path)
+    return report
 
 
 def _kib_or_count(value):

@@ -34,13 +34,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from bench_binary import find_fleetreap  # noqa: E402
-from controller_sample import load, run_sampled  # noqa: E402
+from controller_sample import load, run_sampled, take_report  # noqa: E402
 
 PLAYBOOK = os.path.join(ROOT, "playbooks", "vllm.yaml")
 REPLIES = os.path.join(ROOT, "bench", "replies")
@@ -107,11 +106,7 @@ def one_run(binary, inventory, known_hosts, forks, extra, workdir):
     load_before = load()
     r = run_sampled(argv, timeout=3600)
     r["load"] = f"{load_before} -> {load()}"
-    r["report"] = None
-    if os.path.exists(out):
-        with open(out) as f:
-            r["report"] = json.load(f)
-        os.remove(out)
+    r["report"] = take_report(out)
     return r
 
 

@@ -37,7 +37,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "sim"))
 
 from bench_binary import find_fleetreap  # noqa: E402
-from controller_sample import load, memory_used_mib, run_sampled, sshd_children_cpu  # noqa: E402
+from controller_sample import (load, memory_used_mib, run_sampled,  # noqa: E402
+                               sshd_children_cpu, take_report)
 from simfleet import Fleet, HostSpec, scratch_dir  # noqa: E402
 
 PLAYBOOK = os.path.join(ROOT, "playbooks", "vllm.yaml")
@@ -59,11 +60,7 @@ def measured_run(binary, fleet, forks, dry, extra):
     time.sleep(1)   # the last sessions' sshd children exit and are reaped
     r["sshd_cpu_s"] = sshd_children_cpu(fleet.workdir) - sshd_before
     r["load"] = f"{load_before} -> {load()}"
-    r["report"] = None
-    if os.path.exists(out):
-        with open(out) as f:
-            r["report"] = json.load(f)
-        os.remove(out)
+    r["report"] = take_report(out)
     return r
 
 
