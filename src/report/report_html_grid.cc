@@ -29,8 +29,9 @@ std::string Label(const GpuReading& gpu) {
 }
 
 // What a grid row shows; hosts of a group with the same key share a row.
-std::string RowKey(OutcomeKind kind, const HostReport& host) {
-  std::string key = OutcomeKindLabel(kind);
+std::string RowKey(const HostOutcome& outcome, const HostReport& host) {
+  std::string key =
+      std::string(OutcomeKindLabel(outcome.kind)) + "|" + OutcomeShape(outcome.detail);
   for (const auto* gpus : {&host.gpus_before, &host.gpus_after}) {
     key += '|';
     for (const GpuReading& gpu : *gpus) key += Label(gpu) + "=" + GpuStateName(gpu.state) + ",";
@@ -64,8 +65,14 @@ void AppendRow(const RunReport& report, const Row& row, std::string* out) {
   std::string query;
   for (const std::string& name : names) query += name + " ";
   const std::string label = OutcomeKindLabel(row.kind);
-  const std::string detail = folded ? std::to_string(row.hosts.size()) + " hosts"
-                                    : OutcomeOf(first, report.dry_run).detail;
+  // A folded row's hosts share the detail's shape; it is told when they share the words too.
+  std::string detail = OutcomeOf(first, report.dry_run).detail;
+  for (size_t i : row.hosts) {
+    if (OutcomeOf(report.hosts[i], report.dry_run).detail != detail) detail.clear();
+  }
+  if (folded) {
+    detail = std::to_string(row.hosts.size()) + " hosts" + (detail.empty() ? "" : ": " + detail);
+  }
   *out += "<tr class=\"o-" + CssWord(label) + "\" data-q=\"" + HtmlEscape(query + label) +
           "\"><th><a href=\"#h" + std::to_string(row.hosts.front()) + "\">" +
           HtmlEscape(FoldHostNames(names)) + "</a></th><td class=\"k\">" + label +
@@ -123,12 +130,12 @@ void AppendGrid(const RunReport& report, std::string* out) {
   std::map<std::string, std::map<std::string, size_t>> row_of_key;
   for (size_t i = 0; i < report.hosts.size(); ++i) {
     const HostReport& host = report.hosts[i];
-    const OutcomeKind kind = OutcomeOf(host, report.dry_run).kind;
+    const HostOutcome outcome = OutcomeOf(host, report.dry_run);
     const std::string group = GroupOf(host);
     if (!rows.count(group)) groups.push_back(group);
     std::vector<Row>& group_rows = rows[group];
-    auto [it, added] = row_of_key[group].try_emplace(RowKey(kind, host), group_rows.size());
-    if (added) group_rows.push_back(Row{kind, {}});
+    auto [it, added] = row_of_key[group].try_emplace(RowKey(outcome, host), group_rows.size());
+    if (added) group_rows.push_back(Row{outcome.kind, {}});
     group_rows[it->second].hosts.push_back(i);
   }
   *out += "<h2>GPUs before and after</h2>\n<p class=\"legend\">";
