@@ -82,6 +82,12 @@ void AppendRow(const RunReport& report, const Row& row, std::string* out) {
           "</td><td>" + HtmlEscape(detail) + "</td></tr>\n";
 }
 
+// The class of a step's colour: a fused step ("rescan+clean_shm+verify")
+// takes its first step's.
+std::string StepClass(const std::string& step) {
+  return "st-" + CssWord(step.substr(0, step.find('+')));
+}
+
 // The time a host's bar covers: its duration, or its steps' sum where
 // that is longer.
 std::chrono::milliseconds Span(const HostReport& host) {
@@ -101,7 +107,7 @@ void AppendBar(const HostReport& host, std::chrono::milliseconds scale, int widt
   std::string segments;
   for (const StepTiming& timing : host.timings) {
     steps += timing.duration;
-    segments += "<span class=\"st-" + CssWord(timing.step) +
+    segments += "<span class=\"" + StepClass(timing.step) +
                 "\" style=\"width:" + std::to_string(px(timing.duration)) + "px\" title=\"" +
                 HtmlEscape(timing.step + " " + FormatSeconds(timing.duration)) + "\"></span>";
   }
@@ -203,7 +209,7 @@ void AppendTimelines(const RunReport& report, std::string* out) {
       "<th>longest</th></tr>\n";
   for (const std::string& step : steps) {
     const StepTotal& total = totals[step];
-    *out += "<tr><td><i class=\"st-" + CssWord(step) +
+    *out += "<tr><td><i class=\"" + StepClass(step) +
             "\" style=\"display:inline-block;width:9px;height:11px\"></i> " + HtmlEscape(step) +
             "</td><td>" + std::to_string(total.hosts) + "</td><td>" + FormatSeconds(total.total) +
             "</td><td>" + FormatSeconds(total.longest) + "</td></tr>\n";
