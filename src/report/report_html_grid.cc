@@ -98,10 +98,11 @@ std::chrono::milliseconds Span(const HostReport& host) {
 
 void AppendBar(const HostReport& host, std::chrono::milliseconds scale, int width_px,
                std::string* out) {
-  const double per_ms = scale.count() > 0 ? static_cast<double>(width_px) / scale.count() : 0;
-  auto px = [per_ms](std::chrono::milliseconds d) {
-    const int n = static_cast<int>(d.count() * per_ms + 0.5);
-    return d.count() > 0 ? std::max(n, 1) : 0;
+  // Rounded to the nearest pixel; a step that took any time gets at least one.
+  auto px = [scale, width_px](std::chrono::milliseconds d) {
+    if (d.count() <= 0 || scale.count() <= 0) return 0;
+    const long long n = (d.count() * width_px + scale.count() / 2) / scale.count();
+    return static_cast<int>(std::max(n, 1LL));
   };
   std::chrono::milliseconds steps{0};
   std::string segments;
