@@ -15,13 +15,14 @@
 
 namespace fleetreap {
 
-/// The whole page, '\n'-terminated. Grid rows: one per host that needs
-/// attention or was acted on; hosts of one group with the same outcome and
-/// the same GPU states before and after fold into one row (names folded as
-/// gpu[001-180]); each cell's title gives the GPU, its states and, on
-/// unfolded rows, its memory. Hosts are put under their first inventory
-/// group ("ungrouped" without one). Details: one closed <details id="hN">
-/// per host (N its index in report.hosts) that a grid row links to.
+/// The whole page, '\n'-terminated. Grid: hosts go under their first
+/// inventory group ("ungrouped" without one); within a group, hosts with
+/// the same outcome story (kind and OutcomeShape) and the same GPU states
+/// before and after share one row (names folded as gpu[001-160]), problems
+/// first; each cell's title names the GPU and its state and, on a row of one
+/// host, its memory. Timelines: the 20 slowest hosts, and the time per step.
+/// Details: one closed <details id="hN"> per host (N its index in
+/// report.hosts), which the grid rows link to.
 std::string RenderHtml(const RunReport& report);
 
 }  // namespace fleetreap
