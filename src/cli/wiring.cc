@@ -94,6 +94,7 @@ ReportFiles ReportFilesFor(const Options& options) {
   files.failed_hosts = options.failed_hosts;
   files.drain_reasons = options.drain_reasons;
   files.metrics = options.metrics;
+  files.html = options.html;
   return files;
 }
 

@@ -178,6 +178,7 @@ HostReport RunHost(Run& run, size_t index) {
   report.name = host.name;
   report.address = host.address;
   report.port = host.port;
+  report.groups = host.groups;
   report.attempts = std::max(attempts, 1);
   report.timings.insert(report.timings.begin(), StepTiming{"connect", connect_time});
   report.duration = Between(start, run.clock->Now());

@@ -53,6 +53,7 @@ struct Options {
   std::string failed_hosts;   // --failed-hosts FILE
   std::string drain_reasons;  // --drain-reasons FILE: "HOST REASON" lines
   std::string metrics;        // --metrics FILE: Prometheus textfile
+  std::string html;           // --html FILE: one self-contained page
   std::string journal;        // --journal FILE, "" = beside --json, "none" = no journal
   bool no_redact = false;     // --no-redact: keep secrets in command lines
   bool quiet = false;

@@ -24,6 +24,11 @@ enum class OutcomeKind {
   kNoReport,     // no result: in flight when a journal ended, or missing from a merge
 };
 
+/// Where rows of "kind" go in the table and the other reports: problems
+/// first (dirty 0, failed, unreachable, no report, not started), then would
+/// clean, cleaned, clean (7).
+int OutcomeRank(OutcomeKind kind);
+
 /// "clean", "cleaned", "would clean", "dirty", "failed", "unreachable",
 /// "not started", "no report".
 const char* OutcomeKindLabel(OutcomeKind kind);

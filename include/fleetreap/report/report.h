@@ -28,6 +28,10 @@ struct HostReport {
   std::string name;
   std::string address;
   int port = 22;
+  /// The inventory groups the host is in directly, in inventory order
+  /// (Host::groups); the HTML report groups its grid by the first. Empty
+  /// for a report read back by merge.
+  std::vector<std::string> groups;
   HostStatus status = HostStatus::kFailed;
   ErrorKind error_kind = ErrorKind::kNone;
   std::string error_message;

@@ -64,8 +64,8 @@ TEST(CliTest, UsageErrorsAreOneLine) {
       {{"--hosts", "x", "--host-key-policy", "yolo"},
        "--host-key-policy: expected strict, accept-new or off, got \"yolo\""},
       {{"--hosts", "x", "--json", "-", "--junit", "-"},
-       "only one of --json, --junit, --summary-md, --failed-hosts, --drain-reasons, --metrics can "
-       "be '-'"},
+       "only one of --json, --junit, --summary-md, --failed-hosts, --drain-reasons, --metrics, "
+       "--html can be '-'"},
       {{}, "no hosts: give --hosts FILE, --nodes NODESET (or --local for this machine)"},
       {{"--local", "--hosts", "x"}, "--local and --hosts or --nodes cannot be used together"},
   };
