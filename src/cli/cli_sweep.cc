@@ -89,16 +89,16 @@ CliResult ParseSweepCommandLine(int argc, const char* const* argv) {
 
 std::string SweepHelpText() {
   std::ostringstream text;
-  text << "Usage: fleetreap sweep [--interval DUR] [--rounds N] --hosts INVENTORY [options]\n"
+  text << "Usage: fleetreap sweep [--interval DUR] [--rounds N] --hosts INV [options]\n"
           "       fleetreap sweep [--interval DUR] [--rounds N] --local [options]\n\n"
           "Inspects the selected hosts every DUR and rewrites the reports each round\n"
           "(--metrics, --json, --junit, --summary-md, --failed-hosts, --drain-reasons):\n"
           "GPU memory held with no owner, /dev/shm leftovers, GPUs not ready. It never\n"
-          "changes a host: every playbook is cut to its inspect step and the run is a\n"
-          "dry run. One line per round on stderr; SIGTERM or SIGINT ends it after the\n"
-          "round in progress, with its reports written.\n\n"
+          "changes a host: every playbook is cut to the steps that read (inspect, the\n"
+          "/dev/shm listing) and the run is a dry run. One line per round on stderr;\n"
+          "SIGTERM or SIGINT ends it after the round in progress, its reports written.\n\n"
           "Sweep options:\n"
-          "  --interval DUR   from one round's start to the next (default 10m, at least 1s)\n"
+          "  --interval DUR   from one round's start to the next (default 10m, >= 1s)\n"
           "  --rounds N       stop after N rounds (default 0: until SIGTERM or SIGINT)\n\n"
           "Every run option of fleetreap --help applies, except the wave flags.\n"
           "\nExit status: 0 once it ends on a signal or after --rounds (findings are in\n"

@@ -19,6 +19,7 @@ void MakeInspectOnly(std::vector<FleetPlan>* plans) {
     auto inspect = std::make_shared<Playbook>(*plan.playbook);
     inspect->name = "inspect";
     inspect->steps = {Step::kInspect};
+    if (plan.playbook->Runs(Step::kCleanShm)) inspect->steps.push_back(Step::kCleanShm);
     plan.playbook = std::move(inspect);
   }
 }

@@ -1,8 +1,8 @@
 // Sweep: `fleetreap sweep`, report-only inspections repeated on a timer,
 // for the leaks that happen between rollouts (memory held with no owner,
 // stale /dev/shm, GPUs not ready). It never signals: every plan is made
-// inspect-only (InspectOnly) and the run is a dry run, so the escalation
-// stops after the inspect step whatever a playbook asks. The loop reads
+// inspect-only (MakeInspectOnly) and the run is a dry run, so the
+// escalation reads the host and changes nothing whatever a playbook asks. The loop reads
 // time only from the Clock it is given. Thread-compatible.
 #pragma once
 
@@ -21,9 +21,11 @@ struct SweepSettings {
   int rounds = 0;                              // 0: until stopped
 };
 
-/// Replaces every plan's playbook by a copy that runs the inspect step only
-/// (its thresholds kept, its name "inspect"). No unit stop, signal, removal
-/// or reset can follow from such a playbook.
+/// Replaces every plan's playbook by a copy that keeps only the steps that
+/// read: inspect, and clean_shm when the playbook has it (in a dry run, the
+/// only kind a sweep makes, it lists the /dev/shm leftovers and removes
+/// nothing). Thresholds, patterns and protections are kept; the name is
+/// "inspect". No unit stop, signal or GPU reset can follow from it.
 void MakeInspectOnly(std::vector<FleetPlan>* plans);
 
 /// Calls "round" with 1, 2, ... : the first at once, each next one

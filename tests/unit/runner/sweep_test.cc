@@ -57,16 +57,19 @@ TEST(SweepTest, StopEndsTheWaitAndNoNewRoundStarts) {
 
 TEST(SweepTest, PlansBecomeInspectOnly) {
   std::vector<FleetPlan> plans(2);
+  auto term_only = std::make_shared<Playbook>();
+  term_only->steps = {Step::kInspect, Step::kTerm, Step::kKill};
+  plans[0].playbook = term_only;
   auto custom = std::make_shared<Playbook>();
   custom->name = "vllm";
   custom->steps = {Step::kInspect, Step::kStopUnits, Step::kTerm, Step::kKill, Step::kCleanShm};
   custom->threshold_mib = 512;
   plans[1].playbook = custom;
   MakeInspectOnly(&plans);
-  for (const FleetPlan& plan : plans) {
-    EXPECT_EQ(plan.playbook->steps, std::vector<Step>{Step::kInspect});
-    EXPECT_EQ(plan.playbook->name, "inspect");
-  }
+  for (const FleetPlan& plan : plans) EXPECT_EQ(plan.playbook->name, "inspect");
+  // The /dev/shm step stays where it was: a dry run only lists.
+  EXPECT_EQ(plans[0].playbook->steps, std::vector<Step>{Step::kInspect});
+  EXPECT_EQ(plans[1].playbook->steps, (std::vector<Step>{Step::kInspect, Step::kCleanShm}));
   EXPECT_EQ(plans[1].playbook->threshold_mib, 512);
   EXPECT_EQ(custom->steps.size(), 5u);  // the original is left alone
 }

@@ -47,12 +47,15 @@ struct Counting : FleetObserver {
   int started_runs = 0, finished_runs = 0, total = 0, finished = 0;
 };
 
-RunReport Run(int hosts, const std::string& sizes, const std::string& cap_text,
-              std::set<std::string> dirty, Counting* observer = nullptr, bool dry_run = false) {
+RunReport RunStaged(int hosts, const std::string& sizes, const std::string& cap_text,
+                    std::set<std::string> dirty, Counting* observer = nullptr,
+                    bool dry_run = false) {
   std::vector<WaveSize> parsed;
   EXPECT_TRUE(ParseWaveSizes("--waves", sizes, &parsed).ok());
   FailCap cap;
-  if (!cap_text.empty()) EXPECT_TRUE(ParseFailCap(cap_text, &cap).ok());
+  if (!cap_text.empty()) {
+    EXPECT_TRUE(ParseFailCap(cap_text, &cap).ok());
+  }
   const std::vector<FleetPlan> plans = Plans(hosts);
   const std::vector<Wave> waves = PlanWaves(parsed, "", std::vector<std::string>(plans.size()));
   FleetSettings settings;
@@ -66,7 +69,7 @@ RunReport Run(int hosts, const std::string& sizes, const std::string& cap_text,
 
 TEST(WaveRunnerTest, RunsEveryWaveWhenNothingFails) {
   Counting observer;
-  RunReport report = Run(20, "1,10%,100%", "1", {}, &observer);
+  RunReport report = RunStaged(20, "1,10%,100%", "1", {}, &observer);
   EXPECT_EQ(report.hosts.size(), 20u);
   EXPECT_TRUE(report.not_started.empty());
   EXPECT_EQ(report.stopped, "");
@@ -80,7 +83,7 @@ TEST(WaveRunnerTest, RunsEveryWaveWhenNothingFails) {
 
 TEST(WaveRunnerTest, CapStopsBeforeTheNextWave) {
   // Waves 1 | 2 | 17: two failures in wave 2 pass a cap of 1.
-  RunReport report = Run(20, "1,10%,100%", "1", {"gpu1", "gpu2"});
+  RunReport report = RunStaged(20, "1,10%,100%", "1", {"gpu1", "gpu2"});
   ASSERT_EQ(report.hosts.size(), 3u);
   EXPECT_EQ(report.hosts[2].name, "gpu2");
   ASSERT_EQ(report.not_started.size(), 17u);
@@ -93,23 +96,23 @@ TEST(WaveRunnerTest, CapStopsBeforeTheNextWave) {
 }
 
 TEST(WaveRunnerTest, AWaveThatAllFailsStopsWithoutACap) {
-  RunReport report = Run(4, "1", "", {"gpu0"});
+  RunReport report = RunStaged(4, "1", "", {"gpu0"});
   EXPECT_EQ(report.hosts.size(), 1u);
   EXPECT_EQ(report.stopped, "stopped: every host of wave 1 of 4 failed");
-  report = Run(4, "2", "", {"gpu0"});
+  report = RunStaged(4, "2", "", {"gpu0"});
   EXPECT_EQ(report.hosts.size(), 4u);
   EXPECT_EQ(report.stopped, "");
 }
 
 TEST(WaveRunnerTest, FailuresInTheLastWaveStopNothing) {
-  RunReport report = Run(3, "1,2", "0", {"gpu2"});
+  RunReport report = RunStaged(3, "1,2", "0", {"gpu2"});
   EXPECT_EQ(report.hosts.size(), 3u);
   EXPECT_EQ(report.stopped, "");
   EXPECT_EQ(ExitCodeFor(report), kExitDirty);
 }
 
 TEST(WaveRunnerTest, ADryRunNeverStops) {
-  RunReport report = Run(4, "1", "0", {"gpu0", "gpu1"}, nullptr, /*dry_run=*/true);
+  RunReport report = RunStaged(4, "1", "0", {"gpu0", "gpu1"}, nullptr, /*dry_run=*/true);
   EXPECT_EQ(report.hosts.size(), 4u);
   EXPECT_EQ(report.stopped, "");
 }
