@@ -15,10 +15,11 @@ import re
 import resource
 import signal
 import subprocess
+import tempfile
 import time
 import unittest
 
-from fleet_case import BIN, FleetCase, live_processes, playbook_path
+from fleet_case import BIN, SOURCE, FleetCase, live_processes, playbook_path
 from scenarios import wait_until
 from simfleet import HostSpec
 
@@ -112,6 +113,27 @@ class SweepTest(FleetCase):
         print(f"\nsweep cost, idle host (clean, 8 GPUs), {rounds} rounds: wall per round "
               f"{min(walls):.2f}-{max(walls):.2f} s (median {sorted(walls)[rounds // 2]:.2f} s), "
               f"controller CPU {cpu * 1000:.0f} ms per round (user+sys)")
+
+
+@unittest.skipUnless(os.path.exists("/usr/bin/systemd-analyze"), "no systemd-analyze")
+class SystemdUnitsTest(unittest.TestCase):
+    def test_units_verify_and_sweep_report_only(self):
+        units = os.path.join(SOURCE, "contrib", "systemd")
+        with tempfile.TemporaryDirectory() as tmp:
+            for name in os.listdir(units):
+                with open(os.path.join(units, name)) as f:
+                    text = f.read()
+                if name.endswith(".service"):
+                    self.assertIn("ExecStart=/usr/bin/fleetreap sweep ", text)
+                with open(os.path.join(tmp, name), "w") as f:
+                    f.write(text.replace("/usr/bin/fleetreap", BIN))
+            proc = subprocess.run(["systemd-analyze", "verify",
+                                   *sorted(os.path.join(tmp, n) for n in os.listdir(tmp))],
+                                  capture_output=True, text=True, timeout=60)
+            # The man page is not installed here; anything else is a finding.
+            findings = [line for line in (proc.stdout + proc.stderr).splitlines()
+                        if "man fleetreap(1)" not in line]
+            self.assertEqual(findings, [])
 
 
 if __name__ == "__main__":
