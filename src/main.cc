@@ -307,7 +307,7 @@ int main(int argc, char** argv) {
       argc, argv, config.ok() ? defaults : std::vector<fleetreap::Setting>());
   // A broken default stops a run, not --help, --version or merge.
   if (!config.ok() && cli.action != CliAction::kHelp && cli.action != CliAction::kVersion &&
-      cli.action != CliAction::kMerge && cli.action != CliAction::kSweep) {
+      cli.action != CliAction::kMerge) {
     std::fprintf(stderr, "fleetreap: %s\n", config.message().c_str());
     return fleetreap::kExitConfig;
   }

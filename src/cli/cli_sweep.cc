@@ -7,6 +7,7 @@
 #include "fleetreap/base/duration.h"
 #include "fleetreap/base/text.h"
 #include "fleetreap/cli/cli.h"
+#include "fleetreap/cli/config_defaults.h"
 #include "fleetreap/cli/wave_flags.h"
 
 namespace fleetreap {
@@ -32,7 +33,8 @@ bool TakeValue(const std::vector<std::string>& args, size_t* i, const std::strin
 
 }  // namespace
 
-CliResult ParseSweepCommandLine(int argc, const char* const* argv) {
+CliResult ParseSweepCommandLine(int argc, const char* const* argv,
+                                const std::vector<Setting>& defaults) {
   CliResult result;
   result.action = CliAction::kUsageError;
   std::vector<std::string> args = {"fleetreap"};
@@ -58,7 +60,8 @@ CliResult ParseSweepCommandLine(int argc, const char* const* argv) {
   }
   std::vector<const char*> words;
   for (const std::string& word : rest) words.push_back(word.c_str());
-  CliResult run = ParseCommandLine(static_cast<int>(words.size()), words.data());
+  CliResult run =
+      ParseCommandLineWithDefaults(static_cast<int>(words.size()), words.data(), defaults);
   if (run.action == CliAction::kUsageError) {
     run.error = "sweep: " + run.error;
     return run;

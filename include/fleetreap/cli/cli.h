@@ -11,6 +11,7 @@
 #include "fleetreap/base/exit_code.h"
 #include "fleetreap/base/status.h"
 #include "fleetreap/cli/options.h"
+#include "fleetreap/config/config_file.h"
 #include "fleetreap/escalation/scope.h"
 
 namespace fleetreap {
@@ -55,8 +56,10 @@ std::string MergeHelpText();
 /// "sweep"): the run's flags as ParseCommandLine takes them, plus the
 /// sweep's; kSweep with options.dry_run set (a sweep never changes a host),
 /// kHelp for --help, kUsageError for a bad flag or a wave flag (a sweep
-/// changes nothing, so it has no waves). In cli_sweep.cc.
-CliResult ParseSweepCommandLine(int argc, const char* const* argv);
+/// changes nothing, so it has no waves). "defaults" (config_defaults.h)
+/// apply under the run's flags as for a run. In cli_sweep.cc.
+CliResult ParseSweepCommandLine(int argc, const char* const* argv,
+                                const std::vector<Setting>& defaults = {});
 
 /// sweep's --help text.
 std::string SweepHelpText();
