@@ -101,18 +101,32 @@ class SweepTest(FleetCase):
 
     def test_4_cost_of_a_round_on_an_idle_host(self):
         rounds = 5
+        host_before = self.host_cpu_usec("gpu04")
         start = resource.getrusage(resource.RUSAGE_CHILDREN)
         proc = subprocess.run(self.argv("--limit", "gpu04", "--interval", "1s", "--rounds",
                                         str(rounds)),
                               capture_output=True, text=True, timeout=300)
         end = resource.getrusage(resource.RUSAGE_CHILDREN)
+        host_after = self.host_cpu_usec("gpu04")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         walls = [float(w) for _, w in ROUND.findall(proc.stderr)]
         self.assertEqual(len(walls), rounds, proc.stderr)
         cpu = (end.ru_utime - start.ru_utime + end.ru_stime - start.ru_stime) / rounds
         print(f"\nsweep cost, idle host (clean, 8 GPUs), {rounds} rounds: wall per round "
               f"{min(walls):.2f}-{max(walls):.2f} s (median {sorted(walls)[rounds // 2]:.2f} s), "
-              f"controller CPU {cpu * 1000:.0f} ms per round (user+sys)")
+              f"controller CPU {cpu * 1000:.0f} ms per round (user+sys)" +
+              (f", host CPU {(host_after - host_before) / 1000 / rounds:.0f} ms per round "
+               "(the host's cgroup: sshd, the scan, nvidia-smi)"
+               if host_before is not None and host_after is not None else ""))
+
+    def host_cpu_usec(self, name):
+        """usage_usec of the host's cgroup (every process of the host,
+        bystanders included), or None without cgroups."""
+        cgroup = self.fleet.hosts[name].cgroup
+        if not cgroup:
+            return None
+        with open(os.path.join(cgroup, "cpu.stat")) as f:
+            return int(f.read().split("usage_usec ")[1].split()[0])
 
 
 @unittest.skipUnless(os.path.exists("/usr/bin/systemd-analyze"), "no systemd-analyze")
