@@ -48,6 +48,7 @@ ALLOWED = {
     "scripts/fleet: up, down (simulated-fleet.md, development.md, benchmarks.md)": {
         "--dir", "--demo", "--scenario", "--all", "--stale"},
     "bench/*.py (benchmarks.md)": {"--quick", "--parts", "--incident-shape", "--scenarios"},
+    "systemctl enable --now (sweep.md, contrib/systemd)": {"--now"},
 }
 ALLOWED_FLAGS = set().union(*ALLOWED.values())
 
