@@ -118,7 +118,7 @@ TEST(WavePlanTest, StopsPastTheCap) {
       {none, {}, ""},
       {none, {{1, 0}, {2, 1}}, ""},
       {none, {{1, 1}}, "stopped: every host of wave 1 of 3 failed"},
-      {two, {{1, 0}, {2, 2}}, ""},  // 2 is not past a cap of 2
+      {two, {{1, 0}, {3, 2}}, ""},  // 2 is not past a cap of 2
       {two, {{1, 1}, {2, 2}}, "stopped by --max-fail 2: 3 hosts failed after wave 2 of 3"},
       {ten_percent, {{10, 1}}, ""},  // 10% of 10 is 1: not past
       {ten_percent,
