@@ -7,6 +7,7 @@
 
 #include "cli_output.h"
 #include "fleetreap/base/duration.h"
+#include "fleetreap/cli/wave_flags.h"
 
 namespace po = boost::program_options;
 
@@ -75,6 +76,19 @@ po::options_description Describe(Options* o, RawFlags* raw) {
       ("become,b", po::bool_switch(&o->become),
        "run host commands under sudo -n");
 
+  po::options_description waves("Waves", kHelpWidth, kHelpWidth / 2);
+  waves.add_options()
+      ("canary", po::value(&o->canary)->value_name("N"),
+       "a first wave of N hosts (N units with --wave-by), then the rest")
+      ("waves", po::value(&o->waves)->value_name("SIZES"),
+       "run in waves of these sizes, as Ansible's serial: 1,10%,100% (the last repeats)")
+      ("wave-by", po::value(&o->wave_by)->value_name("VAR"),
+       "waves of whole units of this host variable (rack): sizes count its values; "
+       "one value a wave by default")
+      ("max-fail", po::value(&o->max_fail)->value_name("N|P%"),
+       "start no further wave once more than N hosts failed, or more than P% of a wave "
+       "(failed: not clean, unreachable included)");
+
   po::options_description escalation("Escalation", kHelpWidth, kHelpWidth / 2);
   escalation.add_options()
       ("playbook,p", po::value(&o->playbook)->value_name("FILE"),
@@ -105,7 +119,7 @@ po::options_description Describe(Options* o, RawFlags* raw) {
 
   // clang-format on
   po::options_description all(kHelpWidth, kHelpWidth / 2);
-  all.add(selection).add(connection).add(escalation).add(output).add(general);
+  all.add(selection).add(connection).add(waves).add(escalation).add(output).add(general);
   return all;
 }
 
@@ -148,6 +162,9 @@ bool ParseFlagDuration(const std::string& flag, const std::string& text,
 CliResult ParseCommandLine(int argc, const char* const* argv) {
   if (argc > 1 && std::string(argv[1]) == "merge") {
     return ParseMergeCommandLine(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::string(argv[1]) == "sweep") {
+    return ParseSweepCommandLine(argc - 1, argv + 1);
   }
   CliResult result;
   RawFlags raw;
@@ -232,6 +249,8 @@ CliResult ParseCommandLine(int argc, const char* const* argv) {
     return result;
   }
   error = CheckReportFlags(o);
+  if (!error.empty()) return result;
+  error = CheckWaveFlags(o);
   if (!error.empty()) return result;
   if (o.local && (!o.hosts.empty() || !o.nodes.empty())) {
     error = "--local and --hosts or --nodes cannot be used together";
@@ -323,7 +342,8 @@ std::string HelpText() {
   std::ostringstream text;
   text << "Usage: fleetreap --hosts INVENTORY [options]\n"
           "       fleetreap --local [options]\n"
-          "       fleetreap merge [options] REPORT.json...   (fleetreap merge --help)\n\n"
+          "       fleetreap merge [options] REPORT.json...   (fleetreap merge --help)\n"
+          "       fleetreap sweep --interval 10m [options]   (fleetreap sweep --help)\n\n"
           "Empties every GPU of every selected host: stops units, signals the\n"
           "processes that hold /dev/nvidia* (TERM, then KILL), re-scans for\n"
           "stragglers, removes /dev/shm leftovers and verifies with nvidia-smi.\n"
@@ -334,6 +354,7 @@ std::string HelpText() {
           "  0   every selected host is clean\n"
           "  1   (bit) at least one reached host is not clean\n"
           "  2   (bit) at least one host was unreachable or failed; 3 = both\n"
+          "  4   (bit) --max-fail stopped the waves (with bit 2: hosts not started)\n"
           "  64  usage error (flags)\n"
           "  65  invalid inventory or playbook, or a report merge cannot read\n"
           "  70  internal error\n"
@@ -347,6 +368,7 @@ std::string HelpText() {
           "  fleetreap --hosts inventory.yaml --limit 'h200:&rack_b1' --dry-run\n"
           "  fleetreap --hosts inventory.yaml --json report.json --failed-hosts failed.txt\n"
           "  fleetreap --hosts inventory.yaml --limit @failed.txt    # re-run those\n"
+          "  fleetreap --hosts inventory.yaml --canary 1 --waves 10%,100% --max-fail 2\n"
           "  fleetreap --local --cgroup /system.slice/slurmstepd.scope/job_42\n"
           "  fleetreap merge reports/*.json --junit junit.xml\n"
           "\nSee fleetreap(1) and fleetreap-merge(1) for more (man fleetreap).\n";

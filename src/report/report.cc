@@ -16,7 +16,9 @@ const char* HostStatusName(HostStatus status) {
 
 std::vector<HostWithoutResult> HostsWithoutResult(const RunReport& report) {
   std::vector<HostWithoutResult> out;
-  for (const std::string& name : report.not_started) out.push_back({name, true, "interrupted"});
+  for (const std::string& name : report.not_started) {
+    out.push_back({name, true, report.stopped.empty() ? "interrupted" : report.stopped});
+  }
   for (const MissingReport& missing : report.no_report) {
     out.push_back({missing.name, false, missing.why});
   }
@@ -37,6 +39,7 @@ int ExitCodeFor(const RunReport& report) {
   }
   // Hosts never started were selected and are not known to be clean.
   if (!report.not_started.empty() || !report.no_report.empty()) code |= kExitUnreachable;
+  if (!report.stopped.empty()) code |= kExitStopped;
   return code;
 }
 

@@ -150,6 +150,7 @@ Json DocumentJson(const RunReport& report) {
   doc["playbook"] = report.playbook;
   doc["dry_run"] = report.dry_run;
   doc["interrupted"] = report.interrupted;
+  doc["stopped"] = OptionalText(report.stopped);
   doc["host_key_policy"] = OptionalText(report.host_key_policy);
   doc["scope"] = ScopeJson(report.scope);
   doc["exit_code"] = ExitCodeFor(report);

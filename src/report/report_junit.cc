@@ -103,6 +103,9 @@ std::string RenderJunit(const RunReport& report) {
          Attr("value", report.dry_run ? "true" : "false") + "/>\n";
   out += "      <property" + Attr("name", "interrupted") +
          Attr("value", report.interrupted ? "true" : "false") + "/>\n";
+  if (!report.stopped.empty()) {
+    out += "      <property" + Attr("name", "stopped") + Attr("value", report.stopped) + "/>\n";
+  }
   out += "      <property" + Attr("name", "exit_code") +
          Attr("value", std::to_string(ExitCodeFor(report))) + "/>\n";
   out += "    </properties>\n";
@@ -125,8 +128,9 @@ std::string RenderJunit(const RunReport& report) {
     out += "    <testcase" + Attr("classname", suite) + Attr("name", host.name) +
            Attr("time", "0.000") + ">\n";
     out += "      <failure" + Attr("type", host.started_never ? "not_started" : "no_report") +
-           Attr("message", host.started_never ? "not started: the run was interrupted"
-                                              : "no report: " + host.why) +
+           Attr("message", !host.started_never      ? "no report: " + host.why
+                           : report.stopped.empty() ? "not started: the run was interrupted"
+                                                    : "not started: " + host.why) +
            "/>\n";
     out += "    </testcase>\n";
   }

@@ -73,6 +73,7 @@ Status MergeReports(const std::vector<SourcedReport>& inputs, RunReport* merged)
     JoinDistinct(report.host_key_policy, &merged->host_key_policy);
     IntersectScope(report.scope, &merged->scope);
     merged->interrupted = merged->interrupted || report.interrupted;
+    JoinDistinct(report.stopped, &merged->stopped);
     if (report.start_time < merged->start_time) merged->start_time = report.start_time;
     if (report.start_time + report.duration > end) end = report.start_time + report.duration;
 

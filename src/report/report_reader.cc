@@ -212,6 +212,7 @@ Status ReadReportJson(const std::string& text, const std::string& source, RunRep
   r.Text(doc, "", "playbook", &report->playbook, true);
   r.Bool(doc, "", "dry_run", &report->dry_run, true);
   r.Bool(doc, "", "interrupted", &report->interrupted);
+  r.Text(doc, "", "stopped", &report->stopped);
   r.Text(doc, "", "host_key_policy", &report->host_key_policy);
   ReadScope(r, doc, &report->scope);
   if (const Json* hosts = r.ArrayOf(doc, "", "hosts", true, FieldReader::IsObject, "an object")) {

@@ -84,6 +84,9 @@ std::string RenderVerdict(const RunReport& report, const TableStyle& style) {
   if (report.interrupted) {
     word = "INTERRUPTED";
     color = "\033[1;35m";
+  } else if (!report.stopped.empty()) {
+    word = "STOPPED";
+    color = "\033[1;35m";
   } else if (report.dry_run) {
     word = "DRY RUN";
     color = "\033[1;36m";

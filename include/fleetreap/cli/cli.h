@@ -11,11 +11,12 @@
 #include "fleetreap/base/exit_code.h"
 #include "fleetreap/base/status.h"
 #include "fleetreap/cli/options.h"
+#include "fleetreap/config/config_file.h"
 #include "fleetreap/escalation/scope.h"
 
 namespace fleetreap {
 
-enum class CliAction { kRun, kMerge, kHelp, kVersion, kShowConfig, kUsageError };
+enum class CliAction { kRun, kMerge, kSweep, kHelp, kVersion, kShowConfig, kUsageError };
 
 struct CliResult {
   CliAction action = CliAction::kRun;
@@ -50,6 +51,18 @@ CliResult ParseMergeCommandLine(int argc, const char* const* argv);
 
 /// merge's --help text.
 std::string MergeHelpText();
+
+/// `fleetreap sweep [--interval DUR] [--rounds N] [run flags]` (argv[0] is
+/// "sweep"): the run's flags as ParseCommandLine takes them, plus the
+/// sweep's; kSweep with options.dry_run set (a sweep never changes a host),
+/// kHelp for --help, kUsageError for a bad flag or a wave flag (a sweep
+/// changes nothing, so it has no waves). "defaults" (config_defaults.h)
+/// apply under the run's flags as for a run. In cli_sweep.cc.
+CliResult ParseSweepCommandLine(int argc, const char* const* argv,
+                                const std::vector<Setting>& defaults = {});
+
+/// sweep's --help text.
+std::string SweepHelpText();
 
 /// The run's scope from --gpus and --cgroup; without them, for --local with
 /// "slurm_job_id" set (SLURM_JOB_ID, as in an epilog), that job and its

@@ -37,6 +37,12 @@ struct Options {
   bool become = false;          // --become
   bool no_agent = false;        // --no-agent
 
+  // waves (wave_plan.h)
+  int canary = 0;        // --canary N: a first wave of N hosts
+  std::string waves;     // --waves 1,10%,100%
+  std::string wave_by;   // --wave-by VAR: waves of whole units of a host variable
+  std::string max_fail;  // --max-fail N|P%
+
   // escalation
   std::string playbook;  // --playbook, "" = built-in default
   bool dry_run = false;
@@ -59,6 +65,10 @@ struct Options {
   bool quiet = false;
   int verbosity = 0;           // -v, -vv
   std::string color = "auto";  // --color auto|always|never
+
+  // fleetreap sweep
+  std::chrono::milliseconds sweep_interval{600000};  // --interval
+  int sweep_rounds = 0;                              // --rounds, 0: until SIGTERM
 
   // fleetreap merge REPORT.json...
   std::vector<std::string> merge_reports;

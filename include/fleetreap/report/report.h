@@ -87,10 +87,15 @@ struct RunReport {
   /// Selected hosts without a result for another reason (see MissingReport),
   /// in the order found; the reports list them and --failed-hosts includes them.
   std::vector<MissingReport> no_report;
+  /// Why the run's waves stopped before every host ran (--max-fail, or a
+  /// wave whose every host failed; wave_plan.h): the reason the reports
+  /// give each host of not_started. "" when no cap stopped the run.
+  std::string stopped;
 };
 
 /// Every selected host without a result, never-started ones first: name and
-/// the words the reports give for it ("interrupted" for not_started, the
+/// the words the reports give for it (RunReport::stopped, else
+/// "interrupted", for not_started; the
 /// MissingReport's why for the others).
 struct HostWithoutResult {
   std::string name;
@@ -100,8 +105,8 @@ struct HostWithoutResult {
 std::vector<HostWithoutResult> HostsWithoutResult(const RunReport& report);
 
 /// Exit code for a finished run: 0 clean, |1 reached and not clean,
-/// |2 unreachable or failed, never started or without a report. A dry run
-/// only sets bit 2.
+/// |2 unreachable or failed, never started or without a report, |4 the
+/// waves were stopped (RunReport::stopped). A dry run only sets bit 2.
 int ExitCodeFor(const RunReport& report);
 
 }  // namespace fleetreap
