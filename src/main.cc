@@ -23,14 +23,13 @@
 #include "fleetreap/cli/progress.h"
 #include "fleetreap/cli/run_observers.h"
 #include "fleetreap/cli/wiring.h"
-#include "fleetreap/inventory/host_selection.h"
+#include "fleetreap/escalation/scope.h"
 #include "fleetreap/report/journal.h"
 #include "fleetreap/report/redaction.h"
 #include "fleetreap/report/report_files.h"
 #include "fleetreap/report/report_merge.h"
 #include "fleetreap/report/terminal.h"
 #include "fleetreap/transport/command_log.h"
-#include "fleetreap/version.h"
 
 namespace fleetreap {
 namespace {
@@ -70,11 +69,6 @@ int ExitCodeForLoadError(const Status& status) {
   return status.kind() == ErrorKind::kUsage ? kExitUsage : kExitDataErr;
 }
 
-std::string Lookup(const Environment& env, const char* name) {
-  auto it = env.find(name);
-  return it == env.end() ? "" : it->second;
-}
-
 int Run(const Options& options, const Environment& env) {
   SetUpLogging(options);
 
@@ -85,12 +79,7 @@ int Run(const Options& options, const Environment& env) {
 
   for (const std::string& note : set.notes) spdlog::info("{}", note);
   if (options.list_hosts) {
-    std::vector<Host> hosts;
-    for (const FleetPlan& plan : set.plans) hosts.push_back(EffectiveHost(plan.host, options));
-    std::string text = !options.json.empty()   ? FormatHostListJson(hosts)
-                       : options.verbosity > 0 ? FormatHostListVerbose(hosts)
-                                               : FormatHostList(hosts);
-    return WriteHostListing(text, options.json) ? kExitClean : kExitUsage;
+    return WriteHostListing(HostListingFor(set, options), options.json) ? kExitClean : kExitUsage;
   }
 
   // Every output is checked before any host is touched: a bad path costs
@@ -125,22 +114,16 @@ int Run(const Options& options, const Environment& env) {
   }
 
   FleetSettings settings = FleetSettingsFor(options);
-  // A Slurm prolog or epilog runs with the job's SLURM_JOB_ID and outside
-  // any step; an srun task (a fleet-wide run) has a SLURM_STEP_ID and acts
-  // on the whole node, or on --gpus / --cgroup.
-  const std::string job_id =
-      env.count("SLURM_STEP_ID") ? std::string() : Lookup(env, "SLURM_JOB_ID");
-  status = ScopeFromOptions(options, job_id, Lookup(env, "SLURM_JOB_GPUS"), &settings.scope);
+  status = RunScopeFor(options, env, &settings.scope);
   if (!status.ok()) return ExitCodeForLoadError(status);
   if (!settings.scope.empty()) spdlog::info("scope: {}", DescribeScope(settings.scope));
-  settings.tool_version = FLEETREAP_VERSION;
-  settings.playbook_name = set.playbook_name;
 
   std::unique_ptr<Journal> journal;
   if (!files.journal.empty()) {
     std::vector<std::string> selected;
     for (const FleetPlan& plan : set.plans) selected.push_back(plan.host.name);
-    status = Journal::Open(files.journal, RunHeaderFor(settings), selected, &journal);
+    status = Journal::Open(files.journal, RunHeaderFor(options, set.playbook_name, settings.scope),
+                           selected, &journal);
     if (!status.ok()) {
       std::fprintf(stderr, "fleetreap: --journal %s\n", status.message().c_str());
       return kExitUsage;
@@ -164,6 +147,7 @@ int Run(const Options& options, const Environment& env) {
                  if (redact) RedactHostReport(&host);
                  return host;
                });
+  SetRunMetadata(options, set.playbook_name, &report);
   if (journal) (void)journal->Ended(report.interrupted);
   spdlog::set_default_logger(plain_logger);
   progress.reset();
@@ -192,17 +176,6 @@ int Merge(const Options& options) {
   }
   if (!status.ok()) return ExitCodeForLoadError(status);
   return FinishRun(report, files, options.color, options.verbosity > 0);
-}
-
-// The process's environment, read once, as a value for everything below.
-Environment ProcessEnvironment() {
-  Environment env;
-  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
-    const std::string text = *entry;
-    const size_t eq = text.find('=');
-    if (eq != std::string::npos) env.emplace(text.substr(0, eq), text.substr(eq + 1));
-  }
-  return env;
 }
 
 }  // namespace
