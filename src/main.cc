@@ -25,7 +25,7 @@
 #include "fleetreap/cli/run_observers.h"
 #include "fleetreap/cli/wave_flags.h"
 #include "fleetreap/cli/wiring.h"
-#include "fleetreap/inventory/host_selection.h"
+#include "fleetreap/escalation/scope.h"
 #include "fleetreap/report/journal.h"
 #include "fleetreap/report/redaction.h"
 #include "fleetreap/report/report_files.h"
@@ -35,7 +35,6 @@
 #include "fleetreap/runner/sweep.h"
 #include "fleetreap/runner/wave_runner.h"
 #include "fleetreap/transport/command_log.h"
-#include "fleetreap/version.h"
 
 namespace fleetreap {
 namespace {
@@ -75,25 +74,6 @@ int ExitCodeForLoadError(const Status& status) {
   return status.kind() == ErrorKind::kUsage ? kExitUsage : kExitDataErr;
 }
 
-std::string Lookup(const Environment& env, const char* name) {
-  auto it = env.find(name);
-  return it == env.end() ? "" : it->second;
-}
-
-// The run's settings: the flags', the scope (a Slurm prolog or epilog runs
-// with the job's SLURM_JOB_ID and outside any step; an srun task, a
-// fleet-wide run, has a SLURM_STEP_ID and acts on the whole node, or on
-// --gpus / --cgroup) and the version.
-Status SettingsFor(const Options& options, const Environment& env, FleetSettings* settings) {
-  *settings = FleetSettingsFor(options);
-  const std::string job_id =
-      env.count("SLURM_STEP_ID") ? std::string() : Lookup(env, "SLURM_JOB_ID");
-  Status status =
-      ScopeFromOptions(options, job_id, Lookup(env, "SLURM_JOB_GPUS"), &settings->scope);
-  settings->tool_version = FLEETREAP_VERSION;
-  return status;
-}
-
 int Run(const Options& options, const Environment& env) {
   SetUpLogging(options);
 
@@ -111,12 +91,7 @@ int Run(const Options& options, const Environment& env) {
                                                                                : kExitUsage;
   }
   if (options.list_hosts) {
-    std::vector<Host> hosts;
-    for (const FleetPlan& plan : set.plans) hosts.push_back(EffectiveHost(plan.host, options));
-    std::string text = !options.json.empty()   ? FormatHostListJson(hosts)
-                       : options.verbosity > 0 ? FormatHostListVerbose(hosts)
-                                               : FormatHostList(hosts);
-    return WriteHostListing(text, options.json) ? kExitClean : kExitUsage;
+    return WriteHostListing(HostListingFor(set, options), options.json) ? kExitClean : kExitUsage;
   }
 
   // Every output is checked before any host is touched: a bad path costs
@@ -150,17 +125,17 @@ int Run(const Options& options, const Environment& env) {
     spdlog::set_default_logger(logger);
   }
 
-  FleetSettings settings;
-  status = SettingsFor(options, env, &settings);
+  FleetSettings settings = FleetSettingsFor(options);
+  status = RunScopeFor(options, env, &settings.scope);
   if (!status.ok()) return ExitCodeForLoadError(status);
   if (!settings.scope.empty()) spdlog::info("scope: {}", DescribeScope(settings.scope));
-  settings.playbook_name = set.playbook_name;
 
   std::unique_ptr<Journal> journal;
   if (!files.journal.empty()) {
     std::vector<std::string> selected;
     for (const FleetPlan& plan : set.plans) selected.push_back(plan.host.name);
-    status = Journal::Open(files.journal, RunHeaderFor(settings), selected, &journal);
+    status = Journal::Open(files.journal, RunHeaderFor(options, set.playbook_name, settings.scope),
+                           selected, &journal);
     if (!status.ok()) {
       std::fprintf(stderr, "fleetreap: --journal %s\n", status.message().c_str());
       return kExitUsage;
@@ -189,6 +164,7 @@ int Run(const Options& options, const Environment& env) {
         if (redact) RedactHostReport(&host);
         return host;
       });
+  SetRunMetadata(options, set.playbook_name, &report);
   if (journal) (void)journal->Ended(report.interrupted, report.stopped);
   spdlog::set_default_logger(plain_logger);
   progress.reset();
@@ -216,11 +192,10 @@ int Sweep(const Options& options, const Environment& env) {
     std::fprintf(stderr, "fleetreap: %s\n", status.message().c_str());
     return kExitUsage;
   }
-  FleetSettings settings;
-  status = SettingsFor(options, env, &settings);
+  FleetSettings settings = FleetSettingsFor(options);
+  status = RunScopeFor(options, env, &settings.scope);
   if (!status.ok()) return ExitCodeForLoadError(status);
   settings.dry_run = true;
-  settings.playbook_name = "inspect";
   const TransportFactory transports = MakeTransportFactory(options, nullptr);
   const bool redact = !options.no_redact;
   InstallInterruptHandler();
@@ -252,6 +227,7 @@ int Sweep(const Options& options, const Environment& env) {
                        if (redact) RedactHostReport(&host);
                        return host;
                      });
+        SetRunMetadata(options, "inspect", &report);
         const Status written = WriteReports(report, files);
         code = written.ok() ? kExitClean : kExitSoftware;
         std::fprintf(stderr, "fleetreap: sweep round %d: %s\n", round,
@@ -278,17 +254,6 @@ int Merge(const Options& options) {
   }
   if (!status.ok()) return ExitCodeForLoadError(status);
   return FinishRun(report, files, options.color, options.verbosity > 0);
-}
-
-// The process's environment, read once, as a value for everything below.
-Environment ProcessEnvironment() {
-  Environment env;
-  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
-    const std::string text = *entry;
-    const size_t eq = text.find('=');
-    if (eq != std::string::npos) env.emplace(text.substr(0, eq), text.substr(eq + 1));
-  }
-  return env;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "cli_output.h"
 #include "fleetreap/base/duration.h"
 #include "fleetreap/cli/wave_flags.h"
+#include "fleetreap/escalation/scope.h"
 
 namespace po = boost::program_options;
 
@@ -20,7 +21,27 @@ struct RawFlags {
   std::string host_timeout = "0";
   std::string deadline = "0";
   std::string host_key_policy = "strict";
+  std::string gpus;    // --gpus LIST
+  std::string cgroup;  // --cgroup PATH
 };
+
+// --gpus and --cgroup into "scope" (whose spare_pods the flags set); the
+// source is "flags" when any of the three is given.
+Status ScopeFromFlags(const std::string& gpus, const std::string& cgroup, Scope* scope) {
+  if (!cgroup.empty() && cgroup[0] != '/') {
+    return Status::Error(ErrorKind::kUsage,
+                         "--cgroup: \"" + cgroup + "\" is not a cgroup path (/...)");
+  }
+  if (!gpus.empty()) {
+    std::vector<int> list;
+    Status status = ParseGpuList(gpus, "--gpus", &list);
+    if (!status.ok()) return status;
+    scope->gpus = list;
+  }
+  scope->cgroup = cgroup;
+  if (scope->gpus || !scope->cgroup.empty() || scope->spare_pods) scope->source = "flags";
+  return Status::Ok();
+}
 
 // The flag tables keep one flag per line, as --help prints them.
 // clang-format off
@@ -97,11 +118,11 @@ po::options_description Describe(Options* o, RawFlags* raw) {
        "inspect only; report what would be signalled and removed")
       ("protect", po::value(&o->protect)->value_name("NAME|PATH")->composing(),
        "never signal this executable (repeatable), on top of the defaults")
-      ("gpus", po::value(&o->gpus)->value_name("LIST"),
+      ("gpus", po::value(&raw->gpus)->value_name("LIST"),
        "act only on holders whose GPUs are all in LIST (0,2,4-7)")
-      ("cgroup", po::value(&o->cgroup)->value_name("PATH"),
+      ("cgroup", po::value(&raw->cgroup)->value_name("PATH"),
        "act only on processes in this cgroup subtree (/system.slice/x.service)")
-      ("spare-pods", po::bool_switch(&o->spare_pods),
+      ("spare-pods", po::bool_switch(&o->scope.spare_pods),
        "never act on a process that a Kubernetes pod owns (its cgroup names the pod)");
 
   po::options_description output("Output", kHelpWidth, kHelpWidth / 2);
@@ -264,8 +285,7 @@ CliResult ParseCommandLine(int argc, const char* const* argv) {
     error = "--limit needs --hosts";
     return result;
   }
-  Scope scope;
-  Status scoped = ScopeFromOptions(o, "", "", &scope);
+  Status scoped = ScopeFromFlags(raw.gpus, raw.cgroup, &o.scope);
   if (!scoped.ok()) {
     error = scoped.message();
     return result;
@@ -305,35 +325,6 @@ std::map<std::string, std::vector<std::string>> GivenFlags(int argc, const char*
     given.clear();
   }
   return given;
-}
-
-Status ScopeFromOptions(const Options& options, const std::string& slurm_job_id,
-                        const std::string& slurm_job_gpus, Scope* scope) {
-  *scope = Scope();
-  if (!options.cgroup.empty() && options.cgroup[0] != '/') {
-    return Status::Error(ErrorKind::kUsage,
-                         "--cgroup: \"" + options.cgroup + "\" is not a cgroup path (/...)");
-  }
-  if (options.gpus.empty() && options.cgroup.empty()) {
-    Status status = Status::Ok();
-    if (options.local && !slurm_job_id.empty()) {
-      status = SlurmScope(slurm_job_id, slurm_job_gpus, scope);
-    } else if (options.spare_pods) {
-      scope->source = "flags";
-    }
-    scope->spare_pods = options.spare_pods;
-    return status;
-  }
-  if (!options.gpus.empty()) {
-    std::vector<int> gpus;
-    Status status = ParseGpuList(options.gpus, "--gpus", &gpus);
-    if (!status.ok()) return status;
-    scope->gpus = gpus;
-  }
-  scope->cgroup = options.cgroup;
-  scope->source = "flags";
-  scope->spare_pods = options.spare_pods;
-  return Status::Ok();
 }
 
 std::string HelpText() {

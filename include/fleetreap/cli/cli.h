@@ -12,7 +12,6 @@
 #include "fleetreap/base/status.h"
 #include "fleetreap/cli/options.h"
 #include "fleetreap/config/config_file.h"
-#include "fleetreap/escalation/scope.h"
 
 namespace fleetreap {
 
@@ -63,11 +62,5 @@ CliResult ParseSweepCommandLine(int argc, const char* const* argv,
 
 /// sweep's --help text.
 std::string SweepHelpText();
-
-/// The run's scope from --gpus and --cgroup; without them, for --local with
-/// "slurm_job_id" set (SLURM_JOB_ID, as in an epilog), that job and its
-/// GPUs ("slurm_job_gpus", SLURM_JOB_GPUS). kUsage on a bad list or path.
-[[nodiscard]] Status ScopeFromOptions(const Options& options, const std::string& slurm_job_id,
-                                      const std::string& slurm_job_gpus, Scope* scope);
 
 }  // namespace fleetreap

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "fleetreap/model/scope.h"
 #include "fleetreap/transport/host_key_policy.h"
 
 namespace fleetreap {
@@ -47,9 +48,9 @@ struct Options {
   std::string playbook;  // --playbook, "" = built-in default
   bool dry_run = false;
   std::vector<std::string> protect;  // --protect, repeatable
-  std::string gpus;                  // --gpus LIST, "" = every GPU
-  std::string cgroup;                // --cgroup PATH, "" = any
-  bool spare_pods = false;           // --spare-pods: never act on a Kubernetes pod's processes
+  /// --gpus LIST, --cgroup PATH and --spare-pods as parsed (source "flags"
+  /// when one is given); wiring's RunScopeFor adds a Slurm job's scope.
+  Scope scope;
 
   // output
   std::string json;           // --json FILE or -

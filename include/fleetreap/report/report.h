@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "fleetreap/base/status.h"
-#include "fleetreap/escalation/scope.h"
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/model/holder.h"
+#include "fleetreap/model/scope.h"
 
 namespace fleetreap {
 
