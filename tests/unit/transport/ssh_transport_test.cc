@@ -133,7 +133,7 @@ struct RunCase {
   CommandEnd end;
   int exit_code;
   const char* signal;
-  const char* out;
+  std::string out;
   const char* err;
 };
 
@@ -146,8 +146,9 @@ TEST_F(SshTransportTest, RunsCommandsOnOneConnection) {
       {"kill -TERM $$", CommandEnd::kSignaled, -1, "TERM", "", ""},
       {"kill -KILL $$", CommandEnd::kSignaled, -1, "KILL", "", ""},
       {BoundedCommand("echo bounded", milliseconds(5000), false), CommandEnd::kExited, 0, "",
-       "bounded\n", ""},
-      {BoundedCommand("sleep 30", milliseconds(1000), false), CommandEnd::kExited, 124, "", "", ""},
+       StartRecordBytes() + "bounded\n", ""},
+      {BoundedCommand("sleep 30", milliseconds(1000), false), CommandEnd::kExited, 124, "",
+       StartRecordBytes(), ""},
   };
   SshTransport transport(Good());
   Status status = transport.Connect(kNoDeadline);
