@@ -37,7 +37,8 @@ std::string BoundedCommand(const std::string& script, std::chrono::milliseconds 
   // sudo runs inside the outer bound: its own phase (NSS, PAM, hostname
   // lookups) is bounded on the host too.
   const std::string seconds = TimeoutSeconds(timeout);
-  std::string command = "\\exec /usr/bin/timeout -k 2 " + seconds;
+  // Quoted words are never aliases; "unset -f" drops a function named exec.
+  std::string command = "\\unset -f exec 2>/dev/null; \\exec /usr/bin/timeout -k 2 " + seconds;
   if (become) command += " /usr/bin/sudo -n";
   command += std::string(" /usr/bin/env -i PATH=") + kScriptPath + " LC_ALL=C";
   if (become) command += " /usr/bin/timeout -k 1 " + seconds;

@@ -3,10 +3,11 @@ gpuops with sudo (become), whose shell and dotfiles the test sets up inside
 the host (as root, through Fleet.exec and the host's own /etc/passwd and
 /home), never on this machine.
 
-- ~/.bashrc functions and aliases named timeout and sudo, a function named
-  /usr/bin/timeout and a PATH whose first directory holds a fake timeout are
-  never run: the command goes out by absolute paths, through exec, with a
-  clean environment for the root script, and the host is cleaned;
+- ~/.bashrc functions and aliases named timeout and sudo, functions named
+  /usr/bin/timeout and exec, an alias named exec and a PATH whose first
+  directory holds a fake timeout are never run: the command goes out by
+  absolute paths, through a quoted exec after `unset -f exec`, with a clean
+  environment for the root script, and the host is cleaned;
 - a ~/.bashrc that prints to stdout fails the host with a "login shell:"
   reason instead of being read as the host's answer;
 - a login shell that rewrites backslashes inside single quotes (as fish
@@ -29,6 +30,7 @@ SHADOWS = r"""
 timeout() { : > /home/gpuops/fr-intercepted-timeout; command timeout "$@"; }
 sudo() { : > /home/gpuops/fr-intercepted-sudo; command sudo "$@"; }
 function /usr/bin/timeout { : > /home/gpuops/fr-intercepted-abs; command /usr/bin/timeout "$@"; }
+exec() { : > /home/gpuops/fr-intercepted-exec; builtin exec "$@"; }
 shopt -s expand_aliases
 alias exec='exec /home/gpuops/bin/timeout'
 alias timeout='/home/gpuops/bin/timeout'
@@ -102,7 +104,7 @@ class LoginAccountTest(FleetCase):
         for name, text in ((".bashrc", SHADOWS), ("bin/timeout", FAKE_TIMEOUT)):
             self.write("shadow01", f"/home/gpuops/{name}", text, mode=0o755)
         code, host = self.run_on("shadow01")
-        for marker in ("timeout", "sudo", "abs", "path"):
+        for marker in ("timeout", "sudo", "abs", "exec", "path"):
             self.assertFalse(self.exists("shadow01", f"/home/gpuops/fr-intercepted-{marker}"),
                              marker)
         self.assertEqual((code, host["status"], host["outcome"]), (0, "clean", "cleaned"),

@@ -16,12 +16,14 @@ inline constexpr char kScriptPath[] =
     "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// Wraps "script" for the login shell (sshd runs it as `$SHELL -c COMMAND`):
-///   \exec /usr/bin/timeout -k 2 N [/usr/bin/sudo -n] /usr/bin/env -i
-///     PATH=kScriptPath LC_ALL=C [/usr/bin/timeout -k 1 N] /bin/sh -c 'START; SCRIPT'
-/// Every program by absolute path, the first through exec (quoted, so no
-/// alias applies), so no alias, function or PATH of the login account's
-/// dotfiles picks what runs (a function named exec still would: the login
-/// account is root-equivalent, docs/safety.md); a clean environment
+///   \unset -f exec 2>/dev/null; \exec /usr/bin/timeout -k 2 N [/usr/bin/sudo -n]
+///     /usr/bin/env -i PATH=kScriptPath LC_ALL=C [/usr/bin/timeout -k 1 N]
+///     /bin/sh -c 'START; SCRIPT'
+/// Every program by absolute path, the first through exec, with the words
+/// quoted (never an alias) and any function named exec dropped first, so no
+/// alias, function or PATH of the login account's dotfiles picks what runs
+/// (a function named unset still could: the login account is
+/// root-equivalent, docs/safety.md); a clean environment
 /// for the script. With "become" a second timeout runs as root inside sudo:
 /// the login user's timeout cannot signal the root script (sudo does not relay
 /// a signal from its command's own process group), the root one can. START

@@ -16,16 +16,18 @@ constexpr char kStart[] = R"(printf '\''%s\0'\'' '\''start:\\ $HOME `id` "q"'\''
 )";
 
 TEST(TransportTest, BoundedCommandUsesAbsolutePathsAndACleanEnvironment) {
-  EXPECT_EQ(BoundedCommand("echo hi", std::chrono::milliseconds(1500), false),
-            std::string("\\exec /usr/bin/timeout -k 2 2 /usr/bin/env -i "
-                        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "
-                        "LC_ALL=C /bin/sh -c '") +
-                kStart + "echo hi'");
+  EXPECT_EQ(
+      BoundedCommand("echo hi", std::chrono::milliseconds(1500), false),
+      std::string("\\unset -f exec 2>/dev/null; \\exec /usr/bin/timeout -k 2 2 /usr/bin/env -i "
+                  "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "
+                  "LC_ALL=C /bin/sh -c '") +
+          kStart + "echo hi'");
 }
 
 TEST(TransportTest, BoundedCommandBoundsTheRootScriptInsideSudo) {
   EXPECT_EQ(BoundedCommand("id", std::chrono::milliseconds(60000), true),
-            std::string("\\exec /usr/bin/timeout -k 2 60 /usr/bin/sudo -n /usr/bin/env -i "
+            std::string("\\unset -f exec 2>/dev/null; \\exec /usr/bin/timeout -k 2 60 "
+                        "/usr/bin/sudo -n /usr/bin/env -i "
                         "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "
                         "LC_ALL=C /usr/bin/timeout -k 1 60 /bin/sh -c '") +
                 kStart + "id'");
