@@ -248,10 +248,10 @@ int Merge(const Options& options) {
     return kExitUsage;
   }
   RunReport report;
-  status = MergeReportFiles(options.merge_reports, &report);
-  if (status.ok() && !options.merge_expect.empty()) {
-    status = ExpectHostsFromFile(options.merge_expect, &report);
-  }
+  std::vector<std::string> expected;
+  if (!options.merge_expect.empty()) status = ReadExpectedHosts(options.merge_expect, &expected);
+  if (status.ok()) status = MergeReportFiles(options.merge_reports, &report, expected);
+  if (status.ok()) ExpectHosts(expected, &report);
   if (!status.ok()) return ExitCodeForLoadError(status);
   return FinishRun(report, files, options.color, options.verbosity > 0);
 }

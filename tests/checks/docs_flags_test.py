@@ -32,7 +32,7 @@ ALLOWED = {
         "--pid", "--service-account", "--pid_file"},
     "Slurm: sbatch, srun, sinfo (slurm.md, contrib/slurm)": {
         "--partition", "--nodes", "--ntasks-per-node", "--noheader", "--exclusive",
-        "--job-name", "--time", "--kill-on-bad-exit"},
+        "--job-name", "--time", "--kill-on-bad-exit", "--label", "--distribution"},
     "the Slurm epilog's own --prolog mode (contrib/slurm/fleetreap-epilog)": {"--prolog"},
     "kubectl: drain, scale, wait, rollout status, apply (contrib/k8s)": {
         "--ignore-daemonsets", "--delete-emptydir-data", "--replicas", "--for", "--timeout",

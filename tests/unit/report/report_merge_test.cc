@@ -237,5 +237,36 @@ TEST_F(ReportMergeFilesTest, ErrorsNameTheFile) {
   }
 }
 
+TEST_F(ReportMergeFilesTest, AReportNamedAfterAnExpectedNodeHoldsThatNodeAlone) {
+  RunReport fleet = testing_fixture::MixedFleet();
+  const std::string first = fleet.hosts[0].name, second = fleet.hosts[1].name;
+  RunReport two = NodeReport(fleet, 0);
+  two.hosts.push_back(fleet.hosts[1]);
+  std::string own = Write(first + ".json", RenderJson(NodeReport(fleet, 0)));
+  std::string forged = Write("nodes-" + first + ".json", RenderJson(two));
+  std::string both = Write(second + ".json", RenderJson(two));
+  std::string other = Write(first + ".json.journal", RenderJson(NodeReport(fleet, 1)));
+  RunReport merged;
+  EXPECT_TRUE(MergeReportFiles({own}, &merged, {first, second}).ok());
+  // Not named after an expected node: a report of any hosts, as before.
+  EXPECT_TRUE(MergeReportFiles({forged}, &merged, {first, second}).ok());
+  EXPECT_TRUE(MergeReportFiles({both}, &merged).ok());
+  Status status = MergeReportFiles({own, both}, &merged, {first, second});
+  EXPECT_EQ(status.kind(), ErrorKind::kInvalidInput);
+  EXPECT_EQ(status.message(), both + ": the report of node " + second +
+                                  " must hold that host alone; it holds " + first + ", " + second);
+  status = MergeReportFiles({other}, &merged, {first});
+  EXPECT_EQ(status.message(), other + ": the report of node " + first +
+                                  " must hold that host alone; it holds " + second);
+}
+
+TEST(ReportMergeTest, NodeOfReportFile) {
+  EXPECT_EQ(NodeOfReportFile("nodes/gpu07.json"), "gpu07");
+  EXPECT_EQ(NodeOfReportFile("gpu07.rack2.example.com.json"), "gpu07.rack2.example.com");
+  EXPECT_EQ(NodeOfReportFile("/var/tmp/gpu07.json.journal"), "gpu07");
+  EXPECT_EQ(NodeOfReportFile("gpu07.xml"), "");
+  EXPECT_EQ(NodeOfReportFile(".json"), "");
+}
+
 }  // namespace
 }  // namespace fleetreap

@@ -36,8 +36,9 @@ inline std::vector<RunCase> ConformanceCases() {
       {"kill -KILL $$", CommandEnd::kSignaled, -1, "KILL", "", ""},
       {"exec >&- 2>&-; exit 4", CommandEnd::kExited, 4, "", "", ""},
       {BoundedCommand("echo bounded", milliseconds(5000), false), CommandEnd::kExited, 0, "",
-       "bounded\n", ""},
-      {BoundedCommand("sleep 30", milliseconds(1000), false), CommandEnd::kExited, 124, "", "", ""},
+       StartRecordBytes() + "bounded\n", ""},
+      {BoundedCommand("sleep 30", milliseconds(1000), false), CommandEnd::kExited, 124, "",
+       StartRecordBytes(), ""},
   };
 }
 
