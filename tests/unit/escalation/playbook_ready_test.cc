@@ -70,7 +70,7 @@ TEST(PlaybookReadyTest, Errors) {
        "p.yaml:2:3: ready.ecc must be off, warn or block, got \"sometimes\""},
       {"ready:\n  ecc_volatile_max: -1\n",
        "p.yaml:2:3: ecc_volatile_max must be a whole number from 0 to 1073741824, got \"-1\""},
-      {"ready:\n  xid_fatal: [79, 79]\n", "p.yaml:2:18: ready.xid_fatal lists Xid 79 twice"},
+      {"ready:\n  xid_fatal: [79, 79]\n", "p.yaml:2:19: ready.xid_fatal lists Xid 79 twice"},
       {"ready:\n  xid_fatal: [0]\n",
        "p.yaml:2:3: xid_fatal must be a whole number from 1 to 999, got \"0\""},
       {"ready:\n  xid_fatal: 79\n", "p.yaml:2:3: ready.xid_fatal must be a list"},

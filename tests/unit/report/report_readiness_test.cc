@@ -89,7 +89,7 @@ TEST(ReportReadinessTest, Outcome) {
 TEST(ReportReadinessTest, Table) {
   TableStyle style;
   std::string table = RenderTable(Fleet(), style);
-  EXPECT_NE(table.find("gpu02  not ready    GPU 3: row remapping pending (2 rows remapped): "
+  EXPECT_NE(table.find("gpu02  not ready  GPU 3: row remapping pending (2 rows remapped): "
                        "reset the GPU before the rollout (+1 more)"),
             std::string::npos)
       << table;
