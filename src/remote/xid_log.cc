@@ -89,10 +89,10 @@ bool ReadXid(const std::string& line, size_t at, XidEvent* event) {
   if (!ParseDigits(line.substr(code_at, code_end - code_at), 4, &event->code)) return false;
   if (code_end < line.size() && line[code_end] != ',') return false;
   std::string rest = code_end < line.size() ? Trim(line.substr(code_end + 1)) : "";
-  event->message = EscapeToolLine(rest.substr(0, kMaxXidMessage));
-  if (rest.size() > kMaxXidMessage && event->message.size() < kMaxXidMessage + 3) {
-    event->message += "...";
-  }
+  // Escaping widens control bytes ("\x01"), so the cap applies after it.
+  std::string escaped = EscapeToolLine(rest.substr(0, kMaxXidMessage));
+  bool cut = rest.size() > kMaxXidMessage || escaped.size() > kMaxXidMessage;
+  event->message = escaped.substr(0, kMaxXidMessage) + (cut ? "..." : "");
   return true;
 }
 

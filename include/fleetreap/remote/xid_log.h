@@ -26,7 +26,7 @@ namespace fleetreap {
 
 /// Distinct (bus id, code) pairs kept; more are counted in XidLog::dropped.
 constexpr size_t kMaxXidEvents = 64;
-/// The longest Xid message kept, in bytes, before "...".
+/// The longest Xid message kept, in bytes after escaping, before "...".
 constexpr size_t kMaxXidMessage = 160;
 
 struct XidLog {

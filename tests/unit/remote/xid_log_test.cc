@@ -117,6 +117,16 @@ TEST(XidLogTest, LongMessagesAreCappedAndManyPairsCounted) {
   EXPECT_EQ(log.dropped, 101 - static_cast<int>(kMaxXidEvents));
 }
 
+TEST(XidLogTest, TheCapHoldsAfterEscaping) {
+  // Found by fuzz_xid_log: "\x01" is four bytes once escaped.
+  XidLog log;
+  ParseXidLog("NVRM: Xid (PCI:0000:01:00): 13, " + std::string(100, '\x01') + "\n", &log);
+  ASSERT_EQ(log.events.size(), 1u);
+  EXPECT_EQ(log.events[0].message.size(), kMaxXidMessage + 3);
+  EXPECT_EQ(log.events[0].message.substr(0, 8), "\\x01\\x01");
+  EXPECT_EQ(log.events[0].message.substr(kMaxXidMessage), "...");
+}
+
 TEST(XidLogTest, BusMatching) {
   EXPECT_TRUE(XidBusMatches("0000:3b:00", "00000000:3B:00.0"));
   EXPECT_TRUE(XidBusMatches("0000:3b:00", "0000:3b:00.0"));
