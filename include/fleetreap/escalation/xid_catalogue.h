@@ -13,10 +13,10 @@ namespace fleetreap {
 /// One Xid of the built-in catalogue.
 struct XidRule {
   int code = 0;
-  bool fatal = false;     // blocks the host; else informational (a warning)
-  const char* meaning;    // "the GPU fell off the bus"
-  const char* next_step;  // "drain and reboot"
-  const char* source;     // where the classification comes from
+  bool fatal = false;          // blocks the host; else informational (a warning)
+  const char* meaning = "";    // "the GPU fell off the bus"
+  const char* next_step = "";  // "drain and reboot"
+  const char* source = "";     // where the classification comes from
 };
 
 /// The Xids fleetreap knows, by code: 48, 63, 64, 74, 79, 95, 119, 120, 140
