@@ -10,6 +10,7 @@ const char* HostStatusName(HostStatus status) {
     case HostStatus::kDirty: return "dirty";
     case HostStatus::kUnreachable: return "unreachable";
     case HostStatus::kFailed: return "failed";
+    case HostStatus::kNotReady: return "not_ready";
   }
   return "failed";
 }
@@ -25,12 +26,18 @@ std::vector<HostWithoutResult> HostsWithoutResult(const RunReport& report) {
   return out;
 }
 
+HostStatus StatusWithReadiness(bool clean, const std::vector<ReadinessFinding>& findings) {
+  if (!clean) return HostStatus::kDirty;
+  return AnyBlocking(findings) ? HostStatus::kNotReady : HostStatus::kClean;
+}
+
 int ExitCodeFor(const RunReport& report) {
   int code = kExitClean;
   for (const HostReport& host : report.hosts) {
     switch (host.status) {
       case HostStatus::kClean: break;
       case HostStatus::kDirty:
+      case HostStatus::kNotReady:
         if (!report.dry_run) code |= kExitDirty;
         break;
       case HostStatus::kUnreachable:

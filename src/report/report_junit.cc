@@ -15,7 +15,8 @@ std::string Attr(const char* name, const std::string& value) {
 bool IsFailure(const HostReport& host, bool dry_run) {
   switch (host.status) {
     case HostStatus::kClean: return false;
-    case HostStatus::kDirty: return !dry_run;
+    case HostStatus::kDirty:
+    case HostStatus::kNotReady: return !dry_run;
     case HostStatus::kUnreachable:
     case HostStatus::kFailed: return true;
   }
@@ -52,6 +53,10 @@ std::string FailureDetails(const HostReport& host) {
   }
   if (!host.reset_blocked_by.empty()) {
     text += "GPU reset blocked by " + host.reset_blocked_by + "\n";
+  }
+  for (const ReadinessFinding& finding : host.readiness) {
+    text += std::string(finding.severity == FindingSeverity::kBlock ? "not ready: " : "warning: ") +
+            FindingText(finding) + "\n";
   }
   return text;
 }

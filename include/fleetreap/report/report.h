@@ -13,11 +13,20 @@
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/model/holder.h"
 #include "fleetreap/model/scope.h"
+#include "fleetreap/model/readiness.h"
 
 namespace fleetreap {
 
-enum class HostStatus { kClean, kDirty, kUnreachable, kFailed };
-const char* HostStatusName(HostStatus status);
+/// kNotReady: empty (as clean as kClean) but a blocking readiness finding
+/// holds (escalation/readiness.h): not dirty, and not ready for the job.
+enum class HostStatus { kClean, kDirty, kUnreachable, kFailed, kNotReady };
+const char* HostStatusName(HostStatus status);  // "clean", ..., "not_ready"
+
+/// The status of a reached host whose GPUs and holders came out "clean" (or
+/// not) given its readiness findings: kNotReady when clean and a finding
+/// blocks, kClean when clean otherwise, kDirty when not clean (the findings
+/// are then reported beside the dirt).
+HostStatus StatusWithReadiness(bool clean, const std::vector<ReadinessFinding>& findings);
 
 struct StepTiming {
   std::string step;  // "connect", "inspect", "stop_units", "term", ...
@@ -58,7 +67,12 @@ struct HostReport {
   std::vector<int> gpus_reset;
   std::string reset_blocked_by;  // protected daemon that blocked a reset
   std::string nvidia_smi_error;  // the tool's own message when it failed
-  int attempts = 1;              // connection attempts
+  /// Whether the readiness checks ran on this host (the playbook's "ready:"
+  /// not all off and the scan reached nvidia-smi), and what they found, the
+  /// warnings too, in DecideReadiness's order. Empty when all is well.
+  bool readiness_checked = false;
+  std::vector<ReadinessFinding> readiness;
+  int attempts = 1;  // connection attempts
   std::chrono::milliseconds duration{0};
 };
 
@@ -104,9 +118,10 @@ struct HostWithoutResult {
 };
 std::vector<HostWithoutResult> HostsWithoutResult(const RunReport& report);
 
-/// Exit code for a finished run: 0 clean, |1 reached and not clean,
-/// |2 unreachable or failed, never started or without a report, |4 the
-/// waves were stopped (RunReport::stopped). A dry run only sets bit 2.
+/// Exit code for a finished run: 0 clean, |1 reached and not clean (dirty,
+/// or not_ready: empty but not ready), |2 unreachable or failed, never
+/// started or without a report, |4 the waves were stopped
+/// (RunReport::stopped). A dry run only sets bit 2.
 int ExitCodeFor(const RunReport& report);
 
 }  // namespace fleetreap

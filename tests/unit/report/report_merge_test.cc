@@ -217,7 +217,7 @@ TEST_F(ReportMergeFilesTest, ErrorsNameTheFile) {
   RunReport fleet = testing_fixture::MixedFleet();
   std::string good = Write("good.json", RenderJson(NodeReport(fleet, 0)));
   std::string text = Write("table.json", "gpu01 clean\n");
-  std::string v2 = Write("v2.json", R"({"schema_version": 2})");
+  std::string v3 = Write("v3.json", R"({"schema_version": 3})");
   std::string missing = dir_ + "/absent.json";
   struct Case {
     std::vector<std::string> paths;
@@ -225,7 +225,7 @@ TEST_F(ReportMergeFilesTest, ErrorsNameTheFile) {
   };
   const Case cases[] = {
       {{good, text}, text + ": not JSON (parse error at byte 1)"},
-      {{v2, good}, v2 + ": schema_version 2 is not supported (this fleetreap reads 1)"},
+      {{v3, good}, v3 + ": schema_version 3 is not supported (this fleetreap reads 1 to 2)"},
       {{good, missing}, missing + ": cannot read: No such file or directory"},
       {{good, good}, good + ": host gpu01 is also in " + good},
   };
