@@ -314,14 +314,18 @@ std::string PerGpuQueryScript(const std::vector<int>& indexes, std::chrono::mill
 }
 
 std::string StopUnitsScript(const std::vector<std::string>& units,
-                            std::chrono::milliseconds timeout, bool end) {
+                            std::chrono::milliseconds timeout) {
+  return remote_script_internal::StopUnitsRecords(units, timeout) + "z end\n";
+}
+
+std::string remote_script_internal::StopUnitsRecords(const std::vector<std::string>& units,
+                                                     std::chrono::milliseconds timeout) {
   std::string s = "z() { printf '%s\\0' \"$*\"; }\n";
   for (size_t i = 0; i < units.size(); ++i) {
     s += "timeout -k 2 " + TimeoutSeconds(timeout) + " systemctl stop -- " + ShellQuote(units[i]) +
          " </dev/null >/dev/null 2>&1\n";
     s += "z \"stop " + std::to_string(i) + " $?\"\n";
   }
-  if (end) s += "z end\n";
   return s;
 }
 

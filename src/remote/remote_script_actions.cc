@@ -130,6 +130,11 @@ fi
 
 std::string ShmCleanScript(const std::vector<std::string>& patterns, bool dry_run,
                            const HostPaths& paths) {
+  return remote_script_internal::ShmCleanRecords(patterns, dry_run, paths) + "z end\n";
+}
+
+std::string remote_script_internal::ShmCleanRecords(const std::vector<std::string>& patterns,
+                                                    bool dry_run, const HostPaths& paths) {
   std::string names;
   for (const std::string& pattern : patterns) {
     names += std::string(names.empty() ? "" : " -o") + " -name " + ShellQuote(pattern);

@@ -91,7 +91,7 @@ Status TakeStopRecords(RecordReader& reader, const std::vector<std::string>& uni
 }
 
 // The signal script's records, its "end" included.
-Status TakeSignalRecords(RecordReader& reader, SignalOutput* result) {
+Status TakeSignalRecords(RecordReader& reader, SignalReply* result) {
   Status status = reader.TakeHeader("signal");
   const HostRecord* r = nullptr;
   if (status.ok()) status = reader.Take("now", 2, false, "now TICKS", &r);
@@ -168,17 +168,17 @@ Status ParseStopUnitsOutput(const std::string& out, const std::vector<std::strin
 }
 
 Status ParseStopAndSignalOutput(const std::string& out, const std::vector<std::string>& units,
-                                std::vector<UnitStop>* stops, SignalOutput* signal) {
+                                std::vector<UnitStop>* stops, SignalReply* signal) {
   stops->clear();
-  *signal = SignalOutput();
+  *signal = SignalReply();
   return ParseHostRecords(out, "stop units and signal", [&](RecordReader& reader) {
     Status status = TakeStopRecords(reader, units, stops);
     return status.ok() ? TakeSignalRecords(reader, signal) : status;
   });
 }
 
-Status ParseSignalOutput(const std::string& out, SignalOutput* result) {
-  *result = SignalOutput();
+Status ParseSignalOutput(const std::string& out, SignalReply* result) {
+  *result = SignalReply();
   return ParseHostRecords(out, "signal",
                           [&](RecordReader& reader) { return TakeSignalRecords(reader, result); });
 }
