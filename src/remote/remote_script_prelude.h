@@ -1,4 +1,4 @@
-// The shell prelude the remote scripts share (remote_script.cc), and the
+// The shell prelude the remote scripts share (prelude.cc), and the
 // end-less pieces the fused round trips are made of. Internal to
 // remote_script*.cc; pure functions. Durations are written with
 // base/time_format.h.

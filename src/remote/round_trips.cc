@@ -1,6 +1,8 @@
 #include "fleetreap/remote/round_trips.h"
 
 #include "remote_script_prelude.h"
+#include "scan_records.h"
+#include "step_records.h"
 
 namespace fleetreap {
 
@@ -36,6 +38,28 @@ std::string RescanShmVerifyScript(const ScanRequest& rescan,
                                   const ScanRequest& verify, const HostPaths& paths) {
   return ScanScript(rescan, paths) + ShmCleanRecords(patterns, /*dry_run=*/false, paths) +
          ScanScript(verify, paths);
+}
+
+Status ParseStopAndSignalOutput(const std::string& out, const std::vector<std::string>& units,
+                                std::vector<UnitStop>* stops, SignalReply* signal) {
+  stops->clear();
+  *signal = SignalReply();
+  return ParseHostRecords(out, "stop units and signal", [&](RecordReader& reader) {
+    Status status = TakeStopRecords(reader, units, stops);
+    return status.ok() ? TakeSignalRecords(reader, signal) : status;
+  });
+}
+
+Status ParseRescanShmVerifyOutput(const std::string& out, ScanOutput* rescan, ShmOutput* shm,
+                                  ScanOutput* verify) {
+  *rescan = ScanOutput();
+  *shm = ShmOutput();
+  *verify = ScanOutput();
+  return ParseHostRecords(out, "rescan, shm and verify", [&](RecordReader& reader) {
+    Status status = ParseScanRecords(reader, rescan);
+    if (status.ok()) status = TakeShmRecords(reader, shm);
+    return status.ok() ? ParseScanRecords(reader, verify) : status;
+  });
 }
 
 }  // namespace fleetreap
