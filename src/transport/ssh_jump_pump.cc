@@ -1,0 +1,328 @@
+#include "ssh_jump_pump.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <list>
+#include <utility>
+#include <vector>
+
+#include "fleetreap/base/text.h"
+#include "fleetreap/transport/ssh_jump.h"
+#include "ssh_transport_session.h"
+
+namespace fleetreap {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr size_t kChunk = 32 * 1024;
+// A host waits this long past its deadline for the pump's own verdict (the
+// bastion's connect ends by the first host's deadline).
+constexpr milliseconds kVerdictGrace{250};
+
+// One host's forwarded channel and the pump's end of its socketpair.
+struct Link {
+  ssh_channel channel = nullptr;
+  int fd = -1;
+  std::string to_channel;   // read from the host, not yet sent on the channel
+  std::string to_socket;    // read from the channel, not yet written to the host
+  bool remote_eof = false;  // the channel's EOF (the target closed)
+  bool shut = false;        // that EOF passed on to the host
+  bool done = false;
+};
+
+// A channel being opened for a host.
+struct Opening {
+  std::shared_ptr<JumpRequest> request;
+  ssh_channel channel = nullptr;
+};
+
+void CloseLink(Link* link) {
+  if (link->channel != nullptr) {
+    if (ssh_channel_is_open(link->channel) != 0) ssh_channel_close(link->channel);
+    ssh_channel_free(link->channel);
+    link->channel = nullptr;
+  }
+  if (link->fd >= 0) close(link->fd);
+  link->fd = -1;
+}
+
+// Moves what can move now, both ways, without blocking: the channel's data to
+// the host's socket, the host's bytes onto the channel (within its window).
+// A link is done when the host has closed its end, or the channel is closed
+// and all it said was passed on.
+void PumpLink(Link* link) {
+  char buffer[kChunk];
+  if (link->to_socket.empty() && !link->remote_eof) {
+    const int n = ssh_channel_read_nonblocking(link->channel, buffer, sizeof(buffer), 0);
+    if (n > 0) {
+      link->to_socket.assign(buffer, static_cast<size_t>(n));
+    } else if (n == SSH_EOF) {
+      link->remote_eof = true;
+    } else if (n == SSH_ERROR) {
+      link->done = true;
+      return;
+    }
+  }
+  if (!link->to_socket.empty()) {
+    const ssize_t n =
+        send(link->fd, link->to_socket.data(), link->to_socket.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      link->to_socket.erase(0, static_cast<size_t>(n));
+    } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      link->done = true;
+      return;
+    }
+  }
+  if (link->remote_eof && link->to_socket.empty() && !link->shut) {
+    shutdown(link->fd, SHUT_WR);
+    link->shut = true;
+  }
+  if (link->to_channel.empty()) {
+    const ssize_t n = recv(link->fd, buffer, sizeof(buffer), MSG_DONTWAIT);
+    if (n > 0) {
+      link->to_channel.assign(buffer, static_cast<size_t>(n));
+    } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      link->done = true;  // the host's session is over
+      return;
+    }
+  }
+  if (!link->to_channel.empty()) {
+    const size_t window = ssh_channel_window_size(link->channel);
+    const size_t size = std::min(window, link->to_channel.size());
+    if (size > 0) {
+      const int n =
+          ssh_channel_write(link->channel, link->to_channel.data(), static_cast<uint32_t>(size));
+      if (n == SSH_ERROR) {
+        link->done = true;
+        return;
+      }
+      link->to_channel.erase(0, static_cast<size_t>(n));
+    }
+  }
+  if (ssh_channel_is_closed(link->channel) != 0 && link->to_socket.empty()) link->done = true;
+}
+
+}  // namespace
+
+JumpPump::JumpPump(std::string name, SshTransportOptions bastion)
+    : name_(std::move(name)), options_(std::move(bastion)) {
+  wake_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  thread_ = std::thread([this] { Run(); });
+}
+
+JumpPump::~JumpPump() {
+  Stop();
+  if (thread_.joinable()) thread_.join();
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+bool JumpPump::Submit(const std::shared_ptr<JumpRequest>& request) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (closed_) return false;
+    queue_.push_back(request);
+  }
+  Wake();
+  return true;
+}
+
+void JumpPump::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  Wake();
+}
+
+void JumpPump::Wake() {
+  const uint64_t one = 1;
+  if (wake_fd_ >= 0 && write(wake_fd_, &one, sizeof(one)) < 0) {
+    // The counter is full, so the thread is woken anyway.
+  }
+}
+
+std::string JumpPump::Prefix() const {
+  return "bastion " + name_ + (destination_.empty() ? "" : " (" + destination_ + ")") + ": ";
+}
+
+Status JumpPump::Await(const std::shared_ptr<JumpRequest>& request, int* fd) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  finished_.wait_until(lock, request->deadline + kVerdictGrace, [&] { return request->done; });
+  if (!request->done) {
+    request->abandoned = true;
+    return Status::Error(ErrorKind::kConnectTimeout, Prefix() + "no channel to " + request->host +
+                                                         ":" + std::to_string(request->port) +
+                                                         " within the connect timeout");
+  }
+  *fd = request->fd;
+  request->fd = -1;
+  return request->status;
+}
+
+bool JumpPump::Finish(const std::shared_ptr<JumpRequest>& request, Status status, int fd) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (request->abandoned || request->done) return false;
+  request->done = true;
+  request->status = std::move(status);
+  request->fd = fd;
+  finished_.notify_all();
+  return true;
+}
+
+void JumpPump::Run() {
+  // The first request comes right after the constructor.
+  Clock::time_point deadline;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (stop_ || !queue_.empty()) {
+        deadline = queue_.empty() ? Clock::now() : queue_.front()->deadline;
+        break;
+      }
+    }
+    pollfd wake{wake_fd_, POLLIN, 0};
+    poll(&wake, 1, 100);
+  }
+  deadline = std::min(deadline, Clock::now() + options_.connect_timeout);
+  SshTransport bastion(options_);
+  Status ended = bastion.Connect(deadline);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    destination_ = bastion.Destination();
+  }
+  std::vector<Opening> openings;
+  std::list<Link> links;
+  ssh_event event = nullptr;
+  if (ended.ok()) {
+    ssh_session session = bastion.session_->session;
+    ssh_set_blocking(session, 0);
+    event = ssh_event_new();
+    if (event == nullptr || ssh_event_add_session(event, session) != SSH_OK) {
+      ended = Status::Error(ErrorKind::kInternal, "ssh_event_new failed");
+    }
+    Clock::time_point idle_since = Clock::now();
+    while (ended.ok()) {
+      std::deque<std::shared_ptr<JumpRequest>> fresh;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (stop_) {
+          ended = Status::Error(ErrorKind::kConnectionLost, "closed at the end of the run");
+          break;
+        }
+        fresh.swap(queue_);
+      }
+      for (auto& request : fresh) openings.push_back({request, ssh_channel_new(session)});
+      const Clock::time_point now = Clock::now();
+      for (auto it = openings.begin(); it != openings.end();) {
+        const JumpRequest& request = *it->request;
+        const int rc = it->channel == nullptr
+                           ? SSH_ERROR
+                           : ssh_channel_open_forward(it->channel, request.host.c_str(),
+                                                      request.port, "127.0.0.1", 0);
+        if (rc == SSH_AGAIN && now <= request.deadline + kVerdictGrace) {
+          ++it;
+          continue;
+        }
+        int pair[2] = {-1, -1};
+        if (rc == SSH_OK && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0) {
+          fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK);
+          Link link;
+          link.channel = it->channel;
+          link.fd = pair[0];
+          links.push_back(std::move(link));
+          // A host that gave up meanwhile: its end closes, so the link ends.
+          if (!Finish(it->request, Status::Ok(), pair[1])) close(pair[1]);
+        } else {
+          const std::string error = ssh_get_error(session);
+          std::string why = "no answer in time";
+          ErrorKind kind = ErrorKind::kConnectTimeout;
+          if (rc == SSH_OK) {
+            why = std::string("socketpair: ") + std::strerror(errno);
+            kind = ErrorKind::kInternal;
+          } else if (rc != SSH_AGAIN) {
+            kind = ClassifyChannelOpenFailure(error, &why);
+          }
+          // destination_ is written by this thread only, before the loop.
+          const std::string message = Prefix() + "could not reach " + request.host + ":" +
+                                      std::to_string(request.port) + ": " + why;
+          Finish(it->request, Status::Error(kind, message), -1);
+          if (it->channel != nullptr) ssh_channel_free(it->channel);
+        }
+        it = openings.erase(it);
+      }
+      for (Link& link : links) PumpLink(&link);
+      for (auto it = links.begin(); it != links.end();) {
+        if (it->done) {
+          CloseLink(&*it);
+          it = links.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      if (ssh_is_connected(session) == 0) {
+        ended = Status::Error(
+            ErrorKind::kConnectionLost,
+            std::string("the connection to the bastion was lost: ") + ssh_get_error(session));
+        break;
+      }
+      if (!links.empty() || !openings.empty()) {
+        idle_since = now;
+      } else if (now - idle_since >= SshJumps::kLinger) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (queue_.empty()) {
+          closed_ = true;  // idle: the next host starts a new connection
+          break;
+        }
+      }
+      std::vector<pollfd> fds;
+      fds.push_back({wake_fd_, POLLIN, 0});
+      const bool writing = (ssh_get_poll_flags(session) & SSH_WRITE_PENDING) != 0;
+      fds.push_back({ssh_get_fd(session), static_cast<short>(POLLIN | (writing ? POLLOUT : 0)), 0});
+      for (const Link& link : links) {
+        short events = link.to_channel.empty() ? POLLIN : 0;
+        if (!link.to_socket.empty()) events |= POLLOUT;
+        fds.push_back({link.fd, events, 0});
+      }
+      poll(fds.data(), fds.size(), openings.empty() ? 500 : 50);
+      if (fds[0].revents != 0) {
+        uint64_t count = 0;
+        if (read(wake_fd_, &count, sizeof(count)) < 0) count = 0;
+      }
+      ssh_event_dopoll(event, 0);  // libssh reads and writes its socket
+    }
+  }
+  std::deque<std::shared_ptr<JumpRequest>> left;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    closed_ = true;
+    left.swap(queue_);
+  }
+  for (Opening& opening : openings) {
+    left.push_back(opening.request);
+    if (opening.channel != nullptr) ssh_channel_free(opening.channel);
+  }
+  for (auto& request : left) {
+    Finish(request,
+           Status::Error(ended.ok() ? ErrorKind::kConnectionLost : ended.kind(),
+                         Prefix() + (ended.ok() ? "closed" : ended.message())),
+           -1);
+  }
+  for (Link& link : links) CloseLink(&link);
+  if (event != nullptr) {
+    ssh_event_remove_session(event, bastion.session_->session);
+    ssh_event_free(event);
+  }
+  bastion.Close();
+}
+
+}  // namespace fleetreap
