@@ -44,6 +44,7 @@ struct Link {
 struct Opening {
   std::shared_ptr<JumpRequest> request;
   ssh_channel channel = nullptr;
+  bool orphan = false;  // its host gave up waiting
 };
 
 void CloseLink(Link* link) {
@@ -179,9 +180,26 @@ bool JumpPump::Finish(const std::shared_ptr<JumpRequest>& request, Status status
   return true;
 }
 
+// The thread's own state once the bastion is connected.
+struct JumpPump::Loop {
+  ssh_session session = nullptr;
+  ssh_event event = nullptr;
+  std::vector<Opening> openings;
+  std::list<Link> links;
+  Clock::time_point idle_since = Clock::now();
+
+  // A host's channel, or an opening a host still waits for.
+  bool Busy() const {
+    if (!links.empty()) return true;
+    for (const Opening& opening : openings) {
+      if (!opening.orphan) return true;
+    }
+    return false;
+  }
+};
+
 void JumpPump::Run() {
-  // The first request comes right after the constructor.
-  Clock::time_point deadline;
+  Clock::time_point deadline;  // the first request's
   for (;;) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -193,113 +211,22 @@ void JumpPump::Run() {
     pollfd wake{wake_fd_, POLLIN, 0};
     poll(&wake, 1, 100);
   }
-  deadline = std::min(deadline, Clock::now() + options_.connect_timeout);
   SshTransport bastion(options_);
-  Status ended = bastion.Connect(deadline);
+  Status ended = bastion.Connect(std::min(deadline, Clock::now() + options_.connect_timeout));
   {
     std::lock_guard<std::mutex> lock(mutex_);
     destination_ = bastion.Destination();
   }
-  std::vector<Opening> openings;
-  std::list<Link> links;
-  ssh_event event = nullptr;
+  Loop loop;
   if (ended.ok()) {
-    ssh_session session = bastion.session_->session;
-    ssh_set_blocking(session, 0);
-    event = ssh_event_new();
-    if (event == nullptr || ssh_event_add_session(event, session) != SSH_OK) {
+    loop.session = bastion.session_->session;
+    ssh_set_blocking(loop.session, 0);
+    loop.event = ssh_event_new();
+    if (loop.event == nullptr || ssh_event_add_session(loop.event, loop.session) != SSH_OK) {
       ended = Status::Error(ErrorKind::kInternal, "ssh_event_new failed");
     }
-    Clock::time_point idle_since = Clock::now();
-    while (ended.ok()) {
-      std::deque<std::shared_ptr<JumpRequest>> fresh;
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (stop_) {
-          ended = Status::Error(ErrorKind::kConnectionLost, "closed at the end of the run");
-          break;
-        }
-        fresh.swap(queue_);
-      }
-      for (auto& request : fresh) openings.push_back({request, ssh_channel_new(session)});
-      const Clock::time_point now = Clock::now();
-      for (auto it = openings.begin(); it != openings.end();) {
-        const JumpRequest& request = *it->request;
-        const int rc = it->channel == nullptr
-                           ? SSH_ERROR
-                           : ssh_channel_open_forward(it->channel, request.host.c_str(),
-                                                      request.port, "127.0.0.1", 0);
-        if (rc == SSH_AGAIN && now <= request.deadline + kVerdictGrace) {
-          ++it;
-          continue;
-        }
-        int pair[2] = {-1, -1};
-        if (rc == SSH_OK && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0) {
-          fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK);
-          Link link;
-          link.channel = it->channel;
-          link.fd = pair[0];
-          links.push_back(std::move(link));
-          // A host that gave up meanwhile: its end closes, so the link ends.
-          if (!Finish(it->request, Status::Ok(), pair[1])) close(pair[1]);
-        } else {
-          const std::string error = ssh_get_error(session);
-          std::string why = "no answer in time";
-          ErrorKind kind = ErrorKind::kConnectTimeout;
-          if (rc == SSH_OK) {
-            why = std::string("socketpair: ") + std::strerror(errno);
-            kind = ErrorKind::kInternal;
-          } else if (rc != SSH_AGAIN) {
-            kind = ClassifyChannelOpenFailure(error, &why);
-          }
-          // destination_ is written by this thread only, before the loop.
-          const std::string message = Prefix() + "could not reach " + request.host + ":" +
-                                      std::to_string(request.port) + ": " + why;
-          Finish(it->request, Status::Error(kind, message), -1);
-          if (it->channel != nullptr) ssh_channel_free(it->channel);
-        }
-        it = openings.erase(it);
-      }
-      for (Link& link : links) PumpLink(&link);
-      for (auto it = links.begin(); it != links.end();) {
-        if (it->done) {
-          CloseLink(&*it);
-          it = links.erase(it);
-        } else {
-          ++it;
-        }
-      }
-      if (ssh_is_connected(session) == 0) {
-        ended = Status::Error(
-            ErrorKind::kConnectionLost,
-            std::string("the connection to the bastion was lost: ") + ssh_get_error(session));
-        break;
-      }
-      if (!links.empty() || !openings.empty()) {
-        idle_since = now;
-      } else if (now - idle_since >= SshJumps::kLinger) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (queue_.empty()) {
-          closed_ = true;  // idle: the next host starts a new connection
-          break;
-        }
-      }
-      std::vector<pollfd> fds;
-      fds.push_back({wake_fd_, POLLIN, 0});
-      const bool writing = (ssh_get_poll_flags(session) & SSH_WRITE_PENDING) != 0;
-      fds.push_back({ssh_get_fd(session), static_cast<short>(POLLIN | (writing ? POLLOUT : 0)), 0});
-      for (const Link& link : links) {
-        short events = link.to_channel.empty() ? POLLIN : 0;
-        if (!link.to_socket.empty()) events |= POLLOUT;
-        fds.push_back({link.fd, events, 0});
-      }
-      poll(fds.data(), fds.size(), openings.empty() ? 500 : 50);
-      if (fds[0].revents != 0) {
-        uint64_t count = 0;
-        if (read(wake_fd_, &count, sizeof(count)) < 0) count = 0;
-      }
-      ssh_event_dopoll(event, 0);  // libssh reads and writes its socket
-    }
+  }
+  while (ended.ok() && Turn(&loop, &ended)) {
   }
   std::deque<std::shared_ptr<JumpRequest>> left;
   {
@@ -307,8 +234,8 @@ void JumpPump::Run() {
     closed_ = true;
     left.swap(queue_);
   }
-  for (Opening& opening : openings) {
-    left.push_back(opening.request);
+  for (Opening& opening : loop.openings) {
+    if (!opening.orphan) left.push_back(opening.request);
     if (opening.channel != nullptr) ssh_channel_free(opening.channel);
   }
   for (auto& request : left) {
@@ -317,12 +244,116 @@ void JumpPump::Run() {
                          Prefix() + (ended.ok() ? "closed" : ended.message())),
            -1);
   }
-  for (Link& link : links) CloseLink(&link);
-  if (event != nullptr) {
-    ssh_event_remove_session(event, bastion.session_->session);
-    ssh_event_free(event);
+  for (Link& link : loop.links) CloseLink(&link);
+  if (loop.event != nullptr) {
+    ssh_event_remove_session(loop.event, loop.session);
+    ssh_event_free(loop.event);
   }
   bastion.Close();
+}
+
+bool JumpPump::Turn(Loop* loop, Status* ended) {
+  std::deque<std::shared_ptr<JumpRequest>> fresh;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stop_) {
+      *ended = Status::Error(ErrorKind::kConnectionLost, "closed at the end of the run");
+      return false;
+    }
+    fresh.swap(queue_);
+  }
+  for (auto& request : fresh) {
+    loop->openings.push_back({request, ssh_channel_new(loop->session), false});
+  }
+  Advance(loop);
+  for (Link& link : loop->links) PumpLink(&link);
+  for (auto it = loop->links.begin(); it != loop->links.end();) {
+    if (it->done) {
+      CloseLink(&*it);
+      it = loop->links.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (ssh_is_connected(loop->session) == 0) {
+    *ended = Status::Error(
+        ErrorKind::kConnectionLost,
+        std::string("the connection to the bastion was lost: ") + ssh_get_error(loop->session));
+    return false;
+  }
+  const Clock::time_point now = Clock::now();
+  if (loop->Busy()) {
+    loop->idle_since = now;
+  } else if (now - loop->idle_since >= SshJumps::kLinger) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (queue_.empty()) {
+      closed_ = true;  // idle: the next host starts a new connection
+      return false;
+    }
+  }
+  Poll(loop);
+  return true;
+}
+
+void JumpPump::Advance(Loop* loop) {
+  const Clock::time_point now = Clock::now();
+  for (auto it = loop->openings.begin(); it != loop->openings.end();) {
+    const JumpRequest& request = *it->request;
+    const int rc = it->channel == nullptr
+                       ? SSH_ERROR
+                       : ssh_channel_open_forward(it->channel, request.host.c_str(), request.port,
+                                                  "127.0.0.1", 0);
+    if (rc == SSH_AGAIN) {
+      // A host that gave up: its channel is closed once the bastion answers.
+      if (now > request.deadline + kVerdictGrace) it->orphan = true;
+      ++it;
+      continue;
+    }
+    int pair[2] = {-1, -1};
+    if (it->orphan) {
+      if (rc == SSH_OK) ssh_channel_close(it->channel);
+      ssh_channel_free(it->channel);
+    } else if (rc == SSH_OK && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) == 0) {
+      fcntl(pair[0], F_SETFL, fcntl(pair[0], F_GETFL) | O_NONBLOCK);
+      Link link;
+      link.channel = it->channel;
+      link.fd = pair[0];
+      loop->links.push_back(std::move(link));
+      // A host that gave up meanwhile: its end closes, so the link ends.
+      if (!Finish(it->request, Status::Ok(), pair[1])) close(pair[1]);
+    } else {
+      std::string why = std::string("socketpair: ") + std::strerror(errno);
+      ErrorKind kind = ErrorKind::kInternal;
+      if (rc != SSH_OK) kind = ClassifyChannelOpenFailure(ssh_get_error(loop->session), &why);
+      // destination_ is written by this thread only, before the loop.
+      Finish(it->request,
+             Status::Error(kind, Prefix() + "could not reach " + request.host + ":" +
+                                     std::to_string(request.port) + ": " + why),
+             -1);
+      if (it->channel != nullptr) ssh_channel_free(it->channel);
+    }
+    it = loop->openings.erase(it);
+  }
+}
+
+void JumpPump::Poll(Loop* loop) {
+  std::vector<pollfd> fds;
+  fds.push_back({wake_fd_, POLLIN, 0});
+  const bool writing = (ssh_get_poll_flags(loop->session) & SSH_WRITE_PENDING) != 0;
+  fds.push_back(
+      {ssh_get_fd(loop->session), static_cast<short>(POLLIN | (writing ? POLLOUT : 0)), 0});
+  for (const Link& link : loop->links) {
+    short events = link.to_channel.empty() ? POLLIN : 0;
+    if (!link.to_socket.empty()) events |= POLLOUT;
+    fds.push_back({link.fd, events, 0});
+  }
+  // Openings are checked against their deadlines; the rest wakes us.
+  poll(fds.data(), fds.size(), loop->openings.empty() ? 500 : 50);
+  if (fds[0].revents != 0) {
+    uint64_t count = 0;
+    if (read(wake_fd_, &count, sizeof(count)) < 0) count = 0;
+  }
+  ssh_event_dopoll(loop->event, 0);  // libssh reads and writes its socket
 }
 
 }  // namespace fleetreap

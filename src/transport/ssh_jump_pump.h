@@ -55,6 +55,12 @@ class JumpPump {
   struct Loop;  // the thread's own state (ssh_jump_pump.cc)
 
   void Run();
+  // One turn of the loop: take new requests, advance the openings, move
+  // bytes, then wait for the next event. False (with "*ended" set when it
+  // was not idleness) when the loop is over.
+  bool Turn(Loop* loop, Status* ended);
+  void Advance(Loop* loop);  // the openings: done, failed or given up
+  void Poll(Loop* loop);
   // Marks "request" done under mutex_ and wakes its waiter; returns false
   // (and does nothing) when the host already gave up.
   bool Finish(const std::shared_ptr<JumpRequest>& request, Status status, int fd);
