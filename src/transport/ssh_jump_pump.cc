@@ -59,10 +59,12 @@ void CloseLink(Link* link) {
 
 // Moves what can move now, both ways, without blocking: the channel's data to
 // the host's socket, the host's bytes onto the channel (within its window).
-// A link is done when the host has closed its end, or the channel is closed
-// and all it said was passed on.
-void PumpLink(Link* link) {
+// Returns whether any byte moved (then more may be waiting in libssh's
+// buffers, which no poll() sees). A link is done when the host has closed
+// its end, or the channel is closed and all it said was passed on.
+bool PumpLink(Link* link) {
   char buffer[kChunk];
+  bool moved = false;
   if (link->to_socket.empty() && !link->remote_eof) {
     const int n = ssh_channel_read_nonblocking(link->channel, buffer, sizeof(buffer), 0);
     if (n > 0) {
@@ -71,7 +73,7 @@ void PumpLink(Link* link) {
       link->remote_eof = true;
     } else if (n == SSH_ERROR) {
       link->done = true;
-      return;
+      return true;
     }
   }
   if (!link->to_socket.empty()) {
@@ -79,9 +81,10 @@ void PumpLink(Link* link) {
         send(link->fd, link->to_socket.data(), link->to_socket.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {
       link->to_socket.erase(0, static_cast<size_t>(n));
+      moved = true;
     } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
       link->done = true;
-      return;
+      return true;
     }
   }
   if (link->remote_eof && link->to_socket.empty() && !link->shut) {
@@ -94,7 +97,7 @@ void PumpLink(Link* link) {
       link->to_channel.assign(buffer, static_cast<size_t>(n));
     } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
       link->done = true;  // the host's session is over
-      return;
+      return true;
     }
   }
   if (!link->to_channel.empty()) {
@@ -105,12 +108,14 @@ void PumpLink(Link* link) {
           ssh_channel_write(link->channel, link->to_channel.data(), static_cast<uint32_t>(size));
       if (n == SSH_ERROR) {
         link->done = true;
-        return;
+        return true;
       }
       link->to_channel.erase(0, static_cast<size_t>(n));
+      moved = moved || n > 0;
     }
   }
   if (ssh_channel_is_closed(link->channel) != 0 && link->to_socket.empty()) link->done = true;
+  return moved || link->done;
 }
 
 }  // namespace
@@ -266,7 +271,8 @@ bool JumpPump::Turn(Loop* loop, Status* ended) {
     loop->openings.push_back({request, ssh_channel_new(loop->session), false});
   }
   Advance(loop);
-  for (Link& link : loop->links) PumpLink(&link);
+  bool moved = false;
+  for (Link& link : loop->links) moved = PumpLink(&link) || moved;
   for (auto it = loop->links.begin(); it != loop->links.end();) {
     if (it->done) {
       CloseLink(&*it);
@@ -291,7 +297,7 @@ bool JumpPump::Turn(Loop* loop, Status* ended) {
       return false;
     }
   }
-  Poll(loop);
+  Poll(loop, moved);
   return true;
 }
 
@@ -336,7 +342,7 @@ void JumpPump::Advance(Loop* loop) {
   }
 }
 
-void JumpPump::Poll(Loop* loop) {
+void JumpPump::Poll(Loop* loop, bool moved) {
   std::vector<pollfd> fds;
   fds.push_back({wake_fd_, POLLIN, 0});
   const bool writing = (ssh_get_poll_flags(loop->session) & SSH_WRITE_PENDING) != 0;
@@ -347,8 +353,9 @@ void JumpPump::Poll(Loop* loop) {
     if (!link.to_socket.empty()) events |= POLLOUT;
     fds.push_back({link.fd, events, 0});
   }
+  // After bytes moved, more may wait in libssh's buffers: look, do not wait.
   // Openings are checked against their deadlines; the rest wakes us.
-  poll(fds.data(), fds.size(), loop->openings.empty() ? 500 : 50);
+  poll(fds.data(), fds.size(), moved ? 0 : loop->openings.empty() ? 500 : 50);
   if (fds[0].revents != 0) {
     uint64_t count = 0;
     if (read(wake_fd_, &count, sizeof(count)) < 0) count = 0;

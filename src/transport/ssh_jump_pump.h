@@ -60,7 +60,8 @@ class JumpPump {
   // was not idleness) when the loop is over.
   bool Turn(Loop* loop, Status* ended);
   void Advance(Loop* loop);  // the openings: done, failed or given up
-  void Poll(Loop* loop);
+  // Waits for the next event, or only looks when bytes just "moved".
+  void Poll(Loop* loop, bool moved);
   // Marks "request" done under mutex_ and wakes its waiter; returns false
   // (and does nothing) when the host already gave up.
   bool Finish(const std::shared_ptr<JumpRequest>& request, Status status, int fd);

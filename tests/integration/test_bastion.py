@@ -5,16 +5,18 @@ channel (direct-tcpip) of that one connection.
 The bastion is a simulated host whose sshd is left at OpenSSH's defaults
 (MaxStartups 10:30:100) with LogLevel VERBOSE, so its log has one "Accepted
 publickey" line per login: 100 hosts at --forks 64 must all be reached with
-exactly one. Also: a jump chain (the same bastion twice: two logins, the
-second through the first), a dead bastion, a bastion whose host key is not
-known and a target the bastion cannot reach each say why for every host
-behind them; and a ProxyCommand to the same bastion (one `ssh -W` login per
+exactly one; hosts one after another (--forks 1) reuse it. Also: a jump
+chain (the same bastion twice: two logins, the second through the first); a
+dead bastion, a silent one (bounded by --connect-timeout), one whose host
+key is not known and a target the bastion cannot reach each say why for
+every host behind them; and a ProxyCommand to the same bastion (one `ssh -W` login per
 host, which fleetreap paces under MaxStartups) still reaches every host.
 Needs root and the built sim tools.
 """
 
 import os
 import re
+import socket
 import subprocess
 import time
 import unittest
@@ -126,6 +128,25 @@ class BastionTest(FleetCase):
             self.assertEqual(host["error_kind"], "refused", host)
             self.assertIn(f"bastion jump (root@{self.nowhere}:22)", host["error_message"])
             self.assertIn("refused", host["error_message"])
+
+    def test_a_silent_bastion_is_bounded_by_the_connect_timeout(self):
+        # Takes the TCP connection (the kernel's backlog) and never speaks.
+        silent = socket.socket()
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(64)
+        port = silent.getsockname()[1]
+        try:
+            config = (f"Host *.internal\n  ProxyJump jump\n" + self.host_blocks() +
+                      f"Host jump\n  HostName 127.0.0.1\n  Port {port}\n  User root\n")
+            code, hosts, _, took = self.run_fleetreap(
+                config, "--limit", "gpu00[1:9]", "--connect-timeout", "2s")
+        finally:
+            silent.close()
+        self.assertEqual(code, 2)
+        self.assertLess(took, 20, "a silent bastion was waited on, not bounded")
+        for name, host in hosts.items():
+            self.assertEqual(host["error_kind"], "banner_timeout", host)
+            self.assertIn(f"bastion jump (root@127.0.0.1:{port})", host["error_message"])
 
     def test_a_bastion_with_an_unknown_host_key_is_refused(self):
         known_hosts = os.path.join(self.tmp, "known_hosts_without_bastion")
