@@ -6,10 +6,11 @@
 
 namespace fleetreap {
 
-bool IsStartupDrop(const std::string& text) {
-  return Contains(text, "kex_exchange_identification") ||
-         Contains(text, "Connection reset by peer") ||
-         Contains(text, "Connection closed by remote host") || Contains(text, "banner exchange");
+bool IsStartupDrop(const std::string& proxy_stderr) {
+  return Contains(proxy_stderr, "kex_exchange_identification") ||
+         Contains(proxy_stderr, "Connection reset by peer") ||
+         Contains(proxy_stderr, "Connection closed by remote host") ||
+         Contains(proxy_stderr, "banner exchange");
 }
 
 std::chrono::milliseconds ProxyRetryPause(int attempt, uint32_t random) {

@@ -24,7 +24,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-constexpr size_t kChunk = 32 * 1024;
+constexpr size_t kChunk = size_t{32} * 1024;
 // A host waits this long past its deadline for the pump's own verdict (the
 // bastion's connect ends by the first host's deadline).
 constexpr milliseconds kVerdictGrace{250};
