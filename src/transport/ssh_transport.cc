@@ -3,6 +3,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <random>
@@ -69,7 +70,7 @@ Status SshTransport::Connect(Clock::time_point not_after) {
   Close();
   fingerprint_.clear();
   const Clock::time_point start = Clock::now();
-  const Clock::time_point deadline =
+  Clock::time_point deadline =  // later by the wait for a proxy's turn, if any
       not_after - start < options_.connect_timeout ? not_after : start + options_.connect_timeout;
   const milliseconds budget = std::chrono::duration_cast<milliseconds>(deadline - start);
   const std::string where = options_.name.empty() || options_.name == options_.address
@@ -141,7 +142,7 @@ Status SshTransport::Connect(Clock::time_point not_after) {
   // every wait up to here was bounded by our deadline.
   Status dialed = !jump.empty()   ? StartJump(jump, state.get(), deadline, where)
                   : proxy.empty() ? DialTcp(target_host_, target_port_, deadline, &state->fd)
-                                  : StartProxy(proxy, state.get(), deadline, where);
+                                  : StartProxy(proxy, state.get(), not_after, &deadline, where);
   if (!dialed.ok()) {
     const bool named =
         options_.name.empty() || !proxy.empty() || !jump.empty() || options_.name == target_host_;
@@ -196,7 +197,9 @@ std::string SshTransport::Destination() const {
 }
 
 Status SshTransport::StartProxy(const std::string& proxy, Session* state,
-                                Clock::time_point deadline, const std::string& where) {
+                                Clock::time_point not_after, Clock::time_point* deadline_io,
+                                const std::string& where) {
+  Clock::time_point& deadline = *deadline_io;
   const ProxyTokens tokens =
       SessionTokens(state->session, target_host_, options_.address, target_port_);
   std::string command;
@@ -206,10 +209,19 @@ Status SshTransport::StartProxy(const std::string& proxy, Session* state,
   std::minstd_rand jitter(seed());
   for (int attempt = 1;; ++attempt) {
     ProxyPacer::Slot slot;  // held until the banner came through: the proxy logged in
-    if (options_.proxy_pacer != nullptr && !options_.proxy_pacer->Acquire(proxy, deadline, &slot)) {
-      return Status::Error(ErrorKind::kConnectTimeout,
-                           where + ": the connect timeout ran out waiting for a turn among the " +
-                               std::to_string(kProxyStartups) + " proxies of its ProxyCommand");
+    if (options_.proxy_pacer != nullptr) {
+      // The wait for a turn is ours, not the host's: it moves the connect
+      // timeout's end, bounded by "not_after" and ten connect timeouts.
+      const Clock::time_point queued = Clock::now();
+      const Clock::time_point turn_by = queued + 10 * options_.connect_timeout < not_after
+                                            ? queued + 10 * options_.connect_timeout
+                                            : not_after;
+      if (!options_.proxy_pacer->Acquire(proxy, turn_by, &slot)) {
+        return Status::Error(ErrorKind::kConnectTimeout,
+                             where + ": no turn among the " + std::to_string(kProxyStartups) +
+                                 " proxies of its ProxyCommand in time");
+      }
+      deadline = std::min(not_after, deadline + (Clock::now() - queued));
     }
     status = state->proxy.Start(command);
     if (!status.ok()) return status;

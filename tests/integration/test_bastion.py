@@ -181,7 +181,7 @@ class BastionTest(FleetCase):
                f"-o StrictHostKeyChecking=yes root@{self.bastion} -W %h:%p")
         config = f"Host *.internal\n  ProxyCommand {ssh}\n" + self.host_blocks()
         code, hosts, logins, took = self.run_fleetreap(
-            config, "--limit", "gpu0[01:40]", "--forks", "40", "--connect-timeout", "60s")
+            config, "--limit", "gpu0[01:40]", "--forks", "40")
         self.assert_all_clean(hosts)
         self.assertEqual(code, 0)
         self.assertEqual(logins, 40)

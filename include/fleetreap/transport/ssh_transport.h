@@ -121,9 +121,12 @@ class SshTransport : public Transport {
   // host is known by) a memfd owned by "state" with those keys.
   Status PrepareKnownHosts(Session* state);
   // Runs the config's ProxyCommand (ours, not libssh's, so it is bounded)
-  // and waits for the banner through it.
+  // and waits for the banner through it. Its turn among the proxies of the
+  // same command (proxy_pacer) is awaited until "not_after" (at most ten
+  // connect timeouts), and that wait moves "*deadline" later by as much.
   Status StartProxy(const std::string& proxy, Session* state,
-                    std::chrono::steady_clock::time_point deadline, const std::string& where);
+                    std::chrono::steady_clock::time_point not_after,
+                    std::chrono::steady_clock::time_point* deadline, const std::string& where);
   // Opens the host's channel through the ProxyJump bastion "jump" (the last
   // hop; the ones before it are its own chain) and waits for the banner.
   Status StartJump(const std::string& jump, Session* state,
