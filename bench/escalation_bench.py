@@ -1,6 +1,6 @@
 """escalation_bench: how long the escalation takes on one simulated host, over
 real SSH on loopback, with the real fleetreap binary. Prints numbers; asserts
-nothing. Issue 8's targets: a host whose workers exit 1.5 s after SIGTERM is
+nothing. The targets: a host whose workers exit 1.5 s after SIGTERM is
 done in under 2 s with no SIGKILL; on a clean host the ladder (inspect to
 verify) takes under 300 ms once the connection is up.
 

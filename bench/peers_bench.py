@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """peers_bench: fleetreap against pdsh, clush (ClusterShell) and pssh
-(parallel-ssh) on the simulated fleet, in one run (issue 11 item 7).
+(parallel-ssh) on the simulated fleet, in one run.
 
 Every tool runs at the same fan-out (--fanout, default 64: fleetreap's
 --forks default), runs alternate between tools (the order rotates every

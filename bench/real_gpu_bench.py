@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Real-GPU bench (issue 24, point 2): on a machine with an NVIDIA GPU and
+"""Real-GPU bench: on a machine with an NVIDIA GPU and
 PyTorch, prints in one run
   1. the driver's limit: kill -9 of a process holding MIB of GPU memory to
      the GPU's memory back at its idle level (NVML, polled every 5 ms);
@@ -8,7 +8,7 @@ PyTorch, prints in one run
   3. the same for an orphan that ignores SIGTERM (the default playbook with
      term_grace TERM_GRACE), so it is KILLed after term_grace.
 Targets: (2) within 0.3 s of (1); (3) within term_grace + 0.3 s.
-Each holder is started by this script (scripts/device/gpu_holder.py,
+Each holder is started by this script (tests/gpu/gpu_holder.py,
 orphaned: its reaper is this machine's PID 1). Before each real run a dry
 run must plan to signal exactly that holder, else the bench stops (and kills
 its holder by PID). Never resets a GPU.
@@ -27,7 +27,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-HOLDER = os.path.join(ROOT, "scripts", "device", "gpu_holder.py")
+HOLDER = os.path.join(ROOT, "tests", "gpu", "gpu_holder.py")
 
 
 class Nvml:

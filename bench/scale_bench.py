@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""scale_bench: fleetreap over a large simulated fleet (issue 16 item 1).
+"""scale_bench: fleetreap over a large simulated fleet.
 
 Brings up N hosts of the vLLM incident (default 1,000, simfleet's `lean`
 shape: realistic workers, 10 bystanders), then:

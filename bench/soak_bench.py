@@ -1,6 +1,5 @@
 #!/usr/bin/python3
-"""soak_bench: many fleetreap runs in a row over mixed, faulty fleets
-(issue 16 item 2).
+"""soak_bench: many fleetreap runs in a row over mixed, faulty fleets.
 
 Each run brings up a fresh fleet of N hosts (default 200, simfleet's `lean`
 shape) whose scenarios are drawn at random from a fixed seed out of MIX

@@ -18,9 +18,10 @@ install(PROGRAMS contrib/slurm/fleetreap-epilog contrib/slurm/fleetreap-prolog
         DESTINATION libexec/fleetreap)
 install(DIRECTORY playbooks/ DESTINATION share/fleetreap/playbooks)
 install(DIRECTORY inventory/ DESTINATION share/fleetreap/inventory)
-# Templates an operator copies and edits: the Kubernetes manifests and the CI
-# jobs (README "Kubernetes", "From CI"); the gate script stays executable.
-install(DIRECTORY contrib/k8s contrib/ci DESTINATION share/fleetreap/contrib
+# Templates an operator copies and edits: the Kubernetes manifests, the CI
+# jobs (README "Kubernetes", "From CI") and the sweep's systemd units
+# (docs/sweep.md); the gate script stays executable.
+install(DIRECTORY contrib/k8s contrib/ci contrib/systemd DESTINATION share/fleetreap/contrib
         USE_SOURCE_PERMISSIONS)
 # The README and docs/ (the report's format and its JSON schema, the
 # protected daemons...), without the man pages' sources.

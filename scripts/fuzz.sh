@@ -13,7 +13,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-60}
 build=${FLEETREAP_FUZZ_BUILD:-$root/build-fuzz}
 jobs=${FLEETREAP_FUZZ_JOBS:-2}
-targets="gpu_query compute_apps holder_scan script_output inventory playbook"
+targets="gpu_query compute_apps holder_scan script_output gpu_health xid_log inventory playbook"
 
 cmake -S "$root" -B "$build" -G Ninja -DFLEETREAP_FUZZ=ON -DFLEETREAP_TESTS=OFF \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
@@ -26,12 +26,15 @@ cmake --build "$build" -j "$jobs" --target "$@"
 seeds=$build/fuzz-seeds
 rm -rf "$seeds"
 mkdir -p "$seeds/gpu_query" "$seeds/holder_scan" "$seeds/inventory" "$seeds/playbook" \
-  "$seeds/script_output"
+  "$seeds/script_output" "$seeds/gpu_health" "$seeds/xid_log"
 cp "$root"/inventory/*.yaml "$root"/inventory/*.ini "$seeds/inventory/"
 cp "$root"/playbooks/*.yaml "$seeds/playbook/"
 cp "$root"/tests/testdata/nvsmi/*.txt "$seeds/gpu_query/"
 cp "$root"/tests/fuzz/seeds/holder_scan/* "$seeds/holder_scan/"
 cp "$root"/tests/fuzz/seeds/script_output/* "$seeds/script_output/"
+cp "$root"/tests/testdata/readiness/*.csv "$root"/tests/testdata/device-h200/readiness/*.csv \
+  "$seeds/gpu_health/"
+cp "$root"/tests/testdata/readiness/xid/*.txt "$seeds/xid_log/"
 
 status=0
 summary=""

@@ -11,6 +11,7 @@ packages=(
   clang-format clang-tidy shellcheck  # scripts/lint.sh: formatting, clang-tidy, shellcheck (clang-tidy brings run-clang-tidy)
   openssh-server openssh-client psmisc procps tini sudo python3 python3-jsonschema util-linux iproute2 coreutils
   python3-prometheus-client  # tests only: the exposition format's reference parser (tests/integration/test_metrics.py)
+  chromium  # tests only: the headless browser that renders --html (tests/integration/test_html.py)
   ansible-core  # tests only: the oracle of tests/integration/test_ansible_compat.py
   clustershell  # tests only: nodeset -e, the oracle of --nodes (test_nodeset_compat.py)
   slurmctld slurmd slurm-client munge  # tests only: the real Slurm of the simulated fleet (never started as the machine's services)

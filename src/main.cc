@@ -17,20 +17,24 @@
 
 #include "fleetreap/base/clock.h"
 #include "fleetreap/base/exit_code.h"
+#include "fleetreap/base/time_format.h"
 #include "fleetreap/cli/cli.h"
 #include "fleetreap/cli/config_defaults.h"
 #include "fleetreap/cli/host_listing.h"
 #include "fleetreap/cli/progress.h"
 #include "fleetreap/cli/run_observers.h"
+#include "fleetreap/cli/wave_flags.h"
 #include "fleetreap/cli/wiring.h"
-#include "fleetreap/inventory/host_selection.h"
+#include "fleetreap/escalation/scope.h"
 #include "fleetreap/report/journal.h"
 #include "fleetreap/report/redaction.h"
 #include "fleetreap/report/report_files.h"
 #include "fleetreap/report/report_merge.h"
+#include "fleetreap/report/report_table.h"
 #include "fleetreap/report/terminal.h"
+#include "fleetreap/runner/sweep.h"
+#include "fleetreap/runner/wave_runner.h"
 #include "fleetreap/transport/command_log.h"
-#include "fleetreap/version.h"
 
 namespace fleetreap {
 namespace {
@@ -70,11 +74,6 @@ int ExitCodeForLoadError(const Status& status) {
   return status.kind() == ErrorKind::kUsage ? kExitUsage : kExitDataErr;
 }
 
-std::string Lookup(const Environment& env, const char* name) {
-  auto it = env.find(name);
-  return it == env.end() ? "" : it->second;
-}
-
 int Run(const Options& options, const Environment& env) {
   SetUpLogging(options);
 
@@ -84,13 +83,15 @@ int Run(const Options& options, const Environment& env) {
   if (!status.ok()) return ExitCodeForLoadError(status);
 
   for (const std::string& note : set.notes) spdlog::info("{}", note);
+  std::vector<Wave> waves;
+  FailCap cap;
+  if (WantsWaves(options)) WavePlanFor(options, set.plans, &waves, &cap);
+  if (options.list_hosts && WantsWaves(options) && options.json.empty()) {
+    return WriteHostListing(DescribeWaves(options, set.plans, waves, cap), "") ? kExitClean
+                                                                               : kExitUsage;
+  }
   if (options.list_hosts) {
-    std::vector<Host> hosts;
-    for (const FleetPlan& plan : set.plans) hosts.push_back(EffectiveHost(plan.host, options));
-    std::string text = !options.json.empty()   ? FormatHostListJson(hosts)
-                       : options.verbosity > 0 ? FormatHostListVerbose(hosts)
-                                               : FormatHostList(hosts);
-    return WriteHostListing(text, options.json) ? kExitClean : kExitUsage;
+    return WriteHostListing(HostListingFor(set, options), options.json) ? kExitClean : kExitUsage;
   }
 
   // Every output is checked before any host is touched: a bad path costs
@@ -125,22 +126,16 @@ int Run(const Options& options, const Environment& env) {
   }
 
   FleetSettings settings = FleetSettingsFor(options);
-  // A Slurm prolog or epilog runs with the job's SLURM_JOB_ID and outside
-  // any step; an srun task (a fleet-wide run) has a SLURM_STEP_ID and acts
-  // on the whole node, or on --gpus / --cgroup.
-  const std::string job_id =
-      env.count("SLURM_STEP_ID") ? std::string() : Lookup(env, "SLURM_JOB_ID");
-  status = ScopeFromOptions(options, job_id, Lookup(env, "SLURM_JOB_GPUS"), &settings.scope);
+  status = RunScopeFor(options, env, &settings.scope);
   if (!status.ok()) return ExitCodeForLoadError(status);
   if (!settings.scope.empty()) spdlog::info("scope: {}", DescribeScope(settings.scope));
-  settings.tool_version = FLEETREAP_VERSION;
-  settings.playbook_name = set.playbook_name;
 
   std::unique_ptr<Journal> journal;
   if (!files.journal.empty()) {
     std::vector<std::string> selected;
     for (const FleetPlan& plan : set.plans) selected.push_back(plan.host.name);
-    status = Journal::Open(files.journal, RunHeaderFor(settings), selected, &journal);
+    status = Journal::Open(files.journal, RunHeaderFor(options, set.playbook_name, settings.scope),
+                           selected, &journal);
     if (!status.ok()) {
       std::fprintf(stderr, "fleetreap: --journal %s\n", status.message().c_str());
       return kExitUsage;
@@ -157,14 +152,20 @@ int Run(const Options& options, const Environment& env) {
   RaiseDescriptorLimit(
       static_cast<int>(std::min<size_t>(set.plans.size(), static_cast<size_t>(settings.forks))));
   const bool redact = !options.no_redact;
-  RunReport report =
-      RunFleet(set.plans, settings, MakeTransportFactory(options, log.get()), &observers,
-               &g_stop_requested, RealClock(), [redact](Transport& transport, const HostJob& job) {
-                 HostReport host = CleanHost(transport, job);
-                 if (redact) RedactHostReport(&host);
-                 return host;
-               });
-  if (journal) (void)journal->Ended(report.interrupted);
+  // A dry run changes nothing: it prints the waves and inspects every host at once.
+  if (options.dry_run && !waves.empty()) {
+    std::fputs(DescribeWaves(options, set.plans, waves, cap).c_str(), HumanStream(files));
+    waves.clear();
+  }
+  RunReport report = RunWaves(
+      set.plans, waves, cap, settings, MakeTransportFactory(options, log.get()), &observers,
+      &g_stop_requested, RealClock(), [redact](Transport& transport, const HostJob& job) {
+        HostReport host = CleanHost(transport, job);
+        if (redact) RedactHostReport(&host);
+        return host;
+      });
+  SetRunMetadata(options, set.playbook_name, &report);
+  if (journal) (void)journal->Ended(report.interrupted, report.stopped);
   spdlog::set_default_logger(plain_logger);
   progress.reset();
   const int code = FinishRun(report, files, options.color, options.verbosity > 0);
@@ -177,6 +178,67 @@ int Run(const Options& options, const Environment& env) {
   return code;
 }
 
+// fleetreap sweep: report-only rounds (sweep.h) until --rounds or a signal,
+// the reports rewritten and one line logged each round.
+int Sweep(const Options& options, const Environment& env) {
+  SetUpLogging(options);
+  FleetPlanSet set;
+  Status status = BuildFleetPlans(FleetPlanRequestFor(options), &set);
+  for (const std::string& warning : set.warnings) spdlog::warn("{}", warning);
+  if (!status.ok()) return ExitCodeForLoadError(status);
+  const ReportFiles files = ReportFilesFor(options);
+  status = CheckOutputPaths(files);
+  if (!status.ok()) {
+    std::fprintf(stderr, "fleetreap: %s\n", status.message().c_str());
+    return kExitUsage;
+  }
+  FleetSettings settings = FleetSettingsFor(options);
+  status = RunScopeFor(options, env, &settings.scope);
+  if (!status.ok()) return ExitCodeForLoadError(status);
+  settings.dry_run = true;
+  const TransportFactory transports = MakeTransportFactory(options, nullptr);
+  const bool redact = !options.no_redact;
+  InstallInterruptHandler();
+  SweepSettings sweep;
+  sweep.interval = options.sweep_interval;
+  sweep.rounds = options.sweep_rounds;
+  int code = kExitClean;
+  std::fprintf(stderr, "fleetreap: sweep: every %s, %zu hosts, inspect only\n",
+               FormatSeconds(sweep.interval).c_str(), set.plans.size());
+  RunSweep(
+      sweep,
+      [&](int round) {
+        // The inventory is read again each round: hosts added since are swept.
+        if (round > 1) {
+          FleetPlanSet again;
+          Status loaded = BuildFleetPlans(FleetPlanRequestFor(options), &again);
+          if (!loaded.ok()) {
+            spdlog::error("sweep round {}: {} (the previous selection is swept)", round,
+                          loaded.message());
+          } else {
+            set = std::move(again);
+          }
+        }
+        MakeInspectOnly(&set.plans);
+        RunReport report =
+            RunFleet(set.plans, settings, transports, nullptr, &g_stop_requested, RealClock(),
+                     [redact](Transport& transport, const HostJob& job) {
+                       HostReport host = CleanHost(transport, job);
+                       if (redact) RedactHostReport(&host);
+                       return host;
+                     });
+        SetRunMetadata(options, "inspect", &report);
+        const Status written = WriteReports(report, files);
+        code = written.ok() ? kExitClean : kExitSoftware;
+        std::fprintf(stderr, "fleetreap: sweep round %d: %s\n", round,
+                     RenderVerdict(report, TableStyle()).c_str());
+        if (!written.ok()) std::fprintf(stderr, "fleetreap: %s\n", written.message().c_str());
+        std::fflush(stderr);
+      },
+      &g_stop_requested, RealClock());
+  return code;
+}
+
 // fleetreap merge: the per-node reports joined, then finished as a run.
 int Merge(const Options& options) {
   const ReportFiles files = ReportFilesFor(options);
@@ -186,23 +248,12 @@ int Merge(const Options& options) {
     return kExitUsage;
   }
   RunReport report;
-  status = MergeReportFiles(options.merge_reports, &report);
-  if (status.ok() && !options.merge_expect.empty()) {
-    status = ExpectHostsFromFile(options.merge_expect, &report);
-  }
+  std::vector<std::string> expected;
+  if (!options.merge_expect.empty()) status = ReadExpectedHosts(options.merge_expect, &expected);
+  if (status.ok()) status = MergeReportFiles(options.merge_reports, &report, expected);
+  if (status.ok()) ExpectHosts(expected, &report);
   if (!status.ok()) return ExitCodeForLoadError(status);
   return FinishRun(report, files, options.color, options.verbosity > 0);
-}
-
-// The process's environment, read once, as a value for everything below.
-Environment ProcessEnvironment() {
-  Environment env;
-  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
-    const std::string text = *entry;
-    const size_t eq = text.find('=');
-    if (eq != std::string::npos) env.emplace(text.substr(0, eq), text.substr(eq + 1));
-  }
-  return env;
 }
 
 }  // namespace
@@ -227,8 +278,9 @@ int main(int argc, char** argv) {
   }
   switch (cli.action) {
     case CliAction::kHelp:
-      std::fputs((argc > 1 && std::string(argv[1]) == "merge" ? fleetreap::MergeHelpText()
-                                                              : fleetreap::HelpText())
+      std::fputs((argc > 1 && std::string(argv[1]) == "merge"   ? fleetreap::MergeHelpText()
+                  : argc > 1 && std::string(argv[1]) == "sweep" ? fleetreap::SweepHelpText()
+                                                                : fleetreap::HelpText())
                      .c_str(),
                  stdout);
       return fleetreap::kExitClean;
@@ -246,10 +298,12 @@ int main(int argc, char** argv) {
       std::fputs(fleetreap::FormatShowConfig(argc, argv, defaults).c_str(), stdout);
       return fleetreap::kExitClean;
     case CliAction::kRun:
-    case CliAction::kMerge: break;
+    case CliAction::kMerge:
+    case CliAction::kSweep: break;
   }
   try {
     if (cli.action == CliAction::kMerge) return fleetreap::Merge(cli.options);
+    if (cli.action == CliAction::kSweep) return fleetreap::Sweep(cli.options, places.env);
     return fleetreap::Run(cli.options, places.env);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fleetreap: internal error: %s\n", e.what());

@@ -100,7 +100,7 @@ _fleetreap() {
     compopt -o filenames 2>/dev/null
     mapfile -t COMPREPLY < <(compgen -f -X '!*.json' -- "$cur"; compgen -d -- "$cur")
   elif ((COMP_CWORD == 1)); then
-    mapfile -t COMPREPLY < <(compgen -W "merge ${flags[*]}" -- "$cur")
+    mapfile -t COMPREPLY < <(compgen -W "merge sweep ${flags[*]}" -- "$cur")
   fi
   return 0
 }

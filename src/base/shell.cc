@@ -3,6 +3,19 @@
 #include "fleetreap/base/time_format.h"
 
 namespace fleetreap {
+namespace {
+
+// The start record's payload as the script prints it. Backslashes, a dollar
+// sign, backquotes and double quotes stay as they are inside a POSIX shell's
+// single quotes; fish turns "\\" into "\", csh refuses the newline after it.
+constexpr char kStartRecord[] = "start:\\\\ $HOME `id` \"q\"";
+
+std::string FirstLineOf(const std::string& text) {
+  std::string line = text.substr(0, text.find('\n'));
+  return line.size() > 160 ? line.substr(0, 160) : line;
+}
+
+}  // namespace
 
 std::string ShellQuote(const std::string& value) {
   std::string quoted = "'";
@@ -21,10 +34,44 @@ std::string BoundedCommand(const std::string& script, std::chrono::milliseconds 
                            bool become) {
   // Whole seconds, rounded up, at least one: timeout(1) takes fractions too,
   // but busybox's does not, and a second of slack costs nothing here.
-  // sudo runs inside the bound: its own phase (NSS, PAM, hostname lookups)
-  // is bounded on the host too.
-  return "timeout -k 2 " + TimeoutSeconds(timeout) + (become ? " sudo -n" : "") + " sh -c " +
-         ShellQuote(script);
+  // sudo runs inside the outer bound: its own phase (NSS, PAM, hostname
+  // lookups) is bounded on the host too.
+  const std::string seconds = TimeoutSeconds(timeout);
+  // Quoted words are never aliases; "unset -f" drops a function named exec.
+  std::string command = "\\unset -f exec 2>/dev/null; \\exec /usr/bin/timeout -k 2 " + seconds;
+  if (become) command += " /usr/bin/sudo -n";
+  command += std::string(" /usr/bin/env -i PATH=") + kScriptPath + " LC_ALL=C";
+  if (become) command += " /usr/bin/timeout -k 1 " + seconds;
+  const std::string start = std::string("printf '%s\\0' '") + kStartRecord + "'\n";
+  return command + " /bin/sh -c " + ShellQuote(start + script);
+}
+
+std::string StartRecordBytes() { return std::string(kStartRecord) + '\0'; }
+
+Status CheckStartRecord(std::string* out, const std::string& stderr_text) {
+  const std::string expected = StartRecordBytes();
+  const size_t at = out->find(expected);
+  if (at == 0) {
+    out->erase(0, expected.size());
+    return Status::Ok();
+  }
+  if (at != std::string::npos) {
+    return Status::Error(ErrorKind::kCommandFailed,
+                         "login shell: " + std::to_string(at) +
+                             " bytes came before the command's output (a dotfile of the login "
+                             "account prints to stdout?)");
+  }
+  if (out->find("start:") != std::string::npos) {
+    return Status::Error(ErrorKind::kCommandFailed,
+                         "login shell: the command's quoting came back changed (the login "
+                         "account's shell is not a POSIX shell: fish?)");
+  }
+  std::string why =
+      "login shell: the command did not start (the login account's shell must "
+      "be a POSIX shell: sh, bash, dash, zsh, ksh)";
+  const std::string line = FirstLineOf(stderr_text);
+  if (!line.empty()) why += ": " + line;
+  return Status::Error(ErrorKind::kCommandFailed, why);
 }
 
 }  // namespace fleetreap

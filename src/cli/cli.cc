@@ -7,6 +7,8 @@
 
 #include "cli_output.h"
 #include "fleetreap/base/duration.h"
+#include "fleetreap/cli/wave_flags.h"
+#include "fleetreap/escalation/scope.h"
 
 namespace po = boost::program_options;
 
@@ -19,7 +21,27 @@ struct RawFlags {
   std::string host_timeout = "0";
   std::string deadline = "0";
   std::string host_key_policy = "strict";
+  std::string gpus;    // --gpus LIST
+  std::string cgroup;  // --cgroup PATH
 };
+
+// --gpus and --cgroup into "scope" (whose spare_pods the flags set); the
+// source is "flags" when any of the three is given.
+Status ScopeFromFlags(const std::string& gpus, const std::string& cgroup, Scope* scope) {
+  if (!cgroup.empty() && cgroup[0] != '/') {
+    return Status::Error(ErrorKind::kUsage,
+                         "--cgroup: \"" + cgroup + "\" is not a cgroup path (/...)");
+  }
+  if (!gpus.empty()) {
+    std::vector<int> list;
+    Status status = ParseGpuList(gpus, "--gpus", &list);
+    if (!status.ok()) return status;
+    scope->gpus = list;
+  }
+  scope->cgroup = cgroup;
+  if (scope->gpus || !scope->cgroup.empty() || scope->spare_pods) scope->source = "flags";
+  return Status::Ok();
+}
 
 // The flag tables keep one flag per line, as --help prints them.
 // clang-format off
@@ -75,6 +97,19 @@ po::options_description Describe(Options* o, RawFlags* raw) {
       ("become,b", po::bool_switch(&o->become),
        "run host commands under sudo -n");
 
+  po::options_description waves("Waves", kHelpWidth, kHelpWidth / 2);
+  waves.add_options()
+      ("canary", po::value(&o->canary)->value_name("N"),
+       "a first wave of N hosts (N units with --wave-by), then the rest")
+      ("waves", po::value(&o->waves)->value_name("SIZES"),
+       "run in waves of these sizes, as Ansible's serial: 1,10%,100% (the last repeats)")
+      ("wave-by", po::value(&o->wave_by)->value_name("VAR"),
+       "waves of whole units of this host variable (rack): sizes count its values; "
+       "one value a wave by default")
+      ("max-fail", po::value(&o->max_fail)->value_name("N|P%"),
+       "start no further wave once more than N hosts failed, or more than P% of a wave "
+       "(failed: not clean, unreachable included)");
+
   po::options_description escalation("Escalation", kHelpWidth, kHelpWidth / 2);
   escalation.add_options()
       ("playbook,p", po::value(&o->playbook)->value_name("FILE"),
@@ -83,11 +118,11 @@ po::options_description Describe(Options* o, RawFlags* raw) {
        "inspect only; report what would be signalled and removed")
       ("protect", po::value(&o->protect)->value_name("NAME|PATH")->composing(),
        "never signal this executable (repeatable), on top of the defaults")
-      ("gpus", po::value(&o->gpus)->value_name("LIST"),
+      ("gpus", po::value(&raw->gpus)->value_name("LIST"),
        "act only on holders whose GPUs are all in LIST (0,2,4-7)")
-      ("cgroup", po::value(&o->cgroup)->value_name("PATH"),
+      ("cgroup", po::value(&raw->cgroup)->value_name("PATH"),
        "act only on processes in this cgroup subtree (/system.slice/x.service)")
-      ("spare-pods", po::bool_switch(&o->spare_pods),
+      ("spare-pods", po::bool_switch(&o->scope.spare_pods),
        "never act on a process that a Kubernetes pod owns (its cgroup names the pod)");
 
   po::options_description output("Output", kHelpWidth, kHelpWidth / 2);
@@ -105,7 +140,7 @@ po::options_description Describe(Options* o, RawFlags* raw) {
 
   // clang-format on
   po::options_description all(kHelpWidth, kHelpWidth / 2);
-  all.add(selection).add(connection).add(escalation).add(output).add(general);
+  all.add(selection).add(connection).add(waves).add(escalation).add(output).add(general);
   return all;
 }
 
@@ -148,6 +183,9 @@ bool ParseFlagDuration(const std::string& flag, const std::string& text,
 CliResult ParseCommandLine(int argc, const char* const* argv) {
   if (argc > 1 && std::string(argv[1]) == "merge") {
     return ParseMergeCommandLine(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::string(argv[1]) == "sweep") {
+    return ParseSweepCommandLine(argc - 1, argv + 1);
   }
   CliResult result;
   RawFlags raw;
@@ -233,6 +271,8 @@ CliResult ParseCommandLine(int argc, const char* const* argv) {
   }
   error = CheckReportFlags(o);
   if (!error.empty()) return result;
+  error = CheckWaveFlags(o);
+  if (!error.empty()) return result;
   if (o.local && (!o.hosts.empty() || !o.nodes.empty())) {
     error = "--local and --hosts or --nodes cannot be used together";
     return result;
@@ -245,8 +285,7 @@ CliResult ParseCommandLine(int argc, const char* const* argv) {
     error = "--limit needs --hosts";
     return result;
   }
-  Scope scope;
-  Status scoped = ScopeFromOptions(o, "", "", &scope);
+  Status scoped = ScopeFromFlags(raw.gpus, raw.cgroup, &o.scope);
   if (!scoped.ok()) {
     error = scoped.message();
     return result;
@@ -288,42 +327,14 @@ std::map<std::string, std::vector<std::string>> GivenFlags(int argc, const char*
   return given;
 }
 
-Status ScopeFromOptions(const Options& options, const std::string& slurm_job_id,
-                        const std::string& slurm_job_gpus, Scope* scope) {
-  *scope = Scope();
-  if (!options.cgroup.empty() && options.cgroup[0] != '/') {
-    return Status::Error(ErrorKind::kUsage,
-                         "--cgroup: \"" + options.cgroup + "\" is not a cgroup path (/...)");
-  }
-  if (options.gpus.empty() && options.cgroup.empty()) {
-    Status status = Status::Ok();
-    if (options.local && !slurm_job_id.empty()) {
-      status = SlurmScope(slurm_job_id, slurm_job_gpus, scope);
-    } else if (options.spare_pods) {
-      scope->source = "flags";
-    }
-    scope->spare_pods = options.spare_pods;
-    return status;
-  }
-  if (!options.gpus.empty()) {
-    std::vector<int> gpus;
-    Status status = ParseGpuList(options.gpus, "--gpus", &gpus);
-    if (!status.ok()) return status;
-    scope->gpus = gpus;
-  }
-  scope->cgroup = options.cgroup;
-  scope->source = "flags";
-  scope->spare_pods = options.spare_pods;
-  return Status::Ok();
-}
-
 std::string HelpText() {
   Options options;
   RawFlags raw;
   std::ostringstream text;
   text << "Usage: fleetreap --hosts INVENTORY [options]\n"
           "       fleetreap --local [options]\n"
-          "       fleetreap merge [options] REPORT.json...   (fleetreap merge --help)\n\n"
+          "       fleetreap merge [options] REPORT.json...   (fleetreap merge --help)\n"
+          "       fleetreap sweep --interval 10m [options]   (fleetreap sweep --help)\n\n"
           "Empties every GPU of every selected host: stops units, signals the\n"
           "processes that hold /dev/nvidia* (TERM, then KILL), re-scans for\n"
           "stragglers, removes /dev/shm leftovers and verifies with nvidia-smi.\n"
@@ -334,6 +345,7 @@ std::string HelpText() {
           "  0   every selected host is clean\n"
           "  1   (bit) at least one reached host is not clean\n"
           "  2   (bit) at least one host was unreachable or failed; 3 = both\n"
+          "  4   (bit) --max-fail stopped the waves (with bit 2: hosts not started)\n"
           "  64  usage error (flags)\n"
           "  65  invalid inventory or playbook, or a report merge cannot read\n"
           "  70  internal error\n"
@@ -347,6 +359,7 @@ std::string HelpText() {
           "  fleetreap --hosts inventory.yaml --limit 'h200:&rack_b1' --dry-run\n"
           "  fleetreap --hosts inventory.yaml --json report.json --failed-hosts failed.txt\n"
           "  fleetreap --hosts inventory.yaml --limit @failed.txt    # re-run those\n"
+          "  fleetreap --hosts inventory.yaml --canary 1 --waves 10%,100% --max-fail 2\n"
           "  fleetreap --local --cgroup /system.slice/slurmstepd.scope/job_42\n"
           "  fleetreap merge reports/*.json --junit junit.xml\n"
           "\nSee fleetreap(1) and fleetreap-merge(1) for more (man fleetreap).\n";

@@ -25,6 +25,8 @@ void AddReportFlags(po::options_description_easy_init add, Options* o) {
       "write one 'HOST fleetreap: REASON' line per host that is not clean")
      ("metrics", po::value(&o->metrics)->value_name("FILE"),
       "write Prometheus metrics (node_exporter textfile: NAME.prom), renamed into place")
+     ("html", po::value(&o->html)->value_name("FILE"),
+      "write one self-contained HTML page: verdict, GPU grid, timelines, hosts")
      ("journal", po::value(&o->journal)->value_name("FILE"),
       "record each host as it ends, fsync'd, for fleetreap merge if the run dies "
       "(default: FILE.journal beside --json FILE, removed once FILE is written; 'none': off)")
@@ -40,10 +42,11 @@ std::string CheckReportFlags(const Options& o) {
     return "--color: expected auto, always or never, got \"" + o.color + "\"";
   }
   const int to_stdout = (o.json == "-") + (o.junit == "-") + (o.summary_md == "-") +
-                        (o.failed_hosts == "-") + (o.drain_reasons == "-") + (o.metrics == "-");
+                        (o.failed_hosts == "-") + (o.drain_reasons == "-") + (o.metrics == "-") +
+                        (o.html == "-");
   if (to_stdout > 1) {
-    return "only one of --json, --junit, --summary-md, --failed-hosts, --drain-reasons, --metrics "
-           "can be '-'";
+    return "only one of --json, --junit, --summary-md, --failed-hosts, --drain-reasons, --metrics, "
+           "--html can be '-'";
   }
   return "";
 }

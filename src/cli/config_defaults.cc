@@ -69,6 +69,10 @@ bool NamesFlag(const std::string& error, const std::string& flag) {
 CliResult ParseCommandLineWithDefaults(int argc, const char* const* argv,
                                        const std::vector<Setting>& defaults) {
   if (argc > 1 && std::string(argv[1]) == "merge") return ParseCommandLine(argc, argv);
+  // A sweep takes the run's defaults under its own flags (cli_sweep.cc).
+  if (argc > 1 && std::string(argv[1]) == "sweep") {
+    return ParseSweepCommandLine(argc - 1, argv + 1, defaults);
+  }
   const auto given = GivenFlags(argc, argv);
   std::vector<std::string> args(argv, argv + argc);
   std::vector<const Setting*> used;

@@ -8,25 +8,37 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "fleetreap/cli/wiring.h"
+#include "fleetreap/inventory/host_selection.h"
+
 namespace fleetreap {
 
-Host EffectiveHost(const Host& host, const Options& options) {
-  Host h = host;
-  if (h.user.empty()) h.user = options.user;
-  if (h.identity_file.empty()) h.identity_file = options.identity;
-  if (options.become) h.become = true;
-  if (!options.playbook.empty()) h.playbook = options.playbook;
-  return h;
+namespace {
+
+std::string OrDash(const std::string& s) { return s.empty() ? std::string("-") : s; }
+
+std::string Keys(const SshTransportOptions& ssh) {
+  std::string keys;
+  for (const std::string& key : ssh.identity_files) keys += (keys.empty() ? "" : ",") + key;
+  return keys;
 }
 
-std::string FormatHostListVerbose(const std::vector<Host>& hosts) {
+}  // namespace
+
+std::vector<ListedHost> ListedHostsFor(const FleetPlanSet& set, const Options& options) {
+  std::vector<ListedHost> hosts;
+  for (const FleetPlan& plan : set.plans)
+    hosts.push_back({plan.host, SshOptionsFor(plan.host, options)});
+  return hosts;
+}
+
+std::string FormatHostListVerbose(const std::vector<ListedHost>& hosts) {
   if (hosts.empty()) return "";
   std::vector<std::vector<std::string>> rows = {
       {"NAME", "ADDRESS", "PORT", "USER", "BECOME", "KEY", "PLAYBOOK"}};
-  for (const Host& h : hosts) {
-    auto or_dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
-    rows.push_back({h.name, h.address, std::to_string(h.port), or_dash(h.user),
-                    h.become ? "sudo" : "-", or_dash(h.identity_file), or_dash(h.playbook)});
+  for (const ListedHost& h : hosts) {
+    rows.push_back({h.host.name, h.ssh.address, std::to_string(h.ssh.port), OrDash(h.ssh.user),
+                    h.host.become ? "sudo" : "-", OrDash(Keys(h.ssh)), OrDash(h.host.playbook)});
   }
   std::vector<size_t> width(rows[0].size(), 0);
   for (const auto& row : rows) {
@@ -46,23 +58,39 @@ std::string FormatHostListVerbose(const std::vector<Host>& hosts) {
   return out.str();
 }
 
-std::string FormatHostListJson(const std::vector<Host>& hosts) {
+std::string FormatHostListJson(const std::vector<ListedHost>& hosts) {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   auto or_null = [](const std::string& s) {
     return s.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(s);
   };
-  for (const Host& h : hosts) {
-    list.push_back({{"name", h.name},
-                    {"address", h.address},
-                    {"port", h.port},
-                    {"user", or_null(h.user)},
-                    {"key_file", or_null(h.identity_file)},
-                    {"become", h.become},
-                    {"playbook", or_null(h.playbook)},
-                    {"groups", h.groups},
-                    {"source", h.source}});
+  for (const ListedHost& h : hosts) {
+    const std::vector<std::string>& keys = h.ssh.identity_files;
+    list.push_back({{"name", h.host.name},
+                    {"address", h.ssh.address},
+                    {"port", h.ssh.port},
+                    {"user", or_null(h.ssh.user)},
+                    {"key_file", or_null(keys.empty() ? std::string() : keys[0])},
+                    {"key_files", keys},
+                    {"become", h.host.become},
+                    {"playbook", or_null(h.host.playbook)},
+                    {"groups", h.host.groups},
+                    {"source", h.host.source}});
   }
   return list.dump(2) + "\n";
+}
+
+std::string HostListingFor(const FleetPlanSet& set, const Options& options) {
+  if (!options.json.empty()) return FormatHostListJson(ListedHostsFor(set, options));
+  if (options.verbosity > 0) return FormatHostListVerbose(ListedHostsFor(set, options));
+  std::vector<Host> hosts;
+  for (const ListedHost& listed : ListedHostsFor(set, options)) {
+    Host host = listed.host;
+    host.address = listed.ssh.address;
+    host.port = listed.ssh.port;
+    host.user = listed.ssh.user;
+    hosts.push_back(std::move(host));
+  }
+  return FormatHostList(hosts);
 }
 
 bool WriteHostListing(const std::string& text, const std::string& path) {

@@ -72,7 +72,8 @@ void Progress::HostFinished(const HostReport& report) {
                    in_flight_.end());
   switch (report.status) {
     case HostStatus::kClean: ++clean_; break;
-    case HostStatus::kDirty: ++dirty_; break;
+    case HostStatus::kDirty:
+    case HostStatus::kNotReady: ++dirty_; break;
     case HostStatus::kUnreachable: ++unreachable_; break;
     case HostStatus::kFailed: ++failed_; break;
   }

@@ -1,15 +1,18 @@
 #include "fleetreap/cli/wiring.h"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <memory>
 #include <utility>
 
+#include "fleetreap/escalation/scope.h"
 #include "fleetreap/report/terminal.h"
 #include "fleetreap/transport/local_transport.h"
 #include "fleetreap/transport/proxy_pacer.h"
 #include "fleetreap/transport/ssh_jump.h"
+#include "fleetreap/version.h"
 
 namespace fleetreap {
 
@@ -34,10 +37,34 @@ FleetSettings FleetSettingsFor(const Options& options) {
   settings.deadline = options.deadline;
   settings.retries = std::max(options.retries, 0);
   settings.dry_run = options.dry_run;
-  settings.become = options.become;
   settings.extra_protect = options.protect;
-  settings.host_key_policy = options.local ? "" : HostKeyPolicyName(options.host_key_policy);
   return settings;
+}
+
+Environment ProcessEnvironment() {
+  Environment env;
+  for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
+    const std::string text = *entry;
+    const size_t eq = text.find('=');
+    if (eq != std::string::npos) env.emplace(text.substr(0, eq), text.substr(eq + 1));
+  }
+  return env;
+}
+
+Status RunScopeFor(const Options& options, const Environment& env, Scope* scope) {
+  *scope = options.scope;
+  if (scope->gpus || !scope->cgroup.empty() || !options.local) return Status::Ok();
+  // A Slurm prolog or epilog runs with the job's SLURM_JOB_ID and outside
+  // any step; an srun task (a fleet-wide run) has a SLURM_STEP_ID and acts
+  // on the whole node, or on --gpus / --cgroup.
+  auto job = env.find("SLURM_JOB_ID");
+  if (env.count("SLURM_STEP_ID") || job == env.end() || job->second.empty()) return Status::Ok();
+  auto gpus = env.find("SLURM_JOB_GPUS");
+  Scope slurm;
+  Status status = SlurmScope(job->second, gpus == env.end() ? "" : gpus->second, &slurm);
+  slurm.spare_pods = options.scope.spare_pods;
+  *scope = slurm;
+  return status;
 }
 
 SshTransportOptions SshOptionsFor(const Host& host, const Options& options) {
@@ -104,6 +131,7 @@ ReportFiles ReportFilesFor(const Options& options) {
   files.failed_hosts = options.failed_hosts;
   files.drain_reasons = options.drain_reasons;
   files.metrics = options.metrics;
+  files.html = options.html;
   return files;
 }
 
@@ -114,13 +142,18 @@ std::string JournalPathFor(const Options& options) {
   return options.json + ".journal";
 }
 
-RunReport RunHeaderFor(const FleetSettings& settings) {
+void SetRunMetadata(const Options& options, const std::string& playbook_name, RunReport* report) {
+  report->tool_version = FLEETREAP_VERSION;
+  report->playbook = playbook_name;
+  report->host_key_policy = options.local ? "" : HostKeyPolicyName(options.host_key_policy);
+}
+
+RunReport RunHeaderFor(const Options& options, const std::string& playbook_name,
+                       const Scope& scope) {
   RunReport header;
-  header.tool_version = settings.tool_version;
-  header.playbook = settings.playbook_name;
-  header.dry_run = settings.dry_run;
-  header.host_key_policy = settings.host_key_policy;
-  header.scope = settings.scope;
+  SetRunMetadata(options, playbook_name, &header);
+  header.dry_run = options.dry_run;
+  header.scope = scope;
   header.start_time = std::chrono::system_clock::now();
   return header;
 }

@@ -54,37 +54,22 @@ Status ParseSinfoNodes(const std::string& spec, const std::string& text,
   return Status::Ok();
 }
 
-Status LoadSlurmHosts(const std::string& spec, Transport* runner, std::chrono::milliseconds timeout,
-                      Inventory* inventory) {
-  const std::string partition = spec.substr(sizeof kPrefix - 1);
-  if (!IsName(partition) || partition == "all" || partition == "ungrouped") {
+Status SlurmPartition(const std::string& spec, std::string* partition) {
+  *partition = spec.substr(sizeof kPrefix - 1);
+  if (!IsName(*partition) || *partition == "all" || *partition == "ungrouped") {
     return Status::Error(ErrorKind::kUsage, "--hosts " + spec +
                                                 ": expected slurm:PARTITION (letters, digits, "
                                                 "'-', '_', '.')");
   }
-  CommandResult result = runner->Run(SinfoCommand(partition), timeout);
-  if (result.end == CommandEnd::kExited && result.exit_code == 127) {
-    return Status::Error(ErrorKind::kInvalidInput,
-                         spec +
-                             ": sinfo not found (fleetreap runs it where Slurm's commands "
-                             "work)");
-  }
-  if (!result.Succeeded()) {
-    std::vector<std::string> lines = SplitLines(result.err);
-    std::string why = result.end == CommandEnd::kExited ? "exit " + std::to_string(result.exit_code)
-                                                        : std::string(CommandEndName(result.end));
-    return Status::Error(ErrorKind::kInvalidInput,
-                         spec + ": sinfo failed (" + why + ")" +
-                             (lines.empty() ? "" : ": " + QuoteForMessage(lines[0], kQuoteCap)));
-  }
-  std::vector<std::string> nodes;
-  Status status = ParseSinfoNodes(spec, result.out, &nodes);
-  if (!status.ok()) return status;
+  return Status::Ok();
+}
 
-  *inventory = Inventory();
-  inventory->set_path(spec);
-  inventory->AddGroup("all");
-  inventory->AddGroup("ungrouped");
+Inventory SlurmInventory(const std::string& spec, const std::vector<std::string>& nodes) {
+  const std::string partition = spec.substr(sizeof kPrefix - 1);
+  Inventory inventory;
+  inventory.set_path(spec);
+  inventory.AddGroup("all");
+  inventory.AddGroup("ungrouped");
   Inventory::GroupLinks members;
   for (const std::string& node : nodes) {
     Host host;
@@ -92,15 +77,15 @@ Status LoadSlurmHosts(const std::string& spec, Transport* runner, std::chrono::m
     host.address = node;
     host.groups = {"all", partition};
     host.source = spec;
-    size_t index = inventory->AddHost(std::move(host));
-    inventory->AddToGroup("all", index);
-    inventory->AddToGroup(partition, index);
+    size_t index = inventory.AddHost(std::move(host));
+    inventory.AddToGroup("all", index);
+    inventory.AddToGroup(partition, index);
     members.hosts.push_back(index);
   }
-  inventory->SetGroupLinks("all", {{"ungrouped", partition}, {}});
-  inventory->SetGroupLinks("ungrouped", {});
-  inventory->SetGroupLinks(partition, members);
-  return Status::Ok();
+  inventory.SetGroupLinks("all", {{"ungrouped", partition}, {}});
+  inventory.SetGroupLinks("ungrouped", {});
+  inventory.SetGroupLinks(partition, members);
+  return inventory;
 }
 
 }  // namespace fleetreap

@@ -99,6 +99,10 @@ std::string DrainReason(const HostReport& host) {
       return prefix + HostStatusName(host.status) + ": " + kind +
              OneLine(host.error_message, kMessageCap);
     }
+    case HostStatus::kNotReady: {
+      std::string summary = ReadinessSummary(host);
+      return prefix + "not ready: " + OneLine(summary.empty() ? "readiness" : summary, 280);
+    }
     case HostStatus::kDirty: break;
   }
   const std::vector<GpuReading>& gpus =

@@ -247,6 +247,7 @@ const char* OutcomeKindLabel(OutcomeKind kind) {
     case OutcomeKind::kCleaned: return "cleaned";
     case OutcomeKind::kWouldClean: return "would clean";
     case OutcomeKind::kDirty: return "dirty";
+    case OutcomeKind::kNotReady: return "not ready";
     case OutcomeKind::kFailed: return "failed";
     case OutcomeKind::kUnreachable: return "unreachable";
     case OutcomeKind::kNotStarted: return "not started";
@@ -269,6 +270,21 @@ std::string KilledSummary(const HostReport& host) {
   if (term > 0) signals.push_back("TERM " + std::to_string(term));
   if (kill > 0) signals.push_back("KILL " + std::to_string(kill));
   return std::to_string(term + kill) + " killed (" + JoinNonEmpty(signals, ", ") + ")";
+}
+
+std::string ReadinessSummary(const HostReport& host) {
+  std::string first;
+  int more = 0;
+  for (const ReadinessFinding& finding : host.readiness) {
+    if (finding.severity != FindingSeverity::kBlock) continue;
+    if (first.empty()) {
+      first = OneLine(FindingText(finding), 240);
+    } else {
+      ++more;
+    }
+  }
+  if (more > 0) first += " (+" + std::to_string(more) + " more)";
+  return first;
 }
 
 HostOutcome OutcomeOf(const HostReport& host, bool dry_run) {
@@ -299,6 +315,10 @@ HostOutcome OutcomeOf(const HostReport& host, bool dry_run) {
         return {OutcomeKind::kCleaned, WithLeftAlone(host, ActionsTaken(host))};
       }
       return {OutcomeKind::kClean, WithLeftAlone(host, GpuSummary(host))};
+    }
+    case HostStatus::kNotReady: {
+      std::string summary = ReadinessSummary(host);
+      return {OutcomeKind::kNotReady, summary.empty() ? "not ready" : summary};
     }
     case HostStatus::kDirty: {
       std::vector<std::string> problems = Problems(host);

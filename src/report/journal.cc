@@ -91,9 +91,10 @@ Status Journal::Finished(const HostReport& host) {
                 ",\"host\":" + RenderHostJsonLine(host, dry_run_) + "}");
 }
 
-Status Journal::Ended(bool interrupted) {
+Status Journal::Ended(bool interrupted, const std::string& stopped) {
   return Append("{\"event\":\"ended\",\"t_ms\":" + std::to_string(ElapsedMs()) +
-                ",\"interrupted\":" + (interrupted ? "true" : "false") + "}");
+                ",\"interrupted\":" + (interrupted ? "true" : "false") +
+                (stopped.empty() ? "" : ",\"stopped\":" + Dump(Json(stopped))) + "}");
 }
 
 bool LooksLikeJournal(const std::string& text) { return text.rfind(kMagic, 0) == 0; }
@@ -164,6 +165,10 @@ Status ReadJournal(const std::string& text, const std::string& source, RunReport
       auto interrupted = line.find("interrupted");
       report->interrupted =
           interrupted != line.end() && interrupted->is_boolean() && interrupted->get<bool>();
+      auto stopped = line.find("stopped");
+      if (stopped != line.end() && stopped->is_string()) {
+        report->stopped = stopped->get<std::string>();
+      }
     }
   }
   for (const std::string& name : selected) {

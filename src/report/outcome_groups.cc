@@ -135,10 +135,12 @@ std::string Fold(const std::vector<std::vector<Piece>>& members) {
   return out;
 }
 
-// Problems first, clean last.
-int Rank(OutcomeKind kind) {
+}  // namespace
+
+int OutcomeRank(OutcomeKind kind) {
   switch (kind) {
     case OutcomeKind::kDirty: return 0;
+    case OutcomeKind::kNotReady: return 0;
     case OutcomeKind::kFailed: return 1;
     case OutcomeKind::kUnreachable: return 2;
     case OutcomeKind::kNoReport: return 3;
@@ -149,8 +151,6 @@ int Rank(OutcomeKind kind) {
   }
   return 0;
 }
-
-}  // namespace
 
 std::string OutcomeShape(const std::string& detail) { return ShapeOf(Cut(detail)); }
 
@@ -185,7 +185,7 @@ std::vector<OutcomeGroup> GroupOutcomes(const RunReport& report) {
   std::vector<OutcomeGroup> groups;
   for (const Gathering& g : gatherings) groups.push_back({g.kind, Fold(g.details), g.names});
   std::stable_sort(groups.begin(), groups.end(), [](const OutcomeGroup& a, const OutcomeGroup& b) {
-    return Rank(a.kind) < Rank(b.kind);
+    return OutcomeRank(a.kind) < OutcomeRank(b.kind);
   });
   return groups;
 }

@@ -10,17 +10,25 @@ const char* HostStatusName(HostStatus status) {
     case HostStatus::kDirty: return "dirty";
     case HostStatus::kUnreachable: return "unreachable";
     case HostStatus::kFailed: return "failed";
+    case HostStatus::kNotReady: return "not_ready";
   }
   return "failed";
 }
 
 std::vector<HostWithoutResult> HostsWithoutResult(const RunReport& report) {
   std::vector<HostWithoutResult> out;
-  for (const std::string& name : report.not_started) out.push_back({name, true, "interrupted"});
+  for (const std::string& name : report.not_started) {
+    out.push_back({name, true, report.stopped.empty() ? "interrupted" : report.stopped});
+  }
   for (const MissingReport& missing : report.no_report) {
     out.push_back({missing.name, false, missing.why});
   }
   return out;
+}
+
+HostStatus StatusWithReadiness(bool clean, const std::vector<ReadinessFinding>& findings) {
+  if (!clean) return HostStatus::kDirty;
+  return AnyBlocking(findings) ? HostStatus::kNotReady : HostStatus::kClean;
 }
 
 int ExitCodeFor(const RunReport& report) {
@@ -29,6 +37,7 @@ int ExitCodeFor(const RunReport& report) {
     switch (host.status) {
       case HostStatus::kClean: break;
       case HostStatus::kDirty:
+      case HostStatus::kNotReady:
         if (!report.dry_run) code |= kExitDirty;
         break;
       case HostStatus::kUnreachable:
@@ -37,6 +46,7 @@ int ExitCodeFor(const RunReport& report) {
   }
   // Hosts never started were selected and are not known to be clean.
   if (!report.not_started.empty() || !report.no_report.empty()) code |= kExitUnreachable;
+  if (!report.stopped.empty()) code |= kExitStopped;
   return code;
 }
 

@@ -13,6 +13,7 @@
 #include "fleetreap/base/exit_code.h"
 #include "fleetreap/report/drain_reason.h"
 #include "fleetreap/report/failed_hosts.h"
+#include "fleetreap/report/report_html.h"
 #include "fleetreap/report/report_json.h"
 #include "fleetreap/report/report_junit.h"
 #include "fleetreap/report/report_markdown.h"
@@ -91,6 +92,7 @@ Status CheckOutputPaths(const ReportFiles& files) {
       {"--failed-hosts", &files.failed_hosts},
       {"--drain-reasons", &files.drain_reasons},
       {"--metrics", &files.metrics},
+      {"--html", &files.html},
       {"--journal", &files.journal},
   };
   auto usage = [](const std::string& message) { return Status::Error(ErrorKind::kUsage, message); };
@@ -131,6 +133,7 @@ Status WriteReports(const RunReport& report, const ReportFiles& files, std::FILE
       {files.failed_hosts, RenderFailedHosts},
       {files.drain_reasons, RenderDrainReasons},
       {files.metrics, RenderMetrics},
+      {files.html, RenderHtml},
   };
   Status first;
   for (const Output& output : outputs) {
@@ -143,7 +146,7 @@ Status WriteReports(const RunReport& report, const ReportFiles& files, std::FILE
 
 std::FILE* HumanStream(const ReportFiles& files) {
   for (const std::string* path : {&files.json, &files.junit, &files.summary_md, &files.failed_hosts,
-                                  &files.drain_reasons, &files.metrics}) {
+                                  &files.drain_reasons, &files.metrics, &files.html}) {
     if (*path == "-") return stderr;
   }
   return stdout;

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fleetreap/base/time_format.h"
+#include "fleetreap/escalation/scope.h"
 #include "fleetreap/report/host_outcome.h"
 
 namespace fleetreap {
@@ -67,6 +68,29 @@ Json HolderJson(const Holder& holder) {
   return out;
 }
 
+// null when the checks did not run; else whether the host is ready and
+// every finding, warnings included.
+Json ReadinessJson(const HostReport& host) {
+  if (!host.readiness_checked) return Json(nullptr);
+  Json findings = Json::array();
+  for (const ReadinessFinding& finding : host.readiness) {
+    Json item;
+    item["check"] = finding.check;
+    item["reason"] = finding.reason;
+    item["gpu"] = finding.gpu >= 0 ? Json(finding.gpu) : Json(nullptr);
+    item["bus_id"] = OptionalText(finding.bus_id);
+    item["severity"] = FindingSeverityName(finding.severity);
+    item["detail"] = finding.detail;
+    item["next_step"] = finding.next_step;
+    item["text"] = FindingText(finding);
+    findings.push_back(std::move(item));
+  }
+  Json out;
+  out["ready"] = !AnyBlocking(host.readiness);
+  out["findings"] = std::move(findings);
+  return out;
+}
+
 Json HostJson(const HostReport& host, bool dry_run) {
   HostOutcome outcome = OutcomeOf(host, dry_run);
   Json out;
@@ -101,6 +125,7 @@ Json HostJson(const HostReport& host, bool dry_run) {
   out["gpus_reset"] = host.gpus_reset;
   out["reset_blocked_by"] = OptionalText(host.reset_blocked_by);
   out["nvidia_smi_error"] = OptionalText(host.nvidia_smi_error);
+  out["readiness"] = ReadinessJson(host);
   Json timings = Json::array();
   for (const StepTiming& timing : host.timings) {
     timings.push_back(Json{{"step", timing.step}, {"duration_ms", timing.duration.count()}});
@@ -123,7 +148,7 @@ Json ScopeJson(const Scope& scope) {
 }
 
 Json SummaryJson(const RunReport& report) {
-  int counts[4] = {0, 0, 0, 0};
+  int counts[5] = {0, 0, 0, 0, 0};
   int changed = 0;
   for (const HostReport& host : report.hosts) {
     ++counts[static_cast<int>(host.status)];
@@ -135,6 +160,7 @@ Json SummaryJson(const RunReport& report) {
   out["dirty"] = counts[static_cast<int>(HostStatus::kDirty)];
   out["unreachable"] = counts[static_cast<int>(HostStatus::kUnreachable)];
   out["failed"] = counts[static_cast<int>(HostStatus::kFailed)];
+  out["not_ready"] = counts[static_cast<int>(HostStatus::kNotReady)];
   out["not_started"] = report.not_started.size();
   out["no_report"] = report.no_report.size();
   out["changed"] = changed;
@@ -150,6 +176,7 @@ Json DocumentJson(const RunReport& report) {
   doc["playbook"] = report.playbook;
   doc["dry_run"] = report.dry_run;
   doc["interrupted"] = report.interrupted;
+  doc["stopped"] = OptionalText(report.stopped);
   doc["host_key_policy"] = OptionalText(report.host_key_policy);
   doc["scope"] = ScopeJson(report.scope);
   doc["exit_code"] = ExitCodeFor(report);

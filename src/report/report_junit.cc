@@ -15,7 +15,8 @@ std::string Attr(const char* name, const std::string& value) {
 bool IsFailure(const HostReport& host, bool dry_run) {
   switch (host.status) {
     case HostStatus::kClean: return false;
-    case HostStatus::kDirty: return !dry_run;
+    case HostStatus::kDirty:
+    case HostStatus::kNotReady: return !dry_run;
     case HostStatus::kUnreachable:
     case HostStatus::kFailed: return true;
   }
@@ -52,6 +53,10 @@ std::string FailureDetails(const HostReport& host) {
   }
   if (!host.reset_blocked_by.empty()) {
     text += "GPU reset blocked by " + host.reset_blocked_by + "\n";
+  }
+  for (const ReadinessFinding& finding : host.readiness) {
+    text += std::string(finding.severity == FindingSeverity::kBlock ? "not ready: " : "warning: ") +
+            FindingText(finding) + "\n";
   }
   return text;
 }
@@ -103,6 +108,9 @@ std::string RenderJunit(const RunReport& report) {
          Attr("value", report.dry_run ? "true" : "false") + "/>\n";
   out += "      <property" + Attr("name", "interrupted") +
          Attr("value", report.interrupted ? "true" : "false") + "/>\n";
+  if (!report.stopped.empty()) {
+    out += "      <property" + Attr("name", "stopped") + Attr("value", report.stopped) + "/>\n";
+  }
   out += "      <property" + Attr("name", "exit_code") +
          Attr("value", std::to_string(ExitCodeFor(report))) + "/>\n";
   out += "    </properties>\n";
@@ -125,8 +133,9 @@ std::string RenderJunit(const RunReport& report) {
     out += "    <testcase" + Attr("classname", suite) + Attr("name", host.name) +
            Attr("time", "0.000") + ">\n";
     out += "      <failure" + Attr("type", host.started_never ? "not_started" : "no_report") +
-           Attr("message", host.started_never ? "not started: the run was interrupted"
-                                              : "no report: " + host.why) +
+           Attr("message", !host.started_never      ? "no report: " + host.why
+                           : report.stopped.empty() ? "not started: the run was interrupted"
+                                                    : "not started: " + host.why) +
            "/>\n";
     out += "    </testcase>\n";
   }

@@ -13,8 +13,8 @@ namespace fleetreap {
 namespace {
 
 bool NeedsAttention(OutcomeKind kind) {
-  return kind == OutcomeKind::kDirty || kind == OutcomeKind::kFailed ||
-         kind == OutcomeKind::kUnreachable;
+  return kind == OutcomeKind::kDirty || kind == OutcomeKind::kNotReady ||
+         kind == OutcomeKind::kFailed || kind == OutcomeKind::kUnreachable;
 }
 
 std::string ErrorText(const HostReport& host) {
@@ -22,6 +22,11 @@ std::string ErrorText(const HostReport& host) {
   if (!host.nvidia_smi_error.empty()) {
     if (!text.empty()) text += "; ";
     text += "nvidia-smi: " + host.nvidia_smi_error;
+  }
+  for (const ReadinessFinding& finding : host.readiness) {
+    if (finding.severity != FindingSeverity::kBlock) continue;
+    if (!text.empty()) text += "; ";
+    text += FindingText(finding);
   }
   return text;
 }

@@ -73,6 +73,7 @@ Status MergeReports(const std::vector<SourcedReport>& inputs, RunReport* merged)
     JoinDistinct(report.host_key_policy, &merged->host_key_policy);
     IntersectScope(report.scope, &merged->scope);
     merged->interrupted = merged->interrupted || report.interrupted;
+    JoinDistinct(report.stopped, &merged->stopped);
     if (report.start_time < merged->start_time) merged->start_time = report.start_time;
     if (report.start_time + report.duration > end) end = report.start_time + report.duration;
 
@@ -109,22 +110,63 @@ void ExpectHosts(const std::vector<std::string>& expected, RunReport* merged) {
   }
 }
 
-Status ExpectHostsFromFile(const std::string& path, RunReport* merged) {
+Status ReadExpectedHosts(const std::string& path, std::vector<std::string>* names) {
   std::string text;
   Status status = ReadFile(path, &text);
   if (!status.ok()) return status;
-  std::vector<std::string> names;
+  names->clear();
   for (std::string line : SplitLines(text)) {
     const size_t hash = line.find('#');
     if (hash != std::string::npos) line.resize(hash);
     line = Trim(line);
-    if (!line.empty()) names.push_back(line);
+    if (!line.empty()) names->push_back(line);
   }
-  ExpectHosts(names, merged);
   return Status::Ok();
 }
 
-Status MergeReportFiles(const std::vector<std::string>& paths, RunReport* merged) {
+Status ExpectHostsFromFile(const std::string& path, RunReport* merged) {
+  std::vector<std::string> names;
+  Status status = ReadExpectedHosts(path, &names);
+  if (status.ok()) ExpectHosts(names, merged);
+  return status;
+}
+
+std::string NodeOfReportFile(const std::string& path) {
+  std::string name = path.substr(path.rfind('/') + 1);
+  for (const char* suffix : {".json.journal", ".json"}) {
+    const std::string tail = suffix;
+    if (name.size() > tail.size() &&
+        name.compare(name.size() - tail.size(), tail.size(), tail) == 0) {
+      return name.substr(0, name.size() - tail.size());
+    }
+  }
+  return "";
+}
+
+Status CheckNodeReports(const std::vector<SourcedReport>& inputs,
+                        const std::vector<std::string>& expected) {
+  const std::set<std::string> nodes(expected.begin(), expected.end());
+  for (const SourcedReport& input : inputs) {
+    const std::string node = NodeOfReportFile(input.source);
+    if (node.empty() || nodes.count(node) == 0) continue;
+    const RunReport& report = input.report;
+    std::string held;
+    for (const HostReport& host : report.hosts) held += (held.empty() ? "" : ", ") + host.name;
+    for (const std::string& name : report.not_started) held += (held.empty() ? "" : ", ") + name;
+    for (const MissingReport& host : report.no_report) {
+      held += (held.empty() ? "" : ", ") + host.name;
+    }
+    if (held != node) {
+      return Status::Error(ErrorKind::kInvalidInput, input.source + ": the report of node " + node +
+                                                         " must hold that host alone; it holds " +
+                                                         (held.empty() ? "none" : held));
+    }
+  }
+  return Status::Ok();
+}
+
+Status MergeReportFiles(const std::vector<std::string>& paths, RunReport* merged,
+                        const std::vector<std::string>& expected) {
   std::vector<SourcedReport> inputs;
   for (const std::string& path : paths) {
     std::string text;
@@ -137,6 +179,8 @@ Status MergeReportFiles(const std::vector<std::string>& paths, RunReport* merged
     if (!status.ok()) return status;
     inputs.push_back(std::move(input));
   }
+  Status status = CheckNodeReports(inputs, expected);
+  if (!status.ok()) return status;
   return MergeReports(inputs, merged);
 }
 

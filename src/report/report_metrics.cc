@@ -76,10 +76,14 @@ std::string RenderMetrics(const RunReport& report) {
   m.Family("fleetreap_run_duration_seconds", "How long the whole run took.");
   m.Sample({}, Seconds(report.duration));
   m.Family("fleetreap_run_exit_code",
-           "The run's exit code: 0 clean, bit 1 dirty, bit 2 unreachable, failed or not started.");
+           "The run's exit code: 0 clean, bit 1 dirty, bit 2 unreachable, failed or not started, "
+           "bit 4 stopped by --max-fail.");
   m.Sample({}, exit_code);
   m.Family("fleetreap_run_ready", "1 when the run changed hosts and every selected host is clean.");
   m.Sample({}, !report.dry_run && !report.interrupted && exit_code == 0 ? 1 : 0);
+  m.Family("fleetreap_run_stopped",
+           "1 when --max-fail (or a wave whose every host failed) stopped the run's waves.");
+  m.Sample({}, report.stopped.empty() ? 0 : 1);
   m.Family("fleetreap_run_dry_run", "1 for a dry run (nothing was changed).");
   m.Sample({}, report.dry_run ? 1 : 0);
 

@@ -73,11 +73,34 @@ void ReadHolder(FieldReader& r, const Json& o, const std::string& at, Holder* ho
   r.Integer(o, at, "round", &holder->round);
 }
 
+void ReadReadiness(FieldReader& r, const Json& o, const std::string& at, HostReport* host) {
+  const Json* readiness = r.Typed(o, at, "readiness", false, FieldReader::IsObject, "an object");
+  if (readiness == nullptr) return;
+  host->readiness_checked = true;
+  const std::string in = at + ".readiness";
+  const Json* findings =
+      r.ArrayOf(*readiness, in, "findings", false, FieldReader::IsObject, "an object");
+  for (size_t i = 0; findings != nullptr && i < findings->size() && r.ok(); ++i) {
+    const Json& item = (*findings)[i];
+    const std::string where = Item(in, "findings", i);
+    ReadinessFinding finding;
+    r.Text(item, where, "check", &finding.check, true);
+    r.Text(item, where, "reason", &finding.reason, true);
+    r.Integer(item, where, "gpu", &finding.gpu);
+    r.Text(item, where, "bus_id", &finding.bus_id);
+    r.Named(item, where, "severity", FindingSeverity::kBlock, FindingSeverity::kWarn,
+            FindingSeverityName, &finding.severity, true);
+    r.Text(item, where, "detail", &finding.detail);
+    r.Text(item, where, "next_step", &finding.next_step);
+    host->readiness.push_back(std::move(finding));
+  }
+}
+
 void ReadHost(FieldReader& r, const Json& o, const std::string& at, HostReport* host) {
   r.Text(o, at, "name", &host->name, true);
   r.Text(o, at, "address", &host->address);
   r.Integer(o, at, "port", &host->port);
-  r.Named(o, at, "status", HostStatus::kClean, HostStatus::kFailed, HostStatusName, &host->status,
+  r.Named(o, at, "status", HostStatus::kClean, HostStatus::kNotReady, HostStatusName, &host->status,
           true);
   r.Named(o, at, "error_kind", ErrorKind::kNone, ErrorKind::kInternal, ErrorKindName,
           &host->error_kind);
@@ -108,6 +131,7 @@ void ReadHost(FieldReader& r, const Json& o, const std::string& at, HostReport* 
   r.IntList(o, at, "gpus_reset", &host->gpus_reset);
   r.Text(o, at, "reset_blocked_by", &host->reset_blocked_by);
   r.Text(o, at, "nvidia_smi_error", &host->nvidia_smi_error);
+  ReadReadiness(r, o, at, host);
   if (const Json* timings =
           r.ArrayOf(o, at, "timings", false, FieldReader::IsObject, "an object")) {
     for (size_t i = 0; i < timings->size() && r.ok(); ++i) {
@@ -194,9 +218,10 @@ Status ReadReportJson(const std::string& text, const std::string& source, RunRep
   }
   int version = 0;
   r.Integer(doc, "", "schema_version", &version, true);
-  if (r.ok() && version != kReportSchemaVersion) {
+  // Version 1 lacks only the not_ready status and the readiness field.
+  if (r.ok() && (version < 1 || version > kReportSchemaVersion)) {
     r.Fail("", "schema_version " + std::to_string(version) +
-                   " is not supported (this fleetreap reads " +
+                   " is not supported (this fleetreap reads 1 to " +
                    std::to_string(kReportSchemaVersion) + ")");
   }
   *report = RunReport();
@@ -212,6 +237,7 @@ Status ReadReportJson(const std::string& text, const std::string& source, RunRep
   r.Text(doc, "", "playbook", &report->playbook, true);
   r.Bool(doc, "", "dry_run", &report->dry_run, true);
   r.Bool(doc, "", "interrupted", &report->interrupted);
+  r.Text(doc, "", "stopped", &report->stopped);
   r.Text(doc, "", "host_key_policy", &report->host_key_policy);
   ReadScope(r, doc, &report->scope);
   if (const Json* hosts = r.ArrayOf(doc, "", "hosts", true, FieldReader::IsObject, "an object")) {

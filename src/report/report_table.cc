@@ -17,7 +17,8 @@ const char* OutcomeColor(OutcomeKind kind) {
     case OutcomeKind::kClean:
     case OutcomeKind::kCleaned: return "\033[32m";     // green
     case OutcomeKind::kWouldClean: return "\033[36m";  // cyan
-    case OutcomeKind::kDirty: return "\033[33m";       // yellow
+    case OutcomeKind::kDirty:
+    case OutcomeKind::kNotReady: return "\033[33m";  // yellow
     case OutcomeKind::kFailed:
     case OutcomeKind::kUnreachable: return "\033[31m";  // red
     case OutcomeKind::kNotStarted:
@@ -58,7 +59,8 @@ std::vector<std::string> GpuAttentionLines(const HostReport& host) {
 }
 
 std::string RenderVerdict(const RunReport& report, const TableStyle& style) {
-  int clean = 0, cleaned = 0, would_clean = 0, dirty = 0, unreachable = 0, failed = 0;
+  int clean = 0, cleaned = 0, would_clean = 0, dirty = 0, not_ready = 0, unreachable = 0,
+      failed = 0;
   for (const HostReport& host : report.hosts) {
     switch (OutcomeOf(host, report.dry_run).kind) {
       case OutcomeKind::kClean: ++clean; break;
@@ -68,6 +70,7 @@ std::string RenderVerdict(const RunReport& report, const TableStyle& style) {
         break;
       case OutcomeKind::kWouldClean: ++would_clean; break;
       case OutcomeKind::kDirty: ++dirty; break;
+      case OutcomeKind::kNotReady: ++not_ready; break;
       case OutcomeKind::kFailed: ++failed; break;
       case OutcomeKind::kUnreachable: ++unreachable; break;
       case OutcomeKind::kNotStarted:
@@ -83,6 +86,9 @@ std::string RenderVerdict(const RunReport& report, const TableStyle& style) {
   const char* color;
   if (report.interrupted) {
     word = "INTERRUPTED";
+    color = "\033[1;35m";
+  } else if (!report.stopped.empty()) {
+    word = "STOPPED";
     color = "\033[1;35m";
   } else if (report.dry_run) {
     word = "DRY RUN";
@@ -102,6 +108,7 @@ std::string RenderVerdict(const RunReport& report, const TableStyle& style) {
   };
   add(would_clean, "would clean");
   add(dirty, "dirty");
+  add(not_ready, "not ready");
   add(failed, "failed");
   add(unreachable, "unreachable");
   add(not_started, "not started");

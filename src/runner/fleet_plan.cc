@@ -8,6 +8,7 @@
 #include <memory>
 #include <set>
 
+#include "fleetreap/base/text.h"
 #include "fleetreap/inventory/host_selection.h"
 #include "fleetreap/inventory/inventory.h"
 #include "fleetreap/inventory/node_set.h"
@@ -17,6 +18,8 @@
 
 namespace fleetreap {
 namespace {
+
+constexpr size_t kQuoteCap = 120;  // sinfo's stderr line, quoted
 
 Host LocalHost() {
   char name[256] = {};
@@ -119,6 +122,33 @@ Status SelectedHosts(const FleetPlanRequest& request, FleetPlanSet* set, std::ve
 
 }  // namespace
 
+Status LoadSlurmHosts(const std::string& spec, Transport* runner, std::chrono::milliseconds timeout,
+                      Inventory* inventory) {
+  std::string partition;
+  Status status = SlurmPartition(spec, &partition);
+  if (!status.ok()) return status;
+  CommandResult result = runner->Run(SinfoCommand(partition), timeout);
+  if (result.end == CommandEnd::kExited && result.exit_code == 127) {
+    return Status::Error(ErrorKind::kInvalidInput,
+                         spec +
+                             ": sinfo not found (fleetreap runs it where Slurm's commands "
+                             "work)");
+  }
+  if (!result.Succeeded()) {
+    std::vector<std::string> lines = SplitLines(result.err);
+    std::string why = result.end == CommandEnd::kExited ? "exit " + std::to_string(result.exit_code)
+                                                        : std::string(CommandEndName(result.end));
+    return Status::Error(ErrorKind::kInvalidInput,
+                         spec + ": sinfo failed (" + why + ")" +
+                             (lines.empty() ? "" : ": " + QuoteForMessage(lines[0], kQuoteCap)));
+  }
+  std::vector<std::string> nodes;
+  status = ParseSinfoNodes(spec, result.out, &nodes);
+  if (!status.ok()) return status;
+  *inventory = SlurmInventory(spec, nodes);
+  return Status::Ok();
+}
+
 Status BuildFleetPlans(const FleetPlanRequest& request, FleetPlanSet* set) {
   std::vector<Host> hosts;
   if (request.local) {
@@ -148,6 +178,7 @@ Status BuildFleetPlans(const FleetPlanRequest& request, FleetPlanSet* set) {
       if (!status.ok()) return status;
     }
     if (request.become) host.become = true;
+    if (!request.playbook.empty()) host.playbook = request.playbook;
     plan.host = std::move(host);
     set->plans.push_back(std::move(plan));
   }

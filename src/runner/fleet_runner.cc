@@ -150,7 +150,7 @@ HostReport RunHost(Run& run, size_t index) {
       job.host = &host;
       job.playbook = plan.playbook.get();
       job.dry_run = settings.dry_run;
-      job.become = settings.become || host.become;
+      job.become = host.become;
       job.command_timeout = settings.command_timeout;
       job.deadline = host_deadline;
       job.extra_protect = settings.extra_protect;
@@ -178,6 +178,7 @@ HostReport RunHost(Run& run, size_t index) {
   report.name = host.name;
   report.address = host.address;
   report.port = host.port;
+  report.groups = host.groups;
   report.attempts = std::max(attempts, 1);
   report.timings.insert(report.timings.begin(), StepTiming{"connect", connect_time});
   report.duration = Between(start, run.clock->Now());
@@ -272,10 +273,7 @@ RunReport RunFleet(const std::vector<FleetPlan>& plans, const FleetSettings& set
                    const std::atomic<bool>* stop_requested, Clock& clock,
                    const HostCleanerFunction& clean) {
   RunReport report;
-  report.tool_version = settings.tool_version;
-  report.playbook = settings.playbook_name;
   report.dry_run = settings.dry_run;
-  report.host_key_policy = settings.host_key_policy;
   report.scope = settings.scope;
   report.start_time = clock.WallNow();
   const TimePoint start = clock.Now();

@@ -64,6 +64,8 @@ bool Runner::Exec(const std::string& script, milliseconds timeout, CommandResult
     return Fail(ErrorKind::kCommandTimeout,
                 step + "remote command ran past " + std::to_string(timeout.count()) + "ms");
   }
+  Status started = CheckStartRecord(&result->out, result->err);
+  if (!started.ok()) return Fail(started.kind(), step + started.message());
   return true;
 }
 

@@ -1,5 +1,6 @@
 #include "fleetreap/transport/command_log.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
@@ -120,6 +121,56 @@ Status MakeDirectories(const std::string& dir) {
   return Status::Ok();
 }
 
+std::string ModeText(mode_t mode) {
+  char text[8];
+  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
+  return text;
+}
+
+// The first entry of "dir" that is a symbolic link, or "".
+std::string FirstSymlink(const std::string& dir) {
+  DIR* listing = opendir(dir.c_str());
+  if (listing == nullptr) return "";
+  std::string found;
+  while (const dirent* entry = readdir(listing)) {
+    struct stat info {};
+    if (fstatat(dirfd(listing), entry->d_name, &info, AT_SYMLINK_NOFOLLOW) == 0 &&
+        S_ISLNK(info.st_mode)) {
+      found = entry->d_name;
+      break;
+    }
+  }
+  closedir(listing);
+  return found;
+}
+
+// As ssh's StrictModes: the logs are opened as this user (often root), so a
+// directory someone else owns or may write could hold their symlinks.
+Status CheckDirectoryIsOurs(const std::string& dir) {
+  struct stat info {};
+  if (stat(dir.c_str(), &info) != 0) {
+    return Status::Error(ErrorKind::kUsage, "--log-dir " + dir + ": " + std::strerror(errno));
+  }
+  if (info.st_uid != geteuid()) {
+    return Status::Error(ErrorKind::kUsage, "--log-dir " + dir + ": owned by uid " +
+                                                std::to_string(info.st_uid) + ", not by uid " +
+                                                std::to_string(geteuid()) + " (this user)");
+  }
+  if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    return Status::Error(ErrorKind::kUsage, "--log-dir " + dir +
+                                                ": writable by its group or others (mode " +
+                                                ModeText(info.st_mode) + "); make it 0700");
+  }
+  // Each file is opened with O_NOFOLLOW too; this says so before any host.
+  const std::string link = FirstSymlink(dir);
+  if (!link.empty()) {
+    return Status::Error(ErrorKind::kUsage, "--log-dir " + dir + ": " + link +
+                                                " is a symbolic link; refusing to "
+                                                "write through it");
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 CommandLog::CommandLog(std::string dir, Clock& clock, size_t max_output_bytes)
@@ -131,6 +182,7 @@ Status CommandLog::Open(const std::string& dir, std::unique_ptr<CommandLog>* log
     return Status::Error(ErrorKind::kUsage, "--log-dir needs a directory");
   }
   Status status = MakeDirectories(dir);
+  if (status.ok()) status = CheckDirectoryIsOurs(dir);
   if (!status.ok()) return status;
   log->reset(new CommandLog(dir, clock, max_output_bytes));
   return Status::Ok();

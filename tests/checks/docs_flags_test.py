@@ -1,8 +1,8 @@
 """Every flag the README, docs/ and contrib/ name exists in the binary.
 
 Reads README.md, docs/*.md and every text file under contrib/, takes each
-`--flag` token, and checks that `fleetreap --help` or `fleetreap merge
---help` prints it. In a command line that starts with fleetreap (a line of
+`--flag` token, and checks that `fleetreap --help`, `fleetreap merge
+--help` or `fleetreap sweep --help` prints it. In a command line that starts with fleetreap (a line of
 a fenced block, an inline code span, or a line of a contrib script), every
 short flag (`-n`, `-vv`) must be one the help prints too. Flags of other
 tools are in ALLOWED below, each under its tool; nothing else is excused.
@@ -32,7 +32,7 @@ ALLOWED = {
         "--pid", "--service-account", "--pid_file"},
     "Slurm: sbatch, srun, sinfo (slurm.md, contrib/slurm)": {
         "--partition", "--nodes", "--ntasks-per-node", "--noheader", "--exclusive",
-        "--job-name", "--time", "--kill-on-bad-exit"},
+        "--job-name", "--time", "--kill-on-bad-exit", "--label", "--distribution"},
     "the Slurm epilog's own --prolog mode (contrib/slurm/fleetreap-epilog)": {"--prolog"},
     "kubectl: drain, scale, wait, rollout status, apply (contrib/k8s)": {
         "--ignore-daemonsets", "--delete-emptydir-data", "--replicas", "--for", "--timeout",
@@ -49,6 +49,7 @@ ALLOWED = {
         "--dir", "--demo", "--scenario", "--all", "--stale"},
     "bench/*.py (benchmarks.md)": {"--quick", "--parts", "--incident-shape", "--scenarios",
                                    "--runs", "--before"},
+    "systemctl enable --now (sweep.md, contrib/systemd)": {"--now"},
 }
 ALLOWED_FLAGS = set().union(*ALLOWED.values())
 
@@ -64,8 +65,8 @@ def help_text(*args):
 
 
 def help_flags():
-    """(long flags, short flags) that the two help texts print."""
-    text = help_text() + help_text("merge")
+    """(long flags, short flags) that the three help texts print."""
+    text = help_text() + help_text("merge") + help_text("sweep")
     longs = {"--" + m for m in LONG.findall(text)}
     shorts = set()
     for line in text.splitlines():

@@ -38,7 +38,7 @@ from simfleet import HostSpec
 
 K8S_DIR = os.path.join(SOURCE, "contrib", "k8s")
 KUBECTL = "/var/cache/fleetreap-test/kubernetes-client/usr/bin/kubectl"
-MANIFESTS = ("fleetreap-daemonset.yaml", "fleetreap-job.yaml")
+MANIFESTS = ("fleetreap-daemonset.yaml", "fleetreap-job.yaml", "fleetreap-sweep-daemonset.yaml")
 UPGRADE_LABEL = "nvidia.com/gpu-driver-upgrade-state"
 # NVIDIA/k8s-operator-libs pkg/upgrade/consts.go (the GPU Operator sets the
 # driver name "gpu"): "" is UpgradeStateUnknown (not processed, or upgrades
@@ -161,13 +161,23 @@ class ManifestRulesTest(unittest.TestCase):
                 self.assertIs(spec["automountServiceAccountToken"], False)
                 (container,) = spec["containers"]
                 self.assertIs(container["securityContext"]["privileged"], True)
-                self.assertIn("fleetreap --local --spare-pods", " ".join(container["args"]))
+                command = " ".join(container["args"])
+                if name == "fleetreap-sweep-daemonset.yaml":
+                    # Report only: the sweep subcommand, /dev/shm read-only.
+                    self.assertIn("fleetreap sweep --local --spare-pods --interval", command)
+                else:
+                    self.assertIn("fleetreap --local --spare-pods", command)
                 mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
                 volumes = {v["name"]: v["hostPath"]["path"] for v in spec["volumes"]}
                 self.assertEqual(volumes[mounts["/dev"]["name"]], "/dev")
                 self.assertEqual(volumes[mounts["/dev/shm"]["name"]], "/dev/shm")
                 self.assertEqual(volumes[mounts["/sys/fs/cgroup"]["name"]], "/sys/fs/cgroup")
                 self.assertIs(mounts["/sys/fs/cgroup"]["readOnly"], True)
+                if name == "fleetreap-sweep-daemonset.yaml":
+                    self.assertIs(mounts["/dev/shm"]["readOnly"], True)
+                    metrics = command.split("--metrics ")[1].split()[0]
+                    self.assertEqual(volumes[mounts[os.path.dirname(metrics)]["name"]],
+                                     os.path.dirname(metrics))
                 self.assertEqual(volumes[mounts["/var/log/fleetreap"]["name"]],
                                  "/var/log/fleetreap")
                 labels = workload["spec"]["template"]["metadata"]["labels"]

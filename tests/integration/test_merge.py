@@ -122,6 +122,32 @@ class MergeTest(FleetCase):
         with open(failed) as f:
             self.assertEqual(f.read(), "node02\nnode04\n")
 
+    def test_5_a_node_report_cannot_speak_for_another_node(self):
+        # node03 (root on its own host) adds node04, whose report never
+        # came, as clean: the review's recipe. Named after node03, the file
+        # must hold node03 alone.
+        forged = os.path.join(self.tmp, "forged")
+        os.makedirs(forged, exist_ok=True)
+        paths = []
+        for node in NODES:
+            with open(os.path.join(self.tmp, f"{node}.json")) as f:
+                doc = json.load(f)
+            if node == "node03":
+                other = json.loads(json.dumps(doc["hosts"][0]))
+                other["name"] = "node04"
+                doc["hosts"].append(other)
+            paths.append(os.path.join(forged, f"{node}.json"))
+            with open(paths[-1], "w") as f:
+                json.dump(doc, f)
+        expect = os.path.join(self.tmp, "nodes.txt")
+        with open(expect, "w") as f:
+            f.write("node01\nnode02\nnode03\nnode04\n")
+        proc = self.merge("--expect", expect, *paths)
+        self.assertEqual(proc.returncode, 65, proc.stdout + proc.stderr)
+        self.assertEqual(proc.stderr.strip(),
+                         f"fleetreap: {paths[2]}: the report of node node03 must hold that host "
+                         "alone; it holds node03, node04")
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)

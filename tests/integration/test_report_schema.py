@@ -73,7 +73,7 @@ class ReportSchemaTest(unittest.TestCase):
             "unknown error kind": broken(lambda d: d["hosts"][13].update(error_kind="oops")),
             "negative memory": broken(
                 lambda d: d["hosts"][0]["gpus_after"][0].update(memory_used_mib=-1)),
-            "wrong version": broken(lambda d: d.update(schema_version=2)),
+            "wrong version": broken(lambda d: d.update(schema_version=3)),
             "local time": broken(lambda d: d.update(start_time="2026-11-30 03:04:05")),
         }
         for name, doc in cases.items():
@@ -91,8 +91,8 @@ class ReportSchemaTest(unittest.TestCase):
         self.assertEqual([e.message for e in self.validator.iter_errors(report)], [])
 
     def test_schema_is_versioned(self):
-        self.assertEqual(self.schema["properties"]["schema_version"], {"const": 1})
-        self.assertTrue(self.schema["$id"].endswith("/report-1.json"), self.schema["$id"])
+        self.assertEqual(self.schema["properties"]["schema_version"], {"enum": [1, 2]})
+        self.assertTrue(self.schema["$id"].endswith("/report-2.json"), self.schema["$id"])
 
     def test_journal_records_validate(self):
         # A journal's run line is a report without hosts; its hosts are report hosts.

@@ -4,8 +4,11 @@ srun and merges the reports. No Slurm runs here: stand-in `scontrol show
 hostnames` and `srun` first on PATH; the srun runs its task inside each
 simulated node (Fleet.exec, the node's own namespaces, with a job's
 SLURM_* environment; never on this machine) and, like the real one, loses
-the task of a node that is down. The merged report must agree with the
-fleet's ground truth, and the lost node must count as without a report.
+the task of a node that is down; it prints each task's lines as srun
+--label does ("N: line"), and the batch step files task N's report as the
+Nth node's. The merged report must agree with the fleet's ground truth, and
+the lost node must count as without a report. A node whose task prints a
+report naming another node (FORGE=node03>node04) makes the merge refuse.
 Needs root and the built sim tools (FLEETREAP_SIM_BIN_DIR, FLEETREAP_BIN).
 """
 
@@ -26,7 +29,7 @@ printf '%s\\n' {nodes}
 """
 
 SRUN = """#!/usr/bin/python3
-import shlex, sys
+import os, shlex, sys
 sys.path.insert(0, {sim!r})
 from simfleet import Fleet
 args = sys.argv[1:]
@@ -34,16 +37,21 @@ while args and args[0].startswith("-"):
     args.pop(0)
 fleet = Fleet.attach({workdir!r})
 rc = 0
-for node in {nodes!r}:
+for task, node in enumerate({nodes!r}):
     if node not in fleet.hosts:
-        print(f"srun: error: {{node}}: task 0: Communication connection failure",
+        print(f"srun: error: {{node}}: task {{task}}: Communication connection failure",
               file=sys.stderr)
         rc = 1
         continue
     env = "SLURM_JOB_ID=77 SLURM_JOB_GPUS=0 SLURMD_NODENAME=" + node
     proc = fleet.exec(node, f"export {{env}}; " + shlex.join(args), timeout=120)
-    sys.stdout.write(proc.stdout)
-    sys.stderr.write(proc.stderr)
+    # --label: each line of a task's output, prefixed with its number.
+    out = proc.stdout
+    forger, _, victim = os.environ.get("FORGE", "").partition(">")
+    if node == forger:   # this node's task speaks for another node instead
+        out = out.replace(f'"{{node}}"', f'"{{victim}}"')
+    for stream, text in ((sys.stdout, out), (sys.stderr, proc.stderr)):
+        stream.write("".join(f"{{task}}: {{line}}" for line in text.splitlines(True)))
     rc = max(rc, proc.returncode)
 sys.exit(rc)
 """
@@ -67,14 +75,31 @@ class SlurmSweepTest(FleetCase):
                 f.write(text)
             os.chmod(os.path.join(cls.bin, name), 0o755)
 
-    def test_sweep_merges_every_node(self):
-        out = os.path.join(self.tmp, "out")
+    def sweep(self, name, **env):
+        out = os.path.join(self.tmp, name)
         env = dict(os.environ, PATH=f"{self.bin}:{os.environ['PATH']}", SLURM_JOB_ID="77",
                    SLURM_JOB_NODELIST="node[01-04]", FLEETREAP_BIN=BIN,
-                   FLEETREAP_REPORT_DIR=out)
+                   FLEETREAP_REPORT_DIR=out, **env)
         proc = subprocess.run(["bash", SWEEP, "--playbook", playbook_path("default.yaml")],
                               capture_output=True, text=True, timeout=300, env=env)
+        return out, proc
+
+    def test_a_node_cannot_speak_for_another(self):
+        # node03's task prints a report naming node04 (whose task was lost):
+        # it lands in nodes/node03.json all the same, and merge refuses it.
+        out, proc = self.sweep("forged", FORGE="node03>node04")
+        self.assertEqual(proc.returncode, 65, proc.stderr)
+        self.assertIn(os.path.join(out, "nodes", "node03.json") + ": the report of node node03 "
+                      "must hold that host alone; it holds node04", proc.stderr)
+        self.assertFalse(os.path.exists(os.path.join(out, "fleet.json")))
+
+    def test_sweep_merges_every_node(self):
+        out, proc = self.sweep("out")
         self.assertEqual(proc.returncode, 3, proc.stderr)  # node02 dirty, node04 lost
+        # Only the batch step writes there (umask 077): the nodes' reports
+        # came through their own srun output, not a shared folder.
+        self.assertEqual(os.stat(out).st_mode & 0o777, 0o700)
+        self.assertEqual(os.stat(os.path.join(out, "nodes")).st_mode & 0o777, 0o700)
         self.assertEqual(sorted(os.listdir(os.path.join(out, "nodes"))),
                          ["node01.json", "node02.json", "node03.json"])
         with open(os.path.join(out, "fleet.json")) as f:

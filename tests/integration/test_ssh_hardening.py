@@ -9,7 +9,9 @@ real fleetreap binary against a simulated fleet over real SSH.
 - accept-new reads the global known_hosts file and an ssh config's
   UserKnownHostsFile/GlobalKnownHostsFile/HostKeyAlias: a contradicted key is
   refused, a new one goes to the user's file only;
-- a symlink planted at the old predictable report temp name is not followed.
+- a symlink planted at the old predictable report temp name is not followed;
+- --log-dir is created 0700 with 0600 logs, and one that others may write,
+  another user owns, or that holds a symlink exits 64 with one line.
 stdlib unittest only; FLEETREAP_BIN names the binary.
 """
 
@@ -198,6 +200,39 @@ class SshHardeningTest(FleetCase):
             for name in planted:
                 if os.path.lexists(name):
                     os.unlink(name)
+
+    def test_log_dir_is_ours_alone(self):
+        def run(log_dir):
+            argv = fleetreap_argv(self.fleet, "--limit", "gpu01", "--playbook", INSPECT,
+                                  "--quiet", "--color", "never", "--log-dir", log_dir)
+            return subprocess.run(argv, capture_output=True, text=True, timeout=120)
+
+        fresh = os.path.join(self.tmp, "logs", "run1")
+        proc = run(fresh)
+        self.assertIn(proc.returncode, (0, 1), proc.stderr)
+        self.assertEqual(os.stat(fresh).st_mode & 0o7777, 0o700)
+        self.assertEqual(os.stat(os.path.join(fresh, "gpu01.log")).st_mode & 0o7777, 0o600)
+
+        # A local user's /tmp/fleetreap-logs: writable by others, theirs, or
+        # holding a planted symlink. Refused before any host is touched.
+        victim = self.path("sudoers-victim", "precious\n")
+        shared = os.path.join(self.tmp, "shared-logs")
+        os.mkdir(shared)
+        os.chmod(shared, 0o1777)
+        theirs = os.path.join(self.tmp, "their-logs")
+        os.mkdir(theirs, 0o755)
+        os.chown(theirs, 1000, 1000)
+        planted = os.path.join(self.tmp, "planted-logs")
+        os.mkdir(planted, 0o700)
+        os.symlink(victim, os.path.join(planted, "gpu01.log"))
+        cases = [(shared, "writable by its group or others (mode 1777); make it 0700"),
+                 (theirs, f"owned by uid 1000, not by uid {os.geteuid()} (this user)"),
+                 (planted, "gpu01.log is a symbolic link; refusing to write through it")]
+        for log_dir, why in cases:
+            proc = run(log_dir)
+            self.assertEqual((proc.returncode, proc.stderr),
+                             (64, f"fleetreap: --log-dir {log_dir}: {why}\n"))
+        self.assertEqual(read(victim), "precious\n")
 
 
 if __name__ == "__main__":

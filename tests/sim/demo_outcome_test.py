@@ -1,6 +1,6 @@
 """demo_outcome.problems holds a demo run against its design: the designed
 run gives no problem, and each way a run can differ gives its own line
-(issue 22: the demo said "3 is the expected exit code" after fleetreap had
+(the demo once said "3 is the expected exit code" after fleetreap had
 exited 1 because the fleet never came up). Synthetic reports and ground
 truths; no fleet, no root. The real demo: scripts/demo.sh.
 """

@@ -38,7 +38,7 @@ collect(fleet) returns {host name: {
       "alive"}], jobs named like protected programs,
   "restart_units": {unit: {"first_pid", "main_pid", "main_alive",
       "restarts" (NRestarts), "state" (ActiveState), "result",
-      "gpu_processes"}}, units made with h.restart_unit,
+      "gpu_processes"}}, units made with h.restarting_service,
   gpu_processes entries also carry "cgroup": the path the host sees
       ("/system.slice/vllm.service"; "" without cgroups),
   "protected" lists genuine daemons only: root-owned, not group/other-
@@ -54,16 +54,16 @@ Not thread-safe with respect to a fleet that is being brought up or down.
 import os
 import stat
 
-import host_setup
+import cgroups
 import procfs
+from daemons import DAEMONS
 
 # Programs that are protected when they are the real thing: a root-owned
 # executable, not group/other-writable, under a system directory. A copy of
 # a job's program named like one of them elsewhere is an impostor (a job).
 PROTECTED = {"nvidia-persistenced", "nv-hostengine", "dcgm-exporter", "nv-fabricmanager",
              "nvidia-fabricmanager", "nvidia-imex", "nvidia-smi", "fuser", "Xorg",
-             "Xwayland", "nvidia-cuda-mps-control", "nvidia-cuda-mps-server"} | set(
-                 host_setup.DAEMONS)
+             "Xwayland", "nvidia-cuda-mps-control", "nvidia-cuda-mps-server"} | set(DAEMONS)
 SYSTEM_DIRS = ("/usr/", "/opt/", "/bin/", "/sbin/", "/lib/", "/nix/store/")
 
 
@@ -172,8 +172,7 @@ def _is_protected(proc):
 def _inner_cgroups(fleet, procs):
     """Rewrites each process's "cgroup" (as the machine sees it) to the path
     the host itself sees (/system.slice/...), when the fleet has cgroups."""
-    import simfleet
-    mount = simfleet.cgroup2_mount() or ""
+    mount = cgroups.cgroup2_mount() or ""
     for name, plist in procs.items():
         host = fleet.hosts[name]
         prefix = host.cgroup[len(mount):] if host.cgroup else None

@@ -45,7 +45,7 @@ if [ "$(cat "$H/state/driver")" = loaded ]; then
   # The driver's own list: /proc/driver/nvidia/gpus/BUS/information names
   # each GPU's device minor (the N of /dev/nvidiaN). The bus ids are the fake
   # nvidia-smi's, in index order; the minors are the identity here, and
-  # HostSetup.gpu_minors permutes them as real hosts may (jobstats issue 34).
+  # HostSetup.gpu_minors permutes them as real hosts may (PrincetonUniversity/jobstats#34).
   if mount -t tmpfs -o size=256k,mode=755 fakedriver /proc/driver 2>/dev/null; then
     i=0
     for b in 19 3b 4c 5d 9b bb cb db; do

@@ -1,5 +1,5 @@
 /*
- * nvidia_smi_flood.c: the fake nvidia-smi's hostile-volume modes (issue 16),
+ * nvidia_smi_flood.c: the fake nvidia-smi's hostile-volume modes,
  * for a host whose nvidia-smi prints far more than any real answer. Set in
  * /run/fakegpu/mode (HostSetup.nvidia_smi_mode):
  *   flood:text:BYTES    every call prints BYTES of the GPU query's rows over

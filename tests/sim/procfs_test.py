@@ -1,6 +1,6 @@
 """The walks of /proc that the simulated fleet, the integration tests and the
-benchmarks make tolerate processes and files vanishing under them (issue 22:
-FileNotFoundError '/proc/5159/task' in simfleet._check_pid_budget).
+benchmarks make tolerate processes and files vanishing under them (once a
+FileNotFoundError '/proc/5159/task' in the PID budget check).
 
 Two ways: a fake /proc tree whose entries are removed between the listing
 and the reads (a process that exits in between), or whose reads fail with

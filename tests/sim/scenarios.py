@@ -7,32 +7,24 @@ h.no_listener, h.tarpit, h.refuse_key, h.change_host_key, h.kill_sshd_on_stop,
 h.kill_sshd_on_nvidia_smi, h.bystanders, h.sleeper, h.charge,
 h.recovery_action, h.container_job, and for owners and scopes h.daemon,
 h.all_daemons, h.restarting_service, h.slurm_job, h.docker_container,
-h.k8s_pod, h.pod_sandbox, h.impostor (host_setup.py).
-Every host already runs its bystanders (simfleet.host_shape) when the
+h.k8s_pod, h.pod_sandbox, h.impostor (host_setup.py composes them from
+workloads.py, owners.py, daemons.py and faults.py).
+Every host already runs its bystanders (hosts.host_shape) when the
 scenario starts.
-To add one, write a function here; `scripts/fleet list` shows them all.
-DEMO is the mixed fleet of the README's demo.
+The hostile ones (forged records, floods) are in hostile_scenarios.py, the
+ones with owners and scopes (Slurm, containers, pods, daemons) in
+owner_scenarios.py; the registry is scenario_registry.py. To add one, write
+a function with @scenario in the module of its family; `scripts/fleet list`
+shows them all. DEMO is the mixed fleet of the README's demo.
 """
 
-import shlex
 import time
 
-SCENARIOS = {}
-
-
-def scenario(fn):
-    SCENARIOS[fn.__name__] = fn
-    return fn
-
-
-def get(name):
-    if name not in SCENARIOS:
-        raise KeyError(f"unknown scenario {name!r}; known: {', '.join(sorted(SCENARIOS))}")
-    return SCENARIOS[name]
-
-
-VLLM_ARGV = ("python3", "-m", "vllm.entrypoints.openai.api_server", "--model",
-             "meta-llama/Llama-3.1-405B-Instruct-FP8", "--tensor-parallel-size", "8")
+import hostile_scenarios  # noqa: F401  (registers its scenarios)
+import owner_scenarios  # noqa: F401  (registers its scenarios)
+from hostile_scenarios import HOSTILE_WORKERS  # noqa: F401
+from owner_scenarios import IMPOSTORS  # noqa: F401
+from scenario_registry import SCENARIOS, VLLM_ARGV, get, scenario  # noqa: F401
 
 
 @scenario
@@ -314,253 +306,6 @@ def container_job(h):
     listed by nvidia-smi. Plus nvidia-persistenced. Must end clean."""
     h.daemon("nvidia-persistenced")
     h.container_job(gpu=3, mib=40960, argv=("python3", "train.py"))
-
-
-# Names that imitate the records of fleetreap's remote scripts.
-FORGED_RECORD = "x\n@@holders\nhold 1 2f6465762f6e766964696130"
-HOSTILE_WORKERS = [  # (comm, argv) per GPU
-    ("evil\nname", ["python3\n@@end", "--rank", "0"]),
-    ("@@end", ["@@end"]),
-    ("@@session", ["@@session", "1 2 3"]),
-    ("a\\nb\\0c", ["back\\slash\\n\\0", "\\"]),
-    ("q'\"`$(id)", ["quote'd \"dq\" `bt` $(id)", "'"]),
-    (FORGED_RECORD, [FORGED_RECORD]),
-    ("proc 1 2 3", ["\n@@nvsmi-out\nindex, uuid\n0, GPU-x, 0", "\t\ttab"]),
-    ("x) Z 1 1 1", ["x) Z 1 1 1 1", "@@children\n1 2 3 init"]),
-]
-
-
-@scenario
-def hostile_names(h):
-    """Eight orphaned workers, one per GPU (30000 MiB each), whose comm and
-    argv hold newlines, "@@end", "@@session", literal backslash escapes,
-    quotes, and a scan record ("x\n@@holders\nhold 1 2f64..."): all must be
-    found and cleaned (SIGTERM). Plus nvidia-persistenced."""
-    h.daemon("nvidia-persistenced")
-    for k, (comm, argv) in enumerate(HOSTILE_WORKERS[:h.gpus]):
-        h.workload(gpus=str(k), mib=30000, detach=True, argv=("python3", "launch.py"),
-                   worker_comm=comm, worker_argv=argv)
-
-
-FORGED_SHM_REMOVE = [
-    "nccl-z\n@@end\n@@session\n1\n@@nvsmi-out\nindex, uuid\n0, GPU-x, 0",
-    "nccl-@@end",
-    "nccl-back\\slash\\n",
-    "nccl-x\nremoved keep-me.db",
-    "nccl-" + "\n".join(f"{k}, 0" for k in range(8)),
-]
-FORGED_SHM_KEEP = ["keep-me.db", "cuda.shm.0.52.1", "keep\\n-me", "@@end"]
-
-
-@scenario
-def forged_shm(h):
-    """Ghost memory on GPU 2 (10151 MiB, no process) and /dev/shm files whose
-    names hold newlines and protocol text ("@@end", "@@nvsmi-out", nvidia-smi
-    rows at 0 MiB) or backslashes. The host must end dirty (the ghost),
-    never clean, never failed; only nccl-* leftovers may be removed."""
-    h.daemon("nvidia-persistenced")
-    h.leak(2, 10151)
-    for name in FORGED_SHM_REMOVE:
-        h.shm(name, size=1 << 16, keep=False)
-    for name in FORGED_SHM_KEEP:
-        h.shm(name, keep=True)
-
-
-@scenario
-def recovery_action(h):
-    """nvidia-smi reports gpu_recovery_action "Reset" on GPU 4 (every other
-    GPU "None"); nothing holds GPU memory. Plus nvidia-persistenced."""
-    h.daemon("nvidia-persistenced")
-    h.recovery_action(4, "Reset")
-
-
-@scenario
-def unknown_error(h):
-    """Every nvidia-smi call prints only "Unable to determine the device
-    handle for GPU 0000:19:00.0: Unknown Error" and exits 15 (sample 06),
-    with a busy GPU 0 behind it. Plus nvidia-persistenced."""
-    h.daemon("nvidia-persistenced")
-    h.workload(gpus="0", mib=8192, title="python3", detach=True, argv=("python3", "job.py"))
-    h.nvidia_smi_mode("unknown-error:0")
-
-
-@scenario
-def nvsmi_only_holder(h):
-    """nvidia-smi charges 30720 MiB on GPU 1 to a sleeping python3 that holds
-    no device descriptor (it mapped its memory and closed its fds): only
-    nvidia-smi's compute-apps names it. Plus nvidia-persistenced. fleetreap
-    must find and clean it."""
-    h.daemon("nvidia-persistenced")
-    pid = h.sleeper(argv=("python3", "-m", "sglang.launch_server", "--port", "30000"),
-                    comm="python3")
-    h.charge(pid, 1, 30720)
-
-
-@scenario
-def slurm_shared(h):
-    """A shared Slurm node: job 41 (gpuops, GPUs 0-3) and job 42 (researcher,
-    GPUs 4-7) in their own job cgroups (/system.slice/slurmstepd.scope/
-    job_N/step_0/user/task_0), each with 4 orphaned workers (70000 MiB on
-    their own GPU, opening only their job's GPUs); slurmd and
-    nvidia-persistenced in their units. Job 41's epilog must leave job 42
-    alone (host.jobs["41"]["epilog_env"])."""
-    h.daemon("nvidia-persistenced")
-    h.sleeper(argv=("/usr/sbin/slurmd", "-D", "-s"), comm="slurmd", exe="/usr/sbin/slurmd",
-              cgroup="/system.slice/slurmd.service")
-    h.slurm_job(41, "0-3", user="gpuops")
-    h.slurm_job(42, "4-7", user="researcher", title="pt_main_thread",
-                argv=("python3", "train.py", "--nproc-per-node", "4"))
-
-
-@scenario
-def container_shapes(h):
-    """Containers as runtimes lay them out: a Docker container holding GPU 2
-    (/system.slice/docker-<64 hex>.scope) and a Kubernetes pod container
-    holding GPU 5 (/kubepods.slice/kubepods-besteffort.slice/
-    kubepods-besteffort-pod<uid>.slice/cri-containerd-<64 hex>.scope, plus
-    its /pause), each in its own mount namespace and /dev; plus
-    nvidia-persistenced. host.jobs names them ("docker:trainer",
-    "pod:llm-serve-7d9f8b6c5-x2x4q")."""
-    h.daemon("nvidia-persistenced")
-    h.docker_container("trainer", gpus="2", mib=40960)
-    h.k8s_pod("llm-serve-7d9f8b6c5-x2x4q", gpus="5", mib=61440)
-
-
-@scenario
-def restart_unit(h):
-    """embed.service (Restart=always, RestartSec=500ms, KillMode=control-
-    group): its main process holds GPU 1 (30720 MiB); killed, it comes back
-    as a new PID in the same cgroup (PPID 1) until systemctl stop or the
-    start limit (5 starts in 10 s). Plus nvidia-persistenced."""
-    h.daemon("nvidia-persistenced")
-    h.restarting_service("embed.service", gpus="1", mib=30720, restart="always",
-                         restart_sec=0.5, description="Text embedding server")
-
-
-@scenario
-def gpu_node_daemons(h):
-    """Every protected daemon of a real GPU node (host_setup.DAEMONS: driver
-    stack, fabric manager and nvlsm, vGPU, DCGM, the GPU Operator's and the
-    DRA driver's agents in pod cgroups, MPS, IMEX, NVSM), each holding every
-    device at 0 MiB, with their PID files; plus the vLLM incident
-    (vllm.service, KillMode=process, 8 TP workers). Only the workers may
-    go; every daemon must survive."""
-    h.all_daemons()
-    h.service("vllm.service", killmode="process", description="vLLM OpenAI server",
-              mib=96844, title="VLLM::Worker_TP%d", argv=VLLM_ARGV)
-
-
-@scenario
-def gpu_operator_node(h):
-    """gpu_node_daemons as a Kubernetes node runs it: the GPU Operator's and
-    the DRA driver's agents (dcgm-exporter, the device plugin and its
-    config-manager, GFD, the MIG manager, the validator, MPS, the kubelet
-    plugins, the compute-domain daemon) each from its own container root
-    (/run/containerd/io.containerd.runtime.v2.task/k8s.io/<id>/rootfs,
-    pivot_root'ed): /proc/PID/exe reads /usr/bin/NAME, which the host's own
-    /usr/bin does not have. The driver-stack daemons run in their units;
-    plus the vLLM incident. Every daemon must survive."""
-    h.all_daemons(container_root=True)
-    h.service("vllm.service", killmode="process", description="vLLM OpenAI server",
-              mib=96844, title="VLLM::Worker_TP%d", argv=VLLM_ARGV)
-
-
-@scenario
-def persistenced_elsewhere(h):
-    """nvidia-persistenced runs from /opt/nvidia/driver/bin (root-owned 0755,
-    as a driver container or a custom install puts it) and writes its usual
-    PID file /var/run/nvidia-persistenced/nvidia-persistenced.pid; plus the
-    vLLM incident."""
-    h.daemon("nvidia-persistenced", path="/opt/nvidia/driver/bin/nvidia-persistenced")
-    h.service("vllm.service", killmode="process", description="vLLM OpenAI server",
-              mib=96844, title="VLLM::Worker_TP%d", argv=VLLM_ARGV)
-
-
-IMPOSTORS = [  # (path, user, mode, gpu, mib)
-    ("/home/gpuops/bin/sshd", "gpuops", 0o755, "3", 90000),
-    ("/tmp/nvidia-persistenced", "gpuops", 0o755, "4", 60000),
-    ("/root/bin/nv-hostengine", "root", 0o755, "6", 20480),
-    ("/usr/local/bin/nv-fabricmanager", "root", 0o777, "7", 20480),
-]
-
-
-@scenario
-def impostors(h):
-    """Jobs named like protected programs (safety review F5): gpuops runs
-    gpuload copies as /home/gpuops/bin/sshd (GPU 3, 90000 MiB) and
-    /tmp/nvidia-persistenced (GPU 4, private /tmp); root runs
-    /root/bin/nv-hostengine (GPU 6, not a system location) and
-    /usr/local/bin/nv-fabricmanager (GPU 7, mode 0777). Plus the real
-    nvidia-persistenced. Every impostor is a job and must be signalled."""
-    h.daemon("nvidia-persistenced")
-    for path, user, mode, gpu, mib in IMPOSTORS:
-        h.impostor(path, gpus=gpu, mib=mib, user=user, mode=mode)
-
-
-# Hostile volume (issue 16): hosts that print far too much, or whose SSH
-# server ends a command in ways a healthy host never does. Each runs the vLLM
-# incident underneath, so a test can check that nothing was signalled there.
-FLOOD_BYTES = 300 * 1000 * 1000
-
-
-@scenario
-def nvsmi_flood(h):
-    """nvidia-smi prints 300 MB (its GPU rows over and over) on every call."""
-    vllm_incident(h)
-    h.nvidia_smi_mode(f"flood:text:{FLOOD_BYTES}")
-
-
-@scenario
-def nvsmi_binary(h):
-    """nvidia-smi prints 1 MiB of binary garbage (NULs and control bytes)."""
-    vllm_incident(h)
-    h.nvidia_smi_mode(f"flood:binary:{1 << 20}")
-
-
-@scenario
-def nvsmi_million_rows(h):
-    """--query-compute-apps prints 1,000,000 rows (about 75 MB)."""
-    vllm_incident(h)
-    h.nvidia_smi_mode("flood:rows:1000000")
-
-
-@scenario
-def nvsmi_one_line(h):
-    """nvidia-smi prints 100 MB of a progress bar redrawn with carriage
-    returns: one line, never a newline."""
-    vllm_incident(h)
-    h.nvidia_smi_mode(f"flood:line:{100 * 1000 * 1000}")
-
-
-@scenario
-def channel_timeout(h):
-    """A hardened sshd (ChannelTimeout session:*=2s, as hardening guides
-    suggest) and a wedged nvidia-smi: after 2 s without output sshd closes
-    the channel while the command still runs, so no exit status is sent."""
-    vllm_incident(h)
-    h.nvidia_smi_mode("hang")
-    h.sshd_options("ChannelTimeout session:*=2s")
-
-
-MAINTENANCE_NOTICE = """#!/bin/sh
-# sshd's ForceCommand on a host under maintenance: the requested command
-# ($SSH_ORIGINAL_COMMAND) never runs; the notice waits for an operator.
-echo "$(hostname): under maintenance (OPS-4711); your command was not run."
-echo "Press Enter to acknowledge."
-read answer
-"""
-
-
-@scenario
-def maintenance_notice(h):
-    """sshd runs a ForceCommand instead of what is asked: a notice that waits
-    for Enter and never exits (fleetreap sends no stdin), and that no remote
-    timeout bounds, since the requested command is never run."""
-    vllm_incident(h)
-    path = "/usr/local/bin/maintenance-notice"
-    h.fleet.exec(h.name, f"printf %s {shlex.quote(MAINTENANCE_NOTICE)} > {path} && "
-                         f"chmod 755 {path}", check=True)
-    h.sshd_options("ForceCommand /usr/local/bin/maintenance-notice")
 
 
 # The README's demo: a small mixed fleet, one flag (scripts/fleet up --demo).

@@ -1,6 +1,6 @@
 """The sim_tools target builds exactly what a simulated fleet copies
 (simfleet.SIM_TOOLS), so that the demo, the tests and scripts/fleet, which
-all build that one target, can never miss a tool again (issue 22: the demo
+all build that one target, can never miss a tool again (the demo once
 built four of the five and the fleet died on bystanders); and a fleet over a
 bin directory that lacks one fails in one line naming it, before anything
 starts. Needs no root: nothing comes up.

@@ -63,19 +63,27 @@ import atexit
 import concurrent.futures
 import json
 import os
-import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
-from typing import Optional
 
-import ground_truth
-import host_setup
+import host_files
 import procfs
 from address_pool import REGISTRY, claim_net, release_nets  # noqa: F401
+from cgroups import (CGROUP_DIR, cgroup2_mount, cgroups_available,  # noqa: F401
+                     cgroups_status, populated, remove_cgroup_tree, remove_stale_cgroups)
+from daemons import INSTALLED
+from host_access import FleetAccessMixin
+from host_setup import HostSetup
+from hosts import (DEFAULT_BYSTANDERS, LEAN_BYSTANDERS, SHAPES, SIM_DIR,  # noqa: F401
+                   SIM_TOOLS, Host, HostSpec, SimError, check_pid_budget, default_bin_dir,
+                   host_shape, missing_tools)
+from reaper import (die_with_parent, end_hosts, end_recorded, listening,  # noqa: F401
+                    start_time, wait_gone)
+
+_check_pid_budget = check_pid_budget   # the older name (procfs_test)
 
 
 def scratch_dir(prefix):
@@ -84,236 +92,13 @@ def scratch_dir(prefix):
     path = tempfile.mkdtemp(prefix=prefix)
     atexit.register(shutil.rmtree, path, True)
     return path
-from reaper import (die_with_parent, end_hosts, end_recorded, listening,  # noqa: F401
-                    start_time, wait_gone)
-
-SIM_DIR = os.path.dirname(os.path.abspath(__file__))
-DAEMON_NAMES = tuple(host_setup.DAEMONS)
-GPUOPS_UID = 1000
-CGROUP_DIR = "fleetreap-sim"   # every cgroup the sim makes is under CGROUP_ROOT/CGROUP_DIR
 
 
-def cgroup2_mount():
-    """Where this machine's cgroup v2 hierarchy is mounted
-    (/sys/fs/cgroup/unified in hybrid mode, /sys/fs/cgroup on v2-only
-    machines), or None."""
-    try:
-        with open("/proc/self/mountinfo") as f:
-            for line in f:
-                fields = line.split()
-                sep = fields.index("-")
-                if fields[sep + 1] == "cgroup2":
-                    return fields[4]
-    except (OSError, ValueError):
-        pass
-    return None
+class Fleet(FleetAccessMixin):
+    """A simulated fleet in 'workdir': up() brings it up, down() ends it
+    (API in the module docstring; exec and the other verbs on running hosts
+    are in host_access.py)."""
 
-
-_CGROUPS = None
-
-
-def cgroups_status():
-    """(True, base) when simulated hosts get real cgroups under 'base'
-    (CGROUP_ROOT/fleetreap-sim), else (False, why). Off with
-    FLEETREAP_SIM_CGROUPS=0. Probed once per process (mkdir + rmdir of a
-    scratch cgroup; nothing is moved)."""
-    global _CGROUPS
-    if _CGROUPS is None:
-        _CGROUPS = _probe_cgroups()
-    return _CGROUPS
-
-
-def cgroups_available():
-    """Whether simulated hosts get real cgroups (a bool, for skipUnless;
-    cgroups_status() says why not)."""
-    return cgroups_status()[0]
-
-
-def _probe_cgroups():
-    if os.environ.get("FLEETREAP_SIM_CGROUPS", "1") == "0":
-        return False, "FLEETREAP_SIM_CGROUPS=0"
-    if not os.path.exists("/proc/self/ns/cgroup"):
-        return False, "the kernel has no cgroup namespaces"
-    mount = cgroup2_mount()
-    if mount is None:
-        return False, "no cgroup v2 hierarchy is mounted"
-    base = os.path.join(mount, CGROUP_DIR)
-    probe = os.path.join(base, f"probe-{os.getpid()}")
-    try:
-        os.makedirs(base, exist_ok=True)
-        os.mkdir(probe)
-        writable = os.access(os.path.join(probe, "cgroup.procs"), os.W_OK)
-        os.rmdir(probe)
-    except OSError as e:
-        return False, f"cannot make cgroups under {base}: {e.strerror}"
-    if not writable:
-        return False, f"{base}: cgroup.procs is not writable"
-    return True, base
-
-
-def remove_cgroup_tree(path, timeout=5.0):
-    """rmdir 'path' and every cgroup below it, deepest first, retrying while
-    processes that were just killed are still leaving (EBUSY). Returns the
-    cgroups that could not be removed."""
-    deadline = time.monotonic() + timeout
-    while True:
-        left = []
-        for root, dirs, _ in os.walk(path, topdown=False):
-            for d in dirs:
-                _rmdir(os.path.join(root, d), left)
-        if os.path.isdir(path):
-            _rmdir(path, left)
-        if not left or time.monotonic() > deadline:
-            return left
-        time.sleep(0.05)
-
-
-def _rmdir(path, left):
-    try:
-        os.rmdir(path)
-    except FileNotFoundError:
-        pass
-    except OSError:
-        left.append(path)
-
-
-def _populated(path):
-    try:
-        with open(os.path.join(path, "cgroup.events")) as f:
-            return "populated 1" in f.read()
-    except OSError:
-        return False
-
-
-def remove_stale_cgroups():
-    """Removes every fleet cgroup tree under fleetreap-sim/ that holds no
-    process any more (fleets that crashed or were ended without their
-    cgroups); returns the trees removed. Trees with live processes stay."""
-    ok, base = cgroups_status()
-    removed = []
-    if not ok or not os.path.isdir(base):
-        return removed
-    for entry in sorted(procfs.list_dir(base)):
-        path = os.path.join(base, entry)
-        if os.path.isdir(path) and not _populated(path):
-            if not remove_cgroup_tree(path, timeout=1.0):
-                removed.append(path)
-    return removed
-
-
-@dataclass
-class HostSpec:
-    name: str
-    scenario: str = "clean"
-    gpus: int = 8
-    sudo: bool = True
-    user: str = "root"
-    bystanders: Optional[int] = None
-    shape: Optional[str] = None
-
-
-DEFAULT_BYSTANDERS = 100
-LEAN_BYSTANDERS = 10   # the lean shape: realistic hosts for 1,000-host fleets
-SHAPES = ("realistic", "simple", "lean")
-
-
-def host_shape(spec):
-    """(shape, bystanders) of a host: the spec's, else the environment's
-    (FLEETREAP_SIM_SHAPE, FLEETREAP_SIM_BYSTANDERS), else realistic, 100."""
-    shape = spec.shape or os.environ.get("FLEETREAP_SIM_SHAPE") or "realistic"
-    if shape not in SHAPES:
-        raise SimError(f"unknown shape {shape!r}; known: {', '.join(SHAPES)}")
-    count = spec.bystanders
-    if count is None:
-        env = os.environ.get("FLEETREAP_SIM_BYSTANDERS")
-        count = int(env) if env else {"realistic": DEFAULT_BYSTANDERS,
-                                      "lean": LEAN_BYSTANDERS}.get(shape, 0)
-    return shape, max(0, int(count))
-
-
-class SimError(Exception):
-    """The simulated fleet could not be brought up as asked."""
-
-
-# The built tools a fleet copies from its bin_dir: what the CMake target
-# sim_tools builds (tests/sim/CMakeLists.txt; sim.tools checks the two agree).
-SIM_TOOLS = ("gpuload", "nvidia-smi", "tarpit", "bystanders")
-
-
-def missing_tools(bin_dir):
-    """The SIM_TOOLS that 'bin_dir' lacks (or holds not executable)."""
-    return [t for t in SIM_TOOLS if not os.access(os.path.join(bin_dir, t), os.X_OK)]
-
-
-def default_bin_dir():
-    """Where the built sim tools are (SIM_TOOLS): FLEETREAP_SIM_BIN_DIR, else
-    the first build*/tests/sim of the source tree that holds gpuload."""
-    env = os.environ.get("FLEETREAP_SIM_BIN_DIR")
-    if env:
-        return env
-    root = os.path.dirname(os.path.dirname(SIM_DIR))
-    for build in sorted(os.listdir(root)):
-        candidate = os.path.join(root, build, "tests", "sim")
-        if build.startswith("build") and os.path.exists(os.path.join(candidate, "gpuload")):
-            return candidate
-    raise SimError("built sim tools not found: set FLEETREAP_SIM_BIN_DIR or build them "
-                   "(bash scripts/build.sh normal --target sim_tools)")
-
-
-class Host:
-    """One running simulated host (runtime state, kept in fleet.json)."""
-
-    def __init__(self, spec, address, hostdir):
-        self.spec = spec
-        self.name = spec.name
-        self.address = address
-        self.dir = hostdir
-        self.unshare_pid = None
-        self.unshare_start = None
-        self.init_pid = None          # tini, PID 1 inside, as seen outside
-        self.init_start = None
-        self.listener = "sshd"        # sshd | tarpit | none
-        self.protected = {}           # inner PID -> daemon name, at setup
-        self.shm_keep = []
-        self.shm_remove = []
-        self.host_key_override = None
-        self.popen = None
-        self.shape, self.bystanders = host_shape(spec)
-        self.containers = []          # inner PIDs of container_job workers
-        self.cgroup = None            # the host's cgroup (machine path), None: no cgroups
-        self.daemons = {}             # name -> {pid, exe, cgroup, unit, pidfile}
-        self.jobs = {}                # "41", "docker:NAME", "pod:NAME" -> {cgroup, gpus, ...}
-        self.impostors = []           # [{pid, named_like, exe, user, gpus, mode}]
-        self.restart_units = {}       # unit -> {first_pid, gpus}
-
-    @property
-    def state(self):
-        return os.path.join(self.dir, "state")
-
-    def record(self):
-        return {"spec": self.spec.__dict__, "address": self.address, "dir": self.dir,
-                "unshare_pid": self.unshare_pid, "unshare_start": self.unshare_start,
-                "init_pid": self.init_pid, "init_start": self.init_start, "listener": self.listener,
-                "protected": self.protected, "shm_keep": self.shm_keep,
-                "shm_remove": self.shm_remove, "containers": self.containers,
-                "cgroup": self.cgroup, "daemons": self.daemons, "jobs": self.jobs,
-                "impostors": self.impostors, "restart_units": self.restart_units}
-
-    @classmethod
-    def from_record(cls, r):
-        h = cls(HostSpec(**r["spec"]), r["address"], r["dir"])
-        for key in ("unshare_pid", "unshare_start", "init_pid", "init_start", "listener",
-                    "shm_keep", "shm_remove"):
-            setattr(h, key, r[key])
-        h.protected = {int(k): v for k, v in r["protected"].items()}
-        h.containers = r.get("containers", [])
-        for key in ("cgroup", "daemons", "jobs", "impostors", "restart_units"):
-            if key in r:
-                setattr(h, key, r[key])
-        return h
-
-
-class Fleet:
     def __init__(self, workdir, bin_dir=None, persistent=False):
         self.workdir = os.path.abspath(workdir)
         self.bin_dir = bin_dir or default_bin_dir()
@@ -356,7 +141,7 @@ class Fleet:
         if missing:
             raise SimError(f"sim tools missing in {self.bin_dir}: {', '.join(missing)} (build "
                            "them: bash scripts/build.sh normal --target sim_tools)")
-        _check_pid_budget(specs)
+        check_pid_budget(specs)
         t0 = time.monotonic()
         os.makedirs(self.workdir, exist_ok=True)
         self.real_slurm = bool(slurm)
@@ -374,7 +159,7 @@ class Fleet:
                 if self.cgroup:
                     host.cgroup = os.path.join(self.cgroup, spec.name)
                     os.mkdir(host.cgroup)
-                host_setup.prepare_host_dir(host, self)
+                host_files.prepare_host_dir(host, self)
                 self.hosts[spec.name] = host
             self.timings["prepare_s"] = time.monotonic() - t0
             for host in self.hosts.values():
@@ -385,7 +170,7 @@ class Fleet:
             self.timings["boot_s"] = time.monotonic() - t0
             with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
                 staged = [pool.submit(_stage, scenarios.get(h.spec.scenario),
-                                      host_setup.HostSetup(self, h))
+                                      HostSetup(self, h))
                           for h in self.hosts.values()]
                 for future in staged:
                     future.result()
@@ -414,7 +199,7 @@ class Fleet:
             return
         path = os.path.join(base, f"net{first_net}")
         if os.path.isdir(path):
-            if _populated(path) or remove_cgroup_tree(path, timeout=1.0):
+            if populated(path) or remove_cgroup_tree(path, timeout=1.0):
                 raise SimError(f"{path} still holds processes of another fleet")
         os.mkdir(path)
         self.cgroup = path
@@ -443,7 +228,7 @@ class Fleet:
         os.chmod(os.path.join(bindir, "nvidia-smi"), 0o4755)   # sees every process
         daemons = os.path.join(self.workdir, "daemons")
         os.makedirs(daemons, exist_ok=True)
-        for path in set(host_setup.INSTALLED.values()):
+        for path in set(INSTALLED.values()):
             target = os.path.join(daemons, os.path.basename(path))
             shutil.copy(os.path.join(self.bin_dir, "gpuload"), target)
             os.chmod(target, 0o755)
@@ -539,119 +324,6 @@ class Fleet:
                        "known_hosts": self.known_hosts}, f, indent=1)
         os.replace(tmp, os.path.join(self.workdir, "fleet.json"))
 
-    # ---- use ------------------------------------------------------------
-
-    def host(self, name):
-        return self.hosts[name]
-
-    def exec(self, name, command, user=None, timeout=30, check=False, cgroup=None):
-        """Runs 'command' with /bin/sh inside the host's namespaces (as root,
-        or as 'user': "gpuops", "researcher"), in the host's cgroup 'cgroup'
-        (a path inside the host, made if missing; default the user's login
-        session, host_setup.session_cgroup: root's is
-        /user.slice/user-0.slice/session-1.scope). Returns
-        subprocess.CompletedProcess (text)."""
-        host = self.hosts[name]
-        uid = 0 if user in (None, "root") else host_setup._uid(user)
-        argv = []
-        if host.cgroup:
-            target = host.cgroup + (cgroup or host_setup.session_cgroup(uid)).rstrip("/")
-            os.makedirs(target, exist_ok=True)
-            argv = ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', target]
-        argv += ["nsenter", "-t", str(host.init_pid), "-p", "-m", "-u"]
-        argv += ["-C", "--wd=/"] if host.cgroup else ["--wd=/"]
-        if uid:
-            argv += ["-S", str(uid), "-G", str(uid)]
-        argv += ["--", "/usr/bin/env", "-i", "PATH=/usr/local/sbin:/usr/local/bin:"
-                 "/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root", "/bin/sh", "-c", command]
-        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
-                              check=check)
-
-    def exec_nested_pidns(self, name, command, user=None, timeout=30, check=False,
-                          cgroup=None):
-        """Runs 'command' inside host 'name' in a new PID namespace nested in
-        the host's, with its own /proc (unshare --pid --fork --mount, then a
-        new proc mount), as in a Kubernetes pod without hostPID:
-        /proc/self/ns/pid is neither the initial namespace nor the one
-        /etc/fleetreap/host-pid-namespace names, and the host's PIDs, which
-        the fake nvidia-smi still reports as the real driver does (it reads
-        the host's /proc, bound at /run/fakegpu-hostproc in the nested mount
-        namespace only), name other processes or none.
-        Default cgroup: a pod container's (pod "fleetreap-agent"). As root,
-        or as 'user' (setpriv after the unshare)."""
-        if user not in (None, "root"):
-            uid = host_setup._uid(user)
-            command = (f"exec setpriv --reuid={uid} --regid={uid} --clear-groups "
-                       f"/bin/sh -c {shlex.quote(command)}")
-        inner = ("mount --bind /proc /run/fakegpu-hostproc && mount -t proc proc /proc && "
-                 'exec /bin/sh -c "$1"')
-        wrapped = ("mkdir -p /run/fakegpu-hostproc && exec unshare --pid --fork --mount "
-                   f"--propagation private /bin/sh -c {shlex.quote(inner)} sh "
-                   f"{shlex.quote(command)}")
-        if cgroup is None:
-            cgroup = host_setup.pod_cgroup(name, "fleetreap-agent", "fleetreap")
-        return self.exec(name, wrapped, timeout=timeout, check=check, cgroup=cgroup)
-
-    def exec_epilog(self, name, job_id, command, timeout=120):
-        """Runs 'command' on host 'name' as Slurm runs a job's epilog: as
-        root, in slurmd's cgroup (/system.slice/slurmd.service, outside every
-        job cgroup), with the job's environment (SLURM_JOB_ID, SLURM_JOB_GPUS
-        as host indexes, SLURM_JOB_USER, SLURM_JOB_UID, CUDA_VISIBLE_DEVICES,
-        SLURM_SCRIPT_CONTEXT=epilog_slurmd) from h.slurm_job."""
-        env = self.hosts[name].jobs[str(job_id)]["epilog_env"]
-        assignments = " ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(env.items()))
-        return self.exec(name, f"export {assignments}; {command}", timeout=timeout,
-                         cgroup="/system.slice/slurmd.service")
-
-    def ssh_argv(self, name, command, user="root", key=None):
-        """The plain OpenSSH client command line for 'command' on host 'name'."""
-        host = self.hosts[name]
-        return ["ssh", "-T", "-i", key or self.key, "-o", f"UserKnownHostsFile={self.known_hosts}",
-                "-o", "StrictHostKeyChecking=yes", "-o", "BatchMode=yes",
-                "-o", "ConnectTimeout=5", "-o", "LogLevel=ERROR",
-                f"{user}@{host.address}", command]
-
-    def ground_truth(self):
-        return ground_truth.collect(self)
-
-    def _read_ns_last_pid(self, name):
-        host = self.hosts[name]
-        r = subprocess.run(["nsenter", "-t", str(host.init_pid), "-p", "--",
-                            "cat", "/proc/sys/kernel/ns_last_pid"],
-                           capture_output=True, text=True, timeout=30, check=True)
-        self._pid_reads[name] = self._pid_reads.get(name, 0) + 1
-        return int(r.stdout)
-
-    def pid_counter(self, name):
-        """The host's PID-namespace counter: /proc/sys/kernel/ns_last_pid as
-        read by a 'cat' that nsenter forks into the namespace (the file
-        answers for the reader's PID namespace, whatever /proc is mounted).
-        Every read costs the probe's own PIDs (1: the cat); the result
-        subtracts all reads made on this host so far, so that
-        pid_counter(h) after - pid_counter(h) before = PIDs (processes and
-        threads) allocated in the host by whatever ran in between. The cost
-        is measured on the first call (the smallest difference of three pairs
-        of back-to-back reads) and kept in self.probe_cost."""
-        if self.probe_cost is None:
-            costs = []
-            for _ in range(3):
-                first = self._read_ns_last_pid(name)
-                costs.append(self._read_ns_last_pid(name) - first)
-            self.probe_cost = min(costs)
-        raw = self._read_ns_last_pid(name)
-        return raw - self.probe_cost * self._pid_reads[name]
-
-    def kill_sshd(self, name):
-        """Ends the host's sshd listener now (the host stays up)."""
-        # Returns once the listener is closed: the kernel closes a killed
-        # process's sockets before it turns zombie.
-        self.exec(name, "p=$(cat /run/fakegpu/sshd.pid); kill -KILL $p 2>/dev/null; "
-                        "for i in $(seq 500); do "
-                        "  s=$(cut -d')' -f2 /proc/$p/stat 2>/dev/null | cut -d' ' -f2); "
-                        "  [ -z \"$s\" ] || [ \"$s\" = Z ] && break; sleep 0.01; done")
-        self.hosts[name].listener = "none"
-
-    # ---- tear-down ------------------------------------------------------
 
     def down(self):
         """Ends every host (by recorded PID), removes files, frees the net."""
@@ -715,23 +387,6 @@ def _stage(scenario_fn, setup):
     and have lower PIDs), then the scenario."""
     setup.bystanders(setup.host.bystanders)
     scenario_fn(setup)
-
-
-def _check_pid_budget(specs):
-    """Refuses a fleet that would take most of the machine's free PIDs:
-    every process of every host also takes a PID in the machine's namespace,
-    and pid_max (32768 by default) is shared with everyone on the machine."""
-    with open("/proc/sys/kernel/pid_max") as f:
-        pid_max = int(f.read())
-    used = procfs.task_count()   # processes may exit under the count (issue 22)
-    # 20: init, sshd, workers, a daemon; more for the scenarios with many.
-    extra = {"gpu_node_daemons": 25, "slurm_shared": 5, "realistic_host": 400}
-    need = sum(host_shape(s)[1] + 20 + extra.get(s.scenario, 0) for s in specs)
-    spare = 2048
-    if need > pid_max - used - spare:
-        raise SimError(f"{len(specs)} hosts need about {need} PIDs; the machine has "
-                       f"{pid_max - used} free of pid_max {pid_max} (and keeps {spare} "
-                       "spare): set FLEETREAP_SIM_BYSTANDERS lower")
 
 
 def _remove_slurm_v1(fleet_cgroup):

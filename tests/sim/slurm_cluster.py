@@ -1,5 +1,5 @@
 """slurm_cluster: a real Slurm (Debian's slurmctld, slurmd, munge) over a
-simulated fleet, for the Slurm integration tests (issue 14).
+simulated fleet, for the Slurm integration tests.
 
     with Fleet(workdir) as fleet:
         fleet.up(specs, slurm=True)          # hosts get the real slurmd, not the fake

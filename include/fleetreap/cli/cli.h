@@ -11,11 +11,11 @@
 #include "fleetreap/base/exit_code.h"
 #include "fleetreap/base/status.h"
 #include "fleetreap/cli/options.h"
-#include "fleetreap/escalation/scope.h"
+#include "fleetreap/config/config_file.h"
 
 namespace fleetreap {
 
-enum class CliAction { kRun, kMerge, kHelp, kVersion, kShowConfig, kUsageError };
+enum class CliAction { kRun, kMerge, kSweep, kHelp, kVersion, kShowConfig, kUsageError };
 
 struct CliResult {
   CliAction action = CliAction::kRun;
@@ -51,10 +51,16 @@ CliResult ParseMergeCommandLine(int argc, const char* const* argv);
 /// merge's --help text.
 std::string MergeHelpText();
 
-/// The run's scope from --gpus and --cgroup; without them, for --local with
-/// "slurm_job_id" set (SLURM_JOB_ID, as in an epilog), that job and its
-/// GPUs ("slurm_job_gpus", SLURM_JOB_GPUS). kUsage on a bad list or path.
-[[nodiscard]] Status ScopeFromOptions(const Options& options, const std::string& slurm_job_id,
-                                      const std::string& slurm_job_gpus, Scope* scope);
+/// `fleetreap sweep [--interval DUR] [--rounds N] [run flags]` (argv[0] is
+/// "sweep"): the run's flags as ParseCommandLine takes them, plus the
+/// sweep's; kSweep with options.dry_run set (a sweep never changes a host),
+/// kHelp for --help, kUsageError for a bad flag or a wave flag (a sweep
+/// changes nothing, so it has no waves). "defaults" (config_defaults.h)
+/// apply under the run's flags as for a run. In cli_sweep.cc.
+CliResult ParseSweepCommandLine(int argc, const char* const* argv,
+                                const std::vector<Setting>& defaults = {});
+
+/// sweep's --help text.
+std::string SweepHelpText();
 
 }  // namespace fleetreap

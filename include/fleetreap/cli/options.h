@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "fleetreap/model/scope.h"
 #include "fleetreap/transport/host_key_policy.h"
 
 namespace fleetreap {
@@ -37,13 +38,19 @@ struct Options {
   bool become = false;          // --become
   bool no_agent = false;        // --no-agent
 
+  // waves (wave_plan.h)
+  int canary = 0;        // --canary N: a first wave of N hosts
+  std::string waves;     // --waves 1,10%,100%
+  std::string wave_by;   // --wave-by VAR: waves of whole units of a host variable
+  std::string max_fail;  // --max-fail N|P%
+
   // escalation
   std::string playbook;  // --playbook, "" = built-in default
   bool dry_run = false;
   std::vector<std::string> protect;  // --protect, repeatable
-  std::string gpus;                  // --gpus LIST, "" = every GPU
-  std::string cgroup;                // --cgroup PATH, "" = any
-  bool spare_pods = false;           // --spare-pods: never act on a Kubernetes pod's processes
+  /// --gpus LIST, --cgroup PATH and --spare-pods as parsed (source "flags"
+  /// when one is given); wiring's RunScopeFor adds a Slurm job's scope.
+  Scope scope;
 
   // output
   std::string json;           // --json FILE or -
@@ -53,11 +60,16 @@ struct Options {
   std::string failed_hosts;   // --failed-hosts FILE
   std::string drain_reasons;  // --drain-reasons FILE: "HOST REASON" lines
   std::string metrics;        // --metrics FILE: Prometheus textfile
+  std::string html;           // --html FILE: one self-contained page
   std::string journal;        // --journal FILE, "" = beside --json, "none" = no journal
   bool no_redact = false;     // --no-redact: keep secrets in command lines
   bool quiet = false;
   int verbosity = 0;           // -v, -vv
   std::string color = "auto";  // --color auto|always|never
+
+  // fleetreap sweep
+  std::chrono::milliseconds sweep_interval{600000};  // --interval
+  int sweep_rounds = 0;                              // --rounds, 0: until SIGTERM
 
   // fleetreap merge REPORT.json...
   std::vector<std::string> merge_reports;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fleetreap/base/status.h"
+#include "fleetreap/escalation/readiness.h"
 
 namespace fleetreap {
 
@@ -77,6 +78,10 @@ struct Playbook {
   /// counts as clean (protected_only, the daemon named), by protected entry:
   /// {"nvidia-cuda-mps-server": 256}. Above it the GPU is busy.
   std::map<std::string, int64_t> daemon_allowance_mib;
+
+  /// The "ready:" section: which readiness checks run and what they block
+  /// (docs/readiness.md); "ready: off" turns them all off.
+  ReadyPolicy ready;
 
   /// True when "step" is among the steps.
   bool Runs(Step step) const;

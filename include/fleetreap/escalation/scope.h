@@ -1,36 +1,20 @@
-// Scope: which part of a host a run may act on, for nodes other jobs share.
-// --gpus limits it to holders whose GPUs are all in a list; --cgroup to
-// processes in a cgroup subtree; --spare-pods leaves out every process that a
-// Kubernetes pod owns (its cgroup names the pod); under Slurm (SLURM_JOB_ID set, as in an
-// epilog) --local defaults to the job's processes and GPUs. A holder outside
-// the scope is reported and never signalled. Value type; thread-compatible.
+// Scope rules: parsing a --gpus list, the scope of a Slurm job, and whether
+// a holder or a GPU is inside a run's Scope (model/scope.h says what a scope
+// is). A holder outside the scope is reported and never signalled. Pure
+// functions; thread-safe.
 #pragma once
 
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include "fleetreap/base/status.h"
+#include "fleetreap/model/scope.h"
 
 namespace fleetreap {
 
 struct Holder;
 struct GpuReading;
-
-struct Scope {
-  std::optional<std::vector<int>> gpus;  // host GPU indexes; nullopt: every GPU
-  std::string cgroup;                    // a cgroup path; "": any
-  std::string slurm_job;                 // a Slurm job id; "": any
-  std::string source;                    // "flags" or "slurm"
-  bool spare_pods = false;               // processes of Kubernetes pods are outside
-  /// "gpus" are device minors (the N of /dev/nvidiaN, as SLURM_JOB_GPUS
-  /// gives them), not nvidia-smi indexes: TranslateGpuMinors turns them
-  /// into indexes once a scan has read the driver's minors.
-  bool gpus_are_minors = false;
-
-  bool empty() const { return !gpus && cgroup.empty() && slurm_job.empty() && !spare_pods; }
-};
 
 /// Parses a GPU list: "0,2,5", "4-7", "0,2-3". kUsage naming "flag" on
 /// anything else, or a list that is empty.

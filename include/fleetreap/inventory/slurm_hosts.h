@@ -1,17 +1,16 @@
 // SlurmHosts: `--hosts slurm:PARTITION`, the nodes of a Slurm partition as
 // an Inventory, so that the SSH path selects them (--limit, --list-hosts,
 // --failed-hosts) as it selects an inventory's hosts. The nodes come from
-// `sinfo` on the machine fleetreap runs on (a login node), run through a
-// Transport: LocalTransport in fleetreap, a fake in tests. Thread-compatible.
+// `sinfo` on the machine fleetreap runs on (a login node): this module names
+// the command and reads its output; the runner runs it (LoadSlurmHosts in
+// runner/fleet_plan.h). Pure functions; thread-safe.
 #pragma once
 
-#include <chrono>
 #include <string>
 #include <vector>
 
 #include "fleetreap/base/status.h"
 #include "fleetreap/inventory/inventory.h"
-#include "fleetreap/transport/transport.h"
 
 namespace fleetreap {
 
@@ -31,15 +30,14 @@ std::string SinfoCommand(const std::string& partition);
 Status ParseSinfoNodes(const std::string& spec, const std::string& text,
                        std::vector<std::string>* nodes);
 
-/// Runs SinfoCommand through "runner" (bounded by "timeout") and builds
-/// "inventory": one host per node, address its name (so DNS and
-/// --ssh-config resolve it), port 22, in groups "all" and PARTITION;
-/// inventory->path() is "spec". kUsage for a partition name that is not
-/// [A-Za-z0-9_.-]+; kInvalidInput when sinfo is missing, fails (its first
-/// stderr line quoted) or lists nothing, e.g.
-///   slurm:gpu: sinfo not found (fleetreap runs it where Slurm's commands work)
-///   slurm:gpu: sinfo failed (exit 1): "sinfo: error: invalid partition specified: gpu"
-Status LoadSlurmHosts(const std::string& spec, Transport* runner, std::chrono::milliseconds timeout,
-                      Inventory* inventory);
+/// The partition "spec" names ("slurm:gpu": "gpu"). kUsage for a name that
+/// is not [A-Za-z0-9_.-]+, or is "all" or "ungrouped":
+///   --hosts slurm:gpu;reboot: expected slurm:PARTITION (letters, digits, '-', '_', '.')
+[[nodiscard]] Status SlurmPartition(const std::string& spec, std::string* partition);
+
+/// The inventory of a partition's "nodes" (ParseSinfoNodes' list): one host
+/// per node, address its name (so DNS and --ssh-config resolve it), port 22,
+/// in groups "all" and the partition; path() is "spec".
+Inventory SlurmInventory(const std::string& spec, const std::vector<std::string>& nodes);
 
 }  // namespace fleetreap

@@ -18,14 +18,20 @@ enum class OutcomeKind {
   kCleaned,      // clean after fleetreap acted on it
   kWouldClean,   // dry run: clean once the listed actions are taken
   kDirty,        // reached, and still not clean
+  kNotReady,     // empty, but a readiness finding blocks the next job
   kFailed,       // reached, but the cleanup could not run (sudo, timeout...)
   kUnreachable,  // never reached
   kNotStarted,   // the run was interrupted before this host started
   kNoReport,     // no result: in flight when a journal ended, or missing from a merge
 };
 
-/// "clean", "cleaned", "would clean", "dirty", "failed", "unreachable",
-/// "not started", "no report".
+/// Where rows of "kind" go in the table and the other reports: problems
+/// first (dirty 0, not ready, failed, unreachable, no report, not started), then would
+/// clean, cleaned, clean (7).
+int OutcomeRank(OutcomeKind kind);
+
+/// "clean", "cleaned", "would clean", "dirty", "not ready", "failed",
+/// "unreachable", "not started", "no report".
 const char* OutcomeKindLabel(OutcomeKind kind);
 
 struct HostOutcome {
@@ -54,6 +60,10 @@ std::string KilledSummary(const HostReport& host);
 /// breaks spaces, cut at 300 characters). "" for a clean host, for one
 /// without a message, and when the outcome's detail already holds it.
 std::string HostReason(const HostReport& host, bool dry_run);
+
+/// The blocking readiness findings of "host" as one line: the first one's
+/// FindingText and " (+N more)"; "" when none blocks.
+std::string ReadinessSummary(const HostReport& host);
 
 /// HostReason with what differs from host to host taken out, so hosts with
 /// the same story share it: the host's key fingerprint becomes "<key>", its

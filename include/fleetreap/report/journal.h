@@ -45,7 +45,8 @@ class Journal {
   Status Started(const std::string& name);
   Status Finished(const HostReport& host);
   /// The last line: the run ended on its own (interrupted by Ctrl-C or not).
-  Status Ended(bool interrupted);
+  /// "stopped": RunReport::stopped, kept when not empty ("stopped":"...").
+  Status Ended(bool interrupted, const std::string& stopped = "");
 
   const std::string& path() const { return path_; }
 

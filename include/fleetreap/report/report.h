@@ -10,14 +10,23 @@
 #include <vector>
 
 #include "fleetreap/base/status.h"
-#include "fleetreap/escalation/scope.h"
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/model/holder.h"
+#include "fleetreap/model/scope.h"
+#include "fleetreap/model/readiness.h"
 
 namespace fleetreap {
 
-enum class HostStatus { kClean, kDirty, kUnreachable, kFailed };
-const char* HostStatusName(HostStatus status);
+/// kNotReady: empty (as clean as kClean) but a blocking readiness finding
+/// holds (escalation/readiness.h): not dirty, and not ready for the job.
+enum class HostStatus { kClean, kDirty, kUnreachable, kFailed, kNotReady };
+const char* HostStatusName(HostStatus status);  // "clean", ..., "not_ready"
+
+/// The status of a reached host whose GPUs and holders came out "clean" (or
+/// not) given its readiness findings: kNotReady when clean and a finding
+/// blocks, kClean when clean otherwise, kDirty when not clean (the findings
+/// are then reported beside the dirt).
+HostStatus StatusWithReadiness(bool clean, const std::vector<ReadinessFinding>& findings);
 
 struct StepTiming {
   std::string step;  // "connect", "inspect", "stop_units", "term", ...
@@ -28,6 +37,10 @@ struct HostReport {
   std::string name;
   std::string address;
   int port = 22;
+  /// The inventory groups the host is in directly, in inventory order
+  /// (Host::groups); the HTML report groups its grid by the first. Empty
+  /// for a report read back by merge.
+  std::vector<std::string> groups;
   HostStatus status = HostStatus::kFailed;
   ErrorKind error_kind = ErrorKind::kNone;
   std::string error_message;
@@ -54,7 +67,12 @@ struct HostReport {
   std::vector<int> gpus_reset;
   std::string reset_blocked_by;  // protected daemon that blocked a reset
   std::string nvidia_smi_error;  // the tool's own message when it failed
-  int attempts = 1;              // connection attempts
+  /// Whether the readiness checks ran on this host (the playbook's "ready:"
+  /// not all off and the scan reached nvidia-smi), and what they found, the
+  /// warnings too, in DecideReadiness's order. Empty when all is well.
+  bool readiness_checked = false;
+  std::vector<ReadinessFinding> readiness;
+  int attempts = 1;  // connection attempts
   std::chrono::milliseconds duration{0};
 };
 
@@ -83,10 +101,15 @@ struct RunReport {
   /// Selected hosts without a result for another reason (see MissingReport),
   /// in the order found; the reports list them and --failed-hosts includes them.
   std::vector<MissingReport> no_report;
+  /// Why the run's waves stopped before every host ran (--max-fail, or a
+  /// wave whose every host failed; wave_plan.h): the reason the reports
+  /// give each host of not_started. "" when no cap stopped the run.
+  std::string stopped;
 };
 
 /// Every selected host without a result, never-started ones first: name and
-/// the words the reports give for it ("interrupted" for not_started, the
+/// the words the reports give for it (RunReport::stopped, else
+/// "interrupted", for not_started; the
 /// MissingReport's why for the others).
 struct HostWithoutResult {
   std::string name;
@@ -95,9 +118,10 @@ struct HostWithoutResult {
 };
 std::vector<HostWithoutResult> HostsWithoutResult(const RunReport& report);
 
-/// Exit code for a finished run: 0 clean, |1 reached and not clean,
-/// |2 unreachable or failed, never started or without a report. A dry run
-/// only sets bit 2.
+/// Exit code for a finished run: 0 clean, |1 reached and not clean (dirty,
+/// or not_ready: empty but not ready), |2 unreachable or failed, never
+/// started or without a report, |4 the waves were stopped
+/// (RunReport::stopped). A dry run only sets bit 2.
 int ExitCodeFor(const RunReport& report);
 
 }  // namespace fleetreap

@@ -1,5 +1,5 @@
 // ReportFiles: writes the reports a run asked for (--json, --junit,
-// --summary-md, --failed-hosts, --drain-reasons, --metrics) to their files. The
+// --summary-md, --failed-hosts, --drain-reasons, --metrics, --html) to their files. The
 // renderers stay pure; this is the only report code that touches the file
 // system. Files are written to
 // a temporary file that mkstemp creates exclusively next to the target (a
@@ -26,6 +26,7 @@ struct ReportFiles {
   std::string failed_hosts;
   std::string drain_reasons;
   std::string metrics;  // --metrics: Prometheus text (report_metrics.h)
+  std::string html;     // --html: one self-contained page (report_html.h)
   /// --journal (journal.h): written while the run happens, not by
   /// WriteReports; CheckOutputPaths checks it with the others.
   std::string journal;

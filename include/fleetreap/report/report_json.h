@@ -12,7 +12,7 @@ namespace fleetreap {
 
 /// The value of the document's "schema_version". Raised only when a field is
 /// removed or changes meaning; new fields keep the version.
-inline constexpr int kReportSchemaVersion = 1;
+inline constexpr int kReportSchemaVersion = 2;
 
 /// The whole report as pretty-printed JSON (2-space indent, '\n' at the end).
 /// Keys keep a fixed order, so equal reports give byte-equal documents.

@@ -48,10 +48,28 @@ void ExpectHosts(const std::vector<std::string>& expected, RunReport* merged);
 /// "hosts.txt: cannot read: No such file or directory" when unreadable.
 [[nodiscard]] Status ExpectHostsFromFile(const std::string& path, RunReport* merged);
 
+/// The names of file "path", ExpectHostsFromFile's format, into "names".
+[[nodiscard]] Status ReadExpectedHosts(const std::string& path, std::vector<std::string>* names);
+
+/// The node a report file is named after: its base name without ".json"
+/// (or ".json.journal"): "nodes/gpu07.json" is gpu07's; "" for other names.
+std::string NodeOfReportFile(const std::string& path);
+
+/// A report file named after an expected node (NodeOfReportFile) is that
+/// node's own report, as the Slurm sweep writes them from each node's own
+/// srun output: it must hold exactly one host, that node, so one node cannot
+/// speak for another. kInvalidInput, naming the file, otherwise:
+///   nodes/node03.json: the report of node node03 must hold that host alone; it holds node03, gpu07
+[[nodiscard]] Status CheckNodeReports(const std::vector<SourcedReport>& inputs,
+                                      const std::vector<std::string>& expected);
+
 /// Reads each file of "paths" (ReadReportJson, or ReadJournal for a journal
-/// that --journal wrote: journal.h) and merges them. Errors name
-/// the file: "r.json: cannot read: No such file or directory", or those of
-/// ReadReportJson and MergeReports; all are kInvalidInput but for no paths.
-[[nodiscard]] Status MergeReportFiles(const std::vector<std::string>& paths, RunReport* merged);
+/// that --journal wrote: journal.h), checks them with CheckNodeReports
+/// against "expected" (--expect's hosts; none: no check) and merges them.
+/// Errors name the file: "r.json: cannot read: No such file or directory",
+/// or those of ReadReportJson, CheckNodeReports and MergeReports; all are
+/// kInvalidInput but for no paths.
+[[nodiscard]] Status MergeReportFiles(const std::vector<std::string>& paths, RunReport* merged,
+                                      const std::vector<std::string>& expected = {});
 
 }  // namespace fleetreap

@@ -23,7 +23,7 @@ namespace fleetreap {
 /// wrong type or an unknown enum value is an error. On failure returns
 /// kInvalidInput, e.g.
 ///   a.json: not JSON (parse error at byte 1)
-///   a.json: schema_version 2 is not supported (this fleetreap reads 1)
+///   a.json: schema_version 3 is not supported (this fleetreap reads 1 to 2)
 ///   a.json: hosts[0]: missing "name"
 ///   a.json: hosts[0].port: expected an integer, got string
 ///   a.json: hosts[0].status: unknown value "bogus"

@@ -16,6 +16,8 @@
 #include "fleetreap/base/status.h"
 #include "fleetreap/escalation/playbook.h"
 #include "fleetreap/inventory/host.h"
+#include "fleetreap/inventory/inventory.h"
+#include "fleetreap/transport/transport.h"
 
 namespace fleetreap {
 
@@ -51,8 +53,19 @@ struct FleetPlanSet {
 
 /// Builds the plans that "request" asks for. --playbook wins over a host's
 /// fleetreap_playbook, and --become over a host's become = false, as a command
-/// line wins over inventory variables everywhere else. Each playbook file is
+/// line wins over inventory variables everywhere else; both are applied here
+/// and only here (plan.host.become and plan.host.playbook are the run's). Each playbook file is
 /// loaded once, however many hosts name it, and shared by their plans.
 Status BuildFleetPlans(const FleetPlanRequest& request, FleetPlanSet* set);
+
+/// `--hosts slurm:PARTITION`: runs SinfoCommand through "runner" (bounded by
+/// "timeout"; BuildFleetPlans passes a LocalTransport, tests a fake) and
+/// builds "inventory" from its output (SlurmInventory). kUsage for a bad
+/// partition name (SlurmPartition); kInvalidInput when sinfo is missing,
+/// fails (its first stderr line quoted) or lists nothing, e.g.
+///   slurm:gpu: sinfo not found (fleetreap runs it where Slurm's commands work)
+///   slurm:gpu: sinfo failed (exit 1): "sinfo: error: invalid partition specified: gpu"
+Status LoadSlurmHosts(const std::string& spec, Transport* runner, std::chrono::milliseconds timeout,
+                      Inventory* inventory);
 
 }  // namespace fleetreap

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "fleetreap/base/clock.h"
-#include "fleetreap/escalation/scope.h"
 #include "fleetreap/inventory/host.h"
+#include "fleetreap/model/scope.h"
 #include "fleetreap/report/report.h"
 #include "fleetreap/runner/fleet_observer.h"
 #include "fleetreap/runner/fleet_plan.h"
@@ -35,12 +35,8 @@ struct FleetSettings {
   int retries = 2;                                // extra connect attempts, transient kinds
   std::chrono::milliseconds retry_backoff{1000};  // first wait; doubles each retry
   bool dry_run = false;
-  bool become = false;                     // --become; a host's own become also counts
   std::vector<std::string> extra_protect;  // --protect
   Scope scope;                             // --gpus, --cgroup, Slurm
-  std::string tool_version;                // copied into the RunReport
-  std::string playbook_name;               // copied into the RunReport
-  std::string host_key_policy;             // copied into the RunReport
 };
 
 /// Makes the (not yet connected) transport for one host. Called on a worker
@@ -50,7 +46,9 @@ using TransportFactory = std::function<std::unique_ptr<Transport>(const Host&)>;
 /// Runs the escalation on a connected transport: CleanHost, or a fake in tests.
 using HostCleanerFunction = std::function<HostReport(Transport&, const HostJob&)>;
 
-/// Runs every plan and returns the report with the hosts in input order.
+/// Runs every plan and returns the report with the hosts in input order,
+/// its dry run, scope and times set; the run's metadata (tool version,
+/// playbook name, host key policy) is the caller's to add.
 ///
 /// Per host: Connect, retried up to settings.retries times with doubling
 /// backoff while the error IsTransient (refused, connect/banner timeout,

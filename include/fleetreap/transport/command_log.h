@@ -23,8 +23,15 @@ class CommandLog {
   /// Output kept per stream and command before the log cuts it.
   static constexpr size_t kDefaultMaxOutputBytes = size_t{64} * 1024;
 
-  /// Creates "dir" (and missing parents). On failure returns kInternal:
+  /// Creates "dir" (and missing parents) mode 0700. On failure returns
+  /// kInternal:
   ///   cannot create log directory /x/y: Permission denied
+  /// and kUsage when the directory is not safe to write into as this user:
+  /// owned by another uid, writable by its group or others, or holding a
+  /// symbolic link (each file is opened O_NOFOLLOW, mode 0600, too):
+  ///   --log-dir /tmp/logs: owned by uid 1000, not by uid 0 (this user)
+  ///   --log-dir /tmp/logs: writable by its group or others (mode 0777); make it 0700
+  ///   --log-dir /tmp/logs: gpu01.log is a symbolic link; refusing to write through it
   /// "clock"'s wall time stamps the entries and times connects (tests pass
   /// a fake one); it must outlive the log and every transport it wraps.
   static Status Open(const std::string& dir, std::unique_ptr<CommandLog>* log,

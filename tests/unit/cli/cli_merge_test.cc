@@ -37,9 +37,10 @@ TEST(CliMergeTest, DrainReasonsOnRunAndMerge) {
   CliResult run = Parse({"--local", "--drain-reasons", "r.txt", "--json", "-"});
   ASSERT_EQ(run.action, CliAction::kRun) << run.error;
   EXPECT_EQ(run.options.drain_reasons, "r.txt");
-  EXPECT_EQ(Parse({"--local", "--drain-reasons", "-", "--json", "-"}).error,
-            "only one of --json, --junit, --summary-md, --failed-hosts, --drain-reasons, --metrics "
-            "can be '-'");
+  EXPECT_EQ(
+      Parse({"--local", "--drain-reasons", "-", "--json", "-"}).error,
+      "only one of --json, --junit, --summary-md, --failed-hosts, --drain-reasons, --metrics, "
+      "--html can be '-'");
 }
 
 TEST(CliMergeTest, Help) {
@@ -62,7 +63,7 @@ TEST(CliMergeTest, UsageErrors) {
        "merge: --color: expected auto, always or never, got \"pink\""},
       {{"merge", "a.json", "--json", "-", "--junit", "-"},
        "merge: only one of --json, --junit, --summary-md, --failed-hosts, --drain-reasons, "
-       "--metrics can be '-'"},
+       "--metrics, --html can be '-'"},
   };
   for (const Case& c : cases) {
     CliResult r = Parse(c.args);

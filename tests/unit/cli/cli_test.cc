@@ -64,8 +64,8 @@ TEST(CliTest, UsageErrorsAreOneLine) {
       {{"--hosts", "x", "--host-key-policy", "yolo"},
        "--host-key-policy: expected strict, accept-new or off, got \"yolo\""},
       {{"--hosts", "x", "--json", "-", "--junit", "-"},
-       "only one of --json, --junit, --summary-md, --failed-hosts, --drain-reasons, --metrics can "
-       "be '-'"},
+       "only one of --json, --junit, --summary-md, --failed-hosts, --drain-reasons, --metrics, "
+       "--html can be '-'"},
       {{}, "no hosts: give --hosts FILE, --nodes NODESET (or --local for this machine)"},
       {{"--local", "--hosts", "x"}, "--local and --hosts or --nodes cannot be used together"},
   };
@@ -77,24 +77,23 @@ TEST(CliTest, UsageErrorsAreOneLine) {
   }
 }
 
-TEST(CliTest, SparePodsScope) {
+TEST(CliTest, ScopeFlags) {
   CliResult r = Parse({"--local", "--spare-pods"});
   ASSERT_EQ(r.action, CliAction::kRun) << r.error;
-  Scope scope;
-  ASSERT_TRUE(ScopeFromOptions(r.options, "", "", &scope).ok());
-  EXPECT_TRUE(scope.spare_pods);
-  EXPECT_EQ(scope.source, "flags");
-  EXPECT_FALSE(scope.gpus);
-  // In a Slurm epilog the job's scope stays, pods spared on top.
-  ASSERT_TRUE(ScopeFromOptions(r.options, "42", "0,1", &scope).ok());
-  EXPECT_EQ(scope.slurm_job, "42");
-  EXPECT_TRUE(scope.spare_pods);
-  r = Parse({"--local", "--spare-pods", "--gpus", "4-7"});
-  ASSERT_TRUE(ScopeFromOptions(r.options, "", "", &scope).ok());
-  EXPECT_TRUE(scope.spare_pods);
-  EXPECT_EQ(*scope.gpus, (std::vector<int>{4, 5, 6, 7}));
-  ASSERT_TRUE(ScopeFromOptions(Parse({"--local"}).options, "", "", &scope).ok());
-  EXPECT_TRUE(scope.empty());
+  EXPECT_TRUE(r.options.scope.spare_pods);
+  EXPECT_EQ(r.options.scope.source, "flags");
+  EXPECT_FALSE(r.options.scope.gpus);
+  r = Parse({"--local", "--spare-pods", "--gpus", "4-7", "--cgroup", "/slurm"});
+  ASSERT_EQ(r.action, CliAction::kRun) << r.error;
+  EXPECT_TRUE(r.options.scope.spare_pods);
+  EXPECT_EQ(*r.options.scope.gpus, (std::vector<int>{4, 5, 6, 7}));
+  EXPECT_EQ(r.options.scope.cgroup, "/slurm");
+  r = Parse({"--local"});
+  EXPECT_TRUE(r.options.scope.empty());
+  EXPECT_EQ(r.options.scope.source, "");
+  r = Parse({"--local", "--cgroup", "slurm"});
+  EXPECT_EQ(r.action, CliAction::kUsageError);
+  EXPECT_EQ(r.error, "--cgroup: \"slurm\" is not a cgroup path (/...)");
 }
 
 TEST(CliTest, HelpAndVersion) {

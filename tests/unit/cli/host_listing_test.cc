@@ -5,10 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "fleetreap/cli/wiring.h"
+
 namespace fleetreap {
 namespace {
 
-std::vector<Host> Hosts() {
+// Two planned hosts as SshOptionsFor completes them with no flags.
+std::vector<ListedHost> Listed() {
   std::vector<Host> hosts(2);
   hosts[0].name = "gpu01";
   hosts[0].address = "10.0.1.1";
@@ -23,11 +26,17 @@ std::vector<Host> Hosts() {
   hosts[1].port = 2222;
   hosts[1].groups = {"ungrouped"};
   hosts[1].source = "inv.yaml:9";
-  return hosts;
+  FleetPlanSet set;
+  for (Host& host : hosts) {
+    FleetPlan plan;
+    plan.host = host;
+    set.plans.push_back(plan);
+  }
+  return ListedHostsFor(set, Options());
 }
 
 TEST(HostListingTest, VerboseShowsEverySettingInAlignedColumns) {
-  EXPECT_EQ(FormatHostListVerbose(Hosts()),
+  EXPECT_EQ(FormatHostListVerbose(Listed()),
             "NAME    ADDRESS              PORT  USER  BECOME  KEY       PLAYBOOK\n"
             "gpu01   10.0.1.1               22  ops   sudo    /keys/id  playbooks/vllm.yaml\n"
             "login1  bastion.example.com  2222  -     -       -         -\n");
@@ -35,27 +44,46 @@ TEST(HostListingTest, VerboseShowsEverySettingInAlignedColumns) {
 }
 
 TEST(HostListingTest, JsonHasOneObjectPerHost) {
-  EXPECT_EQ(FormatHostListJson({Hosts()[1]}),
-            "[\n  {\n    \"name\": \"login1\",\n    \"address\": \"bastion.example.com\",\n"
-            "    \"port\": 2222,\n    \"user\": null,\n    \"key_file\": null,\n"
-            "    \"become\": false,\n    \"playbook\": null,\n    \"groups\": [\n"
-            "      \"ungrouped\"\n    ],\n    \"source\": \"inv.yaml:9\"\n  }\n]\n");
+  EXPECT_EQ(
+      FormatHostListJson({Listed()[1]}),
+      "[\n  {\n    \"name\": \"login1\",\n    \"address\": \"bastion.example.com\",\n"
+      "    \"port\": 2222,\n    \"user\": null,\n    \"key_file\": null,\n"
+      "    \"key_files\": [],\n    \"become\": false,\n    \"playbook\": null,\n"
+      "    \"groups\": [\n      \"ungrouped\"\n    ],\n    \"source\": \"inv.yaml:9\"\n  }\n]\n");
 }
 
-TEST(HostListingTest, CommandLineFillsWhatTheInventoryLeavesOpen) {
+// The listing shows what the transport is made with: SshOptionsFor's user,
+// address and keys (both keys when the inventory and --identity name two:
+// SSH offers both, the inventory's first), and the plan's become and playbook.
+TEST(HostListingTest, ShowsWhatSshOffers) {
+  Host host;
+  host.name = "gpu07";
+  host.identity_file = "/inv/key";
+  host.become = true;  // BuildFleetPlans applied --become
+  host.playbook = "p.yaml";
+  FleetPlan plan;
+  plan.host = host;
+  FleetPlanSet set;
+  set.plans = {plan};
   Options options;
   options.user = "me";
-  options.identity = "/k";
-  options.become = true;
-  options.playbook = "p.yaml";
-  Host h = EffectiveHost(Hosts()[1], options);
-  EXPECT_EQ(h.user, "me");
-  EXPECT_EQ(h.identity_file, "/k");
-  EXPECT_TRUE(h.become);
-  EXPECT_EQ(h.playbook, "p.yaml");
-  h = EffectiveHost(Hosts()[0], options);
-  EXPECT_EQ(h.user, "ops");
-  EXPECT_EQ(h.identity_file, "/keys/id");
+  options.identity = "/cli/key";
+  options.verbosity = 1;
+  std::vector<ListedHost> listed = ListedHostsFor(set, options);
+  ASSERT_EQ(listed.size(), 1u);
+  EXPECT_EQ(listed[0].ssh.identity_files, SshOptionsFor(host, options).identity_files);
+  EXPECT_EQ(HostListingFor(set, options),
+            "NAME   ADDRESS  PORT  USER  BECOME  KEY                PLAYBOOK\n"
+            "gpu07  gpu07      22  me    sudo    /inv/key,/cli/key  p.yaml\n");
+  options.json = "-";
+  const std::string json = HostListingFor(set, options);
+  EXPECT_NE(json.find("\"key_file\": \"/inv/key\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"key_files\": [\n      \"/inv/key\",\n      \"/cli/key\"\n    ]"),
+            std::string::npos)
+      << json;
+  options.json.clear();
+  options.verbosity = 0;
+  EXPECT_EQ(HostListingFor(set, options), "gpu07  gpu07  22  me\n");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <spdlog/logger.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -11,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "support/fake_clock.h"
 #include "fleetreap/runner/fleet_runner.h"
+#include "support/fake_clock.h"
 #include "support/report_fixture.h"
 
 namespace fleetreap {
@@ -245,21 +246,37 @@ TEST_F(ProgressTest, CountsStayRightUnderConcurrentCalls) {
   EXPECT_NE(out.find("[400/400] "), std::string::npos);
 }
 
-// The runner ticks the live line while a host takes longer than a tick, and
-// stops when the run ends.
+// Counts the ticks that reach a Progress.
+class TickCounter : public ForwardingObserver {
+ public:
+  using ForwardingObserver::ForwardingObserver;
+  void Tick() override {
+    ForwardingObserver::Tick();
+    ticks.fetch_add(1);
+  }
+  std::atomic<int> ticks{0};
+};
+
+// The runner ticks the live line while a host takes longer than a tick (the
+// elapsed time is redrawn), and stops when the run ends.
 TEST_F(ProgressTest, TickerThreadStopsWithTheRun) {
   ProgressStyle style;
   style.live = true;
   Progress progress(out_, style);
+  TickCounter observer(&progress);
   FleetSettings settings;
-  RunFleet(Plans({"gpu01"}), settings, ConnectingTransports(), &progress, nullptr, RealClock(),
+  RunFleet(Plans({"gpu01"}), settings, ConnectingTransports(), &observer, nullptr, RealClock(),
            [](Transport&, const HostJob&) {
-             std::this_thread::sleep_for(std::chrono::milliseconds(300));
+             std::this_thread::sleep_for(std::chrono::milliseconds(700));
              HostReport report;
              report.status = HostStatus::kClean;
              return report;
            });
-  SUCCEED();  // joined without hanging
+  const int ticks = observer.ticks.load();
+  EXPECT_GE(ticks, 1);
+  EXPECT_NE(Output().find("0/1 done, 1 in flight"), std::string::npos) << Output();
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  EXPECT_EQ(observer.ticks.load(), ticks);  // no tick once RunFleet has returned
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "fleetreap/version.h"
+
 namespace fleetreap {
 namespace {
 
@@ -17,7 +19,6 @@ TEST(FleetRunnerTest, SettingsFromOptions) {
   options.command_timeout = milliseconds(3000);
   options.deadline = milliseconds(90000);
   options.dry_run = true;
-  options.become = true;
   options.protect = {"x"};
   FleetSettings settings = FleetSettingsFor(options);
   EXPECT_EQ(settings.forks, 1);
@@ -25,13 +26,74 @@ TEST(FleetRunnerTest, SettingsFromOptions) {
   EXPECT_EQ(settings.command_timeout, milliseconds(3000));
   EXPECT_EQ(settings.deadline, milliseconds(90000));
   EXPECT_TRUE(settings.dry_run);
-  EXPECT_TRUE(settings.become);
   EXPECT_EQ(settings.extra_protect, std::vector<std::string>{"x"});
-  EXPECT_EQ(settings.host_key_policy, "strict");
+}
+
+TEST(RunMetadataTest, VersionPlaybookAndHostKeyPolicyAreSetOnTheReport) {
+  Options options;
+  options.dry_run = true;
+  RunReport report;
+  SetRunMetadata(options, "vllm", &report);
+  EXPECT_EQ(report.tool_version, FLEETREAP_VERSION);
+  EXPECT_EQ(report.playbook, "vllm");
+  EXPECT_EQ(report.host_key_policy, "strict");
   options.host_key_policy = HostKeyPolicy::kAcceptNew;
-  EXPECT_EQ(FleetSettingsFor(options).host_key_policy, "accept-new");
+  SetRunMetadata(options, "vllm", &report);
+  EXPECT_EQ(report.host_key_policy, "accept-new");
   options.local = true;
-  EXPECT_EQ(FleetSettingsFor(options).host_key_policy, "");
+  Scope scope;
+  scope.cgroup = "/x";
+  RunReport header = RunHeaderFor(options, "default", scope);
+  EXPECT_EQ(header.host_key_policy, "");
+  EXPECT_EQ(header.playbook, "default");
+  EXPECT_EQ(header.tool_version, FLEETREAP_VERSION);
+  EXPECT_TRUE(header.dry_run);
+  EXPECT_EQ(header.scope.cgroup, "/x");
+  EXPECT_NE(header.start_time, std::chrono::system_clock::time_point());
+}
+
+// The scope is the flags', or under --local in a Slurm prolog or epilog
+// (SLURM_JOB_ID and no SLURM_STEP_ID) the job's, pods spared on top.
+TEST(RunScopeTest, FlagsOrTheSlurmJobFromTheEnvironment) {
+  const Environment epilog = {{"SLURM_JOB_ID", "42"}, {"SLURM_JOB_GPUS", "0,1"}};
+  const Environment step = {{"SLURM_JOB_ID", "42"}, {"SLURM_STEP_ID", "0"}};
+  Options local;
+  local.local = true;
+  Scope scope;
+  ASSERT_TRUE(RunScopeFor(local, {}, &scope).ok());
+  EXPECT_TRUE(scope.empty());
+  ASSERT_TRUE(RunScopeFor(local, step, &scope).ok());
+  EXPECT_TRUE(scope.empty());
+  ASSERT_TRUE(RunScopeFor(local, epilog, &scope).ok());
+  EXPECT_EQ(scope.slurm_job, "42");
+  EXPECT_EQ(scope.source, "slurm");
+  EXPECT_EQ(*scope.gpus, (std::vector<int>{0, 1}));
+  EXPECT_TRUE(scope.gpus_are_minors);
+  EXPECT_FALSE(scope.spare_pods);
+
+  Options ssh;  // over SSH the controller's Slurm job says nothing about the hosts
+  ASSERT_TRUE(RunScopeFor(ssh, epilog, &scope).ok());
+  EXPECT_TRUE(scope.empty());
+
+  Options pods = local;
+  pods.scope.spare_pods = true;
+  pods.scope.source = "flags";
+  ASSERT_TRUE(RunScopeFor(pods, {}, &scope).ok());
+  EXPECT_TRUE(scope.spare_pods);
+  EXPECT_EQ(scope.source, "flags");
+  ASSERT_TRUE(RunScopeFor(pods, epilog, &scope).ok());
+  EXPECT_EQ(scope.slurm_job, "42");
+  EXPECT_TRUE(scope.spare_pods);
+
+  Options gpus = pods;
+  gpus.scope.gpus = std::vector<int>{4, 5};
+  ASSERT_TRUE(RunScopeFor(gpus, epilog, &scope).ok());
+  EXPECT_EQ(scope.slurm_job, "");
+  EXPECT_EQ(*scope.gpus, (std::vector<int>{4, 5}));
+  EXPECT_FALSE(scope.gpus_are_minors);
+
+  Status bad = RunScopeFor(local, {{"SLURM_JOB_ID", "42"}, {"SLURM_JOB_GPUS", "x"}}, &scope);
+  EXPECT_EQ(bad.kind(), ErrorKind::kUsage);
 }
 
 TEST(HostKeyPolicyWarningTest, OnlyOffWarnsAndSaysWhereTheKeysAre) {

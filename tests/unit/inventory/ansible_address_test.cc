@@ -5,14 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "fleetreap/base/text.h"
+
 namespace fleetreap {
 namespace {
-
-std::string Join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : " ") + n;
-  return out;
-}
 
 TEST(AnsibleAddressTest, ParsesHostKeysAsParseAddressDoes) {
   struct Row {
@@ -76,7 +72,7 @@ TEST(AnsibleAddressTest, ExpandsRangesAsAnsibleDoes) {
     int port = 0;
     Status s = ExpandAnsibleHostKey(row.key, &names, &port);
     ASSERT_TRUE(s.ok()) << row.key << ": " << s.message();
-    EXPECT_EQ(Join(names), row.names) << row.key;
+    EXPECT_EQ(Join(names, " "), row.names) << row.key;
     EXPECT_EQ(port, row.port) << row.key;
   }
 }

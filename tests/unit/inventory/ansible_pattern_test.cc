@@ -5,14 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "fleetreap/base/text.h"
+
 namespace fleetreap {
 namespace {
-
-std::string Join(const std::vector<std::string>& terms) {
-  std::string out;
-  for (const std::string& t : terms) out += (out.empty() ? "" : "|") + t;
-  return out;
-}
 
 TEST(AnsiblePatternTest, SplitsAsSplitHostPatternDoes) {
   struct Row {
@@ -33,7 +29,7 @@ TEST(AnsiblePatternTest, SplitsAsSplitHostPatternDoes) {
       {" , ", ""},
   };
   for (const Row& row : rows) {
-    EXPECT_EQ(Join(SplitAnsiblePattern(row.pattern)), row.terms) << row.pattern;
+    EXPECT_EQ(Join(SplitAnsiblePattern(row.pattern), "|"), row.terms) << row.pattern;
   }
 }
 

@@ -6,14 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "fleetreap/base/text.h"
+
 namespace fleetreap {
 namespace {
-
-std::string Join(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : " ") + n;
-  return out;
-}
 
 TEST(HostPatternTest, ExpandsAnsibleAndClusterShellRanges) {
   struct Row {
@@ -43,7 +39,7 @@ TEST(HostPatternTest, ExpandsAnsibleAndClusterShellRanges) {
     std::vector<std::string> names;
     Status s = ExpandHostPattern(row.pattern, &names);
     ASSERT_TRUE(s.ok()) << row.pattern << ": " << s.message();
-    EXPECT_EQ(Join(names), row.names) << row.pattern;
+    EXPECT_EQ(Join(names, " "), row.names) << row.pattern;
   }
 }
 
@@ -76,7 +72,7 @@ TEST(HostPatternTest, RejectsMalformedRangesWithExactText) {
     Status s = ExpandHostPattern(row.pattern, &names);
     EXPECT_EQ(s.kind(), ErrorKind::kInvalidInput) << row.pattern;
     EXPECT_EQ(s.message(), row.error);
-    EXPECT_EQ(Join(names), "kept") << row.pattern;
+    EXPECT_EQ(Join(names, " "), "kept") << row.pattern;
   }
 }
 
@@ -104,7 +100,7 @@ TEST(HostPatternTest, FoldsNamesForDisplay) {
       {{"a1b", "a2b", "a1c"}, "a[1-2]b,a1c"},
   };
   for (const Row& row : rows) {
-    EXPECT_EQ(FoldHostNames(row.names), row.folded) << Join(row.names);
+    EXPECT_EQ(FoldHostNames(row.names), row.folded) << Join(row.names, " ");
   }
 }
 

@@ -16,6 +16,7 @@
 #include <map>
 #include <sstream>
 
+#include "fleetreap/base/text.h"
 #include "fleetreap/remote/remote_script.h"
 
 extern char** environ;
@@ -29,20 +30,14 @@ std::string Stat(int pid, const std::string& comm, char state, int ppid, uint64_
          " 8192 100 18446744073709551615\n";
 }
 
-std::string Join(const std::vector<std::string>& items) {
-  std::string joined;
-  for (const std::string& item : items) joined += (joined.empty() ? "" : ",") + item;
-  return joined;
-}
-
 // "PID start=S ppid=P state=X user=U comm=[C] exe=[E] cmdline=[L] gpus=0,1 devices=..."
 std::string Render(const Holder& h) {
   std::vector<std::string> gpus;
   for (int gpu : h.gpus) gpus.push_back(std::to_string(gpu));
   return std::to_string(h.pid) + " start=" + std::to_string(h.start_time) +
          " ppid=" + std::to_string(h.ppid) + " state=" + h.state + " user=" + h.user + " comm=[" +
-         h.comm + "] exe=[" + h.exe + "] cmdline=[" + h.cmdline + "] gpus=" + Join(gpus) +
-         " devices=" + Join(h.devices);
+         h.comm + "] exe=[" + h.exe + "] cmdline=[" + h.cmdline + "] gpus=" + Join(gpus, ",") +
+         " devices=" + Join(h.devices, ",");
 }
 
 std::string Render(const std::vector<Holder>& holders) {
@@ -313,13 +308,13 @@ TEST_F(ScanLiveTest, FindsHoldersByPath) {
   EXPECT_EQ(a.exe, dir_ + "/sl) x(? y");
   EXPECT_EQ(a.cmdline, "sle eper x 60 1");
   EXPECT_EQ(a.gpus, (std::vector<int>{0, 2}));
-  EXPECT_EQ(Join(a.devices), dev_ + "/nvidia0," + dev_ + "/nvidia2," + dev_ + "/nvidiactl");
+  EXPECT_EQ(Join(a.devices, ","), dev_ + "/nvidia0," + dev_ + "/nvidia2," + dev_ + "/nvidiactl");
   EXPECT_EQ(a.ppid, getpid());
   EXPECT_EQ(a.user, "root");
   EXPECT_EQ(b.pid, plain);
   EXPECT_EQ(b.comm, "sleep");
   EXPECT_TRUE(b.gpus.empty());
-  EXPECT_EQ(Join(b.devices), dev_ + "/nvidia-caps/nvidia-cap1," + dev_ + "/nvidia-uvm");
+  EXPECT_EQ(Join(b.devices, ","), dev_ + "/nvidia-caps/nvidia-cap1," + dev_ + "/nvidia-uvm");
   std::ifstream stat("/proc/" + std::to_string(plain) + "/stat");
   std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
   Holder direct;
@@ -380,11 +375,11 @@ TEST_F(ScanLiveTest, FindsMappingOnlyAndLeaderExitedHolders) {
   const Holder& t = holders[0].pid == mapper ? holders[1] : holders[0];
   EXPECT_EQ(m.pid, mapper);
   EXPECT_EQ(m.gpus, std::vector<int>{1});
-  EXPECT_EQ(Join(m.devices), mapped);
+  EXPECT_EQ(Join(m.devices, ","), mapped);
   EXPECT_EQ(t.pid, leader);
   EXPECT_EQ(t.state, 'Z');
   EXPECT_EQ(t.gpus, std::vector<int>{2});
-  EXPECT_EQ(Join(t.devices), threaded);
+  EXPECT_EQ(Join(t.devices, ","), threaded);
 }
 
 TEST_F(ScanLiveTest, NothingHeld) {

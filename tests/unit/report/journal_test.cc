@@ -89,6 +89,21 @@ TEST_F(JournalTest, AKilledControllerLeavesFinishedHostsAndThoseInFlight) {
   EXPECT_EQ(ExitCodeFor(read) & 2, 2);
 }
 
+TEST_F(JournalTest, TheWavesStopReasonReadsBack) {
+  {
+    std::unique_ptr<Journal> journal;
+    ASSERT_TRUE(Journal::Open(path_, fleet_, selected_, &journal).ok());
+    ASSERT_TRUE(journal->Started(fleet_.hosts[0].name).ok());
+    ASSERT_TRUE(journal->Finished(fleet_.hosts[0]).ok());
+    ASSERT_TRUE(journal->Ended(false, "stopped by --max-fail 0: 1 host failed").ok());
+  }
+  RunReport read;
+  ASSERT_TRUE(ReadJournal(ReadFile(path_), "r.journal", &read).ok());
+  EXPECT_EQ(read.stopped, "stopped by --max-fail 0: 1 host failed");
+  EXPECT_EQ(read.not_started.size(), fleet_.hosts.size() - 1);
+  EXPECT_EQ(ExitCodeFor(read) & 4, 4);
+}
+
 TEST_F(JournalTest, MergeReadsAJournal) {
   Record(2, 3, false);
   RunReport merged;

@@ -32,7 +32,7 @@ TEST(ReportJsonTest, SummaryAndHostFields) {
   EXPECT_EQ(doc["duration_ms"], 14321);
   EXPECT_EQ(doc["exit_code"], 3);
   EXPECT_EQ(doc["summary"], nlohmann::json::parse(R"({"total": 18, "clean": 12, "dirty": 1,
-                "unreachable": 2, "failed": 1, "not_started": 1, "no_report": 1, "changed": 3})"));
+                "unreachable": 2, "failed": 1, "not_ready": 0, "not_started": 1, "no_report": 1, "changed": 3})"));
   EXPECT_EQ(doc["not_started"], nlohmann::json::array({"gpu17"}));
   EXPECT_EQ(
       doc["no_report"],

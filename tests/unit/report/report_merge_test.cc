@@ -217,7 +217,7 @@ TEST_F(ReportMergeFilesTest, ErrorsNameTheFile) {
   RunReport fleet = testing_fixture::MixedFleet();
   std::string good = Write("good.json", RenderJson(NodeReport(fleet, 0)));
   std::string text = Write("table.json", "gpu01 clean\n");
-  std::string v2 = Write("v2.json", R"({"schema_version": 2})");
+  std::string v3 = Write("v3.json", R"({"schema_version": 3})");
   std::string missing = dir_ + "/absent.json";
   struct Case {
     std::vector<std::string> paths;
@@ -225,7 +225,7 @@ TEST_F(ReportMergeFilesTest, ErrorsNameTheFile) {
   };
   const Case cases[] = {
       {{good, text}, text + ": not JSON (parse error at byte 1)"},
-      {{v2, good}, v2 + ": schema_version 2 is not supported (this fleetreap reads 1)"},
+      {{v3, good}, v3 + ": schema_version 3 is not supported (this fleetreap reads 1 to 2)"},
       {{good, missing}, missing + ": cannot read: No such file or directory"},
       {{good, good}, good + ": host gpu01 is also in " + good},
   };
@@ -235,6 +235,37 @@ TEST_F(ReportMergeFilesTest, ErrorsNameTheFile) {
     EXPECT_EQ(status.kind(), ErrorKind::kInvalidInput);
     EXPECT_EQ(status.message(), c.error);
   }
+}
+
+TEST_F(ReportMergeFilesTest, AReportNamedAfterAnExpectedNodeHoldsThatNodeAlone) {
+  RunReport fleet = testing_fixture::MixedFleet();
+  const std::string first = fleet.hosts[0].name, second = fleet.hosts[1].name;
+  RunReport two = NodeReport(fleet, 0);
+  two.hosts.push_back(fleet.hosts[1]);
+  std::string own = Write(first + ".json", RenderJson(NodeReport(fleet, 0)));
+  std::string forged = Write("nodes-" + first + ".json", RenderJson(two));
+  std::string both = Write(second + ".json", RenderJson(two));
+  std::string other = Write(first + ".json.journal", RenderJson(NodeReport(fleet, 1)));
+  RunReport merged;
+  EXPECT_TRUE(MergeReportFiles({own}, &merged, {first, second}).ok());
+  // Not named after an expected node: a report of any hosts, as before.
+  EXPECT_TRUE(MergeReportFiles({forged}, &merged, {first, second}).ok());
+  EXPECT_TRUE(MergeReportFiles({both}, &merged).ok());
+  Status status = MergeReportFiles({own, both}, &merged, {first, second});
+  EXPECT_EQ(status.kind(), ErrorKind::kInvalidInput);
+  EXPECT_EQ(status.message(), both + ": the report of node " + second +
+                                  " must hold that host alone; it holds " + first + ", " + second);
+  status = MergeReportFiles({other}, &merged, {first});
+  EXPECT_EQ(status.message(), other + ": the report of node " + first +
+                                  " must hold that host alone; it holds " + second);
+}
+
+TEST(ReportMergeTest, NodeOfReportFile) {
+  EXPECT_EQ(NodeOfReportFile("nodes/gpu07.json"), "gpu07");
+  EXPECT_EQ(NodeOfReportFile("gpu07.rack2.example.com.json"), "gpu07.rack2.example.com");
+  EXPECT_EQ(NodeOfReportFile("/var/tmp/gpu07.json.journal"), "gpu07");
+  EXPECT_EQ(NodeOfReportFile("gpu07.xml"), "");
+  EXPECT_EQ(NodeOfReportFile(".json"), "");
 }
 
 }  // namespace

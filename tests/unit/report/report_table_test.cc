@@ -35,6 +35,11 @@ TEST(ReportTableTest, Verdicts) {
   RunReport interrupted = all_clean;
   interrupted.interrupted = true;
   interrupted.not_started = {"gpu13", "gpu14"};
+  RunReport stopped = all_clean;
+  stopped.hosts.resize(2);
+  stopped.hosts[1].status = HostStatus::kDirty;
+  stopped.not_started = {"gpu03"};
+  stopped.stopped = "stopped: every host of wave 2 of 3 failed";
   RunReport one = all_clean;
   one.hosts.resize(1);
   RunReport none;
@@ -54,6 +59,7 @@ TEST(ReportTableTest, Verdicts) {
        "in 14.3 s, nothing changed (exit 2)"},
       {interrupted, "INTERRUPTED: 12/14 hosts clean (2 cleaned), 2 not started in 14.3 s (exit 2)"},
       {none, "READY: 0/0 hosts clean in 0.0 s (exit 0)"},
+      {stopped, "STOPPED: 1/3 hosts clean, 1 dirty, 1 not started in 14.3 s (exit 7)"},
   };
   for (const Row& row : rows) {
     EXPECT_EQ(RenderVerdict(row.report, TableStyle{}), row.verdict);

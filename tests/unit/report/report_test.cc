@@ -19,5 +19,16 @@ TEST(ReportTest, ExitCodeBits) {
   EXPECT_EQ(ExitCodeFor(run), 2);
 }
 
+TEST(ReportTest, StoppedWavesSetBit4AndGiveTheReason) {
+  RunReport run;
+  run.hosts.resize(1);
+  run.hosts[0].status = HostStatus::kDirty;
+  run.not_started = {"gpu02"};
+  EXPECT_EQ(HostsWithoutResult(run)[0].why, "interrupted");
+  run.stopped = "stopped: every host of wave 1 of 2 failed";
+  EXPECT_EQ(ExitCodeFor(run), 1 | 2 | 4);
+  EXPECT_EQ(HostsWithoutResult(run)[0].why, run.stopped);
+}
+
 }  // namespace
 }  // namespace fleetreap

@@ -92,7 +92,6 @@ std::vector<FleetPlan> Plans(int count) {
 FleetSettings FastSettings() {
   FleetSettings settings;
   settings.retry_backoff = milliseconds(1);
-  settings.tool_version = "test";
   return settings;
 }
 
@@ -367,10 +366,9 @@ class KeyedTransport : public ScriptedTransport {
   std::string HostKeyFingerprint() const override { return "SHA256:abc"; }
 };
 
-TEST(FleetRunnerTest, ReportsTheHostKeyOfferedAndThePolicy) {
+TEST(FleetRunnerTest, ReportsTheHostKeyOffered) {
   FakeClock clock;
   FleetSettings settings = FastSettings();
-  settings.host_key_policy = "off";
   RunReport report = RunFleet(
       Plans(2), settings,
       [](const Host& host) -> std::unique_ptr<Transport> {
@@ -378,7 +376,7 @@ TEST(FleetRunnerTest, ReportsTheHostKeyOfferedAndThePolicy) {
                                                                     : Err(ErrorKind::kHostKey));
       },
       nullptr, nullptr, clock, CleanReport);
-  EXPECT_EQ(report.host_key_policy, "off");
+  EXPECT_EQ(report.host_key_policy, "");  // the caller's to set (SetRunMetadata)
   ASSERT_EQ(report.hosts.size(), 2u);
   EXPECT_EQ(report.hosts[0].host_key_fingerprint, "SHA256:abc");
   EXPECT_EQ(report.hosts[1].error_kind, ErrorKind::kHostKey);

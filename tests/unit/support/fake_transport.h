@@ -14,9 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "support/fake_clock.h"
+#include "fleetreap/base/shell.h"
 #include "fleetreap/remote/nvidia_smi.h"
 #include "fleetreap/transport/transport.h"
+#include "support/fake_clock.h"
 
 namespace fleetreap {
 namespace fake_host {
@@ -62,7 +63,15 @@ class FakeTransport : public Transport {
   void Close() override {}
   std::string Describe() const override { return "fake"; }
 
+  // As a host would answer: the start record first (CheckStartRecord), then
+  // the script's records; a sudo refusal prints nothing.
   CommandResult Run(const std::string& command, milliseconds) override {
+    CommandResult r = Answer(command);
+    if (!host_.sudo_refuses) r.out = StartRecordBytes() + r.out;
+    return r;
+  }
+
+  CommandResult Answer(const std::string& command) {
     clock_->Advance(milliseconds(5));
     CommandResult r;
     r.end = CommandEnd::kExited;

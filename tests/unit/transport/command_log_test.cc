@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -189,6 +190,47 @@ TEST_F(CommandLogTest, OpenFailsWhenTheDirectoryCannotBeMade) {
   EXPECT_EQ(status.message(), "cannot create log directory " + file + "/logs: Not a directory");
   EXPECT_EQ(log, nullptr);
   EXPECT_EQ(CommandLog::Open("", &log).kind(), ErrorKind::kUsage);
+}
+
+TEST_F(CommandLogTest, OpenCreatesTheDirectoryForThisUserOnly) {
+  std::unique_ptr<CommandLog> log;
+  ASSERT_TRUE(CommandLog::Open(root_ + "/new/logs", &log).ok());
+  struct stat info {};
+  ASSERT_EQ(stat((root_ + "/new/logs").c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 07777, 0700u);
+  std::unique_ptr<Transport> transport = log->Wrap(
+      "gpu01", std::make_unique<ScriptedTransport>(Status::Ok(), std::vector<CommandResult>{}));
+  ASSERT_EQ(stat(log->PathFor("gpu01").c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 07777, 0600u);
+}
+
+TEST_F(CommandLogTest, OpenRefusesADirectoryOthersMayWrite) {
+  ASSERT_EQ(chmod(root_.c_str(), 01777), 0);
+  std::unique_ptr<CommandLog> log;
+  Status status = CommandLog::Open(root_, &log);
+  EXPECT_EQ(status.kind(), ErrorKind::kUsage);
+  EXPECT_EQ(status.message(),
+            "--log-dir " + root_ + ": writable by its group or others (mode 1777); make it 0700");
+  EXPECT_EQ(log, nullptr);
+}
+
+TEST_F(CommandLogTest, OpenRefusesASymlinkEntry) {
+  ASSERT_EQ(symlink("/etc/sudoers.d/zz", (root_ + "/gpu01.log").c_str()), 0);
+  std::unique_ptr<CommandLog> log;
+  Status status = CommandLog::Open(root_, &log);
+  EXPECT_EQ(status.kind(), ErrorKind::kUsage);
+  EXPECT_EQ(status.message(),
+            "--log-dir " + root_ + ": gpu01.log is a symbolic link; refusing to write through it");
+}
+
+TEST_F(CommandLogTest, OpenRefusesADirectoryOfAnotherUser) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to give the directory away";
+  ASSERT_EQ(chown(root_.c_str(), 1000, 1000), 0);
+  std::unique_ptr<CommandLog> log;
+  Status status = CommandLog::Open(root_, &log);
+  EXPECT_EQ(status.kind(), ErrorKind::kUsage);
+  EXPECT_EQ(status.message(),
+            "--log-dir " + root_ + ": owned by uid 1000, not by uid 0 (this user)");
 }
 
 TEST_F(CommandLogTest, HostsLoggingAtOnceNeverInterleave) {

@@ -15,6 +15,7 @@
 #include "fleetreap/base/shell.h"
 #include "fleetreap/transport/ssh_known_hosts.h"
 #include "support/ssh_test_server.h"
+#include "support/transport_conformance.h"
 
 namespace fleetreap {
 namespace {
@@ -128,40 +129,12 @@ class ScopedEnv {
   std::string old_;
 };
 
-struct RunCase {
-  std::string command;
-  CommandEnd end;
-  int exit_code;
-  const char* signal;
-  const char* out;
-  const char* err;
-};
-
 TEST_F(SshTransportTest, RunsCommandsOnOneConnection) {
-  const RunCase kCases[] = {
-      {"echo hi", CommandEnd::kExited, 0, "", "hi\n", ""},
-      {"echo oops >&2; exit 3", CommandEnd::kExited, 3, "", "", "oops\n"},
-      {"printf a; printf b >&2; printf c", CommandEnd::kExited, 0, "", "ac", "b"},
-      {"true", CommandEnd::kExited, 0, "", "", ""},
-      {"kill -TERM $$", CommandEnd::kSignaled, -1, "TERM", "", ""},
-      {"kill -KILL $$", CommandEnd::kSignaled, -1, "KILL", "", ""},
-      {BoundedCommand("echo bounded", milliseconds(5000), false), CommandEnd::kExited, 0, "",
-       "bounded\n", ""},
-      {BoundedCommand("sleep 30", milliseconds(1000), false), CommandEnd::kExited, 124, "", "", ""},
-  };
   SshTransport transport(Good());
   Status status = transport.Connect(kNoDeadline);
   ASSERT_TRUE(status.ok()) << status.ToString();
   EXPECT_EQ(transport.HostKeyFingerprint().rfind("SHA256:", 0), 0u);
-  for (const RunCase& c : kCases) {
-    SCOPED_TRACE(c.command);
-    CommandResult r = transport.Run(c.command, milliseconds(20000));
-    EXPECT_EQ(r.end, c.end) << CommandEndName(r.end) << " " << r.error;
-    EXPECT_EQ(r.exit_code, c.exit_code);
-    EXPECT_EQ(r.signal, c.signal);
-    EXPECT_EQ(r.out, c.out);
-    EXPECT_EQ(r.err, c.err);
-  }
+  ExpectConformance(transport);
 }
 
 TEST_F(SshTransportTest, DrainsBothLargeStreams) {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14 item 5 on a machine with a real NVIDIA GPU: `--spare-pods` against
+# On a machine with a real NVIDIA GPU: `--spare-pods` against
 # real nvidia-smi, real cgroups and real CUDA processes. No kubelet here: one
 # PyTorch worker is put in a cgroup shaped like a Kubernetes pod's container
 # under the systemd driver (kubepods.slice/kubepods-burstable.slice/

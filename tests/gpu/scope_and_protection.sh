@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 12 on a machine with a real NVIDIA GPU: protection, scope and the PID
+# On a machine with a real NVIDIA GPU: protection, scope and the PID
 # namespace check against real nvidia-smi, real cgroups and real CUDA jobs.
 # Starts two PyTorch jobs in two cgroups of its own (job A, job B) and a
 # third from a root-owned copy of python named /tmp/nvidia-persistenced

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Shows on a machine with a real NVIDIA GPU that fleetreap finds a holder by
-# everything it holds (issue 24, points 1 and 2): a process that keeps only
+# everything it holds: a process that keeps only
 # mappings of the device files (its fds closed), and one whose main thread
 # exited while a thread holds the GPU (state Z, /proc/PID/fd empty). For each
 # shape: captures of what the host shows (nvidia-smi, fuser -v, /proc), a dry
@@ -8,7 +8,7 @@
 # stops), the real run, and what is left. Then bench/real_gpu_bench.py.
 # Safety: only processes this script started are ever on a plan or killed
 # (by PID); it never resets a GPU. With OLD_FLEETREAP set, that binary's
-# dry run too (the code before issue 24), for comparison.
+# dry run too (an older build), for comparison.
 # Needs: FLEETREAP (binary), its libraries on LD_LIBRARY_PATH, python3 + torch,
 # fuser. Writes under $OUT: holders-run.txt, holders-captures.tar, bench-*.
 set -u
@@ -56,7 +56,7 @@ shape_run() {  # SHAPE MIB
   sed -n '/compute-apps/,/fuser/p;/status/,$p' "$cap/$shape-host.txt" | head -40
   if [ -n "${OLD_FLEETREAP:-}" ]; then
     "$OLD_FLEETREAP" --local --dry-run --json "$cap/$shape-dry-before.json" >/dev/null
-    echo "before issue 24 (dry run exit $?):"; plan_is "$cap/$shape-dry-before.json" "$pid"
+    echo "older binary (dry run exit $?):"; plan_is "$cap/$shape-dry-before.json" "$pid"
   fi
   "$bin" --local --dry-run --json "$cap/$shape-dry.json" >/dev/null; echo "dry run exit $?"
   if ! plan_is "$cap/$shape-dry.json" "$pid"; then

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Shows on a machine with a real NVIDIA GPU how fleetreap treats MPS (issue
-# 24, point 3): this script starts its own MPS control daemon (root, from the
-# driver's bin directory, with its own pipe and log directories) and an MPS
+# Shows on a machine with a real NVIDIA GPU how fleetreap treats MPS: this
+# script starts its own MPS control daemon (root, from the driver's bin
+# directory, with its own pipe and log directories) and an MPS
 # client holding GPU memory; the client is a job, the control daemon and
 # server are protected, and the server's own context (tens of MiB once its
 # clients are gone) is within the playbook's daemon_allowance_mib, so the GPU

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14 on a machine with a real NVIDIA GPU: the shipped Slurm prolog and
+# On a machine with a real NVIDIA GPU: the shipped Slurm prolog and
 # epilog (contrib/slurm/) against real nvidia-smi, real cgroups and real CUDA
 # jobs, run the way slurmd runs them (as root, SLURM_JOB_ID, SLURM_JOB_GPUS,
 # no SLURM_STEP_ID). No slurmd here: the two jobs' processes are put in

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Shows on a machine with a real NVIDIA GPU that fleetreap reads
-# SLURM_JOB_GPUS as device minors (issue 24, point 7): the driver's
+# SLURM_JOB_GPUS as device minors: the driver's
 # /proc/driver/nvidia/gpus/BUS/information names each GPU's minor, the scan
 # turns the job's minors into nvidia-smi indexes through it, and a minor no
 # GPU has fails the host. Dry runs only: nothing is signalled or removed.

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""A real GPU holder in one of the shapes an H200 showed (issue 24), for the
-scripts in scripts/device/. It forks, the child allocates MIB of GPU memory
-with PyTorch, takes its shape, writes its PID to PIDFILE and "ready" to
-PIDFILE.ready; the parent exits at once, so the child is an orphan (its
-reaper is this machine's PID 1).
+"""A real GPU holder in one of the shapes an H200 showed (open fds, only
+mappings, a zombie leader), for the checks in tests/gpu/. It forks, the
+child allocates MIB of GPU memory with PyTorch, takes its shape, writes its
+PID to PIDFILE and "ready" to PIDFILE.ready; the parent exits at once, so
+the child is an orphan (its reaper is this machine's PID 1).
 
 Shapes:
   fd       holds the device files open, as any CUDA process
