@@ -47,7 +47,8 @@ ALLOWED = {
     "GoogleTest: --gtest_filter (report.md, regenerating the golden files)": {"--gtest_filter"},
     "scripts/fleet: up, down (simulated-fleet.md, development.md, benchmarks.md)": {
         "--dir", "--demo", "--scenario", "--all", "--stale"},
-    "bench/*.py (benchmarks.md)": {"--quick", "--parts", "--incident-shape", "--scenarios"},
+    "bench/*.py (benchmarks.md)": {"--quick", "--parts", "--incident-shape", "--scenarios",
+                                   "--runs", "--before"},
     "systemctl enable --now (sweep.md, contrib/systemd)": {"--now"},
 }
 ALLOWED_FLAGS = set().union(*ALLOWED.values())
