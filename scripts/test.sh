@@ -6,7 +6,8 @@
 #     script and the remote scripts' bodies, clang-tidy over src/
 #  4. the fan-out's threads under ThreadSanitizer: fleetreap built with
 #     -fsanitize=thread (build-tsan/) against the two integration suites that
-#     drive the fleet runner's threads hardest (scripts/tsan.sh; about 6 min)
+#     drive the fleet runner's threads hardest and the bastion suite (its
+#     pump thread) (scripts/tsan.sh; about 7 min)
 # Ends with CTest's summaries; exits non-zero if anything failed.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
@@ -27,7 +28,7 @@ status=$?
 bash scripts/lint.sh build
 lint_status=$?
 
-bash scripts/tsan.sh '^integration\.(test_transport|test_escalation)$'
+bash scripts/tsan.sh '^integration\.(test_transport|test_escalation|test_bastion)$'
 tsan_status=$?
 
 if [ $asan_status -ne 0 ]; then

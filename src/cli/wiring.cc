@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <memory>
+#include <utility>
 
 #include "fleetreap/escalation/scope.h"
 #include "fleetreap/report/terminal.h"
 #include "fleetreap/transport/local_transport.h"
+#include "fleetreap/transport/proxy_pacer.h"
+#include "fleetreap/transport/ssh_jump.h"
 #include "fleetreap/version.h"
 
 namespace fleetreap {
@@ -92,12 +95,19 @@ std::string HostKeyPolicyWarning(const Options& options) {
 }
 
 TransportFactory MakeTransportFactory(const Options& options, const CommandLog* log) {
-  return [&options, log](const Host& host) -> std::unique_ptr<Transport> {
+  // Shared by every host of the run: one connection per ProxyJump bastion,
+  // and the pacing of proxies to the same ProxyCommand.
+  auto jumps = std::make_shared<SshJumps>();
+  auto pacer = std::make_shared<ProxyPacer>();
+  return [&options, log, jumps, pacer](const Host& host) -> std::unique_ptr<Transport> {
     std::unique_ptr<Transport> transport;
     if (options.local) {
       transport = std::make_unique<LocalTransport>();
     } else {
-      transport = std::make_unique<SshTransport>(SshOptionsFor(host, options));
+      SshTransportOptions ssh = SshOptionsFor(host, options);
+      ssh.jumps = jumps;
+      ssh.proxy_pacer = pacer;
+      transport = std::make_unique<SshTransport>(std::move(ssh));
     }
     if (log != nullptr) transport = log->Wrap(host.name, std::move(transport));
     return transport;

@@ -67,13 +67,6 @@ std::string StepName(const Action& action) {
   return name;
 }
 
-bool QuickScanSuffices(const std::vector<GpuReading>& gpus) {
-  for (const GpuReading& gpu : gpus) {
-    if (!GpuStateIsClean(gpu.state)) return false;
-  }
-  return !gpus.empty();
-}
-
 Action Escalation::Next(const HostView& view) const {
   const bool shm = playbook_.Runs(Step::kCleanShm) && !playbook_.shm_patterns.empty();
   Action action;
@@ -262,12 +255,6 @@ HolderFate PlannedFate(const Playbook& playbook, const Holder& holder) {
   if (playbook.Runs(Step::kTerm)) return HolderFate::kWouldTerm;
   if (playbook.Runs(Step::kKill)) return HolderFate::kWouldKill;
   return HolderFate::kObserved;
-}
-
-HolderFate FateAfterExit(const TrackedHolder& holder) {
-  if (holder.kill_sent) return HolderFate::kKilled;
-  if (holder.term_sent) return HolderFate::kTerminated;
-  return HolderFate::kGone;
 }
 
 }  // namespace fleetreap

@@ -5,7 +5,6 @@
 #include <set>
 #include <string>
 
-#include "fleetreap/remote/nvidia_smi.h"
 
 namespace fleetreap {
 namespace {
@@ -108,20 +107,6 @@ void MapHolderGpusToIndexes(const std::map<std::string, int>& minor_by_bus_id,
   }
 }
 
-std::string GpuLabel(const GpuReading& gpu) {
-  if (gpu.index >= 0) return "GPU " + std::to_string(gpu.index);
-  return "GPU " + (gpu.bus_id.empty() ? std::string("?") : gpu.bus_id);
-}
-
-bool DriverAsksForRecovery(const GpuReading& gpu) {
-  const std::string& action = gpu.recovery_action;
-  if (action.empty() || action == "N/A") return false;
-  if (action.front() == '[' && action.back() == ']') return false;  // [N/A], [Unknown Error]
-  std::string lower;
-  for (char c : action) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower != "none";
-}
-
 bool HolderStillPresent(const Holder& holder) {
   return holder.fate != HolderFate::kTerminated && holder.fate != HolderFate::kKilled &&
          holder.fate != HolderFate::kGone;
@@ -154,12 +139,6 @@ void ClassifyGpus(const std::vector<Holder>& holders, int expected_gpus, int64_t
   std::stable_sort(gpus->begin(), gpus->end(), [](const GpuReading& a, const GpuReading& b) {
     return static_cast<unsigned>(a.index) < static_cast<unsigned>(b.index);
   });
-}
-
-bool HostGpusClean(const std::vector<GpuReading>& gpus) {
-  if (gpus.empty()) return false;
-  return std::all_of(gpus.begin(), gpus.end(),
-                     [](const GpuReading& gpu) { return GpuStateIsClean(gpu.state); });
 }
 
 }  // namespace fleetreap

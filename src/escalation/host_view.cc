@@ -4,9 +4,14 @@
 #include <map>
 #include <set>
 
-#include "fleetreap/escalation/escalation.h"
 
 namespace fleetreap {
+
+HolderFate FateAfterExit(const TrackedHolder& holder) {
+  if (holder.kill_sent) return HolderFate::kKilled;
+  if (holder.term_sent) return HolderFate::kTerminated;
+  return HolderFate::kGone;
+}
 
 void MergeHolderScan(const std::vector<Holder>& scanned, const ProtectList& protect,
                      const Scope& scope, int waves, std::vector<TrackedHolder>* holders) {
@@ -87,25 +92,6 @@ std::vector<std::string> UnitsSafeToStop(const std::vector<std::string>& active,
     }
   }
   return safe;
-}
-
-bool ReadRowsBesideLostGpus(const std::string& out, std::vector<GpuReading>* gpus) {
-  std::string rows;
-  size_t start = 0;
-  while (start < out.size()) {
-    size_t end = out.find('\n', start);
-    if (end == std::string::npos) end = out.size();
-    std::string line = out.substr(start, end - start);
-    LostGpu lost;
-    if (!ParseLostGpuLine(line, &lost)) rows += line + "\n";
-    start = end + 1;
-  }
-  GpuQueryResult healthy;
-  if (!ParseGpuQuery(rows, "", 0, GpuQueryFields(), &healthy).ok() || healthy.gpus.empty()) {
-    return false;
-  }
-  for (const GpuReading& gpu : healthy.gpus) gpus->push_back(gpu);
-  return true;
 }
 
 void NumberTheLostGpu(int expected, std::vector<GpuReading>* gpus) {

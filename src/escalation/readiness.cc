@@ -2,8 +2,7 @@
 
 #include <algorithm>
 
-#include "fleetreap/remote/nvidia_smi.h"
-#include "fleetreap/remote/xid_log.h"
+#include "fleetreap/model/pci_bus_id.h"
 
 namespace fleetreap {
 namespace {
@@ -144,7 +143,7 @@ void CheckXids(const HostHealth& health, const std::vector<GpuReading>& gpus,
                          " since boot: " + meaning;
     int index = -1;
     for (const GpuReading& gpu : gpus) {
-      if (XidBusMatches(event.bus_id, gpu.bus_id)) index = gpu.index;
+      if (SamePciDevice(event.bus_id, gpu.bus_id)) index = gpu.index;
     }
     std::string reason = "xid_" + std::to_string(event.code);
     if (index >= 0) {

@@ -6,7 +6,6 @@
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/model/holder.h"
 #include "fleetreap/model/process_owner.h"
-#include "fleetreap/remote/nvidia_smi.h"
 
 namespace fleetreap {
 

@@ -23,22 +23,6 @@ std::string Lower(const std::string& text) {
 
 bool IsHex(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
 
-// "0000:0B:00.0" or "00000000:0b:00.0": 4-8 hex, ':', 2 hex, ':', 2 hex, '.', 1 hex.
-bool LooksLikeBusId(const std::string& id) {
-  size_t colon = id.find(':');
-  if (colon < 4 || colon > 8 || id.size() != colon + 8) return false;
-  for (size_t i = 0; i < colon; ++i) {
-    if (!IsHex(id[i])) return false;
-  }
-  // After the domain: ":BB:DD.F".
-  for (size_t k = 0; k < 8; ++k) {
-    const char c = id[colon + k];
-    const bool ok = (k == 0 || k == 3) ? c == ':' : k == 6 ? c == '.' : IsHex(c);
-    if (!ok) return false;
-  }
-  return true;
-}
-
 // The failure a whole line of nvidia-smi's own words names, or kNone.
 // "strict" (exit 0) accepts only lines that start with the message, so text
 // in a CSV cell cannot pass for a failure of the tool.
@@ -198,14 +182,6 @@ bool IsUnknownFieldError(const std::string& out, const std::string& err, int exi
 bool StopsTheLadder(const GpuQueryResult& result, int exit_code) {
   return exit_code == 15 || exit_code == 9 || result.failure == NvidiaSmiFailure::kGpuLost ||
          result.failure == NvidiaSmiFailure::kDriverNotLoaded;
-}
-
-std::string NormalizeBusId(const std::string& bus_id) {
-  std::string id = Trim(bus_id);
-  for (char& c : id) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (!LooksLikeBusId(id)) return id;
-  size_t colon = id.find(':');
-  return std::string(8 - colon, '0') + id;
 }
 
 const std::vector<std::string>& GpuQueryFields() {

@@ -149,44 +149,14 @@ Status HoldersFromScan(const ScanOutput& scan, std::vector<Holder>* holders, Hol
   return Status::Ok();
 }
 
-void AddComputeApps(const ScanOutput& scan, const std::vector<ComputeApp>& apps,
-                    const std::vector<GpuReading>& gpus, std::vector<Holder>* holders) {
-  for (const ComputeApp& app : apps) {
-    if (!app.pid || *app.pid <= 0) continue;
-    int index = -1;
-    for (const GpuReading& gpu : gpus) {
-      bool same = !app.gpu_uuid.empty()
-                      ? gpu.uuid == app.gpu_uuid
-                      : !app.gpu_bus_id.empty() &&
-                            NormalizeBusId(gpu.bus_id) == NormalizeBusId(app.gpu_bus_id);
-      if (same) index = gpu.index;
-    }
-    auto holder = std::find_if(holders->begin(), holders->end(),
-                               [&](const Holder& h) { return h.pid == *app.pid; });
-    if (holder == holders->end()) {
-      Holder h;
-      bool described = false;
-      if (!Describe(scan, *app.pid, &h, &described).ok() || !described) {
-        h = Holder();
-        h.pid = *app.pid;
-        h.protected_by = "not in this host's /proc";
-      }
-      holders->push_back(h);
-      holder = holders->end() - 1;
-    }
-    if (index >= 0 &&
-        std::find(holder->gpus.begin(), holder->gpus.end(), index) == holder->gpus.end()) {
-      holder->gpus.push_back(index);
-      std::sort(holder->gpus.begin(), holder->gpus.end());
-    }
-    if (index >= 0 && std::find(holder->charged_gpus.begin(), holder->charged_gpus.end(), index) ==
-                          holder->charged_gpus.end()) {
-      holder->charged_gpus.push_back(index);
-      std::sort(holder->charged_gpus.begin(), holder->charged_gpus.end());
-    }
+std::map<int, Holder> DescribeProcesses(const ScanOutput& scan, const std::vector<int>& pids) {
+  std::map<int, Holder> described;
+  for (int pid : pids) {
+    Holder h;
+    bool found = false;
+    if (Describe(scan, pid, &h, &found).ok() && found) described[pid] = h;
   }
-  std::sort(holders->begin(), holders->end(),
-            [](const Holder& a, const Holder& b) { return a.pid < b.pid; });
+  return described;
 }
 
 Status ParseProcStat(const std::string& stat, Holder* holder) {

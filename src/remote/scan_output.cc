@@ -1,5 +1,5 @@
 // ParseScanOutput (remote_script_output.h): the scan's record grammar, which
-// the fused steps' parsers (remote_script_output.cc) reuse through
+// the fused steps' parsers (shm_clean.cc, round_trips.cc) reuse through
 // scan_records.h.
 #include <set>
 #include <utility>

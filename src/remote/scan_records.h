@@ -1,5 +1,5 @@
 // The scan's record grammar as a step of a longer record stream (private to
-// scan_output.cc and remote_script_output.cc): the fused steps (shm +
+// src/remote/: scan_output.cc, shm_clean.cc, round_trips.cc): the fused steps (shm +
 // verify, re-scan + shm + verify, a dry run's shm + inspect) read a scan in
 // the middle of their records. Pure; thread-safe.
 #pragma once

@@ -23,7 +23,6 @@ std::vector<std::string> Split(const std::string& text, char separator) {
   }
 }
 
-unsigned long Hex(const std::string& text) { return std::strtoul(text.c_str(), nullptr, 16); }
 
 bool StartsWith(const std::string& text, size_t at, const char* prefix) {
   return text.compare(at, std::char_traits<char>::length(prefix), prefix) == 0;
@@ -101,20 +100,6 @@ std::string Lower(std::string text) {
   return text;
 }
 
-// "0000:3b:00" and "00000000:3B:00.0" both to "3b:00" with the domain as a number.
-bool BusKey(const std::string& id, std::string* key) {
-  std::string text = Lower(id);
-  size_t dot = text.rfind('.');
-  if (dot != std::string::npos && dot + 2 == text.size()) text = text.substr(0, dot);
-  std::vector<std::string> parts = Split(text, ':');
-  if (parts.size() != 3 || !IsHex(parts[0]) || !IsHex(parts[1]) || !IsHex(parts[2])) {
-    return false;
-  }
-  *key = std::to_string(Hex(parts[0])) + ":" + std::to_string(Hex(parts[1])) + ":" +
-         std::to_string(Hex(parts[2]));
-  return true;
-}
-
 }  // namespace
 
 void ParseXidLog(const std::string& text, XidLog* log) {
@@ -151,12 +136,6 @@ void ParseXidLog(const std::string& text, XidLog* log) {
     event.count = 1;
     log->events.push_back(std::move(event));
   }
-}
-
-bool XidBusMatches(const std::string& xid_bus_id, const std::string& gpu_bus_id) {
-  std::string a;
-  std::string b;
-  return BusKey(xid_bus_id, &a) && BusKey(gpu_bus_id, &b) && a == b;
 }
 
 }  // namespace fleetreap

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "fleetreap/base/text.h"
-#include "fleetreap/escalation/gpu_state.h"
+#include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/report/host_outcome.h"
 
 namespace fleetreap {

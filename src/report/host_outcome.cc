@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "fleetreap/base/text.h"
-#include "fleetreap/escalation/gpu_state.h"
+#include "fleetreap/model/gpu_reading.h"
 
 namespace fleetreap {
 namespace {

@@ -1,7 +1,7 @@
 #include "fleetreap/report/report_junit.h"
 
 #include "fleetreap/base/time_format.h"
-#include "fleetreap/escalation/gpu_state.h"
+#include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/report/host_outcome.h"
 #include "fleetreap/report/utf8.h"
 

@@ -8,6 +8,7 @@
 #include "fleetreap/base/shell.h"
 #include "fleetreap/escalation/escalation.h"
 #include "fleetreap/escalation/gpu_state.h"
+#include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/runner/step_log.h"
 #include "fleetreap/transport/transport.h"
 #include "host_cleaner_run.h"
@@ -141,6 +142,34 @@ bool Runner::Rescan(const Action& action) {
 }
 
 void Runner::Finish() {
+  ReportWhatWasFound();
+  if (failed_) return;
+  if (!refused_.empty()) {
+    std::string pids;
+    for (const std::string& p : refused_) pids += (pids.empty() ? "" : ", ") + p;
+    Fail(ErrorKind::kCommandFailed,
+         "not permitted to signal " + pids + ": run with --become or as root");
+    return;
+  }
+  if (nvidia_smi_failed_) {
+    Fail(ErrorKind::kCommandFailed, "nvidia-smi: " + report_.nvidia_smi_error);
+    return;
+  }
+  bool clean = HostGpusClean(report_.gpus_after) && view_.newcomers.empty();
+  report_.status = clean && !did_not_converge_ ? HostStatus::kClean : HostStatus::kDirty;
+  report_.error_kind = ErrorKind::kNone;
+  if (did_not_converge_) {
+    report_.error_message =
+        "the escalation did not converge after " + std::to_string(Escalation::kMaxSteps) + " steps";
+  }
+  if (stop_ladder_ && report_.error_message.empty()) {
+    report_.error_message =
+        "nothing signalled or removed: nvidia-smi says a GPU is lost "
+        "or the driver is not loaded";
+  }
+}
+
+void Runner::ReportWhatWasFound() {
   for (TrackedHolder& t : view_.holders) {
     if (job_.dry_run && t.present) {
       // With no driver or a GPU off the bus nothing would be signalled.
@@ -165,34 +194,9 @@ void Runner::Finish() {
                               " after its GPU holder was signalled, holds no GPU yet";
     }
   }
-  if (playbook_.Runs(Step::kResetGhosts))
-    report_.reset_blocked_by = [&] {
-      std::string blockers = ResetBlockers(view_);
-      return blockers.empty() ? report_.reset_blocked_by : blockers;
-    }();
-  if (failed_) return;
-  if (!refused_.empty()) {
-    std::string pids;
-    for (const std::string& p : refused_) pids += (pids.empty() ? "" : ", ") + p;
-    Fail(ErrorKind::kCommandFailed,
-         "not permitted to signal " + pids + ": run with --become or as root");
-    return;
-  }
-  if (nvidia_smi_failed_) {
-    Fail(ErrorKind::kCommandFailed, "nvidia-smi: " + report_.nvidia_smi_error);
-    return;
-  }
-  bool clean = HostGpusClean(report_.gpus_after) && view_.newcomers.empty();
-  report_.status = clean && !did_not_converge_ ? HostStatus::kClean : HostStatus::kDirty;
-  report_.error_kind = ErrorKind::kNone;
-  if (did_not_converge_) {
-    report_.error_message =
-        "the escalation did not converge after " + std::to_string(Escalation::kMaxSteps) + " steps";
-  }
-  if (stop_ladder_ && report_.error_message.empty()) {
-    report_.error_message =
-        "nothing signalled or removed: nvidia-smi says a GPU is lost "
-        "or the driver is not loaded";
+  if (playbook_.Runs(Step::kResetGhosts)) {
+    std::string blockers = ResetBlockers(view_);
+    if (!blockers.empty()) report_.reset_blocked_by = blockers;
   }
 }
 

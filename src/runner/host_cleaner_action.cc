@@ -1,11 +1,11 @@
 // The host_cleaner runner's actions, the steps that change a host: stopping
 // units, signalling holders, cleaning /dev/shm and resetting GPUs.
 #include <algorithm>
-#include <set>
 
 #include "fleetreap/escalation/escalation.h"
-#include "fleetreap/escalation/host_view.h"
+#include "fleetreap/escalation/host_fold.h"
 #include "fleetreap/remote/remote_script.h"
+#include "fleetreap/remote/round_trips.h"
 #include "host_cleaner_run.h"
 
 namespace fleetreap {
@@ -18,72 +18,35 @@ namespace {
 constexpr milliseconds kResetPerGpu{30000};
 }  // namespace
 
-std::string Runner::SignalScriptFor(const Action& action, std::set<int>* parents) const {
+SignalRequest Runner::WaveOf(const Action& action) const {
+  SignalRequest wave;
+  wave.signal = action.kind == ActionKind::kKill ? "KILL" : "TERM";
+  wave.targets = action.targets;
+  wave.wait = action.wait;
+  wave.poll = playbook_.poll_interval;
   // The targets' parents: the respawn watch keeps only those still alive.
-  for (const TrackedHolder& t : view_.holders) {
-    for (const Target& target : action.targets) {
-      if (t.holder.pid == target.pid && t.holder.ppid > 1) parents->insert(t.holder.ppid);
-    }
-  }
-  return SignalScript(action.kind == ActionKind::kKill ? "KILL" : "TERM", action.targets,
-                      action.wait, playbook_.poll_interval, HostPaths(),
-                      {parents->begin(), parents->end()});
+  wave.parents = SignalParents(action, view_);
+  return wave;
 }
 
 bool Runner::Signal(const Action& action) {
   TimePoint start = clock_.Now();
   CommandResult result;
-  std::set<int> parents;
-  bool ok = Exec(SignalScriptFor(action, &parents), action.wait + job_.command_timeout, &result);
+  bool ok = Exec(SignalScriptFor(WaveOf(action)), action.wait + job_.command_timeout, &result);
   Time(StepName(action), start);
   if (!ok) return false;
-  SignalOutput out;
-  Status status = ParseSignalOutput(result.out, &out);
+  SignalReply reply;
+  Status status = ParseSignalOutput(result.out, &reply);
   if (!status.ok()) return Fail(status.kind(), status.message());
-  ApplySignal(action, out, parents, start);
+  ApplySignal(action, reply, start);
   return true;
 }
 
-void Runner::ApplySignal(const Action& action, const SignalOutput& out,
-                         const std::set<int>& parents, TimePoint signalled) {
-  const bool kill = action.kind == ActionKind::kKill;
+void Runner::ApplySignal(const Action& action, const SignalReply& reply, TimePoint signalled) {
   last_signal_ = signalled;
-  // A holder whose parent died was reparented: nothing of it can restart
-  // it, so there is nothing to watch (the re-scan may then be the quick one).
-  std::set<int> alive(out.live_parents.begin(), out.live_parents.end());
-  for (TrackedHolder& t : view_.holders) {
-    if (parents.count(t.holder.ppid) && !alive.count(t.holder.ppid)) t.holder.ppid = 1;
-  }
-  for (const Target& target : action.targets) {
-    auto it = std::find_if(view_.holders.begin(), view_.holders.end(), [&](const TrackedHolder& t) {
-      return t.holder.pid == target.pid && t.holder.start_time == target.start_time;
-    });
-    if (it == view_.holders.end()) continue;
-    auto in = [&](const std::vector<int>& pids) {
-      return std::count(pids.begin(), pids.end(), target.pid) > 0;
-    };
-    if (in(out.failed)) {
-      // kill(1) refused (another user's process without --become): never
-      // retried, never called unkillable; the host fails at the end.
-      it->term_sent = it->kill_sent = true;
-      refused_.push_back(std::to_string(target.pid) + " (" + it->holder.user + ")");
-      continue;
-    }
-    if (in(out.sent)) {
-      if (it->signalled_at == 0) it->signalled_at = out.now;
-      (kill ? it->kill_sent : it->term_sent) = true;
-      (kill ? report_.kill_sent : report_.term_sent)++;
-    }
-    auto left = std::find_if(out.left.begin(), out.left.end(),
-                             [&](const std::pair<int, char>& l) { return l.first == target.pid; });
-    if (left != out.left.end()) {
-      it->holder.state = left->second;
-      if (kill) it->holder.fate = HolderFate::kUnkillable;
-    } else {
-      it->present = false;
-      it->holder.fate = FateAfterExit(*it);
-    }
-  }
+  SignalFold fold = FoldSignal(action, reply, &view_);
+  (action.kind == ActionKind::kKill ? report_.kill_sent : report_.term_sent) += fold.sent;
+  refused_.insert(refused_.end(), fold.refused.begin(), fold.refused.end());
 }
 
 bool Runner::StopUnits(const Action& action) {
@@ -93,18 +56,16 @@ bool Runner::StopUnits(const Action& action) {
   milliseconds timeout =
       (playbook_.unit_stop_timeout + milliseconds(3000)) * static_cast<int>(action.units.size()) +
       job_.command_timeout;
-  std::string script = StopUnitsScript(action.units, playbook_.unit_stop_timeout,
-                                       /*end=*/wave == nullptr);
-  std::set<int> parents;
-  if (wave != nullptr) {
-    script += SignalScriptFor(*wave, &parents);
-    timeout += wave->wait;
-  }
+  const std::string script =
+      wave == nullptr
+          ? StopUnitsScript(action.units, playbook_.unit_stop_timeout)
+          : StopUnitsThenSignalScript(action.units, playbook_.unit_stop_timeout, WaveOf(*wave));
+  if (wave != nullptr) timeout += wave->wait;
   bool ok = Exec(script, timeout, &result);
   Time(StepName(action), start);
   if (!ok) return false;
   std::vector<UnitStop> stops;
-  SignalOutput signal;
+  SignalReply signal;
   Status status = wave == nullptr
                       ? ParseStopUnitsOutput(result.out, action.units, &stops)
                       : ParseStopAndSignalOutput(result.out, action.units, &stops, &signal);
@@ -118,7 +79,7 @@ bool Runner::StopUnits(const Action& action) {
     milliseconds waited(signal.waited_cs * 10);
     TimePoint end = clock_.Now();
     waited = std::min(waited, std::chrono::duration_cast<milliseconds>(end - start));
-    ApplySignal(*wave, signal, parents, end - waited);
+    ApplySignal(*wave, signal, end - waited);
   }
   return true;
 }
@@ -128,15 +89,9 @@ bool Runner::CleanShm(const Action& action) {
   const bool verify = !action.fused.empty();
   TimePoint start = clock_.Now();
   CommandResult result;
-  std::string script = ShmCleanScript(playbook_.shm_patterns, dry_run);
-  if (verify) {
-    ScanRequest quick;
-    quick.nvidia_smi_timeout = nvidia_smi_timeout_;
-    quick.holders = false;
-    script += ScanScript(quick);
-  } else {
-    script += "z end\n";
-  }
+  const std::string script =
+      verify ? ShmThenQuickScanScript(playbook_.shm_patterns, dry_run, nvidia_smi_timeout_)
+             : ShmCleanScript(playbook_.shm_patterns, dry_run);
   bool ok = Exec(script, job_.command_timeout + nvidia_smi_timeout_, &result);
   if (!ok) return false;
   ShmOutput out;
@@ -155,10 +110,8 @@ bool Runner::CleanShm(const Action& action) {
 bool Runner::RescanWithShmAndVerify(const Action& action) {
   const bool quick = action.quick;
   CommandResult result;
-  ScanRequest verify = Request({}, false);
-  std::string script = ScanScript(Request({}, !quick)) +
-                       ShmCleanScript(playbook_.shm_patterns, /*dry_run=*/false) +
-                       ScanScript(verify);
+  std::string script =
+      RescanShmVerifyScript(Request({}, !quick), playbook_.shm_patterns, Request({}, false));
   if (!Exec(script, job_.command_timeout + 3 * nvidia_smi_timeout_, &result)) return false;
   ScanOutput rescan, verified;
   ShmOutput shm;

@@ -9,14 +9,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "fleetreap/escalation/escalation.h"
+#include "fleetreap/escalation/host_fold.h"
 #include "fleetreap/escalation/protect.h"
 #include "fleetreap/remote/remote_script.h"
 #include "fleetreap/remote/remote_script_output.h"
+#include "fleetreap/remote/round_trips.h"
 #include "fleetreap/runner/host_cleaner.h"
 
 namespace fleetreap {
@@ -37,13 +38,12 @@ class Runner {
         job_(job),
         playbook_(*job.playbook),
         clock_(job.clock ? *job.clock : RealClock()),
-        protect_(ProtectList::Default()),
-        scope_(job.scope),
         escalation_(playbook_, job.dry_run ? EscalationMode::kDryRun : EscalationMode::kRun) {
-    protect_.AddAll(playbook_.protect);
-    protect_.AddAll(job.host->protect);
-    protect_.AddAll(job.extra_protect);
-    threshold_ = job.host->threshold_mib.value_or(playbook_.threshold_mib);
+    fold_.protect = ProtectList::Default();
+    fold_.protect.AddAll(playbook_.protect);
+    fold_.protect.AddAll(job.host->protect);
+    fold_.protect.AddAll(job.extra_protect);
+    fold_.scope = job.scope;
     std::chrono::milliseconds half = job.command_timeout / 2;
     nvidia_smi_timeout_ =
         std::clamp(half, std::chrono::milliseconds(1000), std::chrono::milliseconds(30000));
@@ -56,25 +56,29 @@ class Runner {
   // sets the report's error and returns false.
   bool Exec(const std::string& script, std::chrono::milliseconds timeout, CommandResult* result);
   bool Fail(ErrorKind kind, const std::string& message);
-  // "prefetched": the scan when it already came back with another step.
+  // Reads the host with ScanScript and folds it into the view; "gpus" gets
+  // the classified readings. "prefetched": the scan when it already came
+  // back with another step.
   bool Scan(const std::vector<std::string>& units, std::vector<GpuReading>* gpus,
             bool holders = true, const ScanOutput* prefetched = nullptr);
+  bool RunScan(const ScanRequest& request, ScanOutput* scan);
   ScanRequest Request(const std::vector<std::string>& units, bool holders) const;
+  FoldContext Context() const;
   // Performs "action" (any kind but kDone and kDidNotConverge).
   void Perform(const Action& action);
   // A dry run's inspect and /dev/shm look in one round trip.
   bool InspectWithShmDryRun(const std::vector<std::string>& units);
   // nvidia-smi alone, the known holders standing in; a full Scan follows
-  // when QuickScanSuffices says so, to find and classify what holds a GPU.
+  // unless HostGpusClean, to find and classify what holds a GPU.
   bool QuickScan(std::vector<GpuReading>* gpus, const ScanOutput* prefetched = nullptr);
-  // After a whole-host query failed on a lost GPU: asks each GPU alone and
-  // adds the readings of those that answer.
-  bool QueryGpusOneByOne(std::vector<GpuReading>* gpus);
+  // After a whole-host query failed on a lost GPU: asks each GPU of
+  // "indexes" alone and adds the readings of those that answer.
+  bool QueryGpusOneByOne(const std::vector<int>& indexes, std::vector<GpuReading>* gpus);
   bool Signal(const Action& action);
-  // The signal script of "action"; "parents" gets the targets' parents.
-  std::string SignalScriptFor(const Action& action, std::set<int>* parents) const;
-  void ApplySignal(const Action& action, const SignalOutput& out, const std::set<int>& parents,
-                   TimePoint signalled);
+  // The signal wave of "action", the targets' parents watched.
+  SignalRequest WaveOf(const Action& action) const;
+  // Folds a wave's reply into the view and its counts into the report.
+  void ApplySignal(const Action& action, const SignalReply& reply, TimePoint signalled);
   // A fused TERM or KILL wave runs in the same round trip, right after the
   // stops (it targets the holders the inspect found either way).
   bool StopUnits(const Action& action);
@@ -93,17 +97,16 @@ class Runner {
     report_.timings.push_back(
         {step, std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - start)});
   }
+  // The report's verdict: clean, dirty or failed, and why.
   void Finish();
+  // What the run found and did, into the report, whatever the verdict.
+  void ReportWhatWasFound();
 
   Transport& transport_;
   const HostJob& job_;
   const Playbook& playbook_;
   Clock& clock_;
-  ProtectList protect_;
-  // The job's scope, its GPUs turned from device minors into indexes by
-  // the first full scan (Scope::gpus_are_minors: SLURM_JOB_GPUS).
-  Scope scope_;
-  int64_t threshold_ = 0;
+  FoldState fold_;  // what the folds carry from scan to scan
   std::chrono::milliseconds nvidia_smi_timeout_{20000};
   HostReport report_;
   HostView view_;
@@ -112,10 +115,9 @@ class Runner {
   bool failed_ = false;
   const char* step_ = "inspect";      // the action under way, for Exec's errors
   bool nvidia_smi_failed_ = false;    // the latest scan's query failed outright
-  bool stop_ladder_ = false;          // inspect saw no driver or a lost GPU
+  bool stop_ladder_ = false;          // the fold said so (no driver, lost GPU)
   bool did_not_converge_ = false;     // the escalation's step cap was reached
   bool table_scan_ = false;           // the scan asks for the plain table too
-  int device_gpus_ = 0;               // 1 + the highest /dev/nvidiaN seen
   std::vector<std::string> refused_;  // "PID (user)" that kill(1) refused
 };
 

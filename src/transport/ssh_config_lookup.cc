@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "fleetreap/base/text.h"
+
 namespace fleetreap {
 namespace {
 
@@ -170,6 +172,9 @@ Status ReadFile(const std::string& path, int depth, Lookup* lookup) {
       values.global_known_hosts = args;
     } else if (keyword == "identityagent" && values.identity_agent.empty()) {
       values.identity_agent = args[0];
+    } else if ((keyword == "proxyjump" || keyword == "proxycommand") && values.proxy_jump.empty() &&
+               values.proxy_command.empty()) {
+      (keyword == "proxyjump" ? values.proxy_jump : values.proxy_command) = Join(args, " ");
     }
   }
   return Status::Ok();

@@ -3,10 +3,16 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
+#include <random>
+#include <thread>
 #include <utility>
 
 #include "fleetreap/base/text.h"
+#include "fleetreap/transport/proxy_pacer.h"
+#include "fleetreap/transport/ssh_jump.h"
 #include "fleetreap/transport/tcp_dialer.h"
 #include "ssh_transport_session.h"
 
@@ -64,7 +70,7 @@ Status SshTransport::Connect(Clock::time_point not_after) {
   Close();
   fingerprint_.clear();
   const Clock::time_point start = Clock::now();
-  const Clock::time_point deadline =
+  Clock::time_point deadline =  // later by the wait for a proxy's turn, if any
       not_after - start < options_.connect_timeout ? not_after : start + options_.connect_timeout;
   const milliseconds budget = std::chrono::duration_cast<milliseconds>(deadline - start);
   const std::string where = options_.name.empty() || options_.name == options_.address
@@ -84,8 +90,7 @@ Status SshTransport::Connect(Clock::time_point not_after) {
   const char* config_file =
       options_.ssh_config_file.empty() ? nullptr : options_.ssh_config_file.c_str();
   if (options_.use_ssh_config && ssh_options_parse_config(session, config_file) < 0) {
-    return Status::Error(ErrorKind::kInvalidInput,
-                         "ssh config: " + std::string(ssh_get_error(session)));
+    return ConfigError(ssh_get_error(session));
   }
   // Explicit values are set after the config so that they win (libssh 0.10
   // lets a parsed config override earlier ones). With a config, port 22 is
@@ -108,6 +113,7 @@ Status SshTransport::Connect(Clock::time_point not_after) {
   // The host and port after the config (HostName, Port) and our options.
   target_host_ = options_.address;
   target_port_ = options_.port;
+  login_user_ = SessionTokens(session, target_host_, options_.address, target_port_).user;
   std::string proxy;  // a ProxyCommand, or the one libssh made of a ProxyJump
   if (options_.use_ssh_config) {
     char* value = nullptr;
@@ -126,15 +132,22 @@ Status SshTransport::Connect(Clock::time_point not_after) {
   }
   Status prepared = PrepareKnownHosts(state.get());
   if (!prepared.ok()) return prepared;
-  // Either way libssh gets a socket that has already carried the banner, so
+  // A ProxyJump is ours (one connection per bastion), unless a ProxyCommand
+  // came first in the config, as OpenSSH has it.
+  std::string jump = options_.proxy_jump;
+  if (jump.empty() && options_.use_ssh_config) jump = config_.proxy_jump;
+  if (jump == "none") jump.clear();
+  if (!jump.empty()) proxy.clear();
+  // Every way, libssh gets a socket that has already carried the banner, so
   // every wait up to here was bounded by our deadline.
-  Status dialed = proxy.empty() ? DialTcp(target_host_, target_port_, deadline, &state->fd)
-                                : StartProxy(proxy, state.get(), deadline, where);
+  Status dialed = !jump.empty()   ? StartJump(jump, state.get(), deadline, where)
+                  : proxy.empty() ? DialTcp(target_host_, target_port_, deadline, &state->fd)
+                                  : StartProxy(proxy, state.get(), not_after, &deadline, where);
   if (!dialed.ok()) {
+    const bool named =
+        options_.name.empty() || !proxy.empty() || !jump.empty() || options_.name == target_host_;
     return Status::Error(dialed.kind(),
-                         options_.name.empty() || !proxy.empty() || options_.name == target_host_
-                             ? dialed.message()
-                             : options_.name + ": " + dialed.message());
+                         named ? dialed.message() : options_.name + ": " + dialed.message());
   }
   int fd = proxy.empty() ? state->fd : state->proxy.fd();
   ssh_options_set(session, SSH_OPTIONS_FD, &fd);
@@ -155,16 +168,111 @@ Status SshTransport::Connect(Clock::time_point not_after) {
   return Status::Ok();
 }
 
+Status SshTransport::ConfigError(std::string error) const {
+  // libssh 0.10 says nothing when it refuses a ProxyJump: find it ourselves.
+  if (error.empty()) {
+    SshConfigValues values;
+    std::vector<JumpHop> hops;
+    if (LookUpSshConfig(SshConfigFiles(options_.ssh_config_file), options_.address,
+                        SshHomeDirectory(), &values)
+            .ok() &&
+        !values.proxy_jump.empty() && values.proxy_jump != "none") {
+      Status jump = ParseProxyJump(values.proxy_jump, &hops);
+      if (!jump.ok()) error = jump.message();
+    }
+    if (error.empty()) error = "libssh refused a value in it for this host";
+  }
+  return Status::Error(ErrorKind::kInvalidInput,
+                       "ssh config " +
+                           (options_.ssh_config_file.empty() ? std::string("~/.ssh/config")
+                                                             : options_.ssh_config_file) +
+                           ": " + error);
+}
+
+std::string SshTransport::Destination() const {
+  std::string user = login_user_.empty() ? LocalAccount().name : login_user_;
+  const bool v6 = target_host_.find(':') != std::string::npos;
+  return user + "@" + (v6 ? "[" + target_host_ + "]" : target_host_) + ":" +
+         std::to_string(target_port_);
+}
+
 Status SshTransport::StartProxy(const std::string& proxy, Session* state,
-                                Clock::time_point deadline, const std::string& where) {
+                                Clock::time_point not_after, Clock::time_point* deadline_io,
+                                const std::string& where) {
+  Clock::time_point& deadline = *deadline_io;
   const ProxyTokens tokens =
       SessionTokens(state->session, target_host_, options_.address, target_port_);
   std::string command;
   Status status = ExpandProxyCommand(proxy, tokens, &command);
   if (!status.ok()) return Status::Error(status.kind(), where + ": " + status.message());
-  status = state->proxy.Start(command);
-  if (!status.ok()) return status;
-  return state->proxy.AwaitBanner(deadline, where);
+  std::random_device seed;
+  std::minstd_rand jitter(seed());
+  for (int attempt = 1;; ++attempt) {
+    ProxyPacer::Slot slot;  // held until the banner came through: the proxy logged in
+    if (options_.proxy_pacer != nullptr) {
+      // The wait for a turn is ours, not the host's: it moves the connect
+      // timeout's end, bounded by "not_after" and ten connect timeouts.
+      const Clock::time_point queued = Clock::now();
+      const Clock::time_point turn_by = queued + 10 * options_.connect_timeout < not_after
+                                            ? queued + 10 * options_.connect_timeout
+                                            : not_after;
+      if (!options_.proxy_pacer->Acquire(proxy, turn_by, &slot)) {
+        return Status::Error(ErrorKind::kConnectTimeout,
+                             where + ": no turn among the " + std::to_string(kProxyStartups) +
+                                 " proxies of its ProxyCommand in time");
+      }
+      deadline = std::min(not_after, deadline + (Clock::now() - queued));
+    }
+    status = state->proxy.Start(command);
+    if (!status.ok()) return status;
+    status = state->proxy.AwaitBanner(deadline, where);
+    if (status.ok() || attempt >= kProxyAttempts || !IsStartupDrop(state->proxy.StderrTail())) {
+      return status;
+    }
+    state->proxy.Stop();
+    slot.Release();
+    const milliseconds pause = ProxyRetryPause(attempt, static_cast<uint32_t>(jitter()));
+    if (Clock::now() + pause >= deadline) return status;
+    std::this_thread::sleep_for(pause);
+  }
+}
+
+Status SshTransport::StartJump(const std::string& jump, Session* state, Clock::time_point deadline,
+                               const std::string& where) {
+  std::vector<JumpHop> hops;
+  Status status = ParseProxyJump(jump, &hops);
+  if (!status.ok()) return Status::Error(status.kind(), where + ": " + status.message());
+  // The last hop is the bastion; the ones before it are its own ProxyJump,
+  // as OpenSSH's "ssh -J first,...,last" has it.
+  SshTransportOptions bastion = options_;
+  bastion.name = hops.back().host;
+  bastion.address = hops.back().host;
+  bastion.port = hops.back().port == 0 ? 22 : hops.back().port;
+  bastion.user = hops.back().user;
+  bastion.proxy_jump.clear();
+  for (size_t i = 0; i + 1 < hops.size(); ++i) {
+    const JumpHop& hop = hops[i];
+    const bool v6 = hop.host.find(':') != std::string::npos;
+    bastion.proxy_jump += (i == 0 ? "" : ",") + (hop.user.empty() ? "" : hop.user + "@") +
+                          (v6 ? "[" + hop.host + "]" : hop.host) +
+                          (hop.port == 0 ? "" : ":" + std::to_string(hop.port));
+  }
+  if (options_.jumps == nullptr) options_.jumps = std::make_shared<SshJumps>();
+  status = options_.jumps->Open(bastion, target_host_, target_port_, deadline, &state->fd);
+  if (!status.ok()) return Status::Error(status.kind(), where + ": " + status.message());
+  int error = 0;
+  switch (AwaitFirstByte(state->fd, deadline, &error)) {
+    case FirstByte::kArrived: return Status::Ok();
+    case FirstByte::kTimedOut:
+      return Status::Error(ErrorKind::kBannerTimeout, where + ": connected through bastion " +
+                                                          bastion.name +
+                                                          " but no SSH banner came in time");
+    case FirstByte::kClosed: break;
+  }
+  return Status::Error(ErrorKind::kConnectionLost,
+                       where + ": closed through bastion " + bastion.name +
+                           " before its SSH banner" +
+                           (error != 0 ? std::string(": ") + std::strerror(error) : ""));
 }
 
 }  // namespace fleetreap

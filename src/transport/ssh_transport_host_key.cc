@@ -48,9 +48,8 @@ Status SshTransport::PrepareKnownHosts(Session* state) {
 
   config_ = SshConfigValues();
   if (options_.use_ssh_config) {
-    std::vector<std::string> files = {options_.ssh_config_file};
-    if (options_.ssh_config_file.empty()) files = {home + "/.ssh/config", "/etc/ssh/ssh_config"};
-    Status status = LookUpSshConfig(files, options_.address, home, &config_);
+    Status status =
+        LookUpSshConfig(SshConfigFiles(options_.ssh_config_file), options_.address, home, &config_);
     if (!status.ok()) return status;
   }
   const std::string& alias = config_.host_key_alias;

@@ -106,4 +106,10 @@ inline ProxyTokens SessionTokens(ssh_session session, const std::string& host,
 // The home directory as libssh takes it: from the passwd entry, not $HOME.
 inline std::string SshHomeDirectory() { return LocalAccount().home; }
 
+// The ssh config files read for "file" (SshTransportOptions::ssh_config_file).
+inline std::vector<std::string> SshConfigFiles(const std::string& file) {
+  if (!file.empty()) return {file};
+  return {SshHomeDirectory() + "/.ssh/config", "/etc/ssh/ssh_config"};
+}
+
 }  // namespace fleetreap

@@ -48,7 +48,7 @@ ALLOWED = {
     "scripts/fleet: up, down (simulated-fleet.md, development.md, benchmarks.md)": {
         "--dir", "--demo", "--scenario", "--all", "--stale"},
     "bench/*.py (benchmarks.md, scale.md)": {"--quick", "--parts", "--incident-shape", "--scenarios",
-                                            "--runs", "--extra"},
+                                            "--runs", "--before", "--extra"},
     "systemctl enable --now (sweep.md, contrib/systemd)": {"--now"},
 }
 ALLOWED_FLAGS = set().union(*ALLOWED.values())

@@ -3,7 +3,7 @@
 it is read as rows: real nvidia-smi prints a process name's newlines raw in
 --query-compute-apps CSV (seen on an H200, driver 580), so a forged line
 would read as a row naming another PID. The scan's query is built in one
-place (remote_script.cc, ScanAppsFields); no other file may build a process
+place (scan_script.cc, ScanAppsFields); no other file may build a process
 query, and none but the parsers of captured samples may name process_name.
 A dead builder that comes back (ComputeAppsCommand with process_name) fails
 here. remote_script_test's NoQueryAsksForAUserField checks the scripts
@@ -13,7 +13,7 @@ import re
 import unittest
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), '..', '..'))
-BUILDS_QUERY = {'src/remote/remote_script.cc'}
+BUILDS_QUERY = {'src/remote/scan_script.cc'}
 # Parsers of what a host or a capture printed; they build no command.
 PARSERS = {'src/remote/nvidia_smi_csv.cc', 'src/remote/nvidia_smi_csv.h',
            'src/remote/nvidia_smi_compute_apps.cc', 'src/remote/nvidia_smi_process_table.cc',
@@ -50,7 +50,7 @@ class NvidiaSmiQueriesTest(unittest.TestCase):
                                     f'{rel}:{number}: the dead builder came back')
 
     def test_the_scan_asks_for_four_driver_fields(self):
-        text = open(os.path.join(ROOT, 'src/remote/remote_script.cc'), encoding='utf-8').read()
+        text = open(os.path.join(ROOT, 'src/remote/scan_script.cc'), encoding='utf-8').read()
         fields = re.search(r'ScanAppsFields\(\) \{\s*static const std::vector<std::string> '
                            r'fields = \{([^}]*)\}', text)
         self.assertIsNotNone(fields)

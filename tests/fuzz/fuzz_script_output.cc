@@ -18,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)ParsePerGpuQueryOutput(text, &queries);
   std::vector<UnitStop> stops;
   (void)ParseStopUnitsOutput(text, {"a.service", "b.service"}, &stops);
-  SignalOutput signal;
+  SignalReply signal;
   if (ParseSignalOutput(text, &signal).ok()) {
     for (const auto& left : signal.left) FuzzCheck(left.second != '\0');
   }

@@ -1,11 +1,13 @@
 """GPU hosts behind a bastion: --ssh-config's ProxyCommand and ProxyJump, over
-real sshd, with the real OpenSSH client as the proxy (ssh -W) through a
-simulated bastion host.
+real sshd, through a simulated bastion host: the real OpenSSH client as the
+ProxyCommand (ssh -W), fleetreap's own connection to the bastion for a
+ProxyJump (test_bastion.py has more of that).
 
 The GPU hosts are named in the inventory by names that do not resolve
 (gpu01.internal); only the ssh config says where they are and how to get
 there. Checks that the escalation works through the bastion (against the
-fleet's ground truth), that a hung proxy is bounded by --connect-timeout and
+fleet's ground truth), by a ProxyCommand and by a ProxyJump that only the
+--ssh-config-file names, that a hung proxy is bounded by --connect-timeout and
 its processes are ended, that a dead bastion or target is reported with the
 proxy's own words, and that ProxyJump works from ~/.ssh/config as a user
 keeps it. That last test runs fleetreap in a private mount namespace whose
@@ -21,6 +23,7 @@ import time
 import unittest
 
 from fleet_case import BIN, FleetCase, by_name, parse_report, playbook_path
+from host_setup import HostSetup
 from simfleet import HostSpec
 
 INSPECT = playbook_path("inspect.yaml")
@@ -87,6 +90,20 @@ class ProxyTest(FleetCase):
         truth = self.fleet.ground_truth()
         self.assertTrue(truth["gpu01"]["clean"], json.dumps(truth["gpu01"])[:1500])
         self.assertEqual(truth["bastion"]["gpu_processes"], [])
+
+    def test_escalation_through_a_proxy_jump_in_the_ssh_config_file(self):
+        # The file given by --ssh-config-file, not ~/.ssh/config, says where
+        # the bastion is: fleetreap's own connection to it reads that file.
+        # A workload of its own on gpu02 (the other tests share the fleet).
+        workers = HostSetup(self.fleet, self.fleet.host("gpu02")).workload(gpus="0-3")
+        config = ("Host *.internal\n  ProxyJump jump\n" + self.host_blocks() +
+                  f"Host jump\n  HostName {self.bastion}\n  User root\n")
+        code, hosts = self.run_fleetreap(config, "--limit", "gpu02")
+        self.assertEqual(code, 0, hosts)
+        self.assertEqual(hosts["gpu02"]["status"], "clean", hosts["gpu02"].get("error_message"))
+        self.assertEqual(hosts["gpu02"]["term_sent"], len(workers) - 1)  # not the parent
+        truth = self.fleet.ground_truth()
+        self.assertTrue(truth["gpu02"]["clean"], json.dumps(truth["gpu02"])[:1500])
 
     def test_a_hung_proxy_is_bounded_and_ended(self):
         pids = os.path.join(self.tmp, "hung")

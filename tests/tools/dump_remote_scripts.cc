@@ -13,6 +13,7 @@
 #include "fleetreap/base/shell.h"
 #include "fleetreap/model/target.h"
 #include "fleetreap/remote/remote_script.h"
+#include "fleetreap/remote/round_trips.h"
 
 namespace {
 
@@ -76,9 +77,9 @@ int main(int argc, char** argv) {
   ok &=
       Write(dir, "stop_units", "two units", fleetreap::StopUnitsScript(units, milliseconds(30000)));
   ok &= Write(dir, "stop_then_signal", "units stopped, then TERM, in one round trip",
-              fleetreap::StopUnitsScript(units, milliseconds(30000), /*end=*/false) +
-                  fleetreap::SignalScript("TERM", targets, milliseconds(10000), milliseconds(150),
-                                          paths, {1, 777}),
+              fleetreap::StopUnitsThenSignalScript(
+                  units, milliseconds(30000),
+                  {"TERM", targets, milliseconds(10000), milliseconds(150), {1, 777}}, paths),
               kJoined);
   ok &= Write(
       dir, "signal_kill", "KILL, no parents",
@@ -86,16 +87,13 @@ int main(int argc, char** argv) {
   ok &= Write(dir, "signal_none", "no targets",
               fleetreap::SignalScript("TERM", {}, milliseconds(1000), milliseconds(100)));
   ok &= Write(dir, "shm_dry_then_scan", "the dry-run /dev/shm pass and the scan",
-              fleetreap::ShmCleanScript(shm, /*dry_run=*/true) + fleetreap::ScanScript(full),
-              kJoined);
-  ok &= Write(dir, "shm_clean", "removes, then z end",
-              fleetreap::ShmCleanScript(shm, /*dry_run=*/false, stand_in) + "z end\n");
+              fleetreap::ShmListingThenInspectScript(shm, full), kJoined);
+  ok &= Write(dir, "shm_clean", "removes, then end",
+              fleetreap::ShmCleanScript(shm, /*dry_run=*/false, stand_in));
   ok &= Write(dir, "shm_no_patterns", "no patterns",
-              fleetreap::ShmCleanScript({}, /*dry_run=*/false) + "z end\n");
+              fleetreap::ShmCleanScript({}, /*dry_run=*/false));
   ok &= Write(dir, "rescan_shm_verify", "the fused verify: scan, /dev/shm, quick scan",
-              fleetreap::ScanScript(plain) + fleetreap::ShmCleanScript(shm, false) +
-                  fleetreap::ScanScript(quick),
-              kJoined);
+              fleetreap::RescanShmVerifyScript(plain, shm, quick), kJoined);
   ok &= Write(dir, "gpu_reset", "GPUs 0 and 1",
               fleetreap::GpuResetScript({0, 1}, milliseconds(30000)));
   ok &= Write(dir, "bounded_become", "BoundedCommand around a scan, with sudo",

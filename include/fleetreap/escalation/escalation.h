@@ -1,7 +1,7 @@
 // Escalation: the plan of one host's cleanup, in the style of ninja's Plan.
 // The runner (host_cleaner.cc) asks Next for the one next action, performs
-// it, folds what the host printed into the HostView, and reports back with
-// Finished, which alone changes the History. Next reads no clock and does no
+// it, folds what the host replied into the HostView with host_fold.h's pure
+// folds, and reports back with Finished, which alone changes the History. Next reads no clock and does no
 // I/O. NextAction is the ladder rule that Next applies, given a History.
 // Pure functions are thread-safe; an Escalation belongs to one host's run
 // and one thread.
@@ -51,7 +51,6 @@
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/model/holder.h"
 #include "fleetreap/model/target.h"
-#include "fleetreap/remote/remote_script_output.h"
 
 namespace fleetreap {
 
@@ -94,7 +93,7 @@ struct Action {
   std::vector<int> gpus;  // kResetGpus: GPU indexes
   /// kRescan, kVerify: nvidia-smi first, the known holders standing in; a
   /// full scan follows only when it finds a GPU that is not clean
-  /// (QuickScanSuffices). False: the device files are read again too.
+  /// (HostGpusClean). False: the device files are read again too.
   bool quick = false;
   /// kInspect: list the /dev/shm leftovers in the same round trip;
   /// kCleanShm: list them, remove nothing. Dry runs only.
@@ -111,10 +110,6 @@ struct Action {
 /// action's joined by "+": "rescan", "stop_units+term",
 /// "rescan+clean_shm+verify".
 std::string StepName(const Action& action);
-
-/// Whether a quick scan's readings are enough: some GPU answered and every
-/// one reads clean or protected_only. Otherwise a full scan must follow.
-bool QuickScanSuffices(const std::vector<GpuReading>& gpus);
 
 /// What an action found that the HostView does not say.
 struct StepResult {
@@ -165,9 +160,5 @@ Action NextAction(const Playbook& playbook, const HostView& view, const History&
 /// The fate a dry run reports for "holder": kProtected, kWouldTerm,
 /// kWouldKill (the playbook skips TERM), or kObserved (it signals nothing).
 HolderFate PlannedFate(const Playbook& playbook, const Holder& holder);
-
-/// The fate of a signalled or watched holder that is no longer there:
-/// kKilled after a KILL, kTerminated after a TERM, kGone when never signalled.
-HolderFate FateAfterExit(const TrackedHolder& holder);
 
 }  // namespace fleetreap

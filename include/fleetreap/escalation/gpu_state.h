@@ -1,7 +1,8 @@
 // GpuState classification: gives every GPU of a host exactly one GpuState
-// (report.h) from nvidia-smi's readings, the device holders and the
-// inventory's expected GPU count, and says whether the host is clean.
-// Pure functions; thread-safe.
+// (model/gpu_reading.h) from nvidia-smi's readings, the device holders and
+// the inventory's expected GPU count. Whether the host is clean
+// (HostGpusClean) and the GPUs' names are model functions. Pure functions;
+// thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -26,17 +27,6 @@ bool HolderStillPresent(const Holder& holder);
 /// number. Call once per scan, before ClassifyGpus.
 void MapHolderGpusToIndexes(const std::map<std::string, int>& minor_by_bus_id,
                             const std::vector<GpuReading>& gpus, std::vector<Holder>* holders);
-
-/// True when nvidia-smi's gpu_recovery_action names an action: anything but
-/// "None" (any case), "" (not queried), "N/A" and bracketed unknowns
-/// ("[N/A]"). "Reset", "Reboot", "Drain P2P", "Drain and Reset", and any
-/// spelling a later driver adds, are actions.
-bool DriverAsksForRecovery(const GpuReading& gpu);
-
-/// The GPU's name for people: "GPU 3" by its nvidia-smi index, else by the
-/// bus id nvidia-smi printed ("GPU 0000:B1:00.0", a lost GPU it could not
-/// number), else "GPU ?". Every report names GPUs this way.
-std::string GpuLabel(const GpuReading& gpu);
 
 /// Sets state and detail of every reading in "gpus", in this order:
 ///  - kLost: already kLost (from ParseGpuQuery); left as is.
@@ -66,10 +56,5 @@ std::string GpuLabel(const GpuReading& gpu);
 void ClassifyGpus(const std::vector<Holder>& holders, int expected_gpus, int64_t threshold_mib,
                   std::vector<GpuReading>* gpus,
                   const std::map<std::string, int64_t>& allowances = {});
-
-/// True only when "gpus" is non-empty and every reading is kClean or
-/// kProtectedOnly (a GPU whose driver asks for recovery is neither). Call after ClassifyGpus, which
-/// adds the missing GPUs.
-bool HostGpusClean(const std::vector<GpuReading>& gpus);
 
 }  // namespace fleetreap

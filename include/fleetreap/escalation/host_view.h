@@ -1,9 +1,8 @@
 // HostView: what a host looks like now (its tracked holders, GPU readings,
-// active units, respawn watch), and the pure folding steps that turn what a
-// scan printed into it: merging a holder scan into the tracked holders, reading the GPUs nvidia-smi
-// still reports next to a lost one, numbering that lost GPU, and telling
-// ghost memory under protected daemons from memory a process uses. No I/O,
-// no clock; thread-safe. host_cleaner.cc does the I/O around them.
+// active units, respawn watch), and the pure steps that host_fold.h's folds
+// are made of: merging a holder scan into the tracked holders, numbering a
+// lost GPU, and telling ghost memory under protected daemons from memory a
+// process uses. No I/O, no clock; thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -16,8 +15,7 @@
 #include "fleetreap/escalation/unit_properties.h"
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/model/holder.h"
-#include "fleetreap/remote/nvidia_smi.h"
-#include "fleetreap/remote/remote_script_output.h"
+#include "fleetreap/model/process_tree.h"
 
 namespace fleetreap {
 
@@ -44,6 +42,10 @@ struct HostView {
   std::vector<ChildProcess> parents = {};  // watched parents seen: pid, comm
 };
 
+/// The fate of a signalled or watched holder that is no longer there:
+/// kKilled after a KILL, kTerminated after a TERM, kGone when never signalled.
+HolderFate FateAfterExit(const TrackedHolder& holder);
+
 /// Folds one holder scan into "holders". A holder seen again (same PID and
 /// start time) keeps its fate, protection and round and is present; a new one
 /// gets round "waves" + 1 and is kProtected (with the reason) when "protect"
@@ -63,12 +65,6 @@ std::vector<std::string> UnitsSafeToStop(const std::vector<std::string>& active,
                                          const std::string& self_cgroup,
                                          const std::vector<TrackedHolder>& holders,
                                          std::vector<std::string>* skipped);
-
-/// nvidia-smi exits non-zero when a GPU is lost, yet still prints the other
-/// GPUs' rows. Appends those rows (read with the lost-GPU lines taken out;
-/// the header still proves the columns) to "gpus". Returns false when there
-/// are none.
-bool ReadRowsBesideLostGpus(const std::string& out, std::vector<GpuReading>* gpus);
 
 /// nvidia-smi names a lost GPU by bus id only. When exactly one index below
 /// "expected" has no reading and exactly one lost reading has no index, they

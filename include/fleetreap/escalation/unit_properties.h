@@ -1,25 +1,14 @@
-// UnitProperties: what `systemctl show -p Id,Restart,ControlGroup,MainPID`
-// says about a host's units, and which units fleetreap must never stop.
-// Pure functions of text; thread-safe.
+// Protected units: which of a host's units fleetreap must never stop, by
+// name (what `systemctl show` says about a unit is model/unit_properties.h,
+// read by remote/systemctl_show.h). Pure functions; thread-safe.
 #pragma once
 
-#include <map>
 #include <string>
 #include <vector>
 
+#include "fleetreap/model/unit_properties.h"
+
 namespace fleetreap {
-
-struct UnitProperties {
-  std::string restart;        // "no", "always", "on-failure"...
-  std::string control_group;  // "/system.slice/vllm.service"
-  int main_pid = 0;
-};
-
-/// Parses `systemctl show -p Id,... UNIT...`: blocks of KEY=VALUE lines
-/// separated by blank lines, each with an Id. Blocks without an Id, and
-/// lines that are not KEY=VALUE, are skipped: a unit the host does not
-/// know has no properties.
-std::map<std::string, UnitProperties> ParseSystemctlShow(const std::string& text);
 
 /// Why fleetreap must never stop a unit of this name ("sshd's unit",
 /// "systemd's own unit", "a protected daemon's unit (nvidia-persistenced)"),

@@ -1,12 +1,14 @@
 // GpuReading: what nvidia-smi says about one GPU, and the state fleetreap
-// classifies it into (escalation/gpu_state.h). Part of the host model that the
-// parsers fill, the escalation reads and the reports render. Plain values;
-// thread-compatible.
+// classifies it into (escalation/gpu_state.h); ComputeApp, a process nvidia-smi
+// charges memory to; and the names every area gives them (GpuLabel, bus ids).
+// Part of the host model that the parsers fill, the escalation reads and the
+// reports render. Plain values and pure functions; thread-safe.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace fleetreap {
 
@@ -43,5 +45,39 @@ struct GpuReading {
   /// Anything but "None" or "" keeps the GPU from being clean (gpu_state.h).
   std::string recovery_action;
 };
+
+/// One row of --query-compute-apps: a process with a CUDA context.
+struct ComputeApp {
+  std::optional<int> pid;    // nullopt: "[Not Supported]" (old drivers)
+  std::string process_name;  // may hold spaces and commas
+  std::string gpu_uuid;
+  std::string gpu_bus_id;
+  std::optional<int64_t> used_mib;  // nullopt: "[N/A]" (WDDM, MIG)
+};
+
+/// True for a PCI bus id as nvidia-smi prints one: 4-8 hex digits of domain,
+/// then ":BB:DD.F" ("0000:0B:00.0", "00000000:0b:00.0").
+bool LooksLikeBusId(const std::string& id);
+
+/// Normalises a PCI bus id for comparison: upper-case hex, domain widened to
+/// 8 digits ("0000:0b:00.0" -> "00000000:0B:00.0").
+std::string NormalizeBusId(const std::string& bus_id);
+
+/// The GPU's name for people: "GPU 3" by its nvidia-smi index, else by the
+/// bus id nvidia-smi printed ("GPU 0000:B1:00.0", a lost GPU it could not
+/// number), else "GPU ?". Every report names GPUs this way.
+std::string GpuLabel(const GpuReading& gpu);
+
+/// True when nvidia-smi's gpu_recovery_action names an action: anything but
+/// "None" (any case), "" (not queried), "N/A" and bracketed unknowns
+/// ("[N/A]"). "Reset", "Reboot", "Drain P2P", "Drain and Reset", and any
+/// spelling a later driver adds, are actions.
+bool DriverAsksForRecovery(const GpuReading& gpu);
+
+/// True only when "gpus" is non-empty and every reading lets its host be
+/// clean (GpuStateIsClean: kClean, kProtectedOnly or kOutOfScope; a GPU whose
+/// driver asks for recovery is none of them). Call after ClassifyGpus, which
+/// adds the missing GPUs.
+bool HostGpusClean(const std::vector<GpuReading>& gpus);
 
 }  // namespace fleetreap

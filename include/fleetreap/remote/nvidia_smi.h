@@ -108,10 +108,6 @@ std::string QuoteToolLine(const std::string& line);
 bool IsUnknownFieldError(const std::string& out, const std::string& err, int exit_code,
                          const std::string& field);
 
-/// Normalises a PCI bus id for comparison: upper-case hex, domain widened to
-/// 8 digits ("0000:0b:00.0" -> "00000000:0B:00.0").
-std::string NormalizeBusId(const std::string& bus_id);
-
 // ---------------------------------------------------------------- query-gpu
 
 /// The fields fleetreap asks --query-gpu for, in order: index, uuid, name,
@@ -201,15 +197,8 @@ Status ParseGpuQuery(const std::string& out, const std::string& err, int exit_co
 
 // ------------------------------------------------------- query-compute-apps
 
-/// One row of --query-compute-apps: a process with a CUDA context.
-struct ComputeApp {
-  std::optional<int> pid;    // nullopt: "[Not Supported]" (old drivers)
-  std::string process_name;  // may hold spaces and commas
-  std::string gpu_uuid;
-  std::string gpu_bus_id;
-  std::optional<int64_t> used_mib;  // nullopt: "[N/A]" (WDDM, MIG)
-};
-
+// ComputeApp, one row of --query-compute-apps, is a model value
+// (model/gpu_reading.h).
 // The scan's own query is ScanAppsFields (remote_script.h): no field a
 // user controls (process_name, name) is ever asked for, because real
 // nvidia-smi prints a process name's newlines raw and a forged line would

@@ -12,7 +12,6 @@
 #include "fleetreap/base/status.h"
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/model/holder.h"
-#include "fleetreap/remote/nvidia_smi.h"
 #include "fleetreap/remote/remote_script_output.h"
 
 namespace fleetreap {
@@ -36,15 +35,12 @@ struct HolderScanInfo {
 [[nodiscard]] Status HoldersFromScan(const ScanOutput& scan, std::vector<Holder>* holders,
                                      HolderScanInfo* info = nullptr);
 
-/// Adds what nvidia-smi charges: each app's GPU (matched to "gpus" by UUID,
-/// else bus id) to its holder's gpus, and a holder for each app PID the fd
-/// pass did not see (no devices), described from "scan"; one /proc does not
-/// show (another PID namespace) gets start_time 0, comm "" and protected_by
-/// "not in this host's /proc": it is never signalled, and its GPU stays
-/// busy, so the host ends dirty with the PID named. Call after MapHolderGpusToIndexes. Keeps
-/// "holders" sorted.
-void AddComputeApps(const ScanOutput& scan, const std::vector<ComputeApp>& apps,
-                    const std::vector<GpuReading>& gpus, std::vector<Holder>* holders);
+/// The processes "pids" (those nvidia-smi charges memory to that hold no
+/// device fd) described from "scan" as holders (no devices, no gpus). A PID
+/// this /proc does not show (another PID namespace), or whose stat cannot be
+/// read, is left out: the fold (escalation/host_fold.h) then makes it a holder
+/// protected as "not in this host's /proc".
+std::map<int, Holder> DescribeProcesses(const ScanOutput& scan, const std::vector<int>& pids);
 
 /// The name of NVIDIA device MAJOR:MINOR, "majors" naming the majors as
 /// /proc/devices does: 195:3 "/dev/nvidia3", 195:255 "/dev/nvidiactl",

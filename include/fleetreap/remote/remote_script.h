@@ -85,11 +85,10 @@ std::string PerGpuQueryScript(const std::vector<int>& indexes, std::chrono::mill
 // ---------------------------------------------------------------- units
 
 /// Stops each unit with "systemctl stop", each bounded by "timeout". Prints
-/// "stop I RC" per unit, I being its index in "units", then "end".
-/// Without "end" the script stops before its "end" record, so that a
-/// SignalScript may follow in the same round trip (ParseStopAndSignalOutput).
+/// "stop I RC" per unit, I being its index in "units", then "end". The stops
+/// followed by a signal wave in one round trip: round_trips.h.
 std::string StopUnitsScript(const std::vector<std::string>& units,
-                            std::chrono::milliseconds timeout, bool end = true);
+                            std::chrono::milliseconds timeout);
 
 // ---------------------------------------------------------------- signals
 
@@ -128,9 +127,8 @@ std::string SignalScript(const std::string& signal, const std::vector<Target>& t
 /// followed or removed; nothing outside /dev/shm is reached. With "dry_run"
 /// nothing is removed. Prints "shm 1", then "removed:NAME", "would:NAME",
 /// "inuse:NAME" or "failed:NAME" per match, then "shmerr:TEXT" (find's
-/// error lines, which say why a removal failed) when find printed any; no "end": the caller appends
-/// "z end\n", or a ScanScript to verify in the same round trip (both parsed
-/// by ParseShmOutput).
+/// error lines, which say why a removal failed) when find printed any, then
+/// "end" (ParseShmOutput). With a scan in the same round trip: round_trips.h.
 std::string ShmCleanScript(const std::vector<std::string>& patterns, bool dry_run,
                            const HostPaths& paths = HostPaths());
 

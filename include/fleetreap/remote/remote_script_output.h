@@ -13,19 +13,13 @@
 #include <vector>
 
 #include "fleetreap/base/status.h"
+#include "fleetreap/model/host_reply.h"
+#include "fleetreap/model/process_tree.h"
 #include "fleetreap/remote/host_records.h"
 
 namespace fleetreap {
 
 // ---------------------------------------------------------------- scan
-
-/// A child of a watched parent (escalation.h's respawn watch).
-struct ChildProcess {
-  int parent = 0;
-  int pid = 0;
-  uint64_t start_time = 0;  // clock ticks since boot
-  std::string comm;
-};
 
 /// An open file descriptor on an NVIDIA device file, of any of the process's
 /// threads, or a mapping of one (mapped, fd -1): by device number
@@ -105,23 +99,15 @@ struct UnitStop {
 
 // ---------------------------------------------------------------- signals
 
-struct SignalOutput {
-  uint64_t now = 0;  // the host's clock at the signals, in ticks
-  std::vector<int> sent;
-  std::vector<int> gone;                   // never signalled: gone, reused, or no longer a holder
-  std::vector<int> failed;                 // kill(1) refused (EPERM...)
-  std::vector<std::pair<int, char>> left;  // still present, with state
-  std::vector<int> live_parents;           // of the parents asked about, those alive
-  int waited_cs = 0;                       // from the signals to the end of the wait
-};
+// The signal script's reply is a model value, SignalReply (model/host_reply.h).
 /// Parses StopUnitsScript(units, ..., end=false) + SignalScript run in one
 /// round trip.
 [[nodiscard]] Status ParseStopAndSignalOutput(const std::string& out,
                                               const std::vector<std::string>& units,
-                                              std::vector<UnitStop>* stops, SignalOutput* signal);
+                                              std::vector<UnitStop>* stops, SignalReply* signal);
 
 /// Parses SignalScript's stdout.
-[[nodiscard]] Status ParseSignalOutput(const std::string& out, SignalOutput* result);
+[[nodiscard]] Status ParseSignalOutput(const std::string& out, SignalReply* result);
 
 // ---------------------------------------------------------------- /dev/shm
 

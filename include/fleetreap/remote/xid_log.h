@@ -47,10 +47,4 @@ struct XidLog {
 /// Xid line is skipped, a broken one counted.
 void ParseXidLog(const std::string& text, XidLog* log);
 
-/// Whether the Xid line's bus id ("0000:3b:00", as the kernel writes it)
-/// names the GPU at "gpu_bus_id" (as nvidia-smi prints it,
-/// "00000000:3B:00.0"): the same domain, bus and device, case and domain
-/// width aside.
-bool XidBusMatches(const std::string& xid_bus_id, const std::string& gpu_bus_id);
-
 }  // namespace fleetreap

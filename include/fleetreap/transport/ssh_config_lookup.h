@@ -1,7 +1,8 @@
 // SshConfigLookup: the OpenSSH client settings fleetreap reads from ssh_config
 // itself, because libssh 0.10 ignores them (HostKeyAlias), keeps only the
 // first of several files (UserKnownHostsFile, GlobalKnownHostsFile) or would
-// connect to the agent unbounded (IdentityAgent). Everything else in the
+// connect to the agent unbounded (IdentityAgent), or would hand to an
+// "ssh -W" that reads another file (ProxyJump). Everything else in the
 // config is libssh's. The files are read as OpenSSH reads them: "Host"
 // patterns (*, ?, !negation) are matched against the name as given, "Match
 // all", "Match host" and "Match originalhost" are understood (any other Match
@@ -24,6 +25,10 @@ struct SshConfigValues {
   std::vector<std::string> user_known_hosts;    // UserKnownHostsFile, every word
   std::vector<std::string> global_known_hosts;  // GlobalKnownHostsFile, every word
   std::string identity_agent;                   // IdentityAgent
+  /// ProxyJump, or ProxyCommand: whichever comes first, as in OpenSSH (the
+  /// other stays ""); "none" as written.
+  std::string proxy_jump;
+  std::string proxy_command;
 };
 
 /// Reads "files" in order (a missing one is skipped) for the settings of

@@ -23,6 +23,9 @@
 
 namespace fleetreap {
 
+class SshJumps;    // ssh_jump.h
+class ProxyPacer;  // proxy_pacer.h
+
 struct SshTransportOptions {
   std::string name;     // inventory name, for messages ("gpu07")
   std::string address;  // what to connect to (ansible_host)
@@ -43,13 +46,14 @@ struct SshTransportOptions {
   HostKeyPolicy host_key_policy = HostKeyPolicy::kStrict;
   std::chrono::milliseconds connect_timeout{10000};
   /// Read OpenSSH config (HostName, User, Port, IdentityFile, ProxyJump,
-  /// ProxyCommand; HostKeyAlias, UserKnownHostsFile, GlobalKnownHostsFile and
-  /// IdentityAgent through ssh_config_lookup.h) before the explicit values,
-  /// which win. A ProxyCommand
-  /// (and the "ssh -W" one libssh 0.10 makes of a ProxyJump) is run by
-  /// fleetreap (proxy_command.h), bounded by the connect timeout like a direct
-  /// connection; a proxy that says nothing reads as connect_timeout, since
-  /// the TCP connect happens beyond it.
+  /// ProxyCommand; HostKeyAlias, UserKnownHostsFile, GlobalKnownHostsFile,
+  /// IdentityAgent and which of ProxyJump and ProxyCommand comes first
+  /// through ssh_config_lookup.h) before the explicit values, which win. A
+  /// ProxyJump goes through "jumps" (ssh_jump.h): one connection per bastion,
+  /// a forwarded channel per host. A ProxyCommand is run by fleetreap
+  /// (proxy_command.h), bounded by the connect timeout like a direct
+  /// connection and paced by "proxy_pacer"; a proxy that says nothing reads
+  /// as connect_timeout, since the TCP connect happens beyond it.
   bool use_ssh_config = false;
   /// The config file for use_ssh_config; "" means ~/.ssh/config (from the
   /// passwd entry, not $HOME) and the system-wide ssh_config.
@@ -58,6 +62,14 @@ struct SshTransportOptions {
   /// Extra time the controller waits past a command's timeout for the remote
   /// "timeout -k" to end it before giving up on the channel.
   std::chrono::milliseconds command_grace{5000};
+  /// The ProxyJump to use instead of the config's ("" : the config's), as
+  /// OpenSSH's "ssh -J": set for the bastions of a jump chain.
+  std::string proxy_jump;
+  /// Shared by the transports of one run, so that hosts behind the same
+  /// bastion share its connection and their proxies' pacing. Null: this
+  /// transport keeps its own (one bastion login per host, no pacing).
+  std::shared_ptr<SshJumps> jumps;
+  std::shared_ptr<ProxyPacer> proxy_pacer;
 };
 
 class SshTransport : public Transport {
@@ -101,16 +113,29 @@ class SshTransport : public Transport {
   std::string HostKeyFingerprint() const override { return fingerprint_; }
 
  private:
-  struct Session;  // the libssh handles; defined in ssh_transport.cc
+  struct Session;         // the libssh handles; defined in ssh_transport_session.h
+  friend class JumpPump;  // drives a connected bastion's session (ssh_jump_pump.cc)
 
   // Reads the config's host key settings and every known_hosts entry for the
   // target, and gives libssh (which uses it only to prefer the key types the
   // host is known by) a memfd owned by "state" with those keys.
   Status PrepareKnownHosts(Session* state);
   // Runs the config's ProxyCommand (ours, not libssh's, so it is bounded)
-  // and waits for the banner through it.
+  // and waits for the banner through it. Its turn among the proxies of the
+  // same command (proxy_pacer) is awaited until "not_after" (at most ten
+  // connect timeouts), and that wait moves "*deadline" later by as much.
   Status StartProxy(const std::string& proxy, Session* state,
-                    std::chrono::steady_clock::time_point deadline, const std::string& where);
+                    std::chrono::steady_clock::time_point not_after,
+                    std::chrono::steady_clock::time_point* deadline, const std::string& where);
+  // Opens the host's channel through the ProxyJump bastion "jump" (the last
+  // hop; the ones before it are its own chain) and waits for the banner.
+  Status StartJump(const std::string& jump, Session* state,
+                   std::chrono::steady_clock::time_point deadline, const std::string& where);
+  // "root@10.0.0.7:22" after the config: who and where this session logs in.
+  std::string Destination() const;
+  // kInvalidInput for a config libssh refused, naming the file and, when
+  // libssh gave no reason, the ProxyJump it could not read.
+  Status ConfigError(std::string error) const;
   Status VerifyHostKey();
   Status Authenticate(std::chrono::steady_clock::time_point deadline);
 
@@ -119,6 +144,7 @@ class SshTransport : public Transport {
   std::string fingerprint_;
   std::string target_host_;  // after ssh config: what known_hosts is keyed by
   int target_port_ = 22;
+  std::string login_user_;                     // after ssh config
   SshConfigValues config_;                     // what ssh_config_lookup found for this host
   std::vector<std::string> user_known_hosts_;  // accept-new writes to the first
   std::vector<std::string> global_known_hosts_;

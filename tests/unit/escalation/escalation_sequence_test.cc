@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fleetreap/escalation/escalation.h"
+#include "fleetreap/escalation/host_fold.h"
 
 namespace fleetreap {
 namespace {
@@ -47,14 +48,21 @@ TrackedHolder Worker(int pid, int gpu, int ppid = 1, int round = 1) {
 }
 
 // The same holder after the runner sent "signal" ("TERM" or "KILL") and the
-// host answered: gone, or still there.
+// host answered: gone, or still there. Folded by the runner's own fold.
 TrackedHolder Signalled(TrackedHolder t, const std::string& signal, bool exited) {
-  (signal == "KILL" ? t.kill_sent : t.term_sent) = true;
-  if (t.signalled_at == 0) t.signalled_at = 5000;
-  t.present = !exited;
-  if (exited) t.holder.fate = FateAfterExit(t);
-  if (!exited && signal == "KILL") t.holder.fate = HolderFate::kUnkillable;
-  return t;
+  Action wave;
+  wave.kind = signal == "KILL" ? ActionKind::kKill : ActionKind::kTerm;
+  wave.targets = {{t.holder.pid, t.holder.start_time}};
+  SignalReply reply;
+  reply.now = 5000;
+  reply.sent = {t.holder.pid};
+  if (!exited) reply.left = {{t.holder.pid, t.holder.state}};
+  reply.live_parents = {t.holder.ppid};
+  HostView view;
+  view.holders = {t};
+  SignalFold fold = FoldSignal(wave, reply, &view);
+  EXPECT_EQ(fold.sent, 1);
+  return view.holders.front();
 }
 
 TrackedHolder Protected(int pid, int gpu) {

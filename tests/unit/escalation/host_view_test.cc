@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fleetreap/remote/systemctl_show.h"
+
 namespace fleetreap {
 namespace {
 
@@ -147,22 +149,6 @@ TEST(HostViewTest, NumberTheLostGpu) {
     NumberTheLostGpu(row.expected, &gpus);
     EXPECT_EQ(gpus[row.indexes.size()].index, row.want) << row.expected;
   }
-}
-
-TEST(HostViewTest, ReadRowsBesideLostGpus) {
-  std::vector<GpuReading> gpus;
-  EXPECT_TRUE(ReadRowsBesideLostGpus(
-      "Unable to determine the device handle for GPU 0000:CB:00.0: GPU is lost. "
-      "Reboot the system to recover this GPU\n"
-      "index, uuid, name, pci.bus_id, memory.used [MiB], memory.total [MiB]\n"
-      "0, GPU-a, NVIDIA H200, 00000000:19:00.0, 0, 143771\n"
-      "7, GPU-b, NVIDIA H200, 00000000:DB:00.0, 12, 143771\n",
-      &gpus));
-  ASSERT_EQ(gpus.size(), 2u);
-  EXPECT_EQ(gpus[1].index, 7);
-  EXPECT_EQ(gpus[1].used_mib, 12);
-  EXPECT_FALSE(ReadRowsBesideLostGpus(
-      "Unable to determine the device handle for GPU 0000:CB:00.0: GPU is lost.\n", &gpus));
 }
 
 TEST(HostViewTest, GhostsUnderProtectedDaemons) {

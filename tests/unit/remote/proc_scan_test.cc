@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "fleetreap/base/text.h"
+#include "fleetreap/escalation/host_fold.h"
 #include "fleetreap/remote/remote_script.h"
 
 extern char** environ;
@@ -191,7 +192,7 @@ TEST(ProcScanTest, HoldersFromScan) {
   apps[1].gpu_bus_id = "0000:12:00.0";
   apps[2].pid = 88;
   apps[2].gpu_uuid = "GPU-1";
-  AddComputeApps(scan, apps, gpus, &holders);
+  ChargeComputeApps(apps, DescribeProcesses(scan, {77, 88}), gpus, &holders);
   ASSERT_EQ(holders.size(), 6u);
   EXPECT_EQ(Render(holders[3]),
             "77 start=1077 ppid=1 state=S user=root comm=[pt_main_thread] exe=[/usr/bin/python3] "

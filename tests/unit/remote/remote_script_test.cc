@@ -106,8 +106,6 @@ ScanRequest Request(std::vector<std::string> units = {}, std::vector<int> watch 
   return request;
 }
 
-std::string Nul(const std::string& text) { return std::string(text) + '\0'; }
-
 TEST(RemoteScriptTest, HostileValuesInScanAndShmDoNothing) {
   ScriptRunner runner;
   std::string out = runner.Run(ScanScript(Request(kHostile)));
@@ -119,7 +117,7 @@ TEST(RemoteScriptTest, HostileValuesInScanAndShmDoNothing) {
   }
   HostPaths paths;
   paths.shm_dir = runner.dir();
-  runner.Run(ShmCleanScript(kHostile, /*dry_run=*/true, paths) + "z end\n");
+  runner.Run(ShmCleanScript(kHostile, /*dry_run=*/true, paths));
   for (int i = 1; i <= 7; ++i) {
     EXPECT_FALSE(runner.Exists("pwned" + std::to_string(i))) << i;
   }
@@ -172,7 +170,7 @@ TEST(RemoteScriptTest, SignalNeverHitsAReusedPid) {
                                  {999999999, 5, true}};
   targets.erase(targets.begin() + 1);
   std::string out = runner.Run(SignalScript("KILL", targets, milliseconds(300), milliseconds(100)));
-  SignalOutput result;
+  SignalReply result;
   ASSERT_TRUE(ParseSignalOutput(out, &result).ok()) << out;
   EXPECT_EQ(result.gone, (std::vector<int>{static_cast<int>(getpid()), 999999999}));
   EXPECT_TRUE(result.sent.empty());
@@ -228,7 +226,7 @@ TEST_F(SignalLiveTest, SignalsOnlyWhatStillHoldsADevice) {
             [](const Target& a, const Target& b) { return a.pid < b.pid; });
   std::string out =
       runner.Run(SignalScript("TERM", targets, milliseconds(1000), milliseconds(50), paths));
-  SignalOutput result;
+  SignalReply result;
   ASSERT_TRUE(ParseSignalOutput(out, &result).ok()) << out;
   std::vector<int> sent = {holder, charged};
   std::sort(sent.begin(), sent.end());
@@ -279,7 +277,7 @@ TEST_F(SignalLiveTest, ZombieLeaderWithLiveThreadsAndMappingOnlyHoldersAreSignal
             [](const Target& a, const Target& b) { return a.pid < b.pid; });
   std::string out =
       runner.Run(SignalScript("TERM", targets, milliseconds(2000), milliseconds(50), paths));
-  SignalOutput result;
+  SignalReply result;
   ASSERT_TRUE(ParseSignalOutput(out, &result).ok()) << out;
   std::vector<int> sent = {leader, mapper};
   std::sort(sent.begin(), sent.end());
@@ -301,7 +299,7 @@ TEST_F(SignalLiveTest, HolderThatExitsBeforeItsSignalIsGone) {
   std::string racing = "kill() { command kill -s KILL \"$3\"; sleep 0.2; return 1; }\n";
   std::string out = runner.Run(racing + SignalScript("TERM", {{holder, StartTime(holder), true}},
                                                      milliseconds(300), milliseconds(50), paths));
-  SignalOutput result;
+  SignalReply result;
   ASSERT_TRUE(ParseSignalOutput(out, &result).ok()) << out;
   EXPECT_EQ(result.gone, std::vector<int>{holder});
   EXPECT_TRUE(result.sent.empty());
@@ -355,7 +353,7 @@ TEST(RemoteScriptTest, ScanListsChildrenOfWatchedParentsAfterTheSignalTime) {
   // shell (our child) lists the scan's shell with a start time at or after
   // that of an earlier signal script.
   ScriptRunner runner;
-  SignalOutput sig;
+  SignalReply sig;
   ASSERT_TRUE(ParseSignalOutput(
                   runner.Run(SignalScript("TERM", {}, milliseconds(0), milliseconds(100))), &sig)
                   .ok());
@@ -407,14 +405,14 @@ TEST(RemoteScriptTest, ShmCleanKeepsWhatIsInUseAndReadsEveryName) {
   ASSERT_NE(map, MAP_FAILED);
 
   ShmOutput dry;
-  std::string out = runner.Run(ShmCleanScript({"nccl-*", "psm_*"}, true, paths) + "z end\n");
+  std::string out = runner.Run(ShmCleanScript({"nccl-*", "psm_*"}, true, paths));
   ASSERT_TRUE(ParseShmOutput(out, &dry).ok()) << out;
   EXPECT_EQ(std::set<std::string>(dry.removed.begin(), dry.removed.end()), stale);
   EXPECT_EQ(std::set<std::string>(dry.in_use.begin(), dry.in_use.end()),
             (std::set<std::string>{"nccl-open", "nccl-mapped"}));
 
   ShmOutput real;
-  out = runner.Run(ShmCleanScript({"nccl-*", "psm_*"}, false, paths) + "z end\n");
+  out = runner.Run(ShmCleanScript({"nccl-*", "psm_*"}, false, paths));
   ASSERT_TRUE(ParseShmOutput(out, &real).ok()) << out;
   EXPECT_EQ(std::set<std::string>(real.removed.begin(), real.removed.end()), stale);
   EXPECT_TRUE(real.failed.empty());
@@ -426,174 +424,6 @@ TEST(RemoteScriptTest, ShmCleanKeepsWhatIsInUseAndReadsEveryName) {
   for (const std::string& name : stale) EXPECT_FALSE(runner.Exists("shm/" + name));
   munmap(map, 1);
   close(open_fd);
-}
-
-TEST(RemoteScriptTest, Parsers) {
-  SignalOutput sig;
-  ASSERT_TRUE(ParseSignalOutput(Nul("signal 1") + Nul("now 123456789") + Nul("sent 10") +
-                                    Nul("gone 11") + Nul("failed 12") + Nul("left 10 D") +
-                                    Nul("end"),
-                                &sig)
-                  .ok());
-  EXPECT_EQ(sig.now, 123456789u);
-  EXPECT_EQ(sig.sent, std::vector<int>{10});
-  EXPECT_EQ(sig.gone, std::vector<int>{11});
-  EXPECT_EQ(sig.failed, std::vector<int>{12});
-  ASSERT_EQ(sig.left.size(), 1u);
-  EXPECT_EQ(sig.left[0].second, 'D');
-
-  struct Bad {
-    std::string out;
-    const char* error;
-  };
-  const std::string head = Nul("signal 1") + Nul("now 5");
-  const Bad bad_signals[] = {
-      {"", "parse: signal output: nothing printed"},
-      {head + "sent 10", "parse: signal output: cut short (the last record has no end)"},
-      {head + Nul("sent 10"), "parse: signal output: expected \"end\", got the end"},
-      {Nul("signal 2") + Nul("now 5") + Nul("end"),
-       "parse: signal output record 1: unknown signal version 2"},
-      {head + Nul("boom") + Nul("end"),
-       "parse: signal output record 3: expected \"end\", got \"boom\""},
-      {head + Nul("sent 10:x") + Nul("end"),
-       "parse: signal output record 3: expected \"sent|gone|failed PID\", got \"sent 10\""},
-      {head + Nul("sent 99999999999") + Nul("end"),
-       "parse: signal output record 3: bad or repeated PID \"sent 99999999999\""},
-      {head + Nul("sent 7") + Nul("gone 7") + Nul("end"),
-       "parse: signal output record 4: bad or repeated PID \"gone 7\""},
-      {head + Nul("left 7 S") + Nul("end"), "parse: signal output record 3: bad \"left 7 S\""},
-      {head + Nul("end") + Nul("sent 7"), "parse: signal output record 4: unexpected \"sent 7\""},
-      {head + Nul("sent\n7") + Nul("end"),
-       "parse: signal output: record 3 has a bad tag \"sent?7\""},
-      {Nul("signal 1") + Nul("now x1") + Nul("end"),
-       "parse: signal output record 2: bad clock now x1"},
-  };
-  for (const Bad& row : bad_signals) {
-    EXPECT_EQ(ParseSignalOutput(row.out, &sig).ToString(), row.error) << row.out;
-  }
-
-  // Units stopped and the first wave in one round trip.
-  std::vector<UnitStop> stops;
-  ASSERT_TRUE(ParseStopAndSignalOutput(Nul("stop 0 0") + Nul("signal 1") + Nul("now 9") +
-                                           Nul("sent 10") + Nul("parent 4") + Nul("done 153") +
-                                           Nul("end"),
-                                       {"vllm.service"}, &stops, &sig)
-                  .ok());
-  ASSERT_EQ(stops.size(), 1u);
-  EXPECT_EQ(stops[0].unit, "vllm.service");
-  EXPECT_EQ(sig.sent, std::vector<int>{10});
-  EXPECT_EQ(sig.live_parents, std::vector<int>{4});
-  EXPECT_EQ(sig.waited_cs, 153);
-  EXPECT_EQ(ParseStopAndSignalOutput(Nul("stop 0 0") + Nul("end"), {"vllm.service"}, &stops, &sig)
-                .ToString(),
-            "parse: stop units and signal output record 2: expected \"signal 1\", got \"end\"");
-
-  ShmOutput shm;
-  ASSERT_TRUE(
-      ParseShmOutput(
-          Nul("shm 1") + Nul("removed:nccl-AbC\n@@end") + Nul("inuse:psm_1") + Nul("end"), &shm)
-          .ok());
-  EXPECT_EQ(shm.removed, std::vector<std::string>{"nccl-AbC\n@@end"});
-  EXPECT_EQ(shm.in_use, std::vector<std::string>{"psm_1"});
-  EXPECT_EQ(ParseShmOutput(Nul("shm 1") + Nul("removed:x"), &shm).ToString(),
-            "parse: shm output: expected \"end\", got the end");
-
-  std::vector<GpuReset> resets;
-  ASSERT_TRUE(ParseGpuResetOutput(Nul("reset 3 255:GPU 00000000:0B:00.0 is currently in use by "
-                                      "another process.\n\n") +
-                                      Nul("reset 4 0:GPU reset ok") + Nul("end"),
-                                  &resets)
-                  .ok());
-  ASSERT_EQ(resets.size(), 2u);
-  EXPECT_EQ(resets[0].gpu, 3);
-  EXPECT_EQ(resets[0].exit_code, 255);
-  EXPECT_EQ(resets[0].message, "GPU 00000000:0B:00.0 is currently in use by another process.");
-  EXPECT_EQ(resets[1].exit_code, 0);
-
-  ScanOutput scan;
-  const std::string scan_head = Nul("scan 1") + Nul("session 12 11 5") +
-                                Nul("units 0:vllm.service loaded active running vLLM\n") +
-                                Nul("gpu 0:index, memory.used\n0, 0");
-  EXPECT_EQ(ParseScanOutput(scan_head, &scan).ToString(),
-            "parse: scan output: expected \"apps RC:TEXT\", got the end");
-  ASSERT_TRUE(ParseScanOutput(scan_head + Nul("apps -") + Nul("table -") + Nul("end"), &scan).ok());
-  EXPECT_EQ(scan.shell_pid, 12);
-  EXPECT_EQ(scan.ancestors, (std::vector<int>{11, 5}));
-  EXPECT_EQ(scan.active_units, std::vector<std::string>{"vllm.service"});
-  EXPECT_EQ(scan.nvidia_smi_out, "index, memory.used\n0, 0");
-  EXPECT_FALSE(scan.holders);
-
-  std::string stat = "811 (python3\n@@end) S 425 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 3456 0 0";
-  ASSERT_TRUE(
-      ParseScanOutput(
-          scan_head + Nul("apps 0:pid\n811") + Nul("table -") +
-              Nul("majors 195 nvidia 238 nvidia-uvm") + Nul("fd 811 4 195 3") +
-              Nul("fdp 811 5:/dev/nvidia\n3") + Nul("minor 3:0000:1a:00.0") + Nul("kids 425 811") +
-              Nul("/proc/425/stat:425 (supervisor.py) S 1 1 1 0 -1 0 0 0 0 "
-                  "0 0 0 0 0 20 0 1 0 100 0 0") +
-              Nul("/proc/811/stat:" + stat) + Nul("/proc/811/cmdline:a") +
-              Nul("/proc/811/cmdline:") + Nul("/proc/811/cmdline:b\nc") +
-              Nul("/etc/passwd:root:x:0:0::/:/bin/sh\n") + Nul("exe /proc/811:/usr/bin/python3\n") +
-              Nul("exs /proc/811 0 755") + Nul("/proc/811/cgroup:0::/system.slice/vllm.service\n") +
-              Nul("pidns:pid:[4026531836]") + Nul("pidf 0:811\n") +
-              Nul("pidmark:pid:[4026532000]") + Nul("selfcg:0::/system.slice/ssh.service\n") +
-              Nul("show 0:Id=vllm.service\nRestart=always\n") + Nul("end"),
-          &scan)
-          .ok());
-  EXPECT_EQ(scan.processes.at(811).exe_uid, 0);
-  EXPECT_EQ(scan.processes.at(811).exe_mode, 0755);
-  EXPECT_EQ(scan.processes.at(811).cgroup, "0::/system.slice/vllm.service\n");
-  EXPECT_EQ(scan.pid_namespace, "pid:[4026531836]");
-  EXPECT_EQ(scan.pid_files.at(0), "811\n");
-  EXPECT_TRUE(scan.has_pid_marker);
-  EXPECT_EQ(scan.pid_marker, "pid:[4026532000]");
-  EXPECT_EQ(scan.self_cgroup, "0::/system.slice/ssh.service\n");
-  EXPECT_EQ(scan.show_exit, 0);
-  EXPECT_EQ(scan.majors.at(238), "nvidia-uvm");
-  ASSERT_EQ(scan.fds.size(), 2u);
-  EXPECT_EQ(scan.fds[1].path, "/dev/nvidia\n3");
-  EXPECT_EQ(scan.minors.at("0000:1a:00.0"), 3);
-  EXPECT_EQ(scan.processes.at(811).argv, (std::vector<std::string>{"a", "", "b\nc"}));
-  EXPECT_EQ(scan.processes.at(811).exe, "/usr/bin/python3\n");
-  ASSERT_EQ(scan.parents.size(), 1u);
-  EXPECT_EQ(scan.parents[0].comm, "supervisor.py");
-  ASSERT_EQ(scan.children.size(), 1u);
-  EXPECT_EQ(scan.children[0].pid, 811);
-  EXPECT_EQ(scan.children[0].start_time, 3456u);
-  EXPECT_EQ(scan.children[0].comm, "python3?@@end");
-
-  const Bad bad_scans[] = {
-      {scan_head + Nul("apps -") + Nul("table -") + Nul("end") + Nul("end"),
-       "parse: scan output record 8: unexpected \"end\""},
-      {scan_head + Nul("apps -") + Nul("table -") + Nul("unknown") + Nul("end"),
-       "parse: scan output record 7: expected \"end\", got \"unknown\""},
-      {scan_head + Nul("apps -") + Nul("end"),
-       "parse: scan output record 6: expected \"table RC:TEXT\", got \"end\""},
-      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("fd 1 2 195") + Nul("end"),
-       "parse: scan output record 8: expected \"fd PID FD MAJOR MINOR\", got \"fd 1 2 195\""},
-      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("/proc/1/environ:x") +
-           Nul("end"),
-       "parse: scan output record 8: unexpected \"/proc/1/environ\""},
-      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("kids x") + Nul("end"),
-       "parse: scan output record 8: bad kids \"kids x\""},
-      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("exs /proc/1 0 9") +
-           Nul("end"),
-       "parse: scan output record 8: bad exs record \"exs /proc/1 0 9\""},
-      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("pidns:pid:[1]") +
-           Nul("end"),
-       "parse: scan output record 9: expected \"selfcg:TEXT\", got \"end\""},
-      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("pidf 0:1") +
-           Nul("pidf 0:2") + Nul("selfcg:") + Nul("show -") + Nul("end"),
-       "parse: scan output record 9: bad pidf record \"pidf 0\""},
-      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("selfcg:") + Nul("end"),
-       "parse: scan output record 9: expected \"show RC:TEXT\", got \"end\""},
-      {Nul("scan 1") + Nul("session") + Nul("end"),
-       "parse: scan output record 2: bad session \"session\""},
-      {Nul("@@session") + Nul("end"), "parse: scan output: record 1 has a bad tag \"@@session\""},
-  };
-  for (const Bad& row : bad_scans) {
-    EXPECT_EQ(ParseScanOutput(row.out, &scan).ToString(), row.error) << row.out;
-  }
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "fleetreap/model/pci_bus_id.h"
+
 namespace fleetreap {
 namespace {
 
@@ -101,7 +103,7 @@ TEST(XidLogTest, FormatsAndLineEndings) {
     ParseXidLog(line, &log);
     ASSERT_EQ(log.events.size(), 1u) << line;
     EXPECT_EQ(log.events[0].code, 79) << line;
-    EXPECT_TRUE(XidBusMatches(log.events[0].bus_id, "00000000:3B:00.0")) << line;
+    EXPECT_TRUE(SamePciDevice(log.events[0].bus_id, "00000000:3B:00.0")) << line;
   }
 }
 
@@ -128,12 +130,12 @@ TEST(XidLogTest, TheCapHoldsAfterEscaping) {
 }
 
 TEST(XidLogTest, BusMatching) {
-  EXPECT_TRUE(XidBusMatches("0000:3b:00", "00000000:3B:00.0"));
-  EXPECT_TRUE(XidBusMatches("0000:3b:00", "0000:3b:00.0"));
-  EXPECT_FALSE(XidBusMatches("0000:3b:00", "00000000:3C:00.0"));
-  EXPECT_FALSE(XidBusMatches("0001:3b:00", "00000000:3B:00.0"));
-  EXPECT_FALSE(XidBusMatches("", "00000000:3B:00.0"));
-  EXPECT_FALSE(XidBusMatches("garbage", "00000000:3B:00.0"));
+  EXPECT_TRUE(SamePciDevice("0000:3b:00", "00000000:3B:00.0"));
+  EXPECT_TRUE(SamePciDevice("0000:3b:00", "0000:3b:00.0"));
+  EXPECT_FALSE(SamePciDevice("0000:3b:00", "00000000:3C:00.0"));
+  EXPECT_FALSE(SamePciDevice("0001:3b:00", "00000000:3B:00.0"));
+  EXPECT_FALSE(SamePciDevice("", "00000000:3B:00.0"));
+  EXPECT_FALSE(SamePciDevice("garbage", "00000000:3B:00.0"));
 }
 
 }  // namespace

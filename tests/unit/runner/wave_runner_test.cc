@@ -59,7 +59,6 @@ RunReport RunStaged(int hosts, const std::string& sizes, const std::string& cap_
   const std::vector<FleetPlan> plans = Plans(hosts);
   const std::vector<Wave> waves = PlanWaves(parsed, "", std::vector<std::string>(plans.size()));
   FleetSettings settings;
-  settings.tool_version = "test";
   settings.dry_run = dry_run;
   FakeClock clock;
   return RunWaves(
@@ -73,7 +72,6 @@ TEST(WaveRunnerTest, RunsEveryWaveWhenNothingFails) {
   EXPECT_EQ(report.hosts.size(), 20u);
   EXPECT_TRUE(report.not_started.empty());
   EXPECT_EQ(report.stopped, "");
-  EXPECT_EQ(report.tool_version, "test");
   EXPECT_EQ(observer.started_runs, 1);
   EXPECT_EQ(observer.finished_runs, 1);
   EXPECT_EQ(observer.total, 20);

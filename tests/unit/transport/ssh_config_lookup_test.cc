@@ -110,6 +110,36 @@ TEST_F(SshConfigLookupTest, AnIncludeLoopIsAnError) {
   EXPECT_NE(status.message().find("Include nested too deep"), std::string::npos);
 }
 
+TEST_F(SshConfigLookupTest, ProxyJumpOrProxyCommandWhicheverComesFirst) {
+  const std::string config = Write("config",
+                                   "Host gpu01\n"
+                                   "  ProxyJump ops@jump:2222,bastion\n"
+                                   "  ProxyCommand ignored %h\n"
+                                   "Host gpu02\n"
+                                   "  ProxyCommand ssh -W %h:%p bastion\n"
+                                   "Host gpu03\n"
+                                   "  ProxyJump none\n"
+                                   "Host *\n"
+                                   "  ProxyJump fallback\n");
+  struct Case {
+    const char* host;
+    const char* jump;
+    const char* command;
+  };
+  const Case kCases[] = {
+      {"gpu01", "ops@jump:2222,bastion", ""},
+      {"gpu02", "", "ssh -W %h:%p bastion"},
+      {"gpu03", "none", ""},
+      {"gpu04", "fallback", ""},
+  };
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.host);
+    const SshConfigValues values = Look({config}, c.host);
+    EXPECT_EQ(values.proxy_jump, c.jump);
+    EXPECT_EQ(values.proxy_command, c.command);
+  }
+}
+
 TEST(ExpandSshConfigPathTest, TokensTildeAndEnvironment) {
   ProxyTokens tokens;
   tokens.host = "10.0.0.1";

@@ -1,0 +1,57 @@
+// RoundTrips: the steps that ride together in one round trip
+// (escalation.h's Action::fused), each a whole script that owns its final
+// "end" record, with the parser that reads its reply into typed outputs.
+// The runner runs them as they are; it never joins script text. Pure
+// functions; thread-safe.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "fleetreap/base/status.h"
+#include "fleetreap/model/host_reply.h"
+#include "fleetreap/model/target.h"
+#include "fleetreap/remote/remote_script.h"
+#include "fleetreap/remote/remote_script_output.h"
+
+namespace fleetreap {
+
+/// One signal wave, as SignalScript takes it.
+struct SignalRequest {
+  std::string signal = "TERM";  // "TERM" or "KILL"
+  std::vector<Target> targets;
+  std::chrono::milliseconds wait{0};
+  std::chrono::milliseconds poll{100};
+  std::vector<int> parents;  // the targets' parents, watched
+};
+
+/// SignalScript for "wave".
+std::string SignalScriptFor(const SignalRequest& wave, const HostPaths& paths = HostPaths());
+
+/// StopUnitsScript's stops, then the first signal wave (it targets the
+/// holders the inspect found either way); read by ParseStopAndSignalOutput.
+std::string StopUnitsThenSignalScript(const std::vector<std::string>& units,
+                                      std::chrono::milliseconds unit_timeout,
+                                      const SignalRequest& wave,
+                                      const HostPaths& paths = HostPaths());
+
+/// A dry run's inspect: the /dev/shm listing (nothing removed), then the
+/// scan; read by ParseShmOutput with a scan.
+std::string ShmListingThenInspectScript(const std::vector<std::string>& patterns,
+                                        const ScanRequest& inspect,
+                                        const HostPaths& paths = HostPaths());
+
+/// The /dev/shm clean (or, with "dry_run", its listing), then the verify's
+/// quick scan; read by ParseShmOutput with a scan.
+std::string ShmThenQuickScanScript(const std::vector<std::string>& patterns, bool dry_run,
+                                   std::chrono::milliseconds nvidia_smi_timeout,
+                                   const HostPaths& paths = HostPaths());
+
+/// The first re-scan after a wave, the /dev/shm clean and the verify's scan;
+/// read by ParseRescanShmVerifyOutput.
+std::string RescanShmVerifyScript(const ScanRequest& rescan,
+                                  const std::vector<std::string>& patterns,
+                                  const ScanRequest& verify, const HostPaths& paths = HostPaths());
+
+}  // namespace fleetreap

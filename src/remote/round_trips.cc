@@ -1,0 +1,65 @@
+#include "fleetreap/remote/round_trips.h"
+
+#include "remote_script_prelude.h"
+#include "scan_records.h"
+#include "step_records.h"
+
+namespace fleetreap {
+
+using remote_script_internal::ShmCleanRecords;
+using remote_script_internal::StopUnitsRecords;
+
+std::string SignalScriptFor(const SignalRequest& wave, const HostPaths& paths) {
+  return SignalScript(wave.signal, wave.targets, wave.wait, wave.poll, paths, wave.parents);
+}
+
+std::string StopUnitsThenSignalScript(const std::vector<std::string>& units,
+                                      std::chrono::milliseconds unit_timeout,
+                                      const SignalRequest& wave, const HostPaths& paths) {
+  return StopUnitsRecords(units, unit_timeout) + SignalScriptFor(wave, paths);
+}
+
+std::string ShmListingThenInspectScript(const std::vector<std::string>& patterns,
+                                        const ScanRequest& inspect, const HostPaths& paths) {
+  return ShmCleanRecords(patterns, /*dry_run=*/true, paths) + ScanScript(inspect, paths);
+}
+
+std::string ShmThenQuickScanScript(const std::vector<std::string>& patterns, bool dry_run,
+                                   std::chrono::milliseconds nvidia_smi_timeout,
+                                   const HostPaths& paths) {
+  ScanRequest quick;
+  quick.nvidia_smi_timeout = nvidia_smi_timeout;
+  quick.holders = false;
+  return ShmCleanRecords(patterns, dry_run, paths) + ScanScript(quick, paths);
+}
+
+std::string RescanShmVerifyScript(const ScanRequest& rescan,
+                                  const std::vector<std::string>& patterns,
+                                  const ScanRequest& verify, const HostPaths& paths) {
+  return ScanScript(rescan, paths) + ShmCleanRecords(patterns, /*dry_run=*/false, paths) +
+         ScanScript(verify, paths);
+}
+
+Status ParseStopAndSignalOutput(const std::string& out, const std::vector<std::string>& units,
+                                std::vector<UnitStop>* stops, SignalReply* signal) {
+  stops->clear();
+  *signal = SignalReply();
+  return ParseHostRecords(out, "stop units and signal", [&](RecordReader& reader) {
+    Status status = TakeStopRecords(reader, units, stops);
+    return status.ok() ? TakeSignalRecords(reader, signal) : status;
+  });
+}
+
+Status ParseRescanShmVerifyOutput(const std::string& out, ScanOutput* rescan, ShmOutput* shm,
+                                  ScanOutput* verify) {
+  *rescan = ScanOutput();
+  *shm = ShmOutput();
+  *verify = ScanOutput();
+  return ParseHostRecords(out, "rescan, shm and verify", [&](RecordReader& reader) {
+    Status status = ParseScanRecords(reader, rescan);
+    if (status.ok()) status = TakeShmRecords(reader, shm);
+    return status.ok() ? ParseScanRecords(reader, verify) : status;
+  });
+}
+
+}  // namespace fleetreap

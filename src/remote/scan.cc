@@ -1,0 +1,125 @@
+#include "fleetreap/remote/scan.h"
+
+#include <set>
+
+#include "fleetreap/base/text.h"
+#include "fleetreap/model/process_owner.h"
+#include "fleetreap/remote/nvidia_smi.h"
+#include "fleetreap/remote/proc_scan.h"
+#include "fleetreap/remote/remote_script.h"
+#include "fleetreap/remote/systemctl_show.h"
+
+namespace fleetreap {
+namespace {
+
+// nvidia-smi exits non-zero when a GPU is lost, yet still prints the other
+// GPUs' rows: reads those (the lost-GPU lines taken out; the header still
+// proves the columns). False when there are none.
+bool ReadRowsBesideLostGpus(const std::string& out, std::vector<GpuReading>* gpus) {
+  std::string rows;
+  for (const std::string& line : SplitLines(out)) {
+    LostGpu lost;
+    if (!ParseLostGpuLine(line, &lost)) rows += line + "\n";
+  }
+  GpuQueryResult healthy;
+  if (!ParseGpuQuery(rows, "", 0, GpuQueryFields(), &healthy).ok() || healthy.gpus.empty()) {
+    return false;
+  }
+  gpus->insert(gpus->end(), healthy.gpus.begin(), healthy.gpus.end());
+  return true;
+}
+
+GpuQueryAnswer ReadGpuQuery(const ScanOutput& scan) {
+  GpuQueryAnswer answer;
+  if (scan.nvidia_smi_exit == 124 || scan.nvidia_smi_exit == 137) {
+    answer.timed_out = true;
+    return answer;
+  }
+  GpuQueryResult query;
+  answer.status =
+      ParseGpuQuery(scan.nvidia_smi_out, "", scan.nvidia_smi_exit, GpuQueryFields(), &query);
+  answer.gpus = query.gpus;
+  answer.tool_message = query.tool_message;
+  answer.gpu_lost = query.failure == NvidiaSmiFailure::kGpuLost;
+  answer.stops_ladder = StopsTheLadder(query, scan.nvidia_smi_exit);
+  if (!answer.status.ok() && answer.status.kind() == ErrorKind::kCommandFailed && answer.gpu_lost) {
+    answer.only_lost_gpus = !ReadRowsBesideLostGpus(scan.nvidia_smi_out, &answer.gpus);
+  }
+  return answer;
+}
+
+// The app and table PIDs that no holder is, for the fold to describe them.
+std::vector<int> AppPidsBesideHolders(const HostSnapshot& snapshot) {
+  std::set<int> pids;
+  for (const ComputeApp& app : snapshot.apps) {
+    if (app.pid && *app.pid > 0) pids.insert(*app.pid);
+  }
+  for (const TableApp& app : snapshot.table_apps) {
+    if (app.pid > 0) pids.insert(app.pid);
+  }
+  for (const Holder& h : snapshot.holders) pids.erase(h.pid);
+  return {pids.begin(), pids.end()};
+}
+
+Status ReadHolders(const ScanOutput& scan, HostSnapshot* snapshot) {
+  HolderScanInfo info;
+  Status status = HoldersFromScan(scan, &snapshot->holders, &info);
+  if (!status.ok()) return status;
+  snapshot->device_gpus = info.device_gpus;
+  if (scan.apps_exit == 0) {
+    // A failed apps query (a lost GPU) leaves the fd pass alone to judge.
+    status = ParseComputeApps(scan.apps_out, "", 0, ScanAppsFields(), &snapshot->apps, nullptr);
+    if (!status.ok()) return Status::Error(status.kind(), "compute apps: " + status.message());
+  }
+  std::vector<TableProcess> table;
+  if (scan.table_exit == 0 && ParseProcessTable(scan.table_out, &table).ok()) {
+    for (const TableProcess& p : table) snapshot->table_apps.push_back({p.gpu, p.pid, p.used_mib});
+  }
+  snapshot->app_processes = DescribeProcesses(scan, AppPidsBesideHolders(*snapshot));
+  snapshot->minors = scan.minors;
+  snapshot->active_units = scan.active_units;
+  snapshot->self_cgroup = CgroupPathOf(scan.self_cgroup);
+  snapshot->children = scan.children;
+  snapshot->parents = scan.parents;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ReadScan(const ScanOutput& scan, HostSnapshot* snapshot) {
+  *snapshot = HostSnapshot();
+  snapshot->holders_scanned = scan.holders;
+  snapshot->shell_pid = scan.shell_pid;
+  snapshot->ancestors = scan.ancestors;
+  if (scan.holders) {
+    snapshot->pid_files = scan.pid_files;
+    snapshot->pid_namespace = scan.pid_namespace;
+    // nvidia-smi names PIDs of the host's namespace: seen from another one,
+    // they would name other processes, or none.
+    snapshot->sees_host_pid_namespace = SeesHostPidNamespace(scan);
+    if (!snapshot->sees_host_pid_namespace) return Status::Ok();
+  }
+  if (scan.show_exit == 0) snapshot->units = ParseSystemctlShow(scan.show_out);
+  if (scan.holders) {
+    Status status = ReadHolders(scan, snapshot);
+    if (!status.ok()) return status;
+  }
+  snapshot->gpu_query = ReadGpuQuery(scan);
+  return Status::Ok();
+}
+
+Status ReadPerGpuQuery(const std::string& out, std::vector<GpuReading>* gpus) {
+  std::vector<PerGpuQuery> queries;
+  Status status = ParsePerGpuQueryOutput(out, &queries);
+  if (!status.ok()) return status;
+  for (const PerGpuQuery& q : queries) {
+    GpuQueryResult one;
+    if (!ParseGpuQuery(q.out, "", q.exit_code, GpuQueryFields(), &one).ok()) continue;
+    for (const GpuReading& gpu : one.gpus) {
+      if (gpu.state != GpuState::kLost) gpus->push_back(gpu);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace fleetreap

@@ -1,0 +1,148 @@
+// The /dev/shm step: its script (remote_script.h) and its grammar
+// (remote_script_output.h), side by side.
+#include <algorithm>
+
+#include "fleetreap/base/shell.h"
+#include "fleetreap/base/text.h"
+#include "fleetreap/remote/remote_script.h"
+#include "fleetreap/remote/remote_script_output.h"
+#include "remote_script_prelude.h"
+#include "scan_records.h"
+#include "step_records.h"
+
+namespace fleetreap {
+
+using remote_script_internal::Prelude;
+
+namespace {
+
+// Why find's -delete failed, from its error lines ("find: cannot delete
+// '/dev/shm/x': Permission denied"): the text after each line's last ": "
+// (the name may hold anything, the system's message comes last), the
+// distinct ones joined with "; ", at most 200 characters, control
+// characters as '?'.
+std::string FailureReason(const std::string& errors) {
+  std::vector<std::string> reasons;
+  for (const std::string& line : SplitLines(errors)) {
+    size_t colon = line.rfind(": ");
+    if (colon == std::string::npos) continue;
+    std::string reason = line.substr(colon + 2);
+    for (char& c : reason) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    }
+    if (!reason.empty() && std::find(reasons.begin(), reasons.end(), reason) == reasons.end()) {
+      reasons.push_back(reason);
+    }
+  }
+  std::string joined = Join(reasons, "; ");
+  return joined.empty() ? "unknown" : joined.substr(0, 200);
+}
+
+}  // namespace
+
+// The /dev/shm step's body. Inputs: M (the folder), DRY, and cand, the
+// find over M's regular files matching the playbook's patterns.
+constexpr char kShmBody[] = R"SH(z 'shm 1'
+# The candidates' inodes, then which of them any process has open (the fd
+# pass) or mapped (maps lines on /dev/shm's device with that inode). No
+# candidate (the usual case): nothing more to read or start.
+set -f; CI=$(cand -printf '%i ' 2>/dev/null); set +f
+if [ -n "$CI" ]; then
+  SD=$(find "$M" -maxdepth 0 -printf '%D' 2>/dev/null)
+  case $SD in ''|*[!0-9]*) SD=;; esac
+  if [ -n "$SD" ]; then
+    # st_dev as glibc encodes it, and its spelling in maps ("00:1a").
+    mj=$(( ((SD >> 8) & 0xfff) | ((SD >> 32) & ~0xfff) )); mn=$(( (SD & 0xff) | ((SD >> 12) & ~0xff) ))
+    hx() {
+      h=; n=$1
+      while [ "$n" -gt 0 ] || [ -z "$h" ]; do
+        d=$((n % 16))
+        case $d in 10) d=a;; 11) d=b;; 12) d=c;; 13) d=d;; 14) d=e;; 15) d=f;; esac
+        h=$d$h; n=$((n / 16))
+      done
+      [ ${#h} -ge 2 ] || h=0$h
+    }
+    hx $mj; SX=$h; hx $mn; SX=$SX:$h
+    nvm; Q=1; fds /proc/[0-9]*/task
+    # shellcheck disable=SC2086  # CI is a list of inode numbers
+    set -- $CI; IFS='|'; e="$*"; IFS=" 	$NL"
+    y=$(find /proc/[0-9]*/maps -exec grep -h -E " $SX ($e) " {} + 2>/dev/null)
+    set -f; IFS=$NL
+    # shellcheck disable=SC2086  # the maps line's fields
+    for l in $y; do IFS=' '; set -- $l; [ "$4" = "$SX" ] && UI="$UI $5"; done
+    IFS=" 	$NL"; set +f
+  fi
+  i=; for u in $UI; do case " $CI " in *" $u "*) i="$i -o -inum $u";; esac; done
+  # Unknown device: every match counts as in use, nothing is removed.
+  i=${i# -o }; [ -n "$i" ] || i=-false; [ -n "$SD" ] || i=-true
+  set -f
+  # shellcheck disable=SC2086  # i is find's -inum expression, word by word
+  if [ -n "$DRY" ]; then
+    cand \( \( $i \) -printf 'inuse:%f\0' -o -printf 'would:%f\0' \) 2>/dev/null
+  else
+    # find's own errors say why a removal failed ("...: Permission denied").
+    exec 3>&1
+    e=$(cand \( \( $i \) -printf 'inuse:%f\0' -o -delete -printf 'removed:%f\0' -o -printf 'failed:%f\0' \) 2>&1 >&3)
+    exec 3>&-
+    [ -z "$e" ] || printf 'shmerr:%s\0' "$e"
+  fi
+  set +f
+fi
+)SH";
+
+std::string ShmCleanScript(const std::vector<std::string>& patterns, bool dry_run,
+                           const HostPaths& paths) {
+  return remote_script_internal::ShmCleanRecords(patterns, dry_run, paths) + "z end\n";
+}
+
+std::string remote_script_internal::ShmCleanRecords(const std::vector<std::string>& patterns,
+                                                    bool dry_run, const HostPaths& paths) {
+  std::string names;
+  for (const std::string& pattern : patterns) {
+    names += std::string(names.empty() ? "" : " -o") + " -name " + ShellQuote(pattern);
+  }
+  if (names.empty()) names = " -false";
+  std::string s = Prelude(paths);
+  s += "M=" + ShellQuote(paths.shm_dir) + "\n";
+  s += std::string("DRY=") + (dry_run ? "1" : "") + "\n";
+  s +=
+      "cand() { find \"$M\" -mindepth 1 -maxdepth 1 -xdev -type f \\(" + names + " \\) \"$@\"; }\n";
+  return s + kShmBody;
+}
+
+// "shm 1", then "removed|would|inuse|failed:NAME" records, then
+// "shmerr:TEXT" (find's errors) when there were any.
+Status TakeShmRecords(RecordReader& reader, ShmOutput* result) {
+  Status status = reader.TakeHeader("shm");
+  if (!status.ok()) return status;
+  for (std::string word = reader.PeekWord();
+       word == "removed" || word == "would" || word == "inuse" || word == "failed";
+       word = reader.PeekWord()) {
+    const HostRecord* r = nullptr;
+    status = reader.Take(word, 1, true, "removed|would|inuse|failed:NAME", &r);
+    if (!status.ok()) return status;
+    if (r->payload.empty()) return reader.Error("empty file name");
+    if (word == "removed" || word == "would") result->removed.push_back(r->payload);
+    if (word == "inuse") result->in_use.push_back(r->payload);
+    if (word == "failed") result->failed.push_back(r->payload);
+  }
+  if (reader.PeekWord() == "shmerr") {
+    const HostRecord* r = nullptr;
+    status = reader.Take("shmerr", 1, true, "shmerr:TEXT", &r);
+    if (!status.ok()) return status;
+    result->failed_why = FailureReason(r->payload);
+  }
+  return Status::Ok();
+}
+
+Status ParseShmOutput(const std::string& out, ShmOutput* result, ScanOutput* scan) {
+  *result = ShmOutput();
+  if (scan != nullptr) *scan = ScanOutput();
+  return ParseHostRecords(out, scan ? "shm and verify" : "shm", [&](RecordReader& reader) {
+    Status status = TakeShmRecords(reader, result);
+    if (!status.ok()) return status;
+    return scan != nullptr ? ParseScanRecords(reader, scan) : reader.TakeEnd();
+  });
+}
+
+}  // namespace fleetreap

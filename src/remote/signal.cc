@@ -1,0 +1,149 @@
+// The signal step: its script (remote_script.h) and its grammar
+// (remote_script_output.h), side by side.
+#include <set>
+
+#include "fleetreap/base/shell.h"
+#include "fleetreap/base/text.h"
+#include "fleetreap/base/time_format.h"
+#include "fleetreap/remote/remote_script.h"
+#include "fleetreap/remote/remote_script_output.h"
+#include "remote_script_prelude.h"
+#include "step_records.h"
+
+namespace fleetreap {
+
+using remote_script_internal::Prelude;
+
+// The signal step's body. Inputs: SIG (TERM or KILL), TG (targets as
+// "PID:START:f|m", m for one only nvidia-smi charges), DIRS (their fd
+// folders), WAITCS (the wait, centiseconds), POLL (tail's interval), PP (the
+// targets' parents).
+constexpr char kSignalBody[] = R"SH(z 'signal 1'
+nvm; Q=1; HP=
+# shellcheck disable=SC2086  # a list of /proc paths
+[ -z "$DIRS" ] || fds $DIRS
+# shellcheck disable=SC2086  # a list of /proc paths
+[ -z "$MAPS" ] || mps $MAPS
+pst $$; z "now $S"
+cs() { read -r u _ </proc/uptime; C=$(( ${u%.*} * 100 + 1${u#*.} - 100 )); }
+cs; B=$C
+# The check and the kill, back to back: the PID still has the start time
+# it had when seen, is not a zombie (lv), and still holds an NVIDIA device
+# file (an fd of any thread, or a mapping).
+W=
+for t in $TG; do
+  p=${t%%:*}; r=${t#*:}; w=${r%%:*}; m=${r#*:}
+  if lv "$p" "$w" && { [ "$m" = m ] || case " $HP " in *" $p "*) true;; *) false;; esac; }; then
+    # A holder that exits between the check and the kill is gone, not refused.
+    if kill -s "$SIG" "$p" 2>/dev/null; then z "sent $p"; W="$W $t"
+    elif lv "$p" "$w"; then z "failed $p"
+    else z "gone $p"; fi
+  else
+    z "gone $p"
+  fi
+done
+# Waits with tail --pid (repeatable since coreutils 9; an older tail returns
+# when the last PID is gone, and the loop asks again). A zombie whose every
+# thread has exited is gone: tail waits for its reaping, so each tail is
+# cut to a slice (twice the poll, doubling up to 1 s) and the loop looks again.
+alive() { A=; for t in $W; do p=${t%%:*}; r=${t#*:}; lv "$p" "${r%%:*}" && A="$A $p:$Z"; done; }
+if [ -n "$W" ]; then
+  cs; E=$((C + WAITCS)); L=$((POLLCS * 2))
+  while :; do
+    alive; [ -n "$A" ] || break
+    cs; [ $C -lt $E ] || break
+    k=$((E - C)); [ $k -le $L ] || k=$L
+    L=$((L * 2)); [ $L -le 100 ] || L=100
+    c=$((k % 100)); [ $c -lt 10 ] && c=0$c
+    a=; for t in $A; do a="$a --pid=${t%%:*}"; done
+    # shellcheck disable=SC2086  # a holds one --pid=PID per target
+    timeout $((k / 100)).$c tail -s "$POLL" -f $a /dev/null >/dev/null 2>&1
+    case $? in 0|124) ;; *) sleep $POLL;; esac
+  done
+fi
+alive; for t in $A; do z "left ${t%%:*} ${t#*:}"; done
+for p in $PP; do lv "$p" && z "parent $p"; done
+cs; z "done $((C - B))"
+z end
+)SH";
+
+std::string SignalScript(const std::string& signal, const std::vector<Target>& targets,
+                         std::chrono::milliseconds wait, std::chrono::milliseconds poll,
+                         const HostPaths& paths, const std::vector<int>& parents) {
+  std::string list, dirs, maps, pp;
+  for (const Target& t : targets) {
+    list += " " + std::to_string(t.pid) + ":" + std::to_string(t.start_time) + ":" +
+            (t.needs_fd ? "f" : "m");
+    dirs += " /proc/" + std::to_string(t.pid) + "/task";
+    maps += " /proc/" + std::to_string(t.pid) + "/maps";
+  }
+  for (int pid : parents) pp += " " + std::to_string(pid);
+  std::string s = Prelude(paths);
+  s += std::string("SIG=") + (signal == "KILL" ? "KILL" : "TERM") + "\n";
+  s += "TG='" + list + "'\nDIRS='" + dirs + "'\nMAPS='" + maps + "'\nPP='" + pp + "'\n";
+  s += "WAITCS=" + std::to_string(wait.count() / 10) + "\n";
+  s += "POLL=" + FractionalSeconds(poll) + "\n";
+  s += "POLLCS=" + std::to_string(std::max<int64_t>(1, poll.count() / 10)) + "\n";
+  return s + kSignalBody;
+}
+
+// The signal script's records, its "end" included.
+Status TakeSignalRecords(RecordReader& reader, SignalReply* result) {
+  Status status = reader.TakeHeader("signal");
+  const HostRecord* r = nullptr;
+  if (status.ok()) status = reader.Take("now", 2, false, "now TICKS", &r);
+  if (!status.ok()) return status;
+  if (!ParseTagU64(r->Words()[1], &result->now)) return reader.Error("bad clock " + r->tag);
+  std::set<int> seen;
+  for (std::string word = reader.PeekWord(); word == "sent" || word == "gone" || word == "failed";
+       word = reader.PeekWord()) {
+    status = reader.Take(word, 2, false, "sent|gone|failed PID", &r);
+    int pid = 0;
+    if (status.ok() && (!ParseTagInt(r->Words()[1], &pid) || !seen.insert(pid).second)) {
+      status = reader.Error("bad or repeated PID " + QuoteForMessage(r->tag, 40));
+    }
+    if (!status.ok()) return status;
+    if (word == "sent") {
+      result->sent.push_back(pid);
+    } else if (word == "gone") {
+      result->gone.push_back(pid);
+    } else {
+      result->failed.push_back(pid);
+    }
+  }
+  while (reader.PeekWord() == "left") {
+    status = reader.Take("left", 3, false, "left PID STATE", &r);
+    if (!status.ok()) return status;
+    int pid = 0;
+    std::string state = r->Words()[2];
+    if (!ParseTagInt(r->Words()[1], &pid) || state.size() != 1 || !seen.count(pid)) {
+      return reader.Error("bad " + QuoteForMessage(r->tag, 40));
+    }
+    result->left.push_back({pid, state[0]});
+  }
+  while (reader.PeekWord() == "parent") {
+    status = reader.Take("parent", 2, false, "parent PID", &r);
+    int pid = 0;
+    if (status.ok() && !ParseTagInt(r->Words()[1], &pid)) {
+      status = reader.Error("bad " + QuoteForMessage(r->tag, 40));
+    }
+    if (!status.ok()) return status;
+    result->live_parents.push_back(pid);
+  }
+  if (reader.PeekWord() == "done") {
+    status = reader.Take("done", 2, false, "done CS", &r);
+    if (status.ok() && !ParseTagInt(r->Words()[1], &result->waited_cs)) {
+      status = reader.Error("bad " + QuoteForMessage(r->tag, 40));
+    }
+    if (!status.ok()) return status;
+  }
+  return reader.TakeEnd();
+}
+
+Status ParseSignalOutput(const std::string& out, SignalReply* result) {
+  *result = SignalReply();
+  return ParseHostRecords(out, "signal",
+                          [&](RecordReader& reader) { return TakeSignalRecords(reader, result); });
+}
+
+}  // namespace fleetreap

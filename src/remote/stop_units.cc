@@ -1,0 +1,55 @@
+// The stop-units step: its script (remote_script.h) and its grammar
+// (remote_script_output.h), side by side.
+#include "fleetreap/base/shell.h"
+#include "fleetreap/base/text.h"
+#include "fleetreap/base/time_format.h"
+#include "fleetreap/remote/remote_script.h"
+#include "fleetreap/remote/remote_script_output.h"
+#include "remote_script_prelude.h"
+#include "step_records.h"
+
+namespace fleetreap {
+
+std::string StopUnitsScript(const std::vector<std::string>& units,
+                            std::chrono::milliseconds timeout) {
+  return remote_script_internal::StopUnitsRecords(units, timeout) + "z end\n";
+}
+
+std::string remote_script_internal::StopUnitsRecords(const std::vector<std::string>& units,
+                                                     std::chrono::milliseconds timeout) {
+  std::string s = "z() { printf '%s\\0' \"$*\"; }\n";
+  for (size_t i = 0; i < units.size(); ++i) {
+    s += "timeout -k 2 " + TimeoutSeconds(timeout) + " systemctl stop -- " + ShellQuote(units[i]) +
+         " </dev/null >/dev/null 2>&1\n";
+    s += "z \"stop " + std::to_string(i) + " $?\"\n";
+  }
+  return s;
+}
+
+// "stop I RC" for each unit, in order.
+Status TakeStopRecords(RecordReader& reader, const std::vector<std::string>& units,
+                       std::vector<UnitStop>* stops) {
+  for (size_t i = 0; i < units.size(); ++i) {
+    const HostRecord* r = nullptr;
+    Status status = reader.Take("stop", 3, false, "stop I RC", &r);
+    if (!status.ok()) return status;
+    int index = 0, code = 0;
+    if (!ParseTagInt(r->Words()[1], &index) || index != static_cast<int>(i) ||
+        !ParseTagExit(r->Words()[2], &code) || code < 0) {
+      return reader.Error("bad " + QuoteForMessage(r->tag, 40));
+    }
+    stops->push_back({units[i], code});
+  }
+  return Status::Ok();
+}
+
+Status ParseStopUnitsOutput(const std::string& out, const std::vector<std::string>& units,
+                            std::vector<UnitStop>* stops) {
+  stops->clear();
+  return ParseHostRecords(out, "stop units", [&](RecordReader& reader) {
+    Status status = TakeStopRecords(reader, units, stops);
+    return status.ok() ? reader.TakeEnd() : status;
+  });
+}
+
+}  // namespace fleetreap

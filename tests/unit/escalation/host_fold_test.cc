@@ -1,0 +1,198 @@
+// The folds as tables of model values: what a snapshot does to the view and
+// which follow-ups it calls for, and what a signal reply does to a holder.
+#include "fleetreap/escalation/host_fold.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace fleetreap {
+namespace {
+
+GpuReading Gpu(int index, int64_t used_mib) {
+  GpuReading gpu;
+  gpu.index = index;
+  gpu.uuid = "GPU-" + std::to_string(index);
+  gpu.used_mib = used_mib;
+  return gpu;
+}
+
+Holder Worker(int pid, int minor) {
+  Holder h;
+  h.pid = pid;
+  h.start_time = 1000 + pid;
+  h.comm = "python3";
+  h.exe = "/usr/bin/python3";
+  h.gpus = {minor};
+  return h;
+}
+
+HostSnapshot Full(std::vector<Holder> holders, std::vector<GpuReading> gpus) {
+  HostSnapshot snapshot;
+  snapshot.holders_scanned = true;
+  snapshot.holders = std::move(holders);
+  snapshot.gpu_query.gpus = std::move(gpus);
+  return snapshot;
+}
+
+TEST(HostFoldTest, FoldsHoldersAndClassifiesGpus) {
+  FoldContext context;
+  context.threshold_mib = 100;
+  FoldState state;
+  HostView view;
+  ScanFold fold =
+      FoldSnapshot(Full({Worker(10, 1)}, {Gpu(0, 0), Gpu(1, 4000)}), context, &state, &view);
+  ASSERT_TRUE(fold.status.ok()) << fold.status.ToString();
+  EXPECT_FALSE(fold.stops_ladder);
+  EXPECT_FALSE(fold.table_rescan);
+  ASSERT_EQ(view.holders.size(), 1u);
+  EXPECT_EQ(view.holders[0].holder.round, 1);
+  ASSERT_EQ(view.gpus.size(), 2u);
+  EXPECT_EQ(view.gpus[0].state, GpuState::kClean);
+  EXPECT_EQ(view.gpus[1].state, GpuState::kBusy);
+}
+
+TEST(HostFoldTest, MemoryWithNoHolderCallsForTheTable) {
+  FoldContext context;
+  context.threshold_mib = 100;
+  FoldState state;
+  HostView view;
+  ScanFold fold = FoldSnapshot(Full({}, {Gpu(0, 4000)}), context, &state, &view);
+  EXPECT_TRUE(fold.table_rescan);
+  EXPECT_EQ(view.gpus[0].state, GpuState::kGhost);
+  context.table_scan = true;  // looked with the table already
+  EXPECT_FALSE(FoldSnapshot(Full({}, {Gpu(0, 4000)}), context, &state, &view).table_rescan);
+}
+
+TEST(HostFoldTest, AnotherPidNamespaceStopsTheLadder) {
+  HostSnapshot snapshot = Full({}, {});
+  snapshot.sees_host_pid_namespace = false;
+  snapshot.pid_namespace = "pid:[4026532999]";
+  FoldState state;
+  HostView view;
+  ScanFold fold = FoldSnapshot(snapshot, FoldContext(), &state, &view);
+  EXPECT_TRUE(fold.stops_ladder);
+  EXPECT_EQ(fold.status.kind(), ErrorKind::kCommandFailed);
+  EXPECT_NE(fold.status.message().find("(pid:[4026532999])"), std::string::npos);
+  EXPECT_TRUE(GpusToQueryOneByOne(snapshot, FoldContext(), state).empty());
+}
+
+TEST(HostFoldTest, ATimedOutQueryFailsTheScan) {
+  HostSnapshot snapshot = Full({}, {});
+  snapshot.gpu_query.timed_out = true;
+  FoldContext context;
+  context.nvidia_smi_timeout = std::chrono::milliseconds(20000);
+  FoldState state;
+  HostView view;
+  ScanFold fold = FoldSnapshot(snapshot, context, &state, &view);
+  EXPECT_EQ(fold.status.ToString(), "command_timeout: nvidia-smi did not answer within 20s");
+  EXPECT_EQ(state.nvidia_smi_error, "nvidia-smi did not answer within 20s");
+}
+
+TEST(HostFoldTest, OnlyALostGpuCallsForEachGpuAlone) {
+  HostSnapshot snapshot = Full({}, {});
+  snapshot.gpu_query.only_lost_gpus = true;
+  snapshot.device_gpus = 3;
+  FoldContext context;
+  FoldState state;
+  EXPECT_EQ(GpusToQueryOneByOne(snapshot, context, state), (std::vector<int>{0, 1, 2}));
+  context.expected_gpus = 2;  // the inventory's count wins
+  EXPECT_EQ(GpusToQueryOneByOne(snapshot, context, state), (std::vector<int>{0, 1}));
+  snapshot.gpu_query.only_lost_gpus = false;
+  EXPECT_TRUE(GpusToQueryOneByOne(snapshot, context, state).empty());
+}
+
+TEST(HostFoldTest, ChargesAppsToHoldersAndDescribesTheRest) {
+  std::vector<Holder> holders = {Worker(300, 3)};
+  Holder described = Worker(77, 0);
+  described.gpus.clear();
+  std::vector<ComputeApp> apps(3);
+  apps[0].pid = 300;
+  apps[0].gpu_uuid = "GPU-1";
+  apps[1].pid = 77;
+  apps[1].gpu_bus_id = "0000:12:00.0";
+  apps[2].pid = 88;
+  std::vector<GpuReading> gpus = {Gpu(1, 0), Gpu(2, 0)};
+  gpus[1].bus_id = "00000000:12:00.0";
+  ChargeComputeApps(apps, {{77, described}}, gpus, &holders);
+  ASSERT_EQ(holders.size(), 3u);
+  EXPECT_EQ(holders[0].pid, 77);
+  EXPECT_EQ(holders[0].gpus, std::vector<int>{2});
+  EXPECT_EQ(holders[1].pid, 88);
+  EXPECT_EQ(holders[1].protected_by, "not in this host's /proc");
+  EXPECT_EQ(holders[2].gpus, (std::vector<int>{1, 3}));
+  EXPECT_EQ(holders[2].charged_gpus, std::vector<int>{1});
+}
+
+TEST(HostFoldTest, FoldsASignalReply) {
+  struct Row {
+    const char* name;
+    ActionKind kind;
+    SignalReply reply;
+    bool present;
+    HolderFate fate;
+    int ppid;
+    int sent;
+  };
+  const Row rows[] = {
+      {"gone after TERM",
+       ActionKind::kTerm,
+       {5000, {10}, {}, {}, {}, {}, 0},
+       false,
+       HolderFate::kTerminated,
+       1,
+       1},
+      {"left after TERM, parent alive",
+       ActionKind::kTerm,
+       {5000, {10}, {}, {}, {{10, 'S'}}, {4}, 0},
+       true,
+       HolderFate::kObserved,
+       4,
+       1},
+      {"left after TERM, parent died",
+       ActionKind::kTerm,
+       {5000, {10}, {}, {}, {{10, 'S'}}, {}, 0},
+       true,
+       HolderFate::kObserved,
+       1,
+       1},
+      {"still there after KILL",
+       ActionKind::kKill,
+       {5000, {10}, {}, {}, {{10, 'D'}}, {4}, 0},
+       true,
+       HolderFate::kUnkillable,
+       4,
+       1},
+      {"refused",
+       ActionKind::kTerm,
+       {5000, {}, {}, {10}, {}, {4}, 0},
+       true,
+       HolderFate::kObserved,
+       4,
+       0},
+  };
+  for (const Row& row : rows) {
+    HostView view;
+    TrackedHolder t;
+    t.holder = Worker(10, 0);
+    t.holder.ppid = 4;
+    t.holder.user = "vllm";
+    view.holders = {t};
+    Action wave;
+    wave.kind = row.kind;
+    wave.targets = {{10, t.holder.start_time}};
+    EXPECT_EQ(SignalParents(wave, view), std::vector<int>{4}) << row.name;
+    SignalFold fold = FoldSignal(wave, row.reply, &view);
+    const TrackedHolder& after = view.holders[0];
+    EXPECT_EQ(after.present, row.present) << row.name;
+    EXPECT_EQ(after.holder.fate, row.fate) << row.name;
+    EXPECT_EQ(after.holder.ppid, row.ppid) << row.name;
+    EXPECT_EQ(fold.sent, row.sent) << row.name;
+    EXPECT_EQ(after.signalled_at, row.sent > 0 ? 5000u : 0u) << row.name;
+    EXPECT_EQ(fold.refused.size(), row.sent == 0 ? 1u : 0u) << row.name;
+  }
+}
+
+}  // namespace
+}  // namespace fleetreap

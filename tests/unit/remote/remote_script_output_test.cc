@@ -1,0 +1,111 @@
+// The parsers of remote_script_output.h, one test per step's reply: the
+// signal wave, the stops with the first wave, /dev/shm and the GPU reset.
+// The real scripts run under /bin/sh in remote_script_test.cc.
+#include "fleetreap/remote/remote_script_output.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace fleetreap {
+namespace {
+
+std::string Nul(const std::string& text) { return text + '\0'; }
+
+struct Bad {
+  std::string out;
+  const char* error;
+};
+
+TEST(RemoteScriptOutputTest, SignalReply) {
+  SignalReply sig;
+  ASSERT_TRUE(ParseSignalOutput(Nul("signal 1") + Nul("now 123456789") + Nul("sent 10") +
+                                    Nul("gone 11") + Nul("failed 12") + Nul("left 10 D") +
+                                    Nul("end"),
+                                &sig)
+                  .ok());
+  EXPECT_EQ(sig.now, 123456789u);
+  EXPECT_EQ(sig.sent, std::vector<int>{10});
+  EXPECT_EQ(sig.gone, std::vector<int>{11});
+  EXPECT_EQ(sig.failed, std::vector<int>{12});
+  ASSERT_EQ(sig.left.size(), 1u);
+  EXPECT_EQ(sig.left[0].second, 'D');
+}
+
+TEST(RemoteScriptOutputTest, SignalReplyRefusals) {
+  SignalReply sig;
+  const std::string head = Nul("signal 1") + Nul("now 5");
+  const Bad bad_signals[] = {
+      {"", "parse: signal output: nothing printed"},
+      {head + "sent 10", "parse: signal output: cut short (the last record has no end)"},
+      {head + Nul("sent 10"), "parse: signal output: expected \"end\", got the end"},
+      {Nul("signal 2") + Nul("now 5") + Nul("end"),
+       "parse: signal output record 1: unknown signal version 2"},
+      {head + Nul("boom") + Nul("end"),
+       "parse: signal output record 3: expected \"end\", got \"boom\""},
+      {head + Nul("sent 10:x") + Nul("end"),
+       "parse: signal output record 3: expected \"sent|gone|failed PID\", got \"sent 10\""},
+      {head + Nul("sent 99999999999") + Nul("end"),
+       "parse: signal output record 3: bad or repeated PID \"sent 99999999999\""},
+      {head + Nul("sent 7") + Nul("gone 7") + Nul("end"),
+       "parse: signal output record 4: bad or repeated PID \"gone 7\""},
+      {head + Nul("left 7 S") + Nul("end"), "parse: signal output record 3: bad \"left 7 S\""},
+      {head + Nul("end") + Nul("sent 7"), "parse: signal output record 4: unexpected \"sent 7\""},
+      {head + Nul("sent\n7") + Nul("end"),
+       "parse: signal output: record 3 has a bad tag \"sent?7\""},
+      {Nul("signal 1") + Nul("now x1") + Nul("end"),
+       "parse: signal output record 2: bad clock now x1"},
+  };
+  for (const Bad& row : bad_signals) {
+    EXPECT_EQ(ParseSignalOutput(row.out, &sig).ToString(), row.error) << row.out;
+  }
+}
+
+TEST(RemoteScriptOutputTest, StopUnitsThenSignal) {
+  SignalReply sig;
+  // Units stopped and the first wave in one round trip.
+  std::vector<UnitStop> stops;
+  ASSERT_TRUE(ParseStopAndSignalOutput(Nul("stop 0 0") + Nul("signal 1") + Nul("now 9") +
+                                           Nul("sent 10") + Nul("parent 4") + Nul("done 153") +
+                                           Nul("end"),
+                                       {"vllm.service"}, &stops, &sig)
+                  .ok());
+  ASSERT_EQ(stops.size(), 1u);
+  EXPECT_EQ(stops[0].unit, "vllm.service");
+  EXPECT_EQ(sig.sent, std::vector<int>{10});
+  EXPECT_EQ(sig.live_parents, std::vector<int>{4});
+  EXPECT_EQ(sig.waited_cs, 153);
+  EXPECT_EQ(ParseStopAndSignalOutput(Nul("stop 0 0") + Nul("end"), {"vllm.service"}, &stops, &sig)
+                .ToString(),
+            "parse: stop units and signal output record 2: expected \"signal 1\", got \"end\"");
+}
+
+TEST(RemoteScriptOutputTest, ShmClean) {
+  ShmOutput shm;
+  ASSERT_TRUE(
+      ParseShmOutput(
+          Nul("shm 1") + Nul("removed:nccl-AbC\n@@end") + Nul("inuse:psm_1") + Nul("end"), &shm)
+          .ok());
+  EXPECT_EQ(shm.removed, std::vector<std::string>{"nccl-AbC\n@@end"});
+  EXPECT_EQ(shm.in_use, std::vector<std::string>{"psm_1"});
+  EXPECT_EQ(ParseShmOutput(Nul("shm 1") + Nul("removed:x"), &shm).ToString(),
+            "parse: shm output: expected \"end\", got the end");
+}
+
+TEST(RemoteScriptOutputTest, GpuReset) {
+  std::vector<GpuReset> resets;
+  ASSERT_TRUE(ParseGpuResetOutput(Nul("reset 3 255:GPU 00000000:0B:00.0 is currently in use by "
+                                      "another process.\n\n") +
+                                      Nul("reset 4 0:GPU reset ok") + Nul("end"),
+                                  &resets)
+                  .ok());
+  ASSERT_EQ(resets.size(), 2u);
+  EXPECT_EQ(resets[0].gpu, 3);
+  EXPECT_EQ(resets[0].exit_code, 255);
+  EXPECT_EQ(resets[0].message, "GPU 00000000:0B:00.0 is currently in use by another process.");
+  EXPECT_EQ(resets[1].exit_code, 0);
+}
+
+}  // namespace
+}  // namespace fleetreap

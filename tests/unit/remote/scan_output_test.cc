@@ -1,0 +1,121 @@
+// ParseScanOutput: the scan's records into a ScanOutput, exactly its
+// grammar. The real scan runs under /bin/sh in remote_script_test.cc and
+// proc_scan_test.cc; the reading into a HostSnapshot is scan_test.cc.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "fleetreap/remote/remote_script_output.h"
+
+namespace fleetreap {
+namespace {
+
+std::string Nul(const std::string& text) { return text + '\0'; }
+
+const std::string& ScanHead() {
+  static const std::string head = Nul("scan 1") + Nul("session 12 11 5") +
+                                  Nul("units 0:vllm.service loaded active running vLLM\n") +
+                                  Nul("gpu 0:index, memory.used\n0, 0");
+  return head;
+}
+
+TEST(ScanOutputTest, QuickScan) {
+  ScanOutput scan;
+  const std::string& scan_head = ScanHead();
+  EXPECT_EQ(ParseScanOutput(scan_head, &scan).ToString(),
+            "parse: scan output: expected \"apps RC:TEXT\", got the end");
+  ASSERT_TRUE(ParseScanOutput(scan_head + Nul("apps -") + Nul("table -") + Nul("end"), &scan).ok());
+  EXPECT_EQ(scan.shell_pid, 12);
+  EXPECT_EQ(scan.ancestors, (std::vector<int>{11, 5}));
+  EXPECT_EQ(scan.active_units, std::vector<std::string>{"vllm.service"});
+  EXPECT_EQ(scan.nvidia_smi_out, "index, memory.used\n0, 0");
+  EXPECT_FALSE(scan.holders);
+}
+
+TEST(ScanOutputTest, HolderScan) {
+  ScanOutput scan;
+  const std::string& scan_head = ScanHead();
+  std::string stat = "811 (python3\n@@end) S 425 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 3456 0 0";
+  ASSERT_TRUE(
+      ParseScanOutput(
+          scan_head + Nul("apps 0:pid\n811") + Nul("table -") +
+              Nul("majors 195 nvidia 238 nvidia-uvm") + Nul("fd 811 4 195 3") +
+              Nul("fdp 811 5:/dev/nvidia\n3") + Nul("minor 3:0000:1a:00.0") + Nul("kids 425 811") +
+              Nul("/proc/425/stat:425 (supervisor.py) S 1 1 1 0 -1 0 0 0 0 "
+                  "0 0 0 0 0 20 0 1 0 100 0 0") +
+              Nul("/proc/811/stat:" + stat) + Nul("/proc/811/cmdline:a") +
+              Nul("/proc/811/cmdline:") + Nul("/proc/811/cmdline:b\nc") +
+              Nul("/etc/passwd:root:x:0:0::/:/bin/sh\n") + Nul("exe /proc/811:/usr/bin/python3\n") +
+              Nul("exs /proc/811 0 755") + Nul("/proc/811/cgroup:0::/system.slice/vllm.service\n") +
+              Nul("pidns:pid:[4026531836]") + Nul("pidf 0:811\n") +
+              Nul("pidmark:pid:[4026532000]") + Nul("selfcg:0::/system.slice/ssh.service\n") +
+              Nul("show 0:Id=vllm.service\nRestart=always\n") + Nul("end"),
+          &scan)
+          .ok());
+  EXPECT_EQ(scan.processes.at(811).exe_uid, 0);
+  EXPECT_EQ(scan.processes.at(811).exe_mode, 0755);
+  EXPECT_EQ(scan.processes.at(811).cgroup, "0::/system.slice/vllm.service\n");
+  EXPECT_EQ(scan.pid_namespace, "pid:[4026531836]");
+  EXPECT_EQ(scan.pid_files.at(0), "811\n");
+  EXPECT_TRUE(scan.has_pid_marker);
+  EXPECT_EQ(scan.pid_marker, "pid:[4026532000]");
+  EXPECT_EQ(scan.self_cgroup, "0::/system.slice/ssh.service\n");
+  EXPECT_EQ(scan.show_exit, 0);
+  EXPECT_EQ(scan.majors.at(238), "nvidia-uvm");
+  ASSERT_EQ(scan.fds.size(), 2u);
+  EXPECT_EQ(scan.fds[1].path, "/dev/nvidia\n3");
+  EXPECT_EQ(scan.minors.at("0000:1a:00.0"), 3);
+  EXPECT_EQ(scan.processes.at(811).argv, (std::vector<std::string>{"a", "", "b\nc"}));
+  EXPECT_EQ(scan.processes.at(811).exe, "/usr/bin/python3\n");
+  ASSERT_EQ(scan.parents.size(), 1u);
+  EXPECT_EQ(scan.parents[0].comm, "supervisor.py");
+  ASSERT_EQ(scan.children.size(), 1u);
+  EXPECT_EQ(scan.children[0].pid, 811);
+  EXPECT_EQ(scan.children[0].start_time, 3456u);
+  EXPECT_EQ(scan.children[0].comm, "python3?@@end");
+}
+
+TEST(ScanOutputTest, Refusals) {
+  struct Bad {
+    std::string out;
+    const char* error;
+  };
+  ScanOutput scan;
+  const std::string& scan_head = ScanHead();
+  const Bad bad_scans[] = {
+      {scan_head + Nul("apps -") + Nul("table -") + Nul("end") + Nul("end"),
+       "parse: scan output record 8: unexpected \"end\""},
+      {scan_head + Nul("apps -") + Nul("table -") + Nul("unknown") + Nul("end"),
+       "parse: scan output record 7: expected \"end\", got \"unknown\""},
+      {scan_head + Nul("apps -") + Nul("end"),
+       "parse: scan output record 6: expected \"table RC:TEXT\", got \"end\""},
+      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("fd 1 2 195") + Nul("end"),
+       "parse: scan output record 8: expected \"fd PID FD MAJOR MINOR\", got \"fd 1 2 195\""},
+      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("/proc/1/environ:x") +
+           Nul("end"),
+       "parse: scan output record 8: unexpected \"/proc/1/environ\""},
+      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("kids x") + Nul("end"),
+       "parse: scan output record 8: bad kids \"kids x\""},
+      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("exs /proc/1 0 9") +
+           Nul("end"),
+       "parse: scan output record 8: bad exs record \"exs /proc/1 0 9\""},
+      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("pidns:pid:[1]") +
+           Nul("end"),
+       "parse: scan output record 9: expected \"selfcg:TEXT\", got \"end\""},
+      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("pidf 0:1") +
+           Nul("pidf 0:2") + Nul("selfcg:") + Nul("show -") + Nul("end"),
+       "parse: scan output record 9: bad pidf record \"pidf 0\""},
+      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("selfcg:") + Nul("end"),
+       "parse: scan output record 9: expected \"show RC:TEXT\", got \"end\""},
+      {Nul("scan 1") + Nul("session") + Nul("end"),
+       "parse: scan output record 2: bad session \"session\""},
+      {Nul("@@session") + Nul("end"), "parse: scan output: record 1 has a bad tag \"@@session\""},
+  };
+  for (const Bad& row : bad_scans) {
+    EXPECT_EQ(ParseScanOutput(row.out, &scan).ToString(), row.error) << row.out;
+  }
+}
+
+}  // namespace
+}  // namespace fleetreap
