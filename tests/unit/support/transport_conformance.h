@@ -20,7 +20,7 @@ struct RunCase {
   CommandEnd end;
   int exit_code;
   const char* signal;
-  const char* out;
+  std::string out;
   const char* err;
 };
 
