@@ -23,7 +23,6 @@ std::vector<std::string> Split(const std::string& text, char separator) {
   }
 }
 
-
 bool StartsWith(const std::string& text, size_t at, const char* prefix) {
   return text.compare(at, std::char_traits<char>::length(prefix), prefix) == 0;
 }

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "fleetreap/base/text.h"
-#include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/inventory/host_pattern.h"
+#include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/remote/nvidia_smi.h"
 #include "fleetreap/report/host_outcome.h"
 

@@ -1,10 +1,9 @@
 // Escalation: the plan of one host's cleanup, in the style of ninja's Plan.
 // The runner (host_cleaner.cc) asks Next for the one next action, performs
 // it, folds what the host replied into the HostView with host_fold.h's pure
-// folds, and reports back with Finished, which alone changes the History. Next reads no clock and does no
-// I/O. NextAction is the ladder rule that Next applies, given a History.
-// Pure functions are thread-safe; an Escalation belongs to one host's run
-// and one thread.
+// folds, and reports back with Finished, which alone changes the History. Next reads no clock and
+// does no I/O. NextAction is the ladder rule that Next applies, given a History. Pure functions are
+// thread-safe; an Escalation belongs to one host's run and one thread.
 //
 // Every decision of the run is made here: the ladder below, the dry run's
 // cut after inspect, quick or full re-scans, which steps ride along in one

@@ -12,8 +12,8 @@
 #include "fleetreap/base/status.h"
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/model/holder.h"
-#include "fleetreap/model/scope.h"
 #include "fleetreap/model/readiness.h"
+#include "fleetreap/model/scope.h"
 
 namespace fleetreap {
 

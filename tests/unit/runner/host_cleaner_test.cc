@@ -7,10 +7,10 @@
 #include <map>
 #include <sstream>
 
-#include "support/fake_clock.h"
-#include "support/fake_transport.h"
 #include "fleetreap/base/shell.h"
 #include "fleetreap/remote/nvidia_smi.h"
+#include "support/fake_clock.h"
+#include "support/fake_transport.h"
 
 namespace fleetreap {
 namespace {
