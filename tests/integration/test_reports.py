@@ -102,7 +102,7 @@ class ReportsTest(FleetCase):
                   jsonschema.Draft202012Validator(schema).iter_errors(self.report)]
         self.assertEqual(errors, [])
         self.assertEqual(self.report["summary"], {
-            "total": 9, "clean": 6, "dirty": 1, "unreachable": 1, "failed": 1,
+            "total": 9, "clean": 6, "dirty": 1, "unreachable": 1, "failed": 1, "not_ready": 0,
             "not_started": 0, "no_report": 0, "changed": 3})
         self.assertEqual([h["name"] for h in self.report["hosts"]], [s.name for s in self.SPECS])
         self.assertEqual(self.hosts["gpu01"]["outcome"], "clean")
