@@ -1,5 +1,5 @@
 """contrib/ci/fleetreap-gate.sh passes FLEETREAP_ARGS to fleetreap split into
-words the way a shell user expects (issue 22: the README's
+words the way a shell user expects (the README's
 FLEETREAP_ARGS="--limit 'h200:&rack_b1'" reached fleetreap with its quotes
 and exited 64), expands and runs nothing in it, and passes FLEETREAP_LIMIT
 as one word. fleetreap is played by a script that records its argv; no

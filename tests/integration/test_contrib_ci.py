@@ -235,7 +235,7 @@ class RunTest(FleetCase):
 
     def test_readme_args_with_quotes_and_the_rerun_of_the_failed_hosts(self):
         # README "From CI": FLEETREAP_ARGS="--limit 'h200:&rack_b1'", quotes
-        # and all (issue 22: the quotes reached fleetreap, exit 64). This
+        # and all (the quotes reached fleetreap, exit 64). This
         # fleet has no such groups: the same shape over its host names.
         ws = self.workspace("readme-args")
         env = self.gate_env(ws)

@@ -1,4 +1,4 @@
-"""Hostile volume end to end (issue 16 item 3): hosts that print far more
+"""Hostile volume end to end: hosts that print far more
 than any honest answer, or whose SSH server ends a command as a healthy host
 never does, in one fleet with ordinary incident hosts. The real fleetreap
 binary over real SSH; the controller keeps at most 4 MiB of stdout and 64 KiB

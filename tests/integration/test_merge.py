@@ -1,4 +1,4 @@
-"""fleetreap merge end to end (issue 14): each simulated node runs
+"""fleetreap merge end to end: each simulated node runs
 `fleetreap --local --json` inside its own namespaces (as srun or a Slurm
 epilog would run it; never against this machine's process table), and
 `fleetreap merge` joins the per-node reports into one fleet report whose

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """--metrics FILE is Prometheus text exposition format as node_exporter's
-textfile collector reads it (issue 27 point 5), checked with the format's
+textfile collector reads it, checked with the format's
 reference parser (Debian's python3-prometheus-client): the golden report's
 run rendered through `fleetreap merge --metrics`, every family a gauge with
 HELP, no sample timestamps, the values the report says. Needs no simulated

@@ -1,4 +1,4 @@
-"""Never touch what is not ours (issue 12), end to end: the real fleetreap
+"""Never touch what is not ours, end to end: the real fleetreap
 binary against simulated GPU nodes over real SSH and with --local inside a
 host, checked against the fleet's own ground truth. Every protected daemon of
 a real GPU node survives and is named; jobs that only name themselves like a

@@ -1,10 +1,10 @@
-"""What a real H200 showed (issue 24), on the simulated fleet: holders that
+"""What a real H200 showed, on the simulated fleet: holders that
 only map a device file, holders whose main thread exited (state Z) while a
 thread holds the devices, workers whose reaper is late or absent (a killed
 worker stays a zombie: gone for every wait, its memory proven by the
 verify), and a host that ends dirty after removing /dev/shm leftovers (every
 removal and every entry kept, with why, reported). Each test fails on the
-code before issue 24. Needs root and the built sim tools.
+the code before these shapes were handled. Needs root and the built sim tools.
 """
 
 import os
@@ -79,7 +79,7 @@ class RealGpuShapesTest(FleetCase):
             self.assertEqual(h["kill_sent"], 0, (host, h["timings"]))
             fates = {x["fate"] for x in h["holders"]}
             self.assertEqual(fates, {"terminated"}, host)
-            # Before issue 24 the TERM wait ran out term_grace on the zombies
+            # Before zombies counted as gone, the TERM wait ran out term_grace on the zombies
             # and left them "present", so the ladder went on to a KILL wave.
             steps = [t["step"] for t in h["timings"]]
             self.assertNotIn("kill", steps, (host, h["timings"]))

@@ -72,7 +72,7 @@ class ReportsTest(FleetCase):
         lines = self.result.stdout.splitlines()
         self.assertRegex(lines[-1], r"^NOT READY: 6/9 hosts clean \(3 cleaned\), 1 dirty, "
                                     r"1 failed, 1 unreachable in \d+\.\d s \(exit 3\)$")
-        # Indented lines under a row are its hosts' reasons (issue 27).
+        # Indented lines under a row are its hosts' reasons.
         reasons = [line for line in lines[:-1] if line.startswith("    ")]
         self.assertTrue(any("connection refused" in line for line in reasons), reasons)
         lines = [line for line in lines if not line.startswith("    ")]
@@ -84,7 +84,7 @@ class ReportsTest(FleetCase):
         self.assertRegex(rows["gpu08"], r"^gpu08\s+failed\s+sudo")
         self.assertRegex(rows["gpu09"], r"^gpu09\s+cleaned\s+.*/dev/shm entr")
         order = [line.split()[1] for line in lines[:-1]]
-        # Problems first (issue 27), the clean hosts last, next to the verdict.
+        # Problems first, the clean hosts last, next to the verdict.
         self.assertEqual(order, sorted(order, key=["dirty", "failed", "unreachable", "cleaned",
                                                    "clean"].index))
         self.assertIsNone(ANSI.search(self.result.stdout))

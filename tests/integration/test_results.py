@@ -1,4 +1,4 @@
-"""Reading the result (issue 27) end to end on a simulated fleet: nothing is
+"""Reading the result end to end on a simulated fleet: nothing is
 lost (a bad output path exits 64 before any host is touched; a controller
 killed with SIGKILL mid-run leaves a journal of every finished host and the
 hosts in flight, which `fleetreap merge` turns into the normal reports;

@@ -1,4 +1,4 @@
-"""The simulated fleet has the shapes issue 12 needs, seen from inside the
+"""The simulated fleet has the shapes the protection and scope tests need, seen from inside the
 hosts as fleetreap sees them: real cgroups laid out like a systemd host,
 Slurm job cgroups on a shared node, Docker and Kubernetes container cgroups,
 a unit whose Restart= policy brings its GPU process back, the protected

@@ -1,4 +1,4 @@
-"""contrib/slurm/fleetreap-drain (issue 14): after a fleet run, drain in
+"""contrib/slurm/fleetreap-drain: after a fleet run, drain in
 Slurm the nodes fleetreap found not clean, with --drain-reasons' one-line
 reason, and resume only the nodes whose reason is fleetreap's; a node
 drained or down for another reason is never touched. No Slurm runs here:

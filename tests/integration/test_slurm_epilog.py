@@ -1,4 +1,4 @@
-"""The shipped Slurm epilog and prolog (contrib/slurm, issue 14) end to end,
+"""The shipped Slurm epilog and prolog (contrib/slurm) end to end,
 inside simulated shared Slurm nodes (tests/sim's slurm_shared: job 41 on
 GPUs 0-3, job 42 on GPUs 4-7, each with orphaned workers in its job
 cgroup), run as slurmd runs them (Fleet.exec_epilog: root, slurmd's cgroup,
@@ -44,7 +44,7 @@ class SlurmEpilogTest(FleetCase):
         cls.escapee = HostSetup(cls.fleet, cls.fleet.host("escaped")).workload(
             gpus="3", mib=30720, title="sglang::scheduler_DP0_TP0_EP0", detach=True,
             visible="3", user="gpuops", cgroup="/user.slice/user-1000.slice/session-3.scope")[3]
-        # /dev/nvidia0 is nvidia-smi's GPU 6 and /dev/nvidia6 GPU 0 (issue 24):
+        # /dev/nvidia0 is nvidia-smi's GPU 6 and /dev/nvidia6 GPU 0:
         # job 41 (minors 0-3) sits on indexes 6,1,2,3, job 42 (4-7) on 4,5,0,7.
         HostSetup(cls.fleet, cls.fleet.host("permuted")).gpu_minors([6, 1, 2, 3, 4, 5, 0, 7])
         cls.before = cls.fleet.ground_truth()
@@ -70,7 +70,7 @@ class SlurmEpilogTest(FleetCase):
         self.assertEqual(jobs["42"]["processes"], self.before[host]["jobs"]["42"]["processes"])
 
     def test_1_epilog_translates_minors_to_indexes(self):
-        # SLURM_JOB_GPUS=0,1,2,3 are device minors: before issue 24 the scope
+        # SLURM_JOB_GPUS=0,1,2,3 are device minors: before the minor-to-index translation the scope
         # read them as indexes, left job 41's worker on /dev/nvidia0 (GPU 6)
         # alone and judged GPU 0, job 42's.
         proc = self.hook("permuted", EPILOG, 41)

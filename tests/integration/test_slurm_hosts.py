@@ -1,4 +1,4 @@
-"""--hosts slurm:PARTITION end to end (issue 14): fleetreap asks `sinfo` for
+"""--hosts slurm:PARTITION end to end: fleetreap asks `sinfo` for
 the partition's nodes and reaches them over real SSH like inventory hosts
 (--limit with the partition as a group, --list-hosts, --ssh-config for the
 addresses). No Slurm runs here: a stand-in `sinfo` first on PATH answers as

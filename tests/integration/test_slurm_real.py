@@ -1,4 +1,4 @@
-"""fleetreap on a real Slurm (issue 14, item 4): Debian's slurmctld, slurmd
+"""fleetreap on a real Slurm: Debian's slurmctld, slurmd
 and munge over a simulated fleet (tests/sim/slurm_cluster.py: a slurmd in
 each host's namespaces, Epilog= the shipped contrib/slurm/fleetreap-epilog
 with the fleetreap under test). Jobs are real sbatch jobs whose batch

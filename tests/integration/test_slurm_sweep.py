@@ -1,4 +1,4 @@
-"""contrib/slurm/fleetreap-sweep.sbatch end to end (issue 14): the batch
+"""contrib/slurm/fleetreap-sweep.sbatch end to end: the batch
 script runs `fleetreap --local` on every node of its allocation through
 srun and merges the reports. No Slurm runs here: stand-in `scontrol show
 hostnames` and `srun` first on PATH; the srun runs its task inside each

@@ -1,4 +1,4 @@
-"""Integration tests of the SSH side's safety bounds (issue 12, item 5): the
+"""Integration tests of the SSH side's safety bounds: the
 real fleetreap binary against a simulated fleet over real SSH.
 
 - a stalled ssh-agent (a socket that takes connections and never answers)
