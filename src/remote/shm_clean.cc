@@ -12,8 +12,6 @@
 
 namespace fleetreap {
 
-using remote_script_internal::Prelude;
-
 namespace {
 
 // Why find's -delete failed, from its error lines ("find: cannot delete

@@ -139,7 +139,7 @@ std::string Fold(const std::vector<std::vector<Piece>>& members) {
 
 int OutcomeRank(OutcomeKind kind) {
   switch (kind) {
-    case OutcomeKind::kDirty: return 0;
+    case OutcomeKind::kDirty:
     case OutcomeKind::kNotReady: return 0;
     case OutcomeKind::kFailed: return 1;
     case OutcomeKind::kUnreachable: return 2;
