@@ -61,7 +61,13 @@ echo "exit $rc, wall $(python3 -c "print(round($end-$start,2))") s"
 echo "== after"
 nvidia-smi --query-gpu=index,memory.used --format=csv,noheader
 nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv
-if kill -0 "$worker" 2>/dev/null; then echo "worker $worker STILL ALIVE"; kill -KILL "$worker"; else echo "worker $worker gone"; fi
+# A zombie (state Z, every thread exited) is gone for fleetreap: only its
+# reaper has not collected it yet (on the H200, PID 1 reaps about 1.4 s late).
+state=$(sed 's/.*) //' "/proc/$worker/stat" 2>/dev/null | cut -d' ' -f1)
+threads=$(find "/proc/$worker/task" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)
+if [ -z "$state" ]; then echo "worker $worker gone"
+elif [ "$state" = Z ] && [ "$threads" -le 1 ]; then echo "worker $worker gone (a zombie waiting for its reaper)"
+else echo "worker $worker STILL ALIVE (state $state)"; kill -KILL "$worker"; fi
 ls -la "$shm" 2>&1
 rm -f "$shm"
 tar -C "$out" -cf "$out/logs.tar" logs && rm -rf "$out/logs"
