@@ -129,14 +129,5 @@ TEST(XidLogTest, TheCapHoldsAfterEscaping) {
   EXPECT_EQ(log.events[0].message.substr(kMaxXidMessage), "...");
 }
 
-TEST(XidLogTest, BusMatching) {
-  EXPECT_TRUE(SamePciDevice("0000:3b:00", "00000000:3B:00.0"));
-  EXPECT_TRUE(SamePciDevice("0000:3b:00", "0000:3b:00.0"));
-  EXPECT_FALSE(SamePciDevice("0000:3b:00", "00000000:3C:00.0"));
-  EXPECT_FALSE(SamePciDevice("0001:3b:00", "00000000:3B:00.0"));
-  EXPECT_FALSE(SamePciDevice("", "00000000:3B:00.0"));
-  EXPECT_FALSE(SamePciDevice("garbage", "00000000:3B:00.0"));
-}
-
 }  // namespace
 }  // namespace fleetreap
