@@ -69,55 +69,72 @@ Status LoadHosts(const FleetPlanRequest& request, Inventory* inventory, FleetPla
   return LoadInventorySources(request.hosts, &programs, inventory, &set->warnings, &set->notes);
 }
 
-// --hosts with --limit, then --nodes (hosts not already selected), then
-// --exclude.
-Status SelectedHosts(const FleetPlanRequest& request, FleetPlanSet* set, std::vector<Host>* hosts) {
-  if (!request.hosts.empty()) {
-    Inventory inventory;
-    Status status = LoadHosts(request, &inventory, set);
-    if (!status.ok()) return status;
-    std::string note;  // an empty @FILE: no hosts, and not an error
-    status = SelectHosts(inventory, request.limit, hosts, &note);
-    if (!status.ok()) return status;
-    if (!note.empty()) set->warnings.push_back(note);
-  } else if (!request.limit.empty()) {
+// --hosts, selected with --limit ("hosts" stays empty without --hosts).
+Status InventoryHosts(const FleetPlanRequest& request, FleetPlanSet* set,
+                      std::vector<Host>* hosts) {
+  if (request.hosts.empty()) {
+    if (request.limit.empty()) return Status::Ok();
     return Status::Error(ErrorKind::kUsage,
                          "--limit selects from --hosts; --nodes names its hosts itself");
   }
-  if (!request.nodes.empty()) {
-    std::vector<std::string> names;
-    Status status = ExpandNodeSet("--nodes", request.nodes, &names);
-    if (!status.ok()) return status;
-    if (names.empty()) {
-      return Status::Error(ErrorKind::kUsage, "--nodes \"" + request.nodes + "\" names no node");
-    }
-    std::set<std::string> present;
-    for (const Host& host : *hosts) present.insert(host.name);
-    for (const std::string& name : names) {
-      if (!present.insert(name).second) continue;
-      Host host;
-      host.name = name;
-      host.address = name;
-      host.groups = {"ungrouped"};
-      host.source = "--nodes";
-      hosts->push_back(std::move(host));
-    }
+  Inventory inventory;
+  Status status = LoadHosts(request, &inventory, set);
+  if (!status.ok()) return status;
+  std::string note;  // an empty @FILE: no hosts, and not an error
+  status = SelectHosts(inventory, request.limit, hosts, &note);
+  if (!status.ok()) return status;
+  if (!note.empty()) set->warnings.push_back(note);
+  return Status::Ok();
+}
+
+// --nodes: each node it names that "hosts" does not hold yet, as an
+// ungrouped host reached by its name.
+Status AddNodes(const std::string& nodes, std::vector<Host>* hosts) {
+  std::vector<std::string> names;
+  Status status = ExpandNodeSet("--nodes", nodes, &names);
+  if (!status.ok()) return status;
+  if (names.empty()) {
+    return Status::Error(ErrorKind::kUsage, "--nodes \"" + nodes + "\" names no node");
   }
-  if (!request.exclude.empty()) {
-    std::vector<std::string> names;
-    Status status = ExpandNodeSet("--exclude", request.exclude, &names);
-    if (!status.ok()) return status;
-    const std::set<std::string> excluded(names.begin(), names.end());
-    const bool had_hosts = !hosts->empty();
-    hosts->erase(std::remove_if(hosts->begin(), hosts->end(),
-                                [&](const Host& h) { return excluded.count(h.name) > 0; }),
-                 hosts->end());
-    if (had_hosts && hosts->empty()) {
-      return Status::Error(ErrorKind::kUsage,
-                           "--exclude \"" + request.exclude + "\" leaves no host selected");
-    }
+  std::set<std::string> present;
+  for (const Host& host : *hosts) present.insert(host.name);
+  for (const std::string& name : names) {
+    if (!present.insert(name).second) continue;
+    Host host;
+    host.name = name;
+    host.address = name;
+    host.groups = {"ungrouped"};
+    host.source = "--nodes";
+    hosts->push_back(std::move(host));
   }
   return Status::Ok();
+}
+
+// --exclude: the hosts it names taken out; an error when that leaves none
+// of a selection that had some.
+Status ExcludeNodes(const std::string& exclude, std::vector<Host>* hosts) {
+  std::vector<std::string> names;
+  Status status = ExpandNodeSet("--exclude", exclude, &names);
+  if (!status.ok()) return status;
+  const std::set<std::string> excluded(names.begin(), names.end());
+  const bool had_hosts = !hosts->empty();
+  hosts->erase(std::remove_if(hosts->begin(), hosts->end(),
+                              [&](const Host& h) { return excluded.count(h.name) > 0; }),
+               hosts->end());
+  if (had_hosts && hosts->empty()) {
+    return Status::Error(ErrorKind::kUsage,
+                         "--exclude \"" + exclude + "\" leaves no host selected");
+  }
+  return Status::Ok();
+}
+
+// --hosts with --limit, then --nodes (hosts not already selected), then
+// --exclude.
+Status SelectedHosts(const FleetPlanRequest& request, FleetPlanSet* set, std::vector<Host>* hosts) {
+  Status status = InventoryHosts(request, set, hosts);
+  if (status.ok() && !request.nodes.empty()) status = AddNodes(request.nodes, hosts);
+  if (status.ok() && !request.exclude.empty()) status = ExcludeNodes(request.exclude, hosts);
+  return status;
 }
 
 }  // namespace
