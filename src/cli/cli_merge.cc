@@ -71,7 +71,8 @@ std::string MergeHelpText() {
           "and journals (--journal: a run cut short leaves one) into one fleet\n"
           "report: the same table, JSON, JUnit, Markdown and\n"
           "failed-hosts outputs and exit status as one run over those hosts.\n"
-          "A host may appear in one report only; dry runs and real runs do not mix.\n\n"
+          "A host may appear in one report only; dry runs and real runs do not mix;\n"
+          "a --local report in a file named NODE.json must hold NODE alone.\n\n"
        << DescribeMerge(&options)
        << "\nExit status: as a run (0 clean, bits 1 and 2), 64 usage error,\n"
           "65 a report that cannot be read (the message names the file).\n"

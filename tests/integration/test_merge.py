@@ -38,7 +38,11 @@ class MergeTest(FleetCase):
             proc = self.fleet.exec(node, local_command("--playbook", PLAYBOOK, *extra),
                                    timeout=120)
             self.assertIn("{", proc.stdout, proc.stderr[-2000:])
-            path = os.path.join(self.tmp, f"{node}{'-dry' if extra else ''}.json")
+            # A dry run's reports go beside the real ones, each named after
+            # its node: a --local report named after a host is that host's.
+            folder = os.path.join(self.tmp, "dry") if extra else self.tmp
+            os.makedirs(folder, exist_ok=True)
+            path = os.path.join(folder, f"{node}.json")
             with open(path, "w") as f:
                 f.write(proc.stdout[proc.stdout.index("{"):])
             paths.append(path)
@@ -92,13 +96,13 @@ class MergeTest(FleetCase):
         bad = os.path.join(self.tmp, "table.json")
         with open(bad, "w") as f:
             f.write("node04 clean\n")
+        dry = os.path.join(self.tmp, "dry", "node02.json")
         cases = [([paths[0], bad], f"fleetreap: {bad}: not JSON (parse error at byte 2)"),
                  ([paths[0], paths[0]],
                   f"fleetreap: {paths[0]}: host node01 is also in {paths[0]}"),
-                 ([paths[0], paths[1].replace(".json", "-dry.json")],
-                  f"fleetreap: {paths[1].replace('.json', '-dry.json')}: a dry run cannot be "
-                  f"merged with a real run ({paths[1].replace('.json', '-dry.json')} is a dry "
-                  f"run, {paths[0]} is not)")]
+                 ([paths[0], dry],
+                  f"fleetreap: {dry}: a dry run cannot be merged with a real run ({dry} is "
+                  f"a dry run, {paths[0]} is not)")]
         for args, error in cases:
             proc = self.merge(*args)
             self.assertEqual(proc.returncode, 65, proc.stderr)
@@ -147,6 +151,30 @@ class MergeTest(FleetCase):
         self.assertEqual(proc.stderr.strip(),
                          f"fleetreap: {paths[2]}: the report of node node03 must hold that host "
                          "alone; it holds node03, node04")
+
+    def test_6_without_expect_a_local_report_holds_the_host_it_is_named_after(self):
+        # No --expect: each --local report still speaks for its own node only,
+        # and a merged report (named after none of its hosts) merges again.
+        with open(os.path.join(self.tmp, "node03.json")) as f:
+            doc = json.load(f)
+        renamed = os.path.join(self.tmp, "renamed")
+        os.makedirs(renamed, exist_ok=True)
+        wrong = os.path.join(renamed, "node04.json")
+        with open(wrong, "w") as f:
+            json.dump(doc, f)
+        paths = [os.path.join(self.tmp, f"{node}.json") for node in NODES[:2]]
+        proc = self.merge(*paths, wrong)
+        self.assertEqual(proc.returncode, 65, proc.stdout + proc.stderr)
+        self.assertEqual(proc.stderr.strip(),
+                         f"fleetreap: {wrong}: the report of node node04 must hold that host "
+                         "alone; it holds node03")
+        self.assertEqual(proc.stdout, "")
+        fleet = os.path.join(self.tmp, "fleet.json")
+        proc = self.merge("--json", fleet, *paths)
+        self.assertEqual(proc.returncode, 1, proc.stderr)  # node02: ghost memory
+        proc = self.merge("--json", "-", fleet, os.path.join(self.tmp, "node03.json"))
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertEqual([h["name"] for h in json.loads(proc.stdout)["hosts"]], list(NODES))
 
 
 if __name__ == "__main__":

@@ -55,17 +55,27 @@ void ExpectHosts(const std::vector<std::string>& expected, RunReport* merged);
 /// (or ".json.journal"): "nodes/gpu07.json" is gpu07's; "" for other names.
 std::string NodeOfReportFile(const std::string& path);
 
-/// A report file named after an expected node (NodeOfReportFile) is that
-/// node's own report, as the Slurm sweep writes them from each node's own
-/// srun output: it must hold exactly one host, that node, so one node cannot
-/// speak for another. kInvalidInput, naming the file, otherwise:
+/// Whether "name" is spelled as a host name is: letters, digits, "-", "."
+/// and "_", a letter or digit first, at most 253 characters ("gpu07",
+/// "gpu07.rack2"; not "", "-x" or "fleet (2)").
+bool IsHostShapedName(const std::string& name);
+
+/// A report file named after a node (NodeOfReportFile) is that node's own
+/// report, as the Slurm sweep writes them from each node's own srun output,
+/// when the node is expected, or when the report is a --local one (its hosts
+/// reached at localhost, no host key policy) and its name is host-shaped
+/// (IsHostShapedName) and either it holds one host or it names that node
+/// among its hosts (a merged report named after none of its hosts is not a
+/// node's). A node's own report must hold exactly one host, that node, so
+/// one node cannot speak for another. kInvalidInput, naming the file,
+/// otherwise:
 ///   nodes/node03.json: the report of node node03 must hold that host alone; it holds node03, gpu07
 [[nodiscard]] Status CheckNodeReports(const std::vector<SourcedReport>& inputs,
                                       const std::vector<std::string>& expected);
 
 /// Reads each file of "paths" (ReadReportJson, or ReadJournal for a journal
 /// that --journal wrote: journal.h), checks them with CheckNodeReports
-/// against "expected" (--expect's hosts; none: no check) and merges them.
+/// against "expected" (--expect's hosts) and merges them.
 /// Errors name the file: "r.json: cannot read: No such file or directory",
 /// or those of ReadReportJson, CheckNodeReports and MergeReports; all are
 /// kInvalidInput but for no paths.
