@@ -20,11 +20,6 @@ namespace host_cleaner_internal {
 using std::chrono::duration_cast;
 using std::chrono::milliseconds;
 
-std::string FirstLine(const std::string& text) {
-  std::string line = text.substr(0, text.find('\n'));
-  return line.size() > 200 ? line.substr(0, 200) : line;
-}
-
 bool Runner::Fail(ErrorKind kind, const std::string& message) {
   if (!failed_) {
     failed_ = true;
@@ -33,41 +28,6 @@ bool Runner::Fail(ErrorKind kind, const std::string& message) {
     report_.error_message = message;
   }
   return false;
-}
-
-bool Runner::Exec(const std::string& script, milliseconds timeout, CommandResult* result) {
-  TimePoint now = clock_.Now();
-  if (now >= job_.deadline) return Fail(ErrorKind::kHostTimeout, "host deadline reached");
-  if (job_.deadline != TimePoint::max()) {
-    timeout = std::min(timeout, duration_cast<milliseconds>(job_.deadline - now));
-  }
-  LogCommand(job_.host->name, script, timeout);
-  *result = transport_.Run(BoundedCommand(script, timeout, job_.become), timeout);
-  LogReply(job_.host->name, *result);
-  // Each error names the step: "inspect: stdout exceeded 4 MiB, stopped reading".
-  const std::string step = std::string(step_) + ": ";
-  switch (result->end) {
-    case CommandEnd::kExited: break;
-    case CommandEnd::kTimedOut:
-      return Fail(ErrorKind::kCommandTimeout,
-                  step + "command did not finish within " + std::to_string(timeout.count()) + "ms");
-    case CommandEnd::kConnectionLost: return Fail(ErrorKind::kConnectionLost, step + result->error);
-    case CommandEnd::kSignaled:
-      return Fail(ErrorKind::kCommandFailed,
-                  step + "remote command killed by SIG" + result->signal);
-    case CommandEnd::kNotStarted:
-      return Fail(ErrorKind::kCommandFailed, step + "remote command not started: " + result->error);
-    case CommandEnd::kOutputLimit: return Fail(ErrorKind::kParse, step + result->error);
-    case CommandEnd::kNoStatus: return Fail(ErrorKind::kCommandFailed, step + result->error);
-  }
-  if (IsSudoRefusal(*result)) return Fail(ErrorKind::kSudo, FirstLine(result->err));
-  if (result->exit_code == 124 || result->exit_code == 137) {
-    return Fail(ErrorKind::kCommandTimeout,
-                step + "remote command ran past " + std::to_string(timeout.count()) + "ms");
-  }
-  Status started = CheckStartRecord(&result->out, result->err);
-  if (!started.ok()) return Fail(started.kind(), step + started.message());
-  return true;
 }
 
 HostReport Runner::Run() {
@@ -84,6 +44,7 @@ HostReport Runner::Run() {
       break;
     }
     step_ = ActionKindName(action.kind);
+    steps_.StartStep(step_);
     if (job_.on_step) job_.on_step(StepBrief(action));
     const TimePoint step_start = clock_.Now();
     Perform(action);
@@ -203,13 +164,18 @@ void Runner::ReportWhatWasFound() {
 }  // namespace host_cleaner_internal
 
 HostReport CleanHost(Transport& transport, const HostJob& job) {
+  ScriptSteps steps(transport, job, job.clock ? *job.clock : RealClock());
+  return CleanHostWith(steps, job);
+}
+
+HostReport CleanHostWith(HostSteps& steps, const HostJob& job) {
   if (job.host == nullptr || job.playbook == nullptr) {
     HostReport report;
     report.error_kind = ErrorKind::kInternal;
     report.error_message = "CleanHost needs a host and a playbook";
     return report;
   }
-  host_cleaner_internal::Runner runner(transport, job);
+  host_cleaner_internal::Runner runner(steps, job);
   return runner.Run();
 }
 

@@ -13,11 +13,6 @@ namespace host_cleaner_internal {
 
 using std::chrono::milliseconds;
 
-namespace {
-// A GPU reset normally takes seconds; one that hangs is given this long.
-constexpr milliseconds kResetPerGpu{30000};
-}  // namespace
-
 SignalRequest Runner::WaveOf(const Action& action) const {
   SignalRequest wave;
   wave.signal = action.kind == ActionKind::kKill ? "KILL" : "TERM";
@@ -31,13 +26,10 @@ SignalRequest Runner::WaveOf(const Action& action) const {
 
 bool Runner::Signal(const Action& action) {
   TimePoint start = clock_.Now();
-  CommandResult result;
-  bool ok = Exec(SignalScriptFor(WaveOf(action)), action.wait + job_.command_timeout, &result);
-  Time(StepName(action), start);
-  if (!ok) return false;
   SignalReply reply;
-  Status status = ParseSignalOutput(result.out, &reply);
-  if (!status.ok()) return Fail(status.kind(), status.message());
+  Status status = steps_.Signal(WaveOf(action), &reply);
+  Time(StepName(action), start);
+  if (!Check(status)) return false;
   ApplySignal(action, reply, start);
   return true;
 }
@@ -52,24 +44,13 @@ void Runner::ApplySignal(const Action& action, const SignalReply& reply, TimePoi
 bool Runner::StopUnits(const Action& action) {
   const Action* wave = action.fused.empty() ? nullptr : &action.fused.front();
   TimePoint start = clock_.Now();
-  CommandResult result;
-  milliseconds timeout =
-      (playbook_.unit_stop_timeout + milliseconds(3000)) * static_cast<int>(action.units.size()) +
-      job_.command_timeout;
-  const std::string script =
-      wave == nullptr
-          ? StopUnitsScript(action.units, playbook_.unit_stop_timeout)
-          : StopUnitsThenSignalScript(action.units, playbook_.unit_stop_timeout, WaveOf(*wave));
-  if (wave != nullptr) timeout += wave->wait;
-  bool ok = Exec(script, timeout, &result);
-  Time(StepName(action), start);
-  if (!ok) return false;
   std::vector<UnitStop> stops;
   SignalReply signal;
   Status status = wave == nullptr
-                      ? ParseStopUnitsOutput(result.out, action.units, &stops)
-                      : ParseStopAndSignalOutput(result.out, action.units, &stops, &signal);
-  if (!status.ok()) return Fail(status.kind(), status.message());
+                      ? steps_.StopUnits(action.units, &stops)
+                      : steps_.StopUnitsThenSignal(action.units, WaveOf(*wave), &stops, &signal);
+  Time(StepName(action), start);
+  if (!Check(status)) return false;
   for (const UnitStop& stop : stops) {
     if (stop.exit_code == 0) report_.units_stopped.push_back(stop.unit);
   }
@@ -88,17 +69,12 @@ bool Runner::CleanShm(const Action& action) {
   const bool dry_run = action.dry_run;
   const bool verify = !action.fused.empty();
   TimePoint start = clock_.Now();
-  CommandResult result;
-  const std::string script =
-      verify ? ShmThenQuickScanScript(playbook_.shm_patterns, dry_run, nvidia_smi_timeout_)
-             : ShmCleanScript(playbook_.shm_patterns, dry_run);
-  bool ok = Exec(script, job_.command_timeout + nvidia_smi_timeout_, &result);
-  if (!ok) return false;
   ShmOutput out;
-  ScanOutput scan;
-  Status status = ParseShmOutput(result.out, &out, verify ? &scan : nullptr);
-  if (!status.ok()) return Fail(status.kind(), status.message());
+  HostSnapshot scan;
+  Status status =
+      verify ? steps_.CleanShmThenQuickScan(dry_run, &out, &scan) : steps_.CleanShm(dry_run, &out);
   RecordShm(out, dry_run);
+  if (!Check(status)) return false;
   bool verified = !verify || QuickScan(&report_.gpus_after, &scan);
   Time(StepName(action), start);
   return verified;
@@ -109,15 +85,12 @@ bool Runner::CleanShm(const Action& action) {
 // clean and the verify count.
 bool Runner::RescanWithShmAndVerify(const Action& action) {
   const bool quick = action.quick;
-  CommandResult result;
-  std::string script =
-      RescanShmVerifyScript(Request({}, !quick), playbook_.shm_patterns, Request({}, false));
-  if (!Exec(script, job_.command_timeout + 3 * nvidia_smi_timeout_, &result)) return false;
-  ScanOutput rescan, verified;
+  HostSnapshot rescan, verified;
   ShmOutput shm;
-  Status status = ParseRescanShmVerifyOutput(result.out, &rescan, &shm, &verified);
-  if (!status.ok()) return Fail(status.kind(), status.message());
+  Status status =
+      steps_.RescanShmVerify(Request({}, !quick), Request({}, false), &rescan, &shm, &verified);
   RecordShm(shm, /*dry_run=*/false);
+  if (!Check(status)) return false;
   bool ok = quick ? QuickScan(&report_.gpus_after, &rescan)
                   : Scan({}, &report_.gpus_after, true, &rescan);
   if (!ok) return false;
@@ -149,17 +122,10 @@ void Runner::RecordShm(const ShmOutput& out, bool dry_run) {
 
 bool Runner::ResetGpus(const Action& action) {
   TimePoint start = clock_.Now();
-  CommandResult result;
-  // Each reset is bounded on the host; the command waits for all of them.
-  const std::chrono::milliseconds per_gpu = std::max(nvidia_smi_timeout_, kResetPerGpu);
-  const std::chrono::milliseconds all =
-      job_.command_timeout + (per_gpu + std::chrono::seconds(2)) * action.gpus.size();
-  bool ok = Exec(GpuResetScript(action.gpus, per_gpu), all, &result);
-  Time(StepName(action), start);
-  if (!ok) return false;
   std::vector<GpuReset> resets;
-  Status status = ParseGpuResetOutput(result.out, &resets);
-  if (!status.ok()) return Fail(status.kind(), status.message());
+  Status status = steps_.ResetGpus(action.gpus, &resets);
+  Time(StepName(action), start);
+  if (!Check(status)) return false;
   for (const GpuReset& reset : resets) {
     if (reset.exit_code == 0) {
       report_.gpus_reset.push_back(reset.gpu);
@@ -168,8 +134,7 @@ bool Runner::ResetGpus(const Action& action) {
           "GPU " + std::to_string(reset.gpu) + ": " +
           (reset.exit_code == 124 || reset.exit_code == 137
                ? "nvidia-smi --gpu-reset did not finish within " +
-                     std::to_string(std::max(nvidia_smi_timeout_, kResetPerGpu).count() / 1000) +
-                     "s"
+                     std::to_string(GpuResetTimeoutFor(nvidia_smi_timeout_).count() / 1000) + "s"
                : reset.message);
     }
   }

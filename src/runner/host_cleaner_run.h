@@ -1,6 +1,6 @@
 // The run of one host behind CleanHost (private to the host_cleaner*.cc
-// files): the state the runner threads through the ladder, the door through
-// which every step reaches the host (Exec), and the steps themselves.
+// files): the state the runner threads through the ladder and the steps
+// themselves; every step reaches the host through HostSteps (host_steps.h).
 // host_cleaner.cc performs the actions the Escalation picks and reports
 // each back to it, host_cleaner_scan.cc reads the host and
 // host_cleaner_action.cc runs the actions that change it.
@@ -19,22 +19,21 @@
 #include "fleetreap/remote/remote_script_output.h"
 #include "fleetreap/remote/round_trips.h"
 #include "fleetreap/runner/host_cleaner.h"
+#include "fleetreap/runner/host_steps.h"
+#include "script_steps.h"
 
 namespace fleetreap {
 namespace host_cleaner_internal {
 
 using TimePoint = std::chrono::steady_clock::time_point;
 
-/// The first line of "text", at most 200 characters, for error messages.
-std::string FirstLine(const std::string& text);
-
 /// One host's run: the state that CleanHost threads through the ladder.
-/// Holds references to "transport" and "job", which must outlive it. Used
+/// Holds references to "steps" and "job", which must outlive it. Used
 /// once, by one thread.
 class Runner {
  public:
-  Runner(Transport& transport, const HostJob& job)
-      : transport_(transport),
+  Runner(HostSteps& steps, const HostJob& job)
+      : steps_(steps),
         job_(job),
         playbook_(*job.playbook),
         clock_(job.clock ? *job.clock : RealClock()),
@@ -44,24 +43,20 @@ class Runner {
     fold_.protect.AddAll(job.host->protect);
     fold_.protect.AddAll(job.extra_protect);
     fold_.scope = job.scope;
-    std::chrono::milliseconds half = job.command_timeout / 2;
-    nvidia_smi_timeout_ =
-        std::clamp(half, std::chrono::milliseconds(1000), std::chrono::milliseconds(30000));
+    nvidia_smi_timeout_ = NvidiaSmiTimeoutFor(job.command_timeout);
   }
 
   HostReport Run();
 
  private:
-  // Runs "script" bounded by "timeout" (cut to the deadline). On failure
-  // sets the report's error and returns false.
-  bool Exec(const std::string& script, std::chrono::milliseconds timeout, CommandResult* result);
   bool Fail(ErrorKind kind, const std::string& message);
+  // Fails with "status" unless it is OK.
+  bool Check(const Status& status) { return status.ok() || Fail(status.kind(), status.message()); }
   // Reads the host with ScanScript and folds it into the view; "gpus" gets
   // the classified readings. "prefetched": the scan when it already came
   // back with another step.
   bool Scan(const std::vector<std::string>& units, std::vector<GpuReading>* gpus,
-            bool holders = true, const ScanOutput* prefetched = nullptr);
-  bool RunScan(const ScanRequest& request, ScanOutput* scan);
+            bool holders = true, const HostSnapshot* prefetched = nullptr);
   ScanRequest Request(const std::vector<std::string>& units, bool holders) const;
   FoldContext Context() const;
   // Performs "action" (any kind but kDone and kDidNotConverge).
@@ -70,7 +65,7 @@ class Runner {
   bool InspectWithShmDryRun(const std::vector<std::string>& units);
   // nvidia-smi alone, the known holders standing in; a full Scan follows
   // unless HostGpusClean, to find and classify what holds a GPU.
-  bool QuickScan(std::vector<GpuReading>* gpus, const ScanOutput* prefetched = nullptr);
+  bool QuickScan(std::vector<GpuReading>* gpus, const HostSnapshot* prefetched = nullptr);
   // After a whole-host query failed on a lost GPU: asks each GPU of
   // "indexes" alone and adds the readings of those that answer.
   bool QueryGpusOneByOne(const std::vector<int>& indexes, std::vector<GpuReading>* gpus);
@@ -102,7 +97,7 @@ class Runner {
   // What the run found and did, into the report, whatever the verdict.
   void ReportWhatWasFound();
 
-  Transport& transport_;
+  HostSteps& steps_;
   const HostJob& job_;
   const Playbook& playbook_;
   Clock& clock_;

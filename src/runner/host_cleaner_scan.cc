@@ -1,5 +1,5 @@
-// The host_cleaner runner's reading of a host: runs the scan, hands its bytes
-// to remote (ReadScan) and the snapshot to the escalation (FoldSnapshot),
+// The host_cleaner runner's reading of a host: takes the scan's snapshot
+// from HostSteps, hands it to the escalation (FoldSnapshot),
 // and performs the follow-ups the fold asks for: the per-GPU query after a
 // lost GPU, the re-scan with nvidia-smi's table before calling memory a
 // ghost. It decides none of them.
@@ -7,15 +7,10 @@
 
 #include "fleetreap/escalation/host_fold.h"
 #include "fleetreap/model/gpu_reading.h"
-#include "fleetreap/remote/remote_script.h"
-#include "fleetreap/remote/round_trips.h"
-#include "fleetreap/remote/scan.h"
 #include "host_cleaner_run.h"
 
 namespace fleetreap {
 namespace host_cleaner_internal {
-
-using std::chrono::milliseconds;
 
 ScanRequest Runner::Request(const std::vector<std::string>& units, bool holders) const {
   ScanRequest request;
@@ -40,45 +35,27 @@ FoldContext Runner::Context() const {
 }
 
 bool Runner::InspectWithShmDryRun(const std::vector<std::string>& units) {
-  CommandResult result;
-  std::string script = ShmListingThenInspectScript(playbook_.shm_patterns, Request(units, true));
-  if (!Exec(script, job_.command_timeout + 2 * nvidia_smi_timeout_, &result)) return false;
   ShmOutput shm;
-  ScanOutput scan;
-  Status status = ParseShmOutput(result.out, &shm, &scan);
-  if (!status.ok()) return Fail(status.kind(), status.message());
+  HostSnapshot scan;
+  Status status = steps_.ShmListingThenInspect(Request(units, true), &shm, &scan);
   RecordShm(shm, /*dry_run=*/true);
+  if (!Check(status)) return false;
   return Scan(units, &report_.gpus_before, true, &scan);
 }
 
-bool Runner::QuickScan(std::vector<GpuReading>* gpus, const ScanOutput* prefetched) {
+bool Runner::QuickScan(std::vector<GpuReading>* gpus, const HostSnapshot* prefetched) {
   if (!Scan({}, gpus, /*holders=*/false, prefetched)) return false;
   return HostGpusClean(*gpus) || Scan({}, gpus);
 }
 
-bool Runner::RunScan(const ScanRequest& request, ScanOutput* scan) {
-  CommandResult result;
-  // Two nvidia-smi calls, each bounded on the host.
-  if (!Exec(ScanScript(request), job_.command_timeout + 2 * nvidia_smi_timeout_, &result)) {
-    return false;
-  }
-  Status status = ParseScanOutput(result.out, scan);
-  if (status.ok()) return true;
-  return Fail(status.kind(),
-              status.message() + (result.err.empty() ? "" : ": " + FirstLine(result.err)));
-}
-
 bool Runner::Scan(const std::vector<std::string>& units, std::vector<GpuReading>* gpus,
-                  bool holders, const ScanOutput* prefetched) {
-  ScanOutput scan;
+                  bool holders, const HostSnapshot* prefetched) {
+  HostSnapshot snapshot;
   if (prefetched != nullptr) {
-    scan = *prefetched;
-  } else if (!RunScan(Request(units, holders), &scan)) {
+    snapshot = *prefetched;
+  } else if (!Check(steps_.Scan(Request(units, holders), &snapshot))) {
     return false;
   }
-  HostSnapshot snapshot;
-  Status status = ReadScan(scan, &snapshot);
-  if (!status.ok()) return Fail(status.kind(), status.message());
   const FoldContext context = Context();
   std::vector<int> one_by_one = GpusToQueryOneByOne(snapshot, context, fold_);
   if (!one_by_one.empty() && !QueryGpusOneByOne(one_by_one, &snapshot.gpu_query.gpus)) {
@@ -100,12 +77,7 @@ bool Runner::Scan(const std::vector<std::string>& units, std::vector<GpuReading>
 }
 
 bool Runner::QueryGpusOneByOne(const std::vector<int>& indexes, std::vector<GpuReading>* gpus) {
-  CommandResult result;
-  milliseconds timeout = job_.command_timeout + nvidia_smi_timeout_;
-  if (!Exec(PerGpuQueryScript(indexes, nvidia_smi_timeout_), timeout, &result)) return false;
-  Status status = ReadPerGpuQuery(result.out, gpus);
-  if (!status.ok()) return Fail(status.kind(), status.message());
-  return true;
+  return Check(steps_.QueryGpusOneByOne(indexes, gpus));
 }
 
 }  // namespace host_cleaner_internal

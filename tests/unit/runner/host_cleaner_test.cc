@@ -3,14 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cctype>
 #include <map>
-#include <sstream>
 
-#include "fleetreap/base/shell.h"
-#include "fleetreap/remote/nvidia_smi.h"
+#include "fleetreap/runner/host_steps.h"
 #include "support/fake_clock.h"
-#include "support/fake_transport.h"
+#include "support/fake_host_steps.h"
 
 namespace fleetreap {
 namespace {
@@ -18,7 +15,7 @@ namespace {
 using fake_host::Behavior;
 using fake_host::FakeHost;
 using fake_host::FakeProc;
-using fake_host::FakeTransport;
+using fake_host::FakeSteps;
 using std::chrono::milliseconds;
 
 FakeProc Worker(int pid, int gpu, int ppid = 100) {
@@ -54,7 +51,7 @@ struct Outcome {
 Outcome Clean(FakeHost host, const Playbook& playbook, bool dry_run = false,
               const Scope& scope = Scope()) {
   FakeClock clock;
-  FakeTransport transport(std::move(host), &clock);
+  FakeSteps steps(std::move(host), &clock);
   Host h;
   h.name = "gpu01";
   h.expected_gpus = 8;
@@ -64,7 +61,7 @@ Outcome Clean(FakeHost host, const Playbook& playbook, bool dry_run = false,
   job.dry_run = dry_run;
   job.clock = &clock;
   job.scope = scope;
-  Outcome outcome{CleanHost(transport, job), transport.Log(), clock.slept()};
+  Outcome outcome{CleanHostWith(steps, job), steps.Log(), clock.slept()};
   return outcome;
 }
 

@@ -1,0 +1,205 @@
+// ScriptSteps (script_steps.h): each step's script run over the transport,
+// its reply read into model values.
+#include "script_steps.h"
+
+#include <algorithm>
+
+#include "fleetreap/base/shell.h"
+#include "fleetreap/remote/scan.h"
+#include "fleetreap/runner/step_log.h"
+
+namespace fleetreap {
+
+using std::chrono::duration_cast;
+using std::chrono::milliseconds;
+
+namespace {
+
+using TimePoint = std::chrono::steady_clock::time_point;
+
+// The first line of "text", at most 200 characters, for error messages.
+std::string FirstLine(const std::string& text) {
+  std::string line = text.substr(0, text.find('\n'));
+  return line.size() > 200 ? line.substr(0, 200) : line;
+}
+
+// What a reply that ended otherwise than by exiting means, "" when it exited.
+Status EndError(const CommandResult& result, const std::string& step, milliseconds timeout) {
+  switch (result.end) {
+    case CommandEnd::kExited: return Status::Ok();
+    case CommandEnd::kTimedOut:
+      return Status::Error(ErrorKind::kCommandTimeout, step + "command did not finish within " +
+                                                           std::to_string(timeout.count()) + "ms");
+    case CommandEnd::kConnectionLost:
+      return Status::Error(ErrorKind::kConnectionLost, step + result.error);
+    case CommandEnd::kSignaled:
+      return Status::Error(ErrorKind::kCommandFailed,
+                           step + "remote command killed by SIG" + result.signal);
+    case CommandEnd::kNotStarted:
+      return Status::Error(ErrorKind::kCommandFailed,
+                           step + "remote command not started: " + result.error);
+    case CommandEnd::kOutputLimit: return Status::Error(ErrorKind::kParse, step + result.error);
+    case CommandEnd::kNoStatus:
+      return Status::Error(ErrorKind::kCommandFailed, step + result.error);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+milliseconds NvidiaSmiTimeoutFor(milliseconds command_timeout) {
+  return std::clamp(command_timeout / 2, milliseconds(1000), milliseconds(30000));
+}
+
+milliseconds GpuResetTimeoutFor(milliseconds nvidia_smi_timeout) {
+  return std::max(nvidia_smi_timeout, milliseconds(30000));
+}
+
+ScriptSteps::ScriptSteps(Transport& transport, const HostJob& job, Clock& clock)
+    : transport_(transport),
+      job_(job),
+      clock_(clock),
+      nvidia_smi_timeout_(NvidiaSmiTimeoutFor(job.command_timeout)) {}
+
+Status ScriptSteps::Exec(const std::string& script, milliseconds timeout, CommandResult* result) {
+  TimePoint now = clock_.Now();
+  if (now >= job_.deadline) return Status::Error(ErrorKind::kHostTimeout, "host deadline reached");
+  if (job_.deadline != TimePoint::max()) {
+    timeout = std::min(timeout, duration_cast<milliseconds>(job_.deadline - now));
+  }
+  LogCommand(job_.host->name, script, timeout);
+  *result = transport_.Run(BoundedCommand(script, timeout, job_.become), timeout);
+  LogReply(job_.host->name, *result);
+  // Each error names the step: "inspect: stdout exceeded 4 MiB, stopped reading".
+  const std::string step = std::string(step_) + ": ";
+  Status status = EndError(*result, step, timeout);
+  if (!status.ok()) return status;
+  if (IsSudoRefusal(*result)) return Status::Error(ErrorKind::kSudo, FirstLine(result->err));
+  if (result->exit_code == 124 || result->exit_code == 137) {
+    return Status::Error(ErrorKind::kCommandTimeout, step + "remote command ran past " +
+                                                         std::to_string(timeout.count()) + "ms");
+  }
+  Status started = CheckStartRecord(&result->out, result->err);
+  if (!started.ok()) return Status::Error(started.kind(), step + started.message());
+  return Status::Ok();
+}
+
+Status ScriptSteps::Scan(const ScanRequest& request, HostSnapshot* snapshot) {
+  CommandResult result;
+  // Two nvidia-smi calls, each bounded on the host.
+  Status status =
+      Exec(ScanScript(request), job_.command_timeout + 2 * nvidia_smi_timeout_, &result);
+  if (!status.ok()) return status;
+  ScanOutput scan;
+  status = ParseScanOutput(result.out, &scan);
+  if (!status.ok()) {
+    return Status::Error(
+        status.kind(), status.message() + (result.err.empty() ? "" : ": " + FirstLine(result.err)));
+  }
+  return ReadScan(scan, snapshot);
+}
+
+Status ScriptSteps::QueryGpusOneByOne(const std::vector<int>& indexes,
+                                      std::vector<GpuReading>* gpus) {
+  CommandResult result;
+  milliseconds timeout = job_.command_timeout + nvidia_smi_timeout_;
+  Status status = Exec(PerGpuQueryScript(indexes, nvidia_smi_timeout_), timeout, &result);
+  if (!status.ok()) return status;
+  return ReadPerGpuQuery(result.out, gpus);
+}
+
+Status ScriptSteps::Signal(const SignalRequest& wave, SignalReply* reply) {
+  CommandResult result;
+  Status status = Exec(SignalScriptFor(wave), wave.wait + job_.command_timeout, &result);
+  if (!status.ok()) return status;
+  return ParseSignalOutput(result.out, reply);
+}
+
+milliseconds ScriptSteps::StopTimeout(size_t units) const {
+  return (job_.playbook->unit_stop_timeout + milliseconds(3000)) * static_cast<int>(units) +
+         job_.command_timeout;
+}
+
+Status ScriptSteps::StopUnits(const std::vector<std::string>& units, std::vector<UnitStop>* stops) {
+  CommandResult result;
+  Status status = Exec(StopUnitsScript(units, job_.playbook->unit_stop_timeout),
+                       StopTimeout(units.size()), &result);
+  if (!status.ok()) return status;
+  return ParseStopUnitsOutput(result.out, units, stops);
+}
+
+Status ScriptSteps::StopUnitsThenSignal(const std::vector<std::string>& units,
+                                        const SignalRequest& wave, std::vector<UnitStop>* stops,
+                                        SignalReply* reply) {
+  CommandResult result;
+  const std::string script =
+      StopUnitsThenSignalScript(units, job_.playbook->unit_stop_timeout, wave);
+  Status status = Exec(script, StopTimeout(units.size()) + wave.wait, &result);
+  if (!status.ok()) return status;
+  return ParseStopAndSignalOutput(result.out, units, stops, reply);
+}
+
+Status ScriptSteps::CleanShm(bool dry_run, ShmOutput* shm) {
+  CommandResult result;
+  Status status = Exec(ShmCleanScript(job_.playbook->shm_patterns, dry_run),
+                       job_.command_timeout + nvidia_smi_timeout_, &result);
+  if (!status.ok()) return status;
+  return ParseShmOutput(result.out, shm, nullptr);
+}
+
+Status ScriptSteps::CleanShmThenQuickScan(bool dry_run, ShmOutput* shm, HostSnapshot* verify) {
+  CommandResult result;
+  const std::string script =
+      ShmThenQuickScanScript(job_.playbook->shm_patterns, dry_run, nvidia_smi_timeout_);
+  Status status = Exec(script, job_.command_timeout + nvidia_smi_timeout_, &result);
+  if (!status.ok()) return status;
+  ScanOutput scan;
+  ShmOutput read;
+  status = ParseShmOutput(result.out, &read, &scan);
+  if (!status.ok()) return status;
+  *shm = read;
+  return ReadScan(scan, verify);
+}
+
+Status ScriptSteps::ShmListingThenInspect(const ScanRequest& inspect, ShmOutput* shm,
+                                          HostSnapshot* snapshot) {
+  CommandResult result;
+  const std::string script = ShmListingThenInspectScript(job_.playbook->shm_patterns, inspect);
+  Status status = Exec(script, job_.command_timeout + 2 * nvidia_smi_timeout_, &result);
+  if (!status.ok()) return status;
+  ScanOutput scan;
+  ShmOutput read;
+  status = ParseShmOutput(result.out, &read, &scan);
+  if (!status.ok()) return status;
+  *shm = read;
+  return ReadScan(scan, snapshot);
+}
+
+Status ScriptSteps::RescanShmVerify(const ScanRequest& rescan, const ScanRequest& verify,
+                                    HostSnapshot* rescanned, ShmOutput* shm,
+                                    HostSnapshot* verified) {
+  CommandResult result;
+  const std::string script = RescanShmVerifyScript(rescan, job_.playbook->shm_patterns, verify);
+  Status status = Exec(script, job_.command_timeout + 3 * nvidia_smi_timeout_, &result);
+  if (!status.ok()) return status;
+  ScanOutput first, second;
+  ShmOutput read;
+  status = ParseRescanShmVerifyOutput(result.out, &first, &read, &second);
+  if (!status.ok()) return status;
+  *shm = read;
+  status = ReadScan(first, rescanned);
+  if (status.ok()) status = ReadScan(second, verified);
+  return status;
+}
+
+Status ScriptSteps::ResetGpus(const std::vector<int>& gpus, std::vector<GpuReset>* resets) {
+  CommandResult result;
+  // Each reset is bounded on the host; the command waits for all of them.
+  const milliseconds per_gpu = GpuResetTimeoutFor(nvidia_smi_timeout_);
+  const milliseconds all = job_.command_timeout + (per_gpu + std::chrono::seconds(2)) * gpus.size();
+  Status status = Exec(GpuResetScript(gpus, per_gpu), all, &result);
+  if (!status.ok()) return status;
+  return ParseGpuResetOutput(result.out, resets);
+}
+
+}  // namespace fleetreap
