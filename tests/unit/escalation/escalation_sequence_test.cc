@@ -118,7 +118,7 @@ TEST(EscalationSequenceTest, VllmIncidentTermWorks) {
   Escalation e = Play(DefaultPlaybook(), EscalationMode::kRun,
                       {{"inspect", busy},
                        {"stop_units+term pids=10,11 30000ms", gone},
-                       {"rescan+clean_shm+verify quick 500ms", gone},
+                       {"rescan+clean_shm+verify quick", gone},
                        {"done", {}}});
   EXPECT_EQ(e.history().waves, 1);
   EXPECT_TRUE(e.history().verified);
@@ -134,7 +134,7 @@ TEST(EscalationSequenceTest, TermIgnoredThenKill) {
        {{"inspect", busy},
         {"term pids=10 10000ms", left},
         {"kill pids=10 5000ms", killed},
-        {"rescan+clean_shm+verify quick 500ms", killed},
+        {"rescan+clean_shm+verify quick", killed},
         {"done", {}}});
 }
 
@@ -155,9 +155,9 @@ TEST(EscalationSequenceTest, StragglerStartsANewWave) {
   Escalation e = Play(DefaultPlaybook(), EscalationMode::kRun,
                       {{"inspect", busy},
                        {"term pids=10 10000ms", termed},
-                       {"rescan+clean_shm+verify quick 500ms", found},
+                       {"rescan+clean_shm+verify quick", found},
                        {"term pids=15 10000ms", all_gone},
-                       {"rescan+clean_shm+verify quick 500ms", all_gone},
+                       {"rescan+clean_shm+verify quick", all_gone},
                        {"done", {}}});
   EXPECT_EQ(e.history().waves, 2);
 }
@@ -226,7 +226,7 @@ TEST(EscalationSequenceTest, UnkillableIsLeftAfterTheSettle) {
        {{"inspect", busy},
         {"term pids=10 10000ms", left},
         {"kill pids=10 5000ms", stuck},
-        {"rescan+clean_shm+verify quick 500ms", stuck},
+        {"rescan+clean_shm+verify quick", stuck},
         {"rescan 2000ms", stuck},
         {"clean_shm+verify", stuck},
         {"done", {}}});
@@ -244,7 +244,7 @@ TEST(EscalationSequenceTest, NonConvergenceEndsAtTheCap) {
   std::vector<Row> rows = {{"inspect", busy}};
   while (rows.size() < static_cast<size_t>(Escalation::kMaxSteps)) {
     rows.push_back({"term pids=10 10000ms", reported_gone});
-    rows.push_back({"rescan+clean_shm+verify quick 500ms", busy});
+    rows.push_back({"rescan+clean_shm+verify quick", busy});
   }
   rows.resize(Escalation::kMaxSteps);
   rows.push_back({"did_not_converge", {}});
