@@ -26,8 +26,7 @@ BIN = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE, "build", "fleetreap")
 ALLOWED = {
     "nvidia-smi: the queries and the reset fleetreap runs on a host": {
         "--query-gpu", "--query-compute-apps", "--format", "--gpu-reset"},
-    "tail --pid, find --printf (host-protocol.md: the tools a host needs)": {
-        "--pid", "--printf"},
+    "stat --printf, find -printf (host-protocol.md: the tools a host needs)": {"--printf"},
     "nv-hostengine --pid, --service-account; nvlsm --pid_file (protected-daemons.md)": {
         "--pid", "--service-account", "--pid_file"},
     "Slurm: sbatch, srun, sinfo (slurm.md, contrib/slurm)": {
