@@ -62,11 +62,13 @@ else
   IFS=" 	$NL"; set +f
 fi
 # With the holder part, the compute-apps query runs beside the GPU query,
-# into a file of its own (where none can be made: after it, below).
+# into a file of its own (where none can be made: after it, below), which
+# ulimit -f keeps to 8 MiB or more (512- or 1024-byte blocks) whatever a
+# flooding nvidia-smi prints: past it the query is cut, read as broken.
 AF=; AP=
 # shellcheck disable=SC2086  # GQ, GQ6 and AQ are nvidia-smi's arguments, one word each
 if [ -n "$HOLD" ] && AF=$(mktemp 2>/dev/null); then
-  timeout -k 1 "$T" nvidia-smi $AQ >"$AF" 2>&1 </dev/null &
+  (ulimit -f 16384 2>/dev/null; exec timeout -k 1 "$T" nvidia-smi $AQ >"$AF" 2>&1 </dev/null) &
   AP=$!
 fi
 # shellcheck disable=SC2086

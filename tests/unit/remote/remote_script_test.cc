@@ -185,6 +185,25 @@ TEST(RemoteScriptTest, ScanRunsTheAppsQueryBesideTheGpuQuery) {
   EXPECT_EQ(std::system(("rmdir '" + runner.dir() + "/tmp'").c_str()), 0);
 }
 
+// A flooding compute-apps query cannot fill the host's disk: its file stops
+// at the ulimit (8 or 16 MiB by the shell's block size) and the query fails.
+TEST(RemoteScriptTest, ScanKeepsTheAppsQuerysFileBounded) {
+  ScriptRunner runner;
+  runner.Write(runner.dir() + "/bin/nvidia-smi",
+               "#!/bin/sh\ncase \"$*\" in *query-gpu*) echo 'index'; exit 0;; esac\n"
+               "exec head -c 40000000 /dev/zero\n",
+               0755);
+  mkdir((runner.dir() + "/tmp").c_str(), 0700);
+  ScanOutput scan;
+  std::string out =
+      runner.Run("TMPDIR=" + runner.dir() + "/tmp; export TMPDIR\n" + ScanScript(Request()));
+  ASSERT_TRUE(ParseScanOutput(out, &scan).ok()) << out.substr(0, 200);
+  EXPECT_EQ(scan.nvidia_smi_exit, 0);
+  EXPECT_NE(scan.apps_exit, 0);
+  EXPECT_LE(out.size(), 16u << 20);
+  EXPECT_EQ(std::system(("rmdir '" + runner.dir() + "/tmp'").c_str()), 0);
+}
+
 TEST(RemoteScriptTest, SignalNeverHitsAReusedPid) {
   // Our own PID with a start time that is not its own stands for a PID that
   // was reused between scan and kill: it must be reported gone, not signalled.
