@@ -250,6 +250,13 @@ Action NextAction(const Playbook& playbook, const HostView& view, const History&
   if (playbook.Runs(Step::kVerify) && !history.verified) return QuickVerify();
   if (playbook.Runs(Step::kResetGhosts) && history.verified && !history.reset_done) {
     action.gpus = ResettableGpus(view);
+    if (playbook.reset_stops_daemons) {
+      // Only daemons hold these: their units stop for the reset and start again.
+      DaemonReset daemons = DaemonResetPlan(view);
+      action.gpus.insert(action.gpus.end(), daemons.gpus.begin(), daemons.gpus.end());
+      std::sort(action.gpus.begin(), action.gpus.end());
+      action.units = daemons.units;
+    }
     if (!action.gpus.empty()) {
       action.kind = ActionKind::kResetGpus;
       return action;

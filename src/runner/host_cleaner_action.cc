@@ -2,6 +2,7 @@
 // units, signalling holders, cleaning /dev/shm and resetting GPUs.
 #include <algorithm>
 
+#include "fleetreap/base/text.h"
 #include "fleetreap/escalation/escalation.h"
 #include "fleetreap/escalation/host_fold.h"
 #include "fleetreap/remote/remote_script.h"
@@ -147,20 +148,46 @@ void Runner::RecordShm(const ShmOutput& out, bool dry_run) {
   }
 }
 
+void Runner::RecordResetUnits(const std::vector<std::string>& units, const GpuResetReply& reply) {
+  if (units.empty()) return;
+  if (reply.stop_exit == 0) report_.reset_units_stopped = units;
+  std::string down;
+  for (size_t i = 0; i < units.size(); ++i) {
+    const std::string state = i < reply.active.size() ? reply.active[i] : "unknown";
+    if (state == "active") {
+      report_.reset_units_started.push_back(units[i]);
+    } else {
+      down += (down.empty() ? "" : ", ") + units[i] + " (" + state + ")";
+    }
+  }
+  if (reply.stop_exit != 0) {
+    report_.reset_blocked_by = "systemctl stop " + Join(units, " ") + ": " +
+                               (reply.stop_text.empty() ? "exit " + std::to_string(reply.stop_exit)
+                                                        : FirstLine(reply.stop_text));
+  }
+  if (!down.empty()) report_.error_message = "not active again after the GPU reset: " + down;
+}
+
 bool Runner::ResetGpus(const Action& action) {
   TimePoint start = clock_.Now();
   CommandResult result;
   // Each reset is bounded on the host; the command waits for all of them.
   const std::chrono::milliseconds per_gpu = std::max(nvidia_smi_timeout_, kResetPerGpu);
+  const milliseconds units =
+      action.units.empty()
+          ? milliseconds(0)
+          : 2 * (playbook_.unit_stop_timeout + milliseconds(2000)) + milliseconds(12000);
   const std::chrono::milliseconds all =
-      job_.command_timeout + (per_gpu + std::chrono::seconds(2)) * action.gpus.size();
-  bool ok = Exec(GpuResetScript(action.gpus, per_gpu), all, &result);
+      job_.command_timeout + units + (per_gpu + std::chrono::seconds(2)) * action.gpus.size();
+  bool ok = Exec(GpuResetScript(action.gpus, per_gpu, action.units, playbook_.unit_stop_timeout),
+                 all, &result);
   Time(StepName(action), start);
   if (!ok) return false;
-  std::vector<GpuReset> resets;
-  Status status = ParseGpuResetOutput(result.out, &resets);
+  GpuResetReply reply;
+  Status status = ParseGpuResetOutput(result.out, &reply);
   if (!status.ok()) return Fail(status.kind(), status.message());
-  for (const GpuReset& reset : resets) {
+  RecordResetUnits(action.units, reply);
+  for (const GpuReset& reset : reply.resets) {
     if (reset.exit_code == 0) {
       report_.gpus_reset.push_back(reset.gpu);
     } else if (report_.reset_blocked_by.empty()) {

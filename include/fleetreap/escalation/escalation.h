@@ -87,7 +87,7 @@ const char* ActionKindName(ActionKind kind);
 struct Action {
   ActionKind kind = ActionKind::kDone;
   std::vector<Target> targets;     // kTerm, kKill: ascending PID
-  std::vector<std::string> units;  // kStopUnits
+  std::vector<std::string> units;  // kStopUnits; kResetGpus: to stop, then start again
   /// kTerm, kKill: how long to wait for the targets to exit.
   /// kRescan: how long after the last signal the scan may start.
   std::chrono::milliseconds wait{0};

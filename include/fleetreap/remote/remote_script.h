@@ -136,8 +136,15 @@ std::string ShmCleanScript(const std::vector<std::string>& patterns, bool dry_ru
 
 // ---------------------------------------------------------------- reset
 
-/// Runs "nvidia-smi --gpu-reset -i N" for each GPU in turn. Prints
-/// "reset N RC:TEXT" per GPU, then "end".
-std::string GpuResetScript(const std::vector<int>& gpus, std::chrono::milliseconds per_gpu);
+/// Runs "nvidia-smi --gpu-reset -i N" for each GPU in turn. With "units"
+/// (the units of the daemons that hold the GPUs: NVIDIA's procedure), first
+/// "systemctl stop" of them and afterwards "systemctl start" and
+/// "systemctl is-active", each one call bounded by "unit_timeout" (10 s for
+/// is-active). Prints "stop RC:TEXT" (with units), "reset N RC:TEXT" per GPU,
+/// "start RC:TEXT" and "active RC:STATES" (one state a line, in the units'
+/// order; with units), then "end".
+std::string GpuResetScript(const std::vector<int>& gpus, std::chrono::milliseconds per_gpu,
+                           const std::vector<std::string>& units = {},
+                           std::chrono::milliseconds unit_timeout = std::chrono::seconds(30));
 
 }  // namespace fleetreap

@@ -217,6 +217,36 @@ TEST(EscalationSequenceTest, GhostMemoryIsReset) {
         {"done", {}}});
 }
 
+// reset_stops_daemons: a ghost GPU that only a protected daemon in a unit
+// holds is reset with that unit stopped and started again; one whose daemon
+// runs in no unit, or that a job also holds, is not reset.
+TEST(EscalationSequenceTest, GhostUnderDaemonsIsResetWithTheirUnitsStopped) {
+  Playbook reset;
+  ASSERT_TRUE(ParsePlaybook("steps: [inspect, verify, reset_ghosts]\nreset_stops_daemons: true\n",
+                            "r", &reset)
+                  .ok());
+  TrackedHolder persistenced = Protected(5, 0);
+  persistenced.holder.gpus = {0, 1, 2};
+  persistenced.holder.owner.unit = "nvidia-persistenced.service";
+  TrackedHolder loose = Protected(6, 1);  // a daemon outside any unit
+  TrackedHolder job = Worker(7, 2);
+  job.holder.fate = HolderFate::kObserved;
+  const HostView ghosts{{persistenced, loose, job}, Gpus({kGhost, kGhost, kGhost}), {}};
+  const HostView after{{persistenced, loose, job}, Gpus({kClean, kGhost, kGhost}), {}};
+  Play(reset, EscalationMode::kRun,
+       {{"inspect", ghosts},
+        {"verify quick", ghosts},
+        {"reset_gpus gpus=0", after},
+        {"verify quick", after},
+        {"done", {}}});
+  EXPECT_EQ(ResetBlockers(after, true), "worker (pid 5), worker (pid 6, no unit to stop)");
+  EXPECT_EQ(DaemonResetPlan(ghosts).units, std::vector<std::string>{"nvidia-persistenced.service"});
+  // Without the setting the same host resets nothing.
+  Playbook plain;
+  ASSERT_TRUE(ParsePlaybook("steps: [inspect, verify, reset_ghosts]\n", "r", &plain).ok());
+  Play(plain, EscalationMode::kRun, {{"inspect", ghosts}, {"verify quick", ghosts}, {"done", {}}});
+}
+
 TEST(EscalationSequenceTest, UnkillableIsLeftAfterTheSettle) {
   TrackedHolder w = Worker(10, 0);
   const HostView busy{{w}, Gpus({kBusy}), {}};
