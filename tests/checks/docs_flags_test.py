@@ -47,7 +47,7 @@ ALLOWED = {
     "scripts/fleet: up, down (simulated-fleet.md, development.md, benchmarks.md)": {
         "--dir", "--demo", "--scenario", "--all", "--stale"},
     "bench/*.py (benchmarks.md, scale.md)": {"--quick", "--parts", "--incident-shape", "--scenarios",
-                                            "--runs", "--before", "--extra"},
+                                            "--runs", "--before", "--extra", "--fleetreap"},
     "systemctl enable --now (sweep.md, contrib/systemd)": {"--now"},
 }
 ALLOWED_FLAGS = set().union(*ALLOWED.values())
