@@ -1,5 +1,6 @@
 #include "fleetreap/base/shell.h"
 
+#include "fleetreap/base/text.h"
 #include "fleetreap/base/time_format.h"
 
 namespace fleetreap {
@@ -9,11 +10,6 @@ namespace {
 // sign, backquotes and double quotes stay as they are inside a POSIX shell's
 // single quotes; fish turns "\\" into "\", csh refuses the newline after it.
 constexpr char kStartRecord[] = "start:\\\\ $HOME `id` \"q\"";
-
-std::string FirstLineOf(const std::string& text) {
-  std::string line = text.substr(0, text.find('\n'));
-  return line.size() > 160 ? line.substr(0, 160) : line;
-}
 
 }  // namespace
 
@@ -69,7 +65,7 @@ Status CheckStartRecord(std::string* out, const std::string& stderr_text) {
   std::string why =
       "login shell: the command did not start (the login account's shell must "
       "be a POSIX shell: sh, bash, dash, zsh, ksh)";
-  const std::string line = FirstLineOf(stderr_text);
+  const std::string line = FirstLine(stderr_text, 160);
   if (!line.empty()) why += ": " + line;
   return Status::Error(ErrorKind::kCommandFailed, why);
 }

@@ -2,6 +2,11 @@
 
 namespace fleetreap {
 
+std::string FirstLine(const std::string& text, size_t max_chars) {
+  std::string line = text.substr(0, text.find('\n'));
+  return line.size() > max_chars ? line.substr(0, max_chars) : line;
+}
+
 std::string Trim(const std::string& text) {
   const char* blanks = " \t\r\n";
   size_t begin = text.find_first_not_of(blanks);

@@ -33,10 +33,15 @@ Status ScopeFromFlags(const std::string& gpus, const std::string& cgroup, Scope*
                          "--cgroup: \"" + cgroup + "\" is not a cgroup path (/...)");
   }
   if (!gpus.empty()) {
+    // "minor:LIST": device minors (the N of /dev/nvidiaN), translated to
+    // nvidia-smi indexes once the host's scan has read the driver's minors.
+    const std::string kMinor = "minor:";
+    const bool minors = gpus.compare(0, kMinor.size(), kMinor) == 0;
     std::vector<int> list;
-    Status status = ParseGpuList(gpus, "--gpus", &list);
+    Status status = ParseGpuList(minors ? gpus.substr(kMinor.size()) : gpus, "--gpus", &list);
     if (!status.ok()) return status;
     scope->gpus = list;
+    scope->gpus_are_minors = minors;
   }
   scope->cgroup = cgroup;
   if (scope->gpus || !scope->cgroup.empty() || scope->spare_pods) scope->source = "flags";
@@ -119,7 +124,8 @@ po::options_description Describe(Options* o, RawFlags* raw) {
       ("protect", po::value(&o->protect)->value_name("NAME|PATH")->composing(),
        "never signal this executable (repeatable), on top of the defaults")
       ("gpus", po::value(&raw->gpus)->value_name("LIST"),
-       "act only on holders whose GPUs are all in LIST (0,2,4-7)")
+       "act only on holders whose GPUs are all in LIST (0,2,4-7: nvidia-smi indexes;"
+       " minor:0-3: device minors, the N of /dev/nvidiaN)")
       ("cgroup", po::value(&raw->cgroup)->value_name("PATH"),
        "act only on processes in this cgroup subtree (/system.slice/x.service)")
       ("spare-pods", po::bool_switch(&o->scope.spare_pods),

@@ -147,6 +147,13 @@ void Escalation::Finished(const Action& action, const HostView& after, const Ste
 
 namespace {
 
+// A signalled holder ran in a unit whose Restart= may start it again.
+bool RestartingUnitHeld(const std::vector<TrackedHolder>& holders) {
+  return std::any_of(holders.begin(), holders.end(), [](const TrackedHolder& t) {
+    return t.signalled_at > 0 && !t.holder.owner.unit_restart.empty();
+  });
+}
+
 // The verify that rides along after a step: a quick scan (nvidia-smi only).
 Action QuickVerify() {
   Action verify;
@@ -205,8 +212,12 @@ Action NextAction(const Playbook& playbook, const HostView& view, const History&
       action.fused.push_back(QuickVerify());
     }
     if (history.signalled_since_scan) {
+      // Nothing waits for a restart that nothing can make: after orphans
+      // outside a restarting unit the re-scan comes at once.
       action.kind = ActionKind::kRescan;
-      action.wait = playbook.settle_if_clean;
+      if (parents_watched || RestartingUnitHeld(view.holders)) {
+        action.wait = playbook.settle_if_clean;
+      }
       return action;
     }
     // The full settle also applies when a signalled holder's parent lives
@@ -239,6 +250,13 @@ Action NextAction(const Playbook& playbook, const HostView& view, const History&
   if (playbook.Runs(Step::kVerify) && !history.verified) return QuickVerify();
   if (playbook.Runs(Step::kResetGhosts) && history.verified && !history.reset_done) {
     action.gpus = ResettableGpus(view);
+    if (playbook.reset_stops_daemons) {
+      // Only daemons hold these: their units stop for the reset and start again.
+      DaemonReset daemons = DaemonResetPlan(view);
+      action.gpus.insert(action.gpus.end(), daemons.gpus.begin(), daemons.gpus.end());
+      std::sort(action.gpus.begin(), action.gpus.end());
+      action.units = daemons.units;
+    }
     if (!action.gpus.empty()) {
       action.kind = ActionKind::kResetGpus;
       return action;

@@ -246,7 +246,32 @@ std::vector<int> ResettableGpus(const HostView& view) {
   return gpus;
 }
 
-std::string ResetBlockers(const HostView& view) {
+DaemonReset DaemonResetPlan(const HostView& view) {
+  DaemonReset plan;
+  for (const GpuReading& gpu : view.gpus) {
+    if ((gpu.state != GpuState::kBusy && gpu.state != GpuState::kGhost) || gpu.index < 0) {
+      continue;
+    }
+    std::vector<std::string> units;
+    bool stoppable = true;
+    for (const TrackedHolder& t : view.holders) {
+      if (!t.present || !HoldsGpu(t.holder, gpu.index)) continue;
+      stoppable =
+          stoppable && t.holder.fate == HolderFate::kProtected && !t.holder.owner.unit.empty();
+      units.push_back(t.holder.owner.unit);
+    }
+    if (!stoppable || units.empty()) continue;
+    plan.gpus.push_back(gpu.index);
+    for (const std::string& unit : units) {
+      if (std::find(plan.units.begin(), plan.units.end(), unit) == plan.units.end()) {
+        plan.units.push_back(unit);
+      }
+    }
+  }
+  return plan;
+}
+
+std::string ResetBlockers(const HostView& view, bool daemons_stoppable) {
   std::set<int> blocked;  // ghost or busy GPUs that only protected holders hold
   for (const GpuReading& gpu : view.gpus) {
     if ((gpu.state != GpuState::kBusy && gpu.state != GpuState::kGhost) || gpu.index < 0) {
@@ -269,7 +294,9 @@ std::string ResetBlockers(const HostView& view) {
     if (!blocks) continue;
     if (!blockers.empty()) blockers += ", ";
     std::string name = t.holder.protected_by.empty() ? t.holder.comm : t.holder.protected_by;
-    blockers += name + " (pid " + std::to_string(t.holder.pid) + ")";
+    const bool no_unit = daemons_stoppable && t.holder.owner.unit.empty();
+    blockers +=
+        name + " (pid " + std::to_string(t.holder.pid) + (no_unit ? ", no unit to stop" : "") + ")";
   }
   return blockers;
 }

@@ -285,6 +285,12 @@ void ApplyKey(const Reader& reader, const YAML::Node& key, const YAML::Node& val
       p->daemon_allowance_mib[entry.first.Scalar()] =
           reader.Integer(entry.first, entry.second, 0, 1 << 20);
     }
+  } else if (name == "reset_stops_daemons") {
+    std::string text = reader.Scalar(key, value);
+    if (text != "true" && text != "false") {
+      reader.Fail(key, "reset_stops_daemons must be true or false, got \"" + text + "\"");
+    }
+    p->reset_stops_daemons = text == "true";
   } else if (name == "ready") {
     ApplyReady(reader, key, value, &p->ready);
   } else {
@@ -337,6 +343,10 @@ Status ParsePlaybook(const std::string& yaml, const std::string& source, Playboo
       reader.Fail(units_key,
                   "units are listed but the steps have no stop_units; add "
                   "stop_units to steps, or remove units");
+    }
+    if (parsed.reset_stops_daemons && !parsed.Runs(Step::kResetGhosts)) {
+      return Status::Error(ErrorKind::kInvalidInput,
+                           source + ": reset_stops_daemons needs step reset_ghosts");
     }
     if (parsed.Runs(Step::kResetGhosts) && !parsed.Runs(Step::kVerify)) {
       return Status::Error(ErrorKind::kInvalidInput,

@@ -61,7 +61,17 @@ else
   for l in $u; do IFS=' '; set -- $l; case $1 in *[!A-Za-z0-9:_.@-]*) ;; ?*) UN="$UN $1";; esac; IFS=$NL; done
   IFS=" 	$NL"; set +f
 fi
+# With the holder part, the compute-apps query runs beside the GPU query,
+# into a file of its own (where none can be made: after it, below), which
+# ulimit -f keeps to 8 MiB or more (512- or 1024-byte blocks) whatever a
+# flooding nvidia-smi prints: past it the query is cut, read as broken.
+AF=; AP=
 # shellcheck disable=SC2086  # GQ, GQ6 and AQ are nvidia-smi's arguments, one word each
+if [ -n "$HOLD" ] && AF=$(mktemp 2>/dev/null); then
+  (ulimit -f 16384 2>/dev/null; exec timeout -k 1 "$T" nvidia-smi $AQ >"$AF" 2>&1 </dev/null) &
+  AP=$!
+fi
+# shellcheck disable=SC2086
 q $GQ
 # shellcheck disable=SC2086
 case $o in *gpu_recovery_action*'not a valid field'*) q $GQ6;; esac
@@ -72,10 +82,16 @@ else
   D=
   # A hung nvidia-smi is not asked again; the PIDs it charges are holders.
   if [ $G = 124 ] || [ $G = 137 ]; then
+    [ -z "$AP" ] || wait "$AP"
     z 'apps -'
   else
-    # shellcheck disable=SC2086
-    q $AQ; printf 'apps %s:%s\0' "$r" "$o"
+    if [ -n "$AP" ]; then
+      wait "$AP"; r=$?; o=$(cat "$AF" 2>/dev/null)
+    else
+      # shellcheck disable=SC2086
+      q $AQ
+    fi
+    printf 'apps %s:%s\0' "$r" "$o"
     set -f; IFS=$NL
     for l in $o; do p=${l%%,*}; case $p in ''|*[!0-9]*) ;; *) D="$D $p";; esac; done
     IFS=" 	$NL"; set +f
@@ -95,6 +111,7 @@ else
     done
     IFS=" 	$NL"; set +f
   fi
+  [ -z "$AF" ] || rm -f "$AF"
   nvm; z "majors$MN"
   fds /proc/[0-9]*/task
   mps /proc/[0-9]*/maps

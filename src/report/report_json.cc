@@ -124,6 +124,8 @@ Json HostJson(const HostReport& host, bool dry_run) {
   out["respawning_parent"] = OptionalText(host.respawning_parent);
   out["gpus_reset"] = host.gpus_reset;
   out["reset_blocked_by"] = OptionalText(host.reset_blocked_by);
+  out["reset_units_stopped"] = host.reset_units_stopped;
+  out["reset_units_started"] = host.reset_units_started;
   out["nvidia_smi_error"] = OptionalText(host.nvidia_smi_error);
   out["readiness"] = ReadinessJson(host);
   Json timings = Json::array();

@@ -130,6 +130,8 @@ void ReadHost(FieldReader& r, const Json& o, const std::string& at, HostReport* 
   r.Text(o, at, "respawning_parent", &host->respawning_parent);
   r.IntList(o, at, "gpus_reset", &host->gpus_reset);
   r.Text(o, at, "reset_blocked_by", &host->reset_blocked_by);
+  r.TextList(o, at, "reset_units_stopped", &host->reset_units_stopped);
+  r.TextList(o, at, "reset_units_started", &host->reset_units_started);
   r.Text(o, at, "nvidia_smi_error", &host->nvidia_smi_error);
   ReadReadiness(r, o, at, host);
   if (const Json* timings =

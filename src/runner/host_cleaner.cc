@@ -116,7 +116,9 @@ void Runner::Finish() {
     Fail(ErrorKind::kCommandFailed, "nvidia-smi: " + report_.nvidia_smi_error);
     return;
   }
-  bool clean = HostGpusClean(report_.gpus_after) && view_.newcomers.empty();
+  // A daemon's unit stopped for a GPU reset and not active again: dirty.
+  bool clean = HostGpusClean(report_.gpus_after) && view_.newcomers.empty() &&
+               report_.reset_units_started.size() == report_.reset_units_stopped.size();
   report_.status = clean && !did_not_converge_ ? HostStatus::kClean : HostStatus::kDirty;
   report_.error_kind = ErrorKind::kNone;
   if (did_not_converge_) {
@@ -156,7 +158,7 @@ void Runner::ReportWhatWasFound() {
     }
   }
   if (playbook_.Runs(Step::kResetGhosts)) {
-    std::string blockers = ResetBlockers(view_);
+    std::string blockers = ResetBlockers(view_, playbook_.reset_stops_daemons);
     if (!blockers.empty()) report_.reset_blocked_by = blockers;
   }
 }

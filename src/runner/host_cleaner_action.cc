@@ -2,6 +2,7 @@
 // units, signalling holders, cleaning /dev/shm and resetting GPUs.
 #include <algorithm>
 
+#include "fleetreap/base/text.h"
 #include "fleetreap/escalation/escalation.h"
 #include "fleetreap/escalation/host_fold.h"
 #include "fleetreap/remote/remote_script.h"
@@ -120,13 +121,34 @@ void Runner::RecordShm(const ShmOutput& out, bool dry_run) {
   }
 }
 
+void Runner::RecordResetUnits(const std::vector<std::string>& units, const GpuResetReply& reply) {
+  if (units.empty()) return;
+  if (reply.stop_exit == 0) report_.reset_units_stopped = units;
+  std::string down;
+  for (size_t i = 0; i < units.size(); ++i) {
+    const std::string state = i < reply.active.size() ? reply.active[i] : "unknown";
+    if (state == "active") {
+      report_.reset_units_started.push_back(units[i]);
+    } else {
+      down += (down.empty() ? "" : ", ") + units[i] + " (" + state + ")";
+    }
+  }
+  if (reply.stop_exit != 0) {
+    report_.reset_blocked_by = "systemctl stop " + Join(units, " ") + ": " +
+                               (reply.stop_text.empty() ? "exit " + std::to_string(reply.stop_exit)
+                                                        : FirstLine(reply.stop_text));
+  }
+  if (!down.empty()) report_.error_message = "not active again after the GPU reset: " + down;
+}
+
 bool Runner::ResetGpus(const Action& action) {
   TimePoint start = clock_.Now();
-  std::vector<GpuReset> resets;
-  Status status = steps_.ResetGpus(action.gpus, &resets);
+  GpuResetReply reply;
+  Status status = steps_.ResetGpus(action.gpus, action.units, &reply);
   Time(StepName(action), start);
   if (!Check(status)) return false;
-  for (const GpuReset& reset : resets) {
+  RecordResetUnits(action.units, reply);
+  for (const GpuReset& reset : reply.resets) {
     if (reset.exit_code == 0) {
       report_.gpus_reset.push_back(reset.gpu);
     } else if (report_.reset_blocked_by.empty()) {

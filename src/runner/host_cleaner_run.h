@@ -88,6 +88,8 @@ class Runner {
   // carried is read (when the escalation counts it).
   bool RescanWithShmAndVerify(const Action& action);
   bool ResetGpus(const Action& action);
+  // The daemons' units of a reset (reset_stops_daemons): stopped, active again.
+  void RecordResetUnits(const std::vector<std::string>& units, const GpuResetReply& reply);
   void Time(const std::string& step, TimePoint start) {
     report_.timings.push_back(
         {step, std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - start)});

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "fleetreap/base/shell.h"
+#include "fleetreap/base/text.h"
 #include "fleetreap/remote/scan.h"
 #include "fleetreap/runner/step_log.h"
 
@@ -16,12 +17,6 @@ using std::chrono::milliseconds;
 namespace {
 
 using TimePoint = std::chrono::steady_clock::time_point;
-
-// The first line of "text", at most 200 characters, for error messages.
-std::string FirstLine(const std::string& text) {
-  std::string line = text.substr(0, text.find('\n'));
-  return line.size() > 200 ? line.substr(0, 200) : line;
-}
 
 // What a reply that ended otherwise than by exiting means, "" when it exited.
 Status EndError(const CommandResult& result, const std::string& step, milliseconds timeout) {
@@ -192,14 +187,22 @@ Status ScriptSteps::RescanShmVerify(const ScanRequest& rescan, const ScanRequest
   return status;
 }
 
-Status ScriptSteps::ResetGpus(const std::vector<int>& gpus, std::vector<GpuReset>* resets) {
+Status ScriptSteps::ResetGpus(const std::vector<int>& gpus, const std::vector<std::string>& units,
+                              GpuResetReply* reply) {
   CommandResult result;
-  // Each reset is bounded on the host; the command waits for all of them.
+  // Each reset is bounded on the host; the command waits for all of them,
+  // and for the units' stops and starts around them.
   const milliseconds per_gpu = GpuResetTimeoutFor(nvidia_smi_timeout_);
-  const milliseconds all = job_.command_timeout + (per_gpu + std::chrono::seconds(2)) * gpus.size();
-  Status status = Exec(GpuResetScript(gpus, per_gpu), all, &result);
+  const milliseconds unit_steps =
+      units.empty()
+          ? milliseconds(0)
+          : 2 * (job_.playbook->unit_stop_timeout + milliseconds(2000)) + milliseconds(12000);
+  const milliseconds all =
+      job_.command_timeout + unit_steps + (per_gpu + std::chrono::seconds(2)) * gpus.size();
+  Status status =
+      Exec(GpuResetScript(gpus, per_gpu, units, job_.playbook->unit_stop_timeout), all, &result);
   if (!status.ok()) return status;
-  return ParseGpuResetOutput(result.out, resets);
+  return ParseGpuResetOutput(result.out, reply);
 }
 
 }  // namespace fleetreap

@@ -40,7 +40,8 @@ class ScriptSteps : public HostSteps {
                                HostSnapshot* snapshot) override;
   Status RescanShmVerify(const ScanRequest& rescan, const ScanRequest& verify,
                          HostSnapshot* rescanned, ShmOutput* shm, HostSnapshot* verified) override;
-  Status ResetGpus(const std::vector<int>& gpus, std::vector<GpuReset>* resets) override;
+  Status ResetGpus(const std::vector<int>& gpus, const std::vector<std::string>& units,
+                   GpuResetReply* reply) override;
 
  private:
   // Runs "script" bounded by "timeout" (cut to the deadline): the reply's

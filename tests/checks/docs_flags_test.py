@@ -26,8 +26,7 @@ BIN = os.environ.get("FLEETREAP_BIN", os.path.join(SOURCE, "build", "fleetreap")
 ALLOWED = {
     "nvidia-smi: the queries and the reset fleetreap runs on a host": {
         "--query-gpu", "--query-compute-apps", "--format", "--gpu-reset"},
-    "tail --pid, find --printf (host-protocol.md: the tools a host needs)": {
-        "--pid", "--printf"},
+    "stat --printf, find -printf (host-protocol.md: the tools a host needs)": {"--printf"},
     "nv-hostengine --pid, --service-account; nvlsm --pid_file (protected-daemons.md)": {
         "--pid", "--service-account", "--pid_file"},
     "Slurm: sbatch, srun, sinfo (slurm.md, contrib/slurm)": {
@@ -48,7 +47,7 @@ ALLOWED = {
     "scripts/fleet: up, down (simulated-fleet.md, development.md, benchmarks.md)": {
         "--dir", "--demo", "--scenario", "--all", "--stale"},
     "bench/*.py (benchmarks.md, scale.md)": {"--quick", "--parts", "--incident-shape", "--scenarios",
-                                            "--runs", "--before", "--extra"},
+                                            "--runs", "--before", "--extra", "--fleetreap"},
     "systemctl enable --now (sweep.md, contrib/systemd)": {"--now"},
 }
 ALLOWED_FLAGS = set().union(*ALLOWED.values())

@@ -164,13 +164,19 @@ class EscalationTest(FleetCase):
         self.assertEqual(r["gpus_after"][2]["state"], "ghost")
         self.assertEqual(r["term_sent"] + r["kill_sent"], 0)
 
-    def test_ghost_reset_is_blocked_by_the_protected_daemon_never_killed(self):
+    def test_ghost_reset_stops_and_restarts_the_protected_daemons_unit(self):
+        # NVIDIA's procedure (reset.yaml's reset_stops_daemons): the daemon
+        # is stopped by its unit, never signalled, and runs again after.
+        # tests/integration/test_gpu_reset.py has the cases where it cannot.
         r = self.reset["gpu10"]
-        self.assertEqual(r["gpus_after"][2]["state"], "ghost")
-        self.assertIn("nvidia-persistenced (pid ", r["reset_blocked_by"])
-        self.assertEqual(r.get("gpus_reset", []), [])
-        self.assertEqual(self.after_reset["gpu10"]["protected"], self.before["gpu10"]["protected"])
-        self.assertEqual(self.after_reset["gpu10"]["gpus"][2]["ghost_mib"], 10151)
+        self.assertEqual(r["status"], "clean", (r.get("error_message"), r["gpus_after"]))
+        self.assertEqual(r["gpus_reset"], [2])
+        self.assertEqual(r["reset_units_stopped"], ["nvidia-persistenced.service"])
+        self.assertEqual(r["reset_units_started"], ["nvidia-persistenced.service"])
+        self.assertEqual(r["term_sent"] + r["kill_sent"], 0)
+        self.assertEqual([p["name"] for p in self.after_reset["gpu10"]["protected"]],
+                         ["nvidia-persistenced"])
+        self.assertEqual(self.after_reset["gpu10"]["gpus"][2]["ghost_mib"], 0)
 
     def test_driver_missing_reports_the_tools_words(self):
         r = self.report["gpu11"]

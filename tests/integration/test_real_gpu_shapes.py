@@ -12,6 +12,7 @@ import subprocess
 import unittest
 
 from fleet_case import FleetCase, by_name, fleetreap_argv, playbook_path, run_json
+from host_setup import HostSetup
 from simfleet import HostSpec
 
 SCENARIOS = {
@@ -32,6 +33,7 @@ class RealGpuShapesTest(FleetCase):
     def setUpClass(cls):
         super().setUpClass()
         cls.before = cls.fleet.ground_truth()
+        cls.smi_before = {h: cls.smi(h) for h in ("h200a", "h200b")}
         # term_grace 2s: the late reaper (3 s) reaps after it; a wait that
         # counted zombies as present would run it out and then KILL them.
         with open(playbook_path("default.yaml")) as f:
@@ -44,6 +46,39 @@ class RealGpuShapesTest(FleetCase):
         cls.exit, report = run_json(cls.fleet, playbook=cls.playbook, command_timeout="20s")
         cls.hosts = by_name(report)
         cls.after = cls.fleet.ground_truth()
+
+    @classmethod
+    def smi(cls, host):
+        """What the host's nvidia-smi shows: (the PIDs --query-compute-apps
+        lists, memory.used per GPU)."""
+        def query(args):
+            proc = cls.fleet.exec(host, "nvidia-smi " + args + " --format=csv,noheader,nounits")
+            return [line.split(",")[0].strip() for line in proc.stdout.splitlines() if line]
+        pids = {int(p) for p in query("--query-compute-apps=pid")}
+        return pids, [int(m) for m in query("--query-gpu=memory.used")]
+
+    def test_nvidia_smi_charges_them_as_on_the_h200(self):
+        # Mappings only: the memory counts, no process is named (the H200's
+        # checks-2026-12-02/mapped.txt); a Z leader whose threads hold the
+        # devices is listed by its PID.
+        pids, used = self.smi_before["h200a"]
+        self.assertEqual(pids, set())
+        self.assertEqual(used, [8806] * 8)
+        pids, used = self.smi_before["h200b"]
+        self.assertEqual(pids, self.gpu_pids("h200b"))
+        self.assertEqual(used, [6754] * 8)
+
+    def test_nvidia_smi_frees_a_zombies_charged_memory(self):
+        # The never-reaped host's TERM'd workers stay zombies with every
+        # thread exited: memory the driver charged them is free.
+        zombies = [h["pid"] for h in self.hosts["h200d"]["holders"] if h["fate"] == "terminated"]
+        self.assertTrue(zombies)
+        state = self.fleet.exec("h200d", f"cat /proc/{zombies[0]}/stat").stdout
+        self.assertEqual(state.rsplit(")", 1)[1].split()[0], "Z", state)
+        HostSetup(self.fleet, self.fleet.host("h200d")).charge(zombies[0], 0, 30720)
+        pids, used = self.smi("h200d")
+        self.assertNotIn(zombies[0], pids)
+        self.assertEqual(used[0], 0)
 
     def gpu_pids(self, host):
         return {p["pid"] for p in self.before[host]["gpu_processes"]}

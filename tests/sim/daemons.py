@@ -121,7 +121,9 @@ class DaemonsMixin:
                                    "pidfile": pidfile, "container_root": container_root}
         if unit and not os.path.exists(os.path.join(self.host.state, "units", unit)):
             self._write_unit(unit, pid, "control-group", name, 5, cgroup=cgroup,
-                             Restart=DAEMON_UNIT_RESTART.get(unit, "no"), PIDFile=pidfile)
+                             Restart=DAEMON_UNIT_RESTART.get(unit, "no"), PIDFile=pidfile,
+                             ExecStart=self.last_command,
+                             FakePidFile=f"/run/fakegpu/pids/{self._seq}")
         return pid
 
     def _container_daemon(self, name, path, argv, cgroup, pidfile):

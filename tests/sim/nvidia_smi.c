@@ -11,10 +11,15 @@
  *     FAKEGPU_MEM_GPUS ("5", "0,3", "0-7"), only on the held GPUs named
  *     there (a tensor-parallel worker holds every peer, uses its own); it is
  *     a compute app on each GPU where it is charged > 0 (daemons holding
- *     0 MiB are not listed, like NVML-only clients on real hosts);
+ *     0 MiB are not listed, like NVML-only clients on real hosts), except
+ *     one that holds only mappings: as on an H200 (tests/testdata/
+ *     device-h200/checks-2026-12-02/mapped.txt) its memory counts in
+ *     memory.used and no process is named;
  *   - /run/fakegpu/charged, lines "PID GPU MIB": memory the driver charges to
  *     a live PID that holds no device descriptor (it mapped memory and
- *     closed its fds); listed in compute-apps, counted in memory.used;
+ *     closed its fds); listed in compute-apps, counted in memory.used; a
+ *     zombie whose every thread has exited is not charged (its memory is
+ *     free), one whose leader exited while threads run still is;
  *   - /run/fakegpu/recovery/K: gpu_recovery_action of GPU K ("None" without);
  *   - /run/fakegpu/minors: one device minor per index (/dev/nvidiaM is the
  *     GPU of index I where the I-th number is M; the identity without);
@@ -188,7 +193,9 @@ static long env_mib(int pid, int tid, unsigned long long *mem_gpus) {
   return mib;
 }
 
-int nvsmi_charged(const struct proc *p, int k) { return p->mib > 0 && (p->charged & (1ULL << k)); }
+static int charges(const struct proc *p, int k) { return p->mib > 0 && (p->charged & (1ULL << k)); }
+
+int nvsmi_charged(const struct proc *p, int k) { return !p->unlisted && charges(p, k); }
 
 int nvsmi_holds(const struct proc *p, int k) { return ((p->gpus | p->charged) & (1ULL << k)) != 0; }
 
@@ -236,6 +243,24 @@ static unsigned long long map_gpus(int pid) {
   return held;
 }
 
+/* Whether "pid" is a zombie whose every thread has exited (state Z or X
+ * and no task but the leader's). */
+static int all_threads_exited(int pid) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "%s/%d/stat", proc_root, pid);
+  if (read_file(path, buf, sizeof buf) <= 0) return 0;
+  const char *close = strrchr(buf, ')');
+  if (!close || (close[2] != 'Z' && close[2] != 'X')) return 0;
+  snprintf(path, sizeof path, "%s/%d/task", proc_root, pid);
+  DIR *tasks = opendir(path);
+  int n = 0;
+  struct dirent *te;
+  while (tasks && (te = readdir(tasks)))
+    if (isdigit((unsigned char)te->d_name[0])) n++;
+  if (tasks) closedir(tasks);
+  return n <= 1;
+}
+
 /* Scans /proc for holders of /dev/nvidiaK, by the fds of every thread (a
  * leader that exited keeps none; the driver charges the process by its
  * tgid) and by mappings, and charges their memory. */
@@ -261,11 +286,13 @@ static void scan_processes(void) {
       held |= h;
     }
     closedir(tasks);
-    held |= map_gpus(pid);
-    if (!held) continue;
+    unsigned long long mapped = map_gpus(pid);
+    if (!held && !mapped) continue;
     struct proc *p = &procs[proc_count++];
     unsigned long long mem_gpus;
     p->pid = pid;
+    p->unlisted = !held;
+    held |= mapped;
     p->gpus = minors_to_indexes(held);
     p->mib = env_mib(pid, env_tid, &mem_gpus);
     p->charged = minors_to_indexes(held & mem_gpus);
@@ -282,9 +309,13 @@ static void scan_processes(void) {
     char alive[600];
     if (sscanf(line, "%d %d %ld", &pid, &k, &mib) != 3 || k < 0 || k >= gpu_count) continue;
     snprintf(alive, sizeof alive, "%s/%d/stat", proc_root, pid);
-    if (access(alive, F_OK) != 0) continue; /* the driver frees a dead PID's memory */
+    /* The driver frees a dead PID's memory, and a zombie's whose every
+     * thread has exited (its files are closed); a zombie leader whose
+     * threads still run keeps it. */
+    if (access(alive, F_OK) != 0 || all_threads_exited(pid)) continue;
     struct proc *p = &procs[proc_count++];
     p->pid = pid;
+    p->unlisted = 0;
     p->gpus = 0;
     p->mib = mib;
     p->charged = 1ULL << k;
@@ -293,7 +324,7 @@ static void scan_processes(void) {
   if (f) fclose(f);
   for (int i = 0; i < proc_count; i++)
     for (int k = 0; k < gpu_count; k++)
-      if (nvsmi_charged(&procs[i], k)) gpus[k].used += procs[i].mib;
+      if (charges(&procs[i], k)) gpus[k].used += procs[i].mib;
 }
 
 static void make_timestamp(void) {

@@ -23,6 +23,7 @@ struct proc {
   long mib;
   unsigned long long gpus;    /* bitmask of /dev/nvidiaK held */
   unsigned long long charged; /* bitmask of GPUs where mib is charged */
+  int unlisted;               /* holds only mappings: in memory.used, not a compute app */
   char name[256];
 };
 
@@ -35,8 +36,10 @@ extern struct proc procs[MAX_PROCS];
 extern int proc_count;
 extern int lost_gpu; /* -1, or the GPU that "fell off the bus" */
 
-/* Whether process p is charged on / holds GPU k (0-MiB holders are not
- * compute apps, like NVML-only clients). */
+/* Whether process p is a compute app charged on GPU k (0-MiB holders are
+ * not, like NVML-only clients, nor is a process that holds only mappings,
+ * as on an H200: its memory counts, nvidia-smi names no process) / holds
+ * GPU k. */
 int nvsmi_charged(const struct proc *p, int k);
 int nvsmi_holds(const struct proc *p, int k);
 

@@ -12,6 +12,10 @@
 
 namespace fleetreap {
 
+/// The first line of "text" (up to its first LF), at most "max_chars" bytes:
+/// for one-line error messages.
+std::string FirstLine(const std::string& text, size_t max_chars = 200);
+
 /// "text" without leading and trailing spaces, tabs, CRs and LFs.
 std::string Trim(const std::string& text);
 

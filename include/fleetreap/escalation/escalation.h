@@ -14,9 +14,11 @@
 //
 // The ladder: inspect; stop the active units; SIGTERM every unprotected
 // holder and wait term_grace; SIGKILL the survivors and wait kill_grace;
-// re-scan settle_if_clean after the last signal, and when the host still
-// looks dirty, again settle after it; holders the re-scan finds start a new
-// wave, up to max_rounds waves; clean /dev/shm; verify; reset ghost GPUs.
+// re-scan settle_if_clean after the last signal (at once when nothing can
+// restart a signalled holder: no live parent, no unit with Restart=), and
+// when the host still looks dirty, again settle after it; holders the
+// re-scan finds start a new wave, up to max_rounds waves; clean /dev/shm;
+// verify; reset ghost GPUs.
 //
 // The settle period and speed: both waits are measured from the last signal,
 // so they overlap the TERM wait (workers that take 1.5 s to exit have used
@@ -85,7 +87,7 @@ const char* ActionKindName(ActionKind kind);
 struct Action {
   ActionKind kind = ActionKind::kDone;
   std::vector<Target> targets;     // kTerm, kKill: ascending PID
-  std::vector<std::string> units;  // kStopUnits
+  std::vector<std::string> units;  // kStopUnits; kResetGpus: to stop, then start again
   /// kTerm, kKill: how long to wait for the targets to exit.
   /// kRescan: how long after the last signal the scan may start.
   std::chrono::milliseconds wait{0};

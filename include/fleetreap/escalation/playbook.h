@@ -79,6 +79,12 @@ struct Playbook {
   /// {"nvidia-cuda-mps-server": 256}. Above it the GPU is busy.
   std::map<std::string, int64_t> daemon_allowance_mib;
 
+  /// reset_ghosts on a GPU that only protected daemons hold (no job):
+  /// NVIDIA's procedure, stop their units, reset, start the units again. A
+  /// daemon without a unit, or a unit that does not come back, leaves the
+  /// host dirty and named. False: such a GPU is not reset, its daemon named.
+  bool reset_stops_daemons = false;
+
   /// The "ready:" section: which readiness checks run and what they block
   /// (docs/readiness.md); "ready: off" turns them all off.
   ReadyPolicy ready;

@@ -59,10 +59,12 @@ struct ScanRequest {
   bool table = false;
 };
 
-/// The scan used for inspect, re-scan and verify. Starts at most 11
-/// processes (12 with units): find and stat for the fd pass, grep and stat
-/// for the mappings, timeout and
-/// nvidia-smi twice, grep and find for the details, systemctl. Prints, in
+/// The scan used for inspect, re-scan and verify. Starts at most 14
+/// processes (15 with units): find and stat for the fd pass, grep and stat
+/// for the mappings, timeout and nvidia-smi twice (with the holder part the
+/// compute-apps query runs beside the GPU query, its output in a mktemp
+/// file read by cat and removed by rm), grep and find for the details,
+/// systemctl. Prints, in
 /// order: "scan 1", "session SHELL ANCESTOR...", "units RC:TEXT",
 /// "gpu RC:TEXT", "apps RC:TEXT", "table RC:TEXT", "majors (N NAME)...", "fd PID FD MAJ MIN",
 /// "fdp PID FD:PATH", "mmp PID:PATH", "mm PID MAJ MIN" (a mapping, by path
@@ -97,13 +99,13 @@ std::string StopUnitsScript(const std::vector<std::string>& units,
 /// whose start time still matches, that is not a zombie, and that still
 /// holds an NVIDIA device file, by an fd of any thread or a mapping (or,
 /// for a target with needs_fd false, one that nvidia-smi charged, its start
-/// time alone); then waits on the host, with tail --pid polling every
-/// "poll", until every target is gone or "wait" has passed. A process whose
-/// every thread has exited (a zombie waiting for its reaper) is gone: it has
+/// time alone); then waits on the host until every target is gone or "wait"
+/// has passed, looking at the targets every 10 ms for the first second and
+/// every "poll" after it (one sleep per look: a wait of W seconds past its
+/// first starts at most 100 + W / poll processes). A process whose every
+/// thread has exited (a zombie waiting for its reaper) is gone: it has
 /// closed its files, and the verify proves its memory; a leader in state Z
-/// whose other threads run is present. Each tail is cut to a slice (twice
-/// the poll, doubling up to 1 s), so a zombie is seen within a slice; a
-/// wait of W seconds starts at most about 2 * (W + 4) processes.
+/// whose other threads run is present.
 /// Prints "signal 1", "now TICKS" (the host's clock at the signals, in the
 /// unit of process start times), "sent PID", "gone PID" (never signalled:
 /// exited, reused, or no longer holding a device), "failed PID" (kill
@@ -134,8 +136,15 @@ std::string ShmCleanScript(const std::vector<std::string>& patterns, bool dry_ru
 
 // ---------------------------------------------------------------- reset
 
-/// Runs "nvidia-smi --gpu-reset -i N" for each GPU in turn. Prints
-/// "reset N RC:TEXT" per GPU, then "end".
-std::string GpuResetScript(const std::vector<int>& gpus, std::chrono::milliseconds per_gpu);
+/// Runs "nvidia-smi --gpu-reset -i N" for each GPU in turn. With "units"
+/// (the units of the daemons that hold the GPUs: NVIDIA's procedure), first
+/// "systemctl stop" of them and afterwards "systemctl start" and
+/// "systemctl is-active", each one call bounded by "unit_timeout" (10 s for
+/// is-active). Prints "stop RC:TEXT" (with units), "reset N RC:TEXT" per GPU,
+/// "start RC:TEXT" and "active RC:STATES" (one state a line, in the units'
+/// order; with units), then "end".
+std::string GpuResetScript(const std::vector<int>& gpus, std::chrono::milliseconds per_gpu,
+                           const std::vector<std::string>& units = {},
+                           std::chrono::milliseconds unit_timeout = std::chrono::seconds(30));
 
 }  // namespace fleetreap

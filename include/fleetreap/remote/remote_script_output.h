@@ -136,7 +136,18 @@ struct GpuReset {
   int exit_code = -1;
   std::string message;  // the tool's output, lines joined with "; "
 };
+/// GpuResetScript's reply. An exit code is -1 where its record is absent
+/// (no units).
+struct GpuResetReply {
+  int stop_exit = -1;
+  std::string stop_text;
+  std::vector<GpuReset> resets;
+  int start_exit = -1;
+  std::string start_text;
+  std::vector<std::string> active;  // is-active's states, in the units' order
+};
 /// Parses GpuResetScript's stdout.
+[[nodiscard]] Status ParseGpuResetOutput(const std::string& out, GpuResetReply* reply);
 [[nodiscard]] Status ParseGpuResetOutput(const std::string& out, std::vector<GpuReset>* resets);
 
 }  // namespace fleetreap

@@ -66,6 +66,10 @@ struct HostReport {
   std::string respawning_parent;  // "1234 (python3)" when holders kept coming
   std::vector<int> gpus_reset;
   std::string reset_blocked_by;  // protected daemon that blocked a reset
+  /// reset_stops_daemons: the daemons' units stopped for the reset, and those
+  /// of them active again after it (one missing there leaves the host dirty).
+  std::vector<std::string> reset_units_stopped;
+  std::vector<std::string> reset_units_started;
   std::string nvidia_smi_error;  // the tool's own message when it failed
   /// Whether the readiness checks ran on this host (the playbook's "ready:"
   /// not all off and the scan reached nvidia-smi), and what they found, the

@@ -58,8 +58,10 @@ class HostSteps {
   virtual Status RescanShmVerify(const ScanRequest& rescan, const ScanRequest& verify,
                                  HostSnapshot* rescanned, ShmOutput* shm,
                                  HostSnapshot* verified) = 0;
-  /// GpuResetScript: one reset per GPU of "gpus".
-  virtual Status ResetGpus(const std::vector<int>& gpus, std::vector<GpuReset>* resets) = 0;
+  /// GpuResetScript: one reset per GPU of "gpus", with "units" (the
+  /// protected clients' units) stopped before and started after.
+  virtual Status ResetGpus(const std::vector<int>& gpus, const std::vector<std::string>& units,
+                           GpuResetReply* reply) = 0;
 };
 
 /// CleanHost with every step taken through "steps" (see CleanHost for the

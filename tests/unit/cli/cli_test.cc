@@ -88,6 +88,17 @@ TEST(CliTest, ScopeFlags) {
   EXPECT_TRUE(r.options.scope.spare_pods);
   EXPECT_EQ(*r.options.scope.gpus, (std::vector<int>{4, 5, 6, 7}));
   EXPECT_EQ(r.options.scope.cgroup, "/slurm");
+  EXPECT_FALSE(r.options.scope.gpus_are_minors);
+  // Device minors, translated to indexes by each host's scan.
+  r = Parse({"--local", "--gpus", "minor:0,2-3"});
+  ASSERT_EQ(r.action, CliAction::kRun) << r.error;
+  EXPECT_EQ(*r.options.scope.gpus, (std::vector<int>{0, 2, 3}));
+  EXPECT_TRUE(r.options.scope.gpus_are_minors);
+  EXPECT_EQ(r.options.scope.source, "flags");
+  r = Parse({"--local", "--gpus", "minor:"});
+  EXPECT_EQ(r.action, CliAction::kUsageError);
+  r = Parse({"--local", "--gpus", "minors:1"});
+  EXPECT_EQ(r.action, CliAction::kUsageError);
   r = Parse({"--local"});
   EXPECT_TRUE(r.options.scope.empty());
   EXPECT_EQ(r.options.scope.source, "");

@@ -118,7 +118,7 @@ TEST(EscalationSequenceTest, VllmIncidentTermWorks) {
   Escalation e = Play(DefaultPlaybook(), EscalationMode::kRun,
                       {{"inspect", busy},
                        {"stop_units+term pids=10,11 30000ms", gone},
-                       {"rescan+clean_shm+verify quick 500ms", gone},
+                       {"rescan+clean_shm+verify quick", gone},
                        {"done", {}}});
   EXPECT_EQ(e.history().waves, 1);
   EXPECT_TRUE(e.history().verified);
@@ -134,7 +134,7 @@ TEST(EscalationSequenceTest, TermIgnoredThenKill) {
        {{"inspect", busy},
         {"term pids=10 10000ms", left},
         {"kill pids=10 5000ms", killed},
-        {"rescan+clean_shm+verify quick 500ms", killed},
+        {"rescan+clean_shm+verify quick", killed},
         {"done", {}}});
 }
 
@@ -155,9 +155,9 @@ TEST(EscalationSequenceTest, StragglerStartsANewWave) {
   Escalation e = Play(DefaultPlaybook(), EscalationMode::kRun,
                       {{"inspect", busy},
                        {"term pids=10 10000ms", termed},
-                       {"rescan+clean_shm+verify quick 500ms", found},
+                       {"rescan+clean_shm+verify quick", found},
                        {"term pids=15 10000ms", all_gone},
-                       {"rescan+clean_shm+verify quick 500ms", all_gone},
+                       {"rescan+clean_shm+verify quick", all_gone},
                        {"done", {}}});
   EXPECT_EQ(e.history().waves, 2);
 }
@@ -217,6 +217,36 @@ TEST(EscalationSequenceTest, GhostMemoryIsReset) {
         {"done", {}}});
 }
 
+// reset_stops_daemons: a ghost GPU that only a protected daemon in a unit
+// holds is reset with that unit stopped and started again; one whose daemon
+// runs in no unit, or that a job also holds, is not reset.
+TEST(EscalationSequenceTest, GhostUnderDaemonsIsResetWithTheirUnitsStopped) {
+  Playbook reset;
+  ASSERT_TRUE(ParsePlaybook("steps: [inspect, verify, reset_ghosts]\nreset_stops_daemons: true\n",
+                            "r", &reset)
+                  .ok());
+  TrackedHolder persistenced = Protected(5, 0);
+  persistenced.holder.gpus = {0, 1, 2};
+  persistenced.holder.owner.unit = "nvidia-persistenced.service";
+  TrackedHolder loose = Protected(6, 1);  // a daemon outside any unit
+  TrackedHolder job = Worker(7, 2);
+  job.holder.fate = HolderFate::kObserved;
+  const HostView ghosts{{persistenced, loose, job}, Gpus({kGhost, kGhost, kGhost}), {}};
+  const HostView after{{persistenced, loose, job}, Gpus({kClean, kGhost, kGhost}), {}};
+  Play(reset, EscalationMode::kRun,
+       {{"inspect", ghosts},
+        {"verify quick", ghosts},
+        {"reset_gpus gpus=0", after},
+        {"verify quick", after},
+        {"done", {}}});
+  EXPECT_EQ(ResetBlockers(after, true), "worker (pid 5), worker (pid 6, no unit to stop)");
+  EXPECT_EQ(DaemonResetPlan(ghosts).units, std::vector<std::string>{"nvidia-persistenced.service"});
+  // Without the setting the same host resets nothing.
+  Playbook plain;
+  ASSERT_TRUE(ParsePlaybook("steps: [inspect, verify, reset_ghosts]\n", "r", &plain).ok());
+  Play(plain, EscalationMode::kRun, {{"inspect", ghosts}, {"verify quick", ghosts}, {"done", {}}});
+}
+
 TEST(EscalationSequenceTest, UnkillableIsLeftAfterTheSettle) {
   TrackedHolder w = Worker(10, 0);
   const HostView busy{{w}, Gpus({kBusy}), {}};
@@ -226,7 +256,7 @@ TEST(EscalationSequenceTest, UnkillableIsLeftAfterTheSettle) {
        {{"inspect", busy},
         {"term pids=10 10000ms", left},
         {"kill pids=10 5000ms", stuck},
-        {"rescan+clean_shm+verify quick 500ms", stuck},
+        {"rescan+clean_shm+verify quick", stuck},
         {"rescan 2000ms", stuck},
         {"clean_shm+verify", stuck},
         {"done", {}}});
@@ -244,7 +274,7 @@ TEST(EscalationSequenceTest, NonConvergenceEndsAtTheCap) {
   std::vector<Row> rows = {{"inspect", busy}};
   while (rows.size() < static_cast<size_t>(Escalation::kMaxSteps)) {
     rows.push_back({"term pids=10 10000ms", reported_gone});
-    rows.push_back({"rescan+clean_shm+verify quick 500ms", busy});
+    rows.push_back({"rescan+clean_shm+verify quick", busy});
   }
   rows.resize(Escalation::kMaxSteps);
   rows.push_back({"did_not_converge", {}});

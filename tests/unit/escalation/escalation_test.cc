@@ -33,6 +33,14 @@ TrackedHolder Orphan(TrackedHolder t) {
   return t;
 }
 
+// The same holder in a unit that systemd restarts (its main process's
+// parent is PID 1).
+TrackedHolder InRestartingUnit(TrackedHolder t) {
+  t.holder.owner.unit = "trainer.service";
+  t.holder.owner.unit_restart = "always";
+  return t;
+}
+
 GpuReading G(int index, GpuState state) {
   GpuReading g;
   g.index = index;
@@ -119,8 +127,23 @@ TEST(EscalationTest, DefaultLadder) {
        ActionKind::kKill,
        {12},
        5000},
-      {"wave done: quick re-scan",
-       {{H(10, HolderFate::kTerminated, 1, true, false, false)}, kBusy, {}},
+      {"wave done, parent alive: quick re-scan at settle_if_clean",
+       {{Supervised(H(10, HolderFate::kTerminated, 1, true, false, false))}, kBusy, {}},
+       Did().Inspect().StopUnits().Waves(1).SignalSinceScan(),
+       ActionKind::kRescan,
+       {},
+       500},
+      {"wave done, orphans gone: nothing can restart them, quick re-scan at once",
+       {{Orphan(Supervised(H(10, HolderFate::kTerminated, 1, true, false, false)))}, kBusy, {}},
+       Did().Inspect().StopUnits().Waves(1).SignalSinceScan(),
+       ActionKind::kRescan,
+       {},
+       0},
+      {"wave done, orphan of a unit with Restart=: quick re-scan at settle_if_clean",
+       {{InRestartingUnit(
+            Orphan(Supervised(H(10, HolderFate::kTerminated, 1, true, false, false))))},
+        kBusy,
+        {}},
        Did().Inspect().StopUnits().Waves(1).SignalSinceScan(),
        ActionKind::kRescan,
        {},

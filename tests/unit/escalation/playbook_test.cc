@@ -150,6 +150,10 @@ TEST(PlaybookTest, Errors) {
       {"", "x.yaml: empty playbook"},
       {"name: [unclosed\n", "x.yaml:2:1: end of sequence flow not found"},
       {"steps: [reset_ghosts]\n", "x.yaml: step reset_ghosts needs step verify"},
+      {"reset_stops_daemons: yes\n",
+       "x.yaml:1:1: reset_stops_daemons must be true or false, got \"yes\""},
+      {"steps: [inspect, verify]\nreset_stops_daemons: true\n",
+       "x.yaml: reset_stops_daemons needs step reset_ghosts"},
   };
   for (const Row& row : rows) {
     Playbook p;

@@ -161,6 +161,49 @@ TEST(RemoteScriptTest, ScanAsksAgainWithoutTheRecoveryFieldWhenRefused) {
   EXPECT_TRUE(scan.holders);
 }
 
+// The compute-apps query runs beside the GPU query: each stand-in query
+// marks that it started and waits (bounded) for the other's mark.
+TEST(RemoteScriptTest, ScanRunsTheAppsQueryBesideTheGpuQuery) {
+  ScriptRunner runner;
+  runner.Write(runner.dir() + "/bin/nvidia-smi",
+               "#!/bin/sh\ncase \"$*\" in *query-gpu*) me=gpu; other=apps;; *) me=apps; "
+               "other=gpu;; esac\ntouch \"$me.started\"; i=0\n"
+               "while [ ! -e \"$other.started\" ] && [ $i -lt 30 ]; do /bin/sleep 0.1; "
+               "i=$((i+1)); done\n"
+               "if [ -e \"$other.started\" ]; then echo \"$me beside\"; else echo \"$me "
+               "alone\"; fi\n",
+               0755);
+  mkdir((runner.dir() + "/tmp").c_str(), 0700);
+  ScanOutput scan;
+  std::string out =
+      runner.Run("TMPDIR=" + runner.dir() + "/tmp; export TMPDIR\n" + ScanScript(Request()));
+  ASSERT_TRUE(ParseScanOutput(out, &scan).ok()) << out;
+  EXPECT_EQ(scan.nvidia_smi_out, "gpu beside");
+  EXPECT_EQ(scan.apps_out, "apps beside");
+  EXPECT_EQ(scan.apps_exit, 0);
+  // Its file is removed once read.
+  EXPECT_EQ(std::system(("rmdir '" + runner.dir() + "/tmp'").c_str()), 0);
+}
+
+// A flooding compute-apps query cannot fill the host's disk: its file stops
+// at the ulimit (8 or 16 MiB by the shell's block size) and the query fails.
+TEST(RemoteScriptTest, ScanKeepsTheAppsQuerysFileBounded) {
+  ScriptRunner runner;
+  runner.Write(runner.dir() + "/bin/nvidia-smi",
+               "#!/bin/sh\ncase \"$*\" in *query-gpu*) echo 'index'; exit 0;; esac\n"
+               "exec head -c 40000000 /dev/zero\n",
+               0755);
+  mkdir((runner.dir() + "/tmp").c_str(), 0700);
+  ScanOutput scan;
+  std::string out =
+      runner.Run("TMPDIR=" + runner.dir() + "/tmp; export TMPDIR\n" + ScanScript(Request()));
+  ASSERT_TRUE(ParseScanOutput(out, &scan).ok()) << out.substr(0, 200);
+  EXPECT_EQ(scan.nvidia_smi_exit, 0);
+  EXPECT_NE(scan.apps_exit, 0);
+  EXPECT_LE(out.size(), 16u << 20);
+  EXPECT_EQ(std::system(("rmdir '" + runner.dir() + "/tmp'").c_str()), 0);
+}
+
 TEST(RemoteScriptTest, SignalNeverHitsAReusedPid) {
   // Our own PID with a start time that is not its own stands for a PID that
   // was reused between scan and kill: it must be reported gone, not signalled.
@@ -306,6 +349,35 @@ TEST_F(SignalLiveTest, HolderThatExitsBeforeItsSignalIsGone) {
   EXPECT_TRUE(result.failed.empty());
 }
 
+// The wait looks at its targets every 10 ms for its first second, then every
+// poll: the schedule of its sleeps, recorded by a stand-in sleep (a holder
+// that ignores TERM keeps it waiting to the end). Before, the first look came
+// two polls after the signal, through tail --pid slices.
+TEST_F(SignalLiveTest, WaitLooksEveryTenMsForItsFirstSecondThenEveryPoll) {
+  ScriptRunner runner;
+  runner.Write(runner.dir() + "/dev/nvidia0", "", 0644);
+  runner.Write(runner.dir() + "/bin/sleep",
+               "#!/bin/sh\necho \"$1\" >> " + runner.dir() + "/sleeps\nexec /bin/sleep \"$1\"\n",
+               0755);
+  signal(SIGTERM, SIG_IGN);  // inherited through exec by the holder alone
+  pid_t holder = Start(runner.dir() + "/dev/nvidia0");
+  signal(SIGTERM, SIG_DFL);
+  usleep(200 * 1000);
+  HostPaths paths;
+  paths.dev_dir = runner.dir() + "/dev";
+  std::string out = runner.Run(SignalScript("TERM", {{holder, StartTime(holder), true}},
+                                            milliseconds(1500), milliseconds(100), paths));
+  std::ifstream in(runner.dir() + "/sleeps");
+  std::vector<std::string> sleeps;
+  for (std::string line; std::getline(in, line);) sleeps.push_back(line);
+  ASSERT_GE(sleeps.size(), 3u) << out;
+  EXPECT_EQ(sleeps.front(), "0.01");
+  size_t i = 0;
+  while (i < sleeps.size() && sleeps[i] == "0.01") ++i;
+  ASSERT_LT(i, sleeps.size()) << "no poll after the first second";
+  for (size_t j = i; j + 1 < sleeps.size(); ++j) EXPECT_EQ(sleeps[j], "0.10") << j;
+}
+
 // Every script the host runs: no nvidia-smi process query asks for a field
 // a user controls (real nvidia-smi prints argv[0]'s newlines raw in CSV).
 TEST(RemoteScriptTest, NoQueryAsksForAUserField) {
@@ -345,6 +417,33 @@ TEST(RemoteScriptTest, GpuResetIsBoundedPerGpu) {
   std::string script = GpuResetScript({3, 5}, milliseconds(30000));
   EXPECT_NE(script.find("timeout -k 2 30 nvidia-smi --gpu-reset -i 3 "), std::string::npos);
   EXPECT_NE(script.find("timeout -k 2 30 nvidia-smi --gpu-reset -i 5 "), std::string::npos);
+}
+
+// NVIDIA's procedure: the daemons' units stop, each GPU resets, the units
+// start again and say whether they are active; one call each, whatever the
+// count of units. The stand-in systemctl records its arguments.
+TEST(RemoteScriptTest, GpuResetStopsAndStartsTheDaemonsUnits) {
+  ScriptRunner runner;
+  runner.Write(runner.dir() + "/bin/nvidia-smi", "#!/bin/sh\necho \"reset $*\"\n", 0755);
+  runner.Write(runner.dir() + "/bin/systemctl",
+               "#!/bin/sh\necho \"$*\" >> " + runner.dir() +
+                   "/args\ncase $1 in is-active) echo active; echo failed; exit 3;; esac\n",
+               0755);
+  const std::vector<std::string> units = {"nvidia-persistenced.service", "nvidia-dcgm.service"};
+  std::string out = runner.Run(GpuResetScript({1, 4}, milliseconds(30000), units));
+  GpuResetReply reply;
+  ASSERT_TRUE(ParseGpuResetOutput(out, &reply).ok()) << out;
+  EXPECT_EQ(reply.stop_exit, 0);
+  ASSERT_EQ(reply.resets.size(), 2u);
+  EXPECT_EQ(reply.resets[1].message, "reset --gpu-reset -i 4");
+  EXPECT_EQ(reply.start_exit, 0);
+  EXPECT_EQ(reply.active, (std::vector<std::string>{"active", "failed"}));
+  EXPECT_EQ(runner.Args(),
+            "stop -- nvidia-persistenced.service nvidia-dcgm.service\n"
+            "start -- nvidia-persistenced.service nvidia-dcgm.service\n"
+            "is-active -- nvidia-persistenced.service nvidia-dcgm.service\n");
+  // Without units: no systemctl at all, the old grammar.
+  EXPECT_EQ(GpuResetScript({1}, milliseconds(30000)).find("systemctl"), std::string::npos);
 }
 
 TEST(RemoteScriptTest, ScanListsChildrenOfWatchedParentsAfterTheSignalTime) {

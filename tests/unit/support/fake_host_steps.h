@@ -135,9 +135,10 @@ class FakeSteps : public HostSteps {
   }
 
   // Every reset is refused: another client holds GPU 2.
-  Status ResetGpus(const std::vector<int>&, std::vector<GpuReset>* resets) override {
+  Status ResetGpus(const std::vector<int>&, const std::vector<std::string>&,
+                   GpuResetReply* reply) override {
     if (!RoundTrip("reset")) return Refused();
-    *resets = {{2, 255, "In use by another client"}};
+    reply->resets = {{2, 255, "In use by another client"}};
     return Status::Ok();
   }
 
