@@ -156,7 +156,7 @@ void Runner::Finish() {
     return;
   }
   bool clean = HostGpusClean(report_.gpus_after) && view_.newcomers.empty();
-  report_.status = clean && !did_not_converge_ ? HostStatus::kClean : HostStatus::kDirty;
+  report_.status = StatusWithReadiness(clean && !did_not_converge_, report_.readiness);
   report_.error_kind = ErrorKind::kNone;
   if (did_not_converge_) {
     report_.error_message =
@@ -182,6 +182,8 @@ void Runner::ReportWhatWasFound() {
     report_.units_would_stop = view_.active_units;
   }
   report_.rounds = escalation_.history().waves;
+  report_.readiness_checked = view_.readiness_checked;
+  report_.readiness = view_.readiness;
   report_.respawning_parent = RespawningParent(view_.holders, view_.parents);
   if (!view_.newcomers.empty()) {
     // A restarted worker that still has not opened a GPU: not ready.

@@ -90,7 +90,7 @@ bool Runner::CleanShm(const Action& action) {
   TimePoint start = clock_.Now();
   CommandResult result;
   const std::string script =
-      verify ? ShmThenQuickScanScript(playbook_.shm_patterns, dry_run, nvidia_smi_timeout_)
+      verify ? ShmThenQuickScanScript(playbook_.shm_patterns, dry_run, Request({}, false))
              : ShmCleanScript(playbook_.shm_patterns, dry_run);
   bool ok = Exec(script, job_.command_timeout + nvidia_smi_timeout_, &result);
   if (!ok) return false;
