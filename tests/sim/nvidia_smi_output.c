@@ -116,8 +116,7 @@ static const struct field app_fields[] = {
 static void gpu_value(const char *h, const struct gpu *g, char *out, size_t n) {
   static const int temps[8] = {34, 36, 33, 35, 37, 34, 36, 35};
   long reserved = 616;
-  if (health_value(h, g->index, out, n))
-    return;
+  if (health_value(h, g->index, out, n)) return;
   if (!strcmp(h, "timestamp"))
     snprintf(out, n, "%s", timestamp);
   else if (!strcmp(h, "driver_version"))
