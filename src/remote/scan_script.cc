@@ -24,6 +24,14 @@ using remote_script_internal::Prelude;
 // The command's arguments after "nvidia-smi ".
 std::string Arguments(const std::string& command) { return command.substr(command.find(' ') + 1); }
 
+// Where nv-fabricmanager writes its PID (DaemonPidFiles).
+std::string FabricManagerPidFile() {
+  for (const DaemonPidFile& file : DaemonPidFiles()) {
+    if (file.daemon == "nv-fabricmanager") return file.path;
+  }
+  return "/var/run/nvidia-fabricmanager/nv-fabricmanager.pid";
+}
+
 std::string AppsArguments() {
   return "--query-compute-apps=" + Join(ScanAppsFields(), ",") + " --format=csv,nounits";
 }
@@ -56,16 +64,18 @@ const std::vector<std::string>& ScanAppsFields() {
 constexpr char kScanBody[] = R"SH(z 'scan 1'
 # The readiness part (RD): the driver's GPU list, the NVSwitch nodes and,
 # where there are any, whether root's fabric manager runs (by the comm of
-# each process: no process started), then with KM the kernel log: whether
-# it opens, and its boot record and Xid lines (dd and grep, bounded).
+# the PID its PID file FP names, else of each process: no process started),
+# then with KM the kernel log: whether it opens, and its boot record and
+# Xid lines (dd and grep, bounded).
 rdy() {
   [ -n "$RD" ] || return 0
   y=; for g in "$DR"/*; do [ -e "$g" ] && y="$y ${g##*/}"; done; printf 'drv:%s\0' "$y"
   n=0; for g in "$DV"/nvidia-nvswitch[0-9]*; do [ -e "$g" ] && n=$((n+1)); done
   m=-
   if [ $n -gt 0 ]; then
-    m=0
-    for f in /proc/[0-9]*/comm; do
+    m=0; p=
+    read -r p 2>/dev/null <"$FP"; case $p in ''|*[!0-9]*) p=;; esac
+    for f in ${p:+"/proc/$p/comm"} /proc/[0-9]*/comm; do
       c=; read -r c 2>/dev/null <"$f"
       case $c in nv-fabricmanag*) ;; *) continue;; esac
       u=; { while read -r k v w; do [ "$k" = Uid: ] && u=$v && break; done; } 2>/dev/null <"${f%/comm}/status"
@@ -227,6 +237,7 @@ std::string ScanScript(const ScanRequest& request, const HostPaths& paths) {
   std::string pid_files;
   for (const DaemonPidFile& file : DaemonPidFiles()) pid_files += " " + file.path;
   s += "PF='" + pid_files + "'\n";
+  s += "FP=" + ShellQuote(FabricManagerPidFile()) + "\n";
   return s + kScanBody;
 }
 
