@@ -155,7 +155,12 @@ void Runner::Finish() {
     Fail(ErrorKind::kCommandFailed, "nvidia-smi: " + report_.nvidia_smi_error);
     return;
   }
-  bool clean = HostGpusClean(report_.gpus_after) && view_.newcomers.empty();
+  // With readiness read, a GPU that only asks for a recovery action is
+  // empty: the host is not_ready (its finding names the action), not dirty.
+  const int64_t threshold = job_.host->threshold_mib.value_or(playbook_.threshold_mib);
+  const bool empty = view_.readiness_checked ? HostGpusEmpty(report_.gpus_after, threshold)
+                                             : HostGpusClean(report_.gpus_after);
+  bool clean = empty && view_.newcomers.empty();
   report_.status = StatusWithReadiness(clean && !did_not_converge_, report_.readiness);
   report_.error_kind = ErrorKind::kNone;
   if (did_not_converge_) {

@@ -38,6 +38,9 @@ EXPECTED = {
     "rd09": ("ready_driver_gpu_missing", "not_ready",
              {("gpu_count", "gpu_not_answering", "0000:ec:00.0", "block")}, "drain and reboot"),
     "rd10": ("clean", "clean", set(), None),
+    "rd11": ("recovery_action", "not_ready",
+             {("recovery_action", "recovery_action_reset", 4, "block")},
+             "reset the GPU before the rollout"),
 }
 
 
