@@ -135,6 +135,10 @@ ScanFold FoldSnapshot(const HostSnapshot& snapshot, const FoldContext& context, 
     if (!suspects.empty()) MarkGhostsWithoutApps(suspects, apps, &gpus);
   }
   view->gpus = gpus;
+  if (snapshot.health_read && !context.ready.AllOff()) {
+    view->readiness = DecideReadiness(snapshot.health, gpus, context.ready);
+    view->readiness_checked = true;
+  }
   bool ghost = std::any_of(gpus.begin(), gpus.end(),
                            [](const GpuReading& g) { return g.state == GpuState::kGhost; });
   fold.table_rescan = holders && ghost && !context.table_scan;

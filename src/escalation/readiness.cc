@@ -1,6 +1,7 @@
 #include "fleetreap/escalation/readiness.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "fleetreap/model/pci_bus_id.h"
 
@@ -123,6 +124,27 @@ void CheckLinks(const GpuHealth& gpu, const ReadyPolicy& policy, Findings* out) 
   }
 }
 
+// The driver's own verdict (gpu_recovery_action): not a playbook check, it
+// blocks whenever readiness is read. The next step is the action's.
+void CheckRecovery(const std::vector<GpuReading>& gpus, Findings* out) {
+  for (const GpuReading& gpu : gpus) {
+    if (!DriverAsksForRecovery(gpu) || gpu.index < 0) continue;
+    const std::string& action = gpu.recovery_action;
+    std::string reason = "recovery_action_";
+    for (char c : action) {
+      const unsigned char u = static_cast<unsigned char>(c);
+      reason += std::isalnum(u) ? static_cast<char>(std::tolower(u)) : '_';
+    }
+    std::string next = "do what the driver asks: " + action;
+    if (action == "Reset") next = "reset the GPU before the rollout";
+    if (action == "Reboot") next = "drain and reboot";
+    if (action == "Drain P2P") next = "stop the GPU's peer-to-peer work, then reset the GPU";
+    if (action == "Drain and Reset") next = "drain the node, then reset the GPU";
+    out->Add(CheckMode::kBlock, "recovery_action", reason, gpu.index,
+             "the driver asks for recovery action " + action, next);
+  }
+}
+
 CheckMode XidMode(const ReadyPolicy& policy, int code) {
   if (policy.xid == CheckMode::kOff) return CheckMode::kOff;
   if (Has(policy.xid_fatal, code)) return policy.xid;
@@ -229,6 +251,7 @@ std::vector<ReadinessFinding> DecideReadiness(const HostHealth& health,
     CheckMemory(*gpu, policy, &out);
     CheckLinks(*gpu, policy, &out);
   }
+  CheckRecovery(gpus, &out);
   std::vector<ReadinessFinding> per_gpu = out.Take();
   Findings rest;
   CheckXids(health, gpus, policy, &rest);

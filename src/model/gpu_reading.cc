@@ -71,4 +71,12 @@ bool HostGpusClean(const std::vector<GpuReading>& gpus) {
                      [](const GpuReading& gpu) { return GpuStateIsClean(gpu.state); });
 }
 
+bool HostGpusEmpty(const std::vector<GpuReading>& gpus, int64_t threshold_mib) {
+  if (gpus.empty()) return false;
+  return std::all_of(gpus.begin(), gpus.end(), [threshold_mib](const GpuReading& gpu) {
+    if (GpuStateIsClean(gpu.state)) return true;
+    return gpu.state == GpuState::kRecovery && gpu.used_mib && *gpu.used_mib <= threshold_mib;
+  });
+}
+
 }  // namespace fleetreap

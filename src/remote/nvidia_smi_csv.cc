@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include "fleetreap/remote/gpu_health_query.h"
+
 namespace fleetreap {
 namespace nvsmi {
 namespace {
@@ -167,7 +169,10 @@ Status ReadTable(const std::string& out, Query query, const std::vector<std::str
 }
 
 bool IsOptionalField(Query query, const std::string& canonical) {
-  return query == Query::kGpu && canonical == "gpu_recovery_action";
+  if (query != Query::kGpu || canonical == "index" || canonical == "pci.bus_id") return false;
+  if (canonical == "gpu_recovery_action") return true;
+  const std::vector<std::string>& health = GpuHealthFields();
+  return std::find(health.begin(), health.end(), canonical) != health.end();
 }
 
 bool IsUnknownValue(const std::string& value) {

@@ -47,7 +47,9 @@ struct Table {
 };
 
 /// True for a requested field an answer may lack (its header then has no
-/// such column): gpu_recovery_action, which older drivers do not know.
+/// such column): gpu_recovery_action and the readiness fields
+/// (GpuHealthFields() but index and pci.bus_id), which older drivers may
+/// not know: the scan asks again without them.
 bool IsOptionalField(Query query, const std::string& canonical);
 
 /// Reads CSV "out" for the requested "fields". Lost-GPU lines are skipped

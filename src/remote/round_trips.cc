@@ -25,10 +25,8 @@ std::string ShmListingThenInspectScript(const std::vector<std::string>& patterns
 }
 
 std::string ShmThenQuickScanScript(const std::vector<std::string>& patterns, bool dry_run,
-                                   std::chrono::milliseconds nvidia_smi_timeout,
-                                   const HostPaths& paths) {
-  ScanRequest quick;
-  quick.nvidia_smi_timeout = nvidia_smi_timeout;
+                                   const ScanRequest& verify, const HostPaths& paths) {
+  ScanRequest quick = verify;
   quick.holders = false;
   return ShmCleanRecords(patterns, dry_run, paths) + ScanScript(quick, paths);
 }

@@ -4,10 +4,12 @@
 
 #include "fleetreap/base/text.h"
 #include "fleetreap/model/process_owner.h"
+#include "fleetreap/remote/gpu_health_query.h"
 #include "fleetreap/remote/nvidia_smi.h"
 #include "fleetreap/remote/proc_scan.h"
 #include "fleetreap/remote/remote_script.h"
 #include "fleetreap/remote/systemctl_show.h"
+#include "fleetreap/remote/xid_log.h"
 
 namespace fleetreap {
 namespace {
@@ -22,7 +24,7 @@ bool ReadRowsBesideLostGpus(const std::string& out, std::vector<GpuReading>* gpu
     if (!ParseLostGpuLine(line, &lost)) rows += line + "\n";
   }
   GpuQueryResult healthy;
-  if (!ParseGpuQuery(rows, "", 0, GpuQueryFields(), &healthy).ok() || healthy.gpus.empty()) {
+  if (!ParseGpuQuery(rows, "", 0, ScanGpuFields(), &healthy).ok() || healthy.gpus.empty()) {
     return false;
   }
   gpus->insert(gpus->end(), healthy.gpus.begin(), healthy.gpus.end());
@@ -37,7 +39,7 @@ GpuQueryAnswer ReadGpuQuery(const ScanOutput& scan) {
   }
   GpuQueryResult query;
   answer.status =
-      ParseGpuQuery(scan.nvidia_smi_out, "", scan.nvidia_smi_exit, GpuQueryFields(), &query);
+      ParseGpuQuery(scan.nvidia_smi_out, "", scan.nvidia_smi_exit, ScanGpuFields(), &query);
   answer.gpus = query.gpus;
   answer.tool_message = query.tool_message;
   answer.gpu_lost = query.failure == NvidiaSmiFailure::kGpuLost;
@@ -46,6 +48,45 @@ GpuQueryAnswer ReadGpuQuery(const ScanOutput& scan) {
     answer.only_lost_gpus = !ReadRowsBesideLostGpus(scan.nvidia_smi_out, &answer.gpus);
   }
   return answer;
+}
+
+// The kernel log's records: the boot record (sequence 0) is there unless
+// the ring buffer has wrapped since boot.
+void ReadKernelLog(const ScanOutput& scan, HostHealth* health) {
+  if (scan.kmsg_exit < 0) return;
+  if (scan.kmsg_exit != 0) {
+    health->kernel_log = KernelLogState::kNotReadable;
+    return;
+  }
+  XidLog log;
+  ParseXidLog(scan.kmsg_out, &log);
+  health->xids = log.events;
+  health->malformed_xid_lines = log.malformed;
+  const bool from_boot = log.first_sequence && *log.first_sequence == 0;
+  health->kernel_log = from_boot ? KernelLogState::kRead : KernelLogState::kRotated;
+}
+
+// The readiness readings; the health fields come from the GPU query's rows
+// (those beside a lost GPU's lines too), none when it printed no row.
+Status ReadHealth(const ScanOutput& scan, const GpuQueryAnswer& query, HostHealth* health) {
+  const bool rows = query.status.ok() || (query.gpu_lost && !query.only_lost_gpus);
+  if (rows && !query.timed_out && !query.gpus.empty()) {
+    std::string kept;
+    for (const std::string& line : SplitLines(scan.nvidia_smi_out)) {
+      if (!ParseLostGpuLine(line, nullptr)) kept += line + "\n";
+    }
+    Status status = ParseGpuHealth(kept, ScanGpuFields(), &health->gpus);
+    if (!status.ok()) return Status::Error(status.kind(), "GPU health: " + status.message());
+  }
+  ReadKernelLog(scan, health);
+  if (scan.nvswitches > 0) {
+    health->nvswitch_present = true;
+    health->fabric_manager_running = scan.fabric_manager == 1;
+  } else {
+    health->nvswitch_present = false;
+  }
+  health->driver_bus_ids = scan.driver_gpus;
+  return Status::Ok();
 }
 
 // The app and table PIDs that no holder is, for the fold to describe them.
@@ -105,7 +146,9 @@ Status ReadScan(const ScanOutput& scan, HostSnapshot* snapshot) {
     if (!status.ok()) return status;
   }
   snapshot->gpu_query = ReadGpuQuery(scan);
-  return Status::Ok();
+  if (!scan.readiness) return Status::Ok();
+  snapshot->health_read = true;
+  return ReadHealth(scan, snapshot->gpu_query, &snapshot->health);
 }
 
 Status ReadPerGpuQuery(const std::string& out, std::vector<GpuReading>* gpus) {

@@ -213,6 +213,54 @@ Status ParseHostFacts(RecordReader& reader, ScanOutput* scan) {
   return TakeCommand(reader, "show", "show RC:TEXT", &scan->show_exit, &scan->show_out);
 }
 
+// A PCI bus id as the driver's folder names it ("0000:3b:00.0").
+bool IsBusIdName(const std::string& name) {
+  if (name.empty() || name.size() > 16) return false;
+  return name.find_first_not_of("0123456789abcdefABCDEF:.") == std::string::npos;
+}
+
+// "drv: BUS_ID...": the names under the driver's GPU folder.
+Status ParseDriverGpus(RecordReader& reader, ScanOutput* scan) {
+  const HostRecord* r = nullptr;
+  Status status = reader.Take("drv", 1, true, "drv:BUS_ID...", &r);
+  if (!status.ok()) return status;
+  size_t at = 0;
+  while (at < r->payload.size()) {
+    size_t space = r->payload.find(' ', at);
+    if (space == std::string::npos) space = r->payload.size();
+    const std::string word = r->payload.substr(at, space - at);
+    at = space + 1;
+    if (word.empty()) continue;
+    if (!IsBusIdName(word)) return reader.Error("bad driver GPU " + QuoteForMessage(word, 40));
+    scan->driver_gpus.push_back(word);
+  }
+  return Status::Ok();
+}
+
+// The readiness part: "drv:BUS_ID...", "fabric N FM", "kmsg R:TEXT" or
+// "kmsg -".
+Status ParseReadiness(RecordReader& reader, ScanOutput* scan) {
+  Status status = ParseDriverGpus(reader, scan);
+  if (!status.ok()) return status;
+  const HostRecord* r = nullptr;
+  status = reader.Take("fabric", 3, false, "fabric NVSWITCHES FM", &r);
+  if (!status.ok()) return status;
+  std::vector<std::string> words = r->Words();
+  bool ok = ParseTagInt(words[1], &scan->nvswitches) && scan->nvswitches >= 0;
+  if (words[2] == "-") {
+    ok = ok && scan->nvswitches == 0;
+  } else {
+    ok = ok && ParseTagInt(words[2], &scan->fabric_manager) && scan->fabric_manager >= 0 &&
+         scan->fabric_manager <= 1 && scan->nvswitches > 0;
+  }
+  if (!ok) return reader.Error("bad fabric record " + QuoteForMessage(r->tag, 40));
+  status = TakeCommand(reader, "kmsg", "kmsg R:TEXT", &scan->kmsg_exit, &scan->kmsg_out);
+  if (!status.ok()) return status;
+  if (scan->kmsg_exit > 1) return reader.Error("bad kmsg record");
+  scan->readiness = true;
+  return Status::Ok();
+}
+
 // The watched parents and their children, described by the details.
 Status FoldKids(const std::vector<std::pair<int, std::vector<int>>>& kids, ScanOutput* scan) {
   for (const auto& [parent, children] : kids) {
@@ -246,6 +294,7 @@ Status ParseScanRecords(RecordReader& reader, ScanOutput* scan) {
   if (status.ok()) {
     status = TakeCommand(reader, "table", "table RC:TEXT", &scan->table_exit, &scan->table_out);
   }
+  if (status.ok() && reader.PeekWord() == "drv") status = ParseReadiness(reader, scan);
   if (!status.ok()) return status;
   std::vector<std::pair<int, std::vector<int>>> kids;
   if (reader.PeekWord() == "majors") {

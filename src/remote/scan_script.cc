@@ -2,10 +2,13 @@
 // re-scan and verify, and the per-GPU query after a lost GPU, with the
 // per-GPU query's grammar. The scan's grammar is scan_output.cc, its reading
 // into a HostSnapshot scan.cc.
+#include <algorithm>
+
 #include "fleetreap/base/shell.h"
 #include "fleetreap/base/text.h"
 #include "fleetreap/base/time_format.h"
 #include "fleetreap/model/daemon_pid_file.h"
+#include "fleetreap/remote/gpu_health_query.h"
 #include "fleetreap/remote/nvidia_smi.h"
 #include "fleetreap/remote/remote_script.h"
 #include "fleetreap/remote/remote_script_output.h"
@@ -21,11 +24,30 @@ using remote_script_internal::Prelude;
 // The command's arguments after "nvidia-smi ".
 std::string Arguments(const std::string& command) { return command.substr(command.find(' ') + 1); }
 
+// Where nv-fabricmanager writes its PID (DaemonPidFiles).
+std::string FabricManagerPidFile() {
+  for (const DaemonPidFile& file : DaemonPidFiles()) {
+    if (file.daemon == "nv-fabricmanager") return file.path;
+  }
+  return "/var/run/nvidia-fabricmanager/nv-fabricmanager.pid";
+}
+
 std::string AppsArguments() {
   return "--query-compute-apps=" + Join(ScanAppsFields(), ",") + " --format=csv,nounits";
 }
 
 }  // namespace
+
+const std::vector<std::string>& ScanGpuFields() {
+  static const std::vector<std::string> fields = [] {
+    std::vector<std::string> all = GpuQueryFields();
+    for (const std::string& field : GpuHealthFields()) {
+      if (std::find(all.begin(), all.end(), field) == all.end()) all.push_back(field);
+    }
+    return all;
+  }();
+  return fields;
+}
 
 const std::vector<std::string>& ScanAppsFields() {
   static const std::vector<std::string> fields = {"pid", "gpu_uuid", "gpu_bus_id",
@@ -34,11 +56,42 @@ const std::vector<std::string>& ScanAppsFields() {
 }
 
 // The scan's body. Its inputs are set before it: the playbook's units as
-// the positional parameters, T (nvidia-smi's bound in seconds), GQ and GQ6
-// (the GPU query's arguments, with and without gpu_recovery_action), AQ
-// (compute apps), HOLD (the holder part), TABLE (the plain table too),
-// WATCH (parents whose children to list) and DR (the driver's GPU folder).
+// the positional parameters, T (nvidia-smi's bound in seconds), GF (the GPU
+// query's fields, ScanGpuFields) and GB (the base fields an old driver
+// knows), AQ (compute apps), HOLD (the holder part), TABLE (the plain table
+// too), WATCH (parents whose children to list), DR (the driver's GPU
+// folder), RD (the readiness part) and KM (the kernel log, "" not read).
 constexpr char kScanBody[] = R"SH(z 'scan 1'
+# The readiness part (RD): the driver's GPU list, the NVSwitch nodes and,
+# where there are any, whether root's fabric manager runs (by the comm of
+# the PID its PID file FP names, else of each process: no process started),
+# then with KM the kernel log: whether it opens, and its boot record and
+# Xid lines (dd and grep, bounded).
+rdy() {
+  [ -n "$RD" ] || return 0
+  y=; for g in "$DR"/*; do [ -e "$g" ] && y="$y ${g##*/}"; done; printf 'drv:%s\0' "$y"
+  n=0; for g in "$DV"/nvidia-nvswitch[0-9]*; do [ -e "$g" ] && n=$((n+1)); done
+  m=-
+  if [ $n -gt 0 ]; then
+    m=0; p=
+    read -r p 2>/dev/null <"$FP"; case $p in ''|*[!0-9]*) p=;; esac
+    for f in ${p:+"/proc/$p/comm"} /proc/[0-9]*/comm; do
+      c=; read -r c 2>/dev/null <"$f"
+      case $c in nv-fabricmanag*) ;; *) continue;; esac
+      u=; { while read -r k v w; do [ "$k" = Uid: ] && u=$v && break; done; } 2>/dev/null <"${f%/comm}/status"
+      [ "$u" = 0 ] && m=1 && break
+    done
+  fi
+  z "fabric $n $m"
+  if [ -z "$KM" ]; then
+    z 'kmsg -'
+  elif true 2>/dev/null <"$KM"; then
+    y=$(dd if="$KM" iflag=nonblock bs=8192 count=262144 2>/dev/null | grep -a -m 1000 -e '^[0-9]*,0,' -e 'NVRM: Xid')
+    printf 'kmsg 0:%s\0' "$y"
+  else
+    z 'kmsg 1:'
+  fi
+}
 # The session: this shell and its ancestors, by the PPid line of status.
 a=; p=$$; i=0
 while [ "$p" -gt 1 ] 2>/dev/null && [ $i -lt 64 ]; do
@@ -66,18 +119,27 @@ fi
 # ulimit -f keeps to 8 MiB or more (512- or 1024-byte blocks) whatever a
 # flooding nvidia-smi prints: past it the query is cut, read as broken.
 AF=; AP=
-# shellcheck disable=SC2086  # GQ, GQ6 and AQ are nvidia-smi's arguments, one word each
+# shellcheck disable=SC2086  # AQ is nvidia-smi's arguments, one word each
 if [ -n "$HOLD" ] && AF=$(mktemp 2>/dev/null); then
   (ulimit -f 16384 2>/dev/null; exec timeout -k 1 "$T" nvidia-smi $AQ >"$AF" 2>&1 </dev/null) &
   AP=$!
 fi
-# shellcheck disable=SC2086
-q $GQ
-# shellcheck disable=SC2086
-case $o in *gpu_recovery_action*'not a valid field'*) q $GQ6;; esac
+# The GPU query; a driver that does not know a field names it: asked again
+# without it (three such fields at most), then with the base fields alone
+# (GB): five runs at most, one on a driver that knows every field.
+q --query-gpu="$GF" --format=csv,nounits
+i=0
+while [ $i -lt 4 ]; do
+  case $o in *'not a valid field'*) ;; *) break;; esac
+  f=; k=; IFS=,
+  for y in $GF; do case $o in *"\"$y\""*) k=1;; *) f="$f${f:+,}$y";; esac; done
+  IFS=" 	$NL"; i=$((i+1))
+  { [ -n "$k" ] && [ $i -lt 4 ]; } || { f=$GB; i=4; }
+  GF=$f; q --query-gpu="$GF" --format=csv,nounits
+done
 printf 'gpu %s:%s\0' "$r" "$o"; G=$r
 if [ -z "$HOLD" ]; then
-  z 'apps -'; z 'table -'
+  z 'apps -'; z 'table -'; rdy
 else
   D=
   # A hung nvidia-smi is not asked again; the PIDs it charges are holders.
@@ -112,7 +174,7 @@ else
     IFS=" 	$NL"; set +f
   fi
   [ -z "$AF" ] || rm -f "$AF"
-  nvm; z "majors$MN"
+  rdy; nvm; z "majors$MN"
   fds /proc/[0-9]*/task
   mps /proc/[0-9]*/maps
   for g in "$DR"/*; do
@@ -180,8 +242,10 @@ std::string ScanScript(const ScanRequest& request, const HostPaths& paths) {
   s += "UN=\nset --";
   for (const std::string& unit : request.units) s += " " + ShellQuote(unit);
   s += "\nT=" + TimeoutSeconds(request.nvidia_smi_timeout) + "\n";
-  s += "GQ=" + ShellQuote(Arguments(GpuQueryCommand())) + "\n";
-  s += "GQ6=" + ShellQuote(Arguments(GpuQueryCommandWithoutRecovery())) + "\n";
+  s += "GF=" + ShellQuote(Join(ScanGpuFields(), ",")) + "\n";
+  s += "GB=" + ShellQuote(Join(GpuQueryFieldsWithoutRecovery(), ",")) + "\n";
+  s += std::string("RD=") + (request.readiness ? "1" : "") + "\n";
+  s += "KM=" + (request.readiness && request.kernel_log ? ShellQuote(paths.kmsg) : "") + "\n";
   s += "AQ=" + ShellQuote(AppsArguments()) + "\n";
   s += std::string("HOLD=") + (request.holders ? "1" : "") + "\n";
   s += std::string("TABLE=") + (request.table ? "1" : "") + "\n";
@@ -190,6 +254,7 @@ std::string ScanScript(const ScanRequest& request, const HostPaths& paths) {
   std::string pid_files;
   for (const DaemonPidFile& file : DaemonPidFiles()) pid_files += " " + file.path;
   s += "PF='" + pid_files + "'\n";
+  s += "FP=" + ShellQuote(FabricManagerPidFile()) + "\n";
   return s + kScanBody;
 }
 

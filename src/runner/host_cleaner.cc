@@ -116,10 +116,15 @@ void Runner::Finish() {
     Fail(ErrorKind::kCommandFailed, "nvidia-smi: " + report_.nvidia_smi_error);
     return;
   }
+  // With readiness read, a GPU that only asks for a recovery action is
+  // empty: the host is not_ready (its finding names the action), not dirty.
   // A daemon's unit stopped for a GPU reset and not active again: dirty.
-  bool clean = HostGpusClean(report_.gpus_after) && view_.newcomers.empty() &&
+  const int64_t threshold = job_.host->threshold_mib.value_or(playbook_.threshold_mib);
+  const bool empty = view_.readiness_checked ? HostGpusEmpty(report_.gpus_after, threshold)
+                                             : HostGpusClean(report_.gpus_after);
+  bool clean = empty && view_.newcomers.empty() &&
                report_.reset_units_started.size() == report_.reset_units_stopped.size();
-  report_.status = clean && !did_not_converge_ ? HostStatus::kClean : HostStatus::kDirty;
+  report_.status = StatusWithReadiness(clean && !did_not_converge_, report_.readiness);
   report_.error_kind = ErrorKind::kNone;
   if (did_not_converge_) {
     report_.error_message =
@@ -145,6 +150,8 @@ void Runner::ReportWhatWasFound() {
     report_.units_would_stop = view_.active_units;
   }
   report_.rounds = escalation_.history().waves;
+  report_.readiness_checked = view_.readiness_checked;
+  report_.readiness = view_.readiness;
   report_.respawning_parent = RespawningParent(view_.holders, view_.parents);
   if (!view_.newcomers.empty()) {
     // A restarted worker that still has not opened a GPU: not ready.

@@ -72,8 +72,8 @@ bool Runner::CleanShm(const Action& action) {
   TimePoint start = clock_.Now();
   ShmOutput out;
   HostSnapshot scan;
-  Status status =
-      verify ? steps_.CleanShmThenQuickScan(dry_run, &out, &scan) : steps_.CleanShm(dry_run, &out);
+  Status status = verify ? steps_.CleanShmThenQuickScan(dry_run, Request({}, false), &out, &scan)
+                         : steps_.CleanShm(dry_run, &out);
   RecordShm(out, dry_run);
   if (!Check(status)) return false;
   bool verified = !verify || QuickScan(&report_.gpus_after, &scan);

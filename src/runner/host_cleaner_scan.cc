@@ -19,6 +19,8 @@ ScanRequest Runner::Request(const std::vector<std::string>& units, bool holders)
   request.holders = holders;
   if (holders) request.watch = WatchedParents(view_.holders);
   request.table = table_scan_;
+  request.readiness = !playbook_.ready.AllOff();
+  request.kernel_log = playbook_.ready.xid != CheckMode::kOff;
   return request;
 }
 
@@ -31,6 +33,7 @@ FoldContext Runner::Context() const {
   context.allowances = playbook_.daemon_allowance_mib;
   context.nvidia_smi_timeout = nvidia_smi_timeout_;
   context.table_scan = table_scan_;
+  context.ready = playbook_.ready;
   return context;
 }
 

@@ -142,10 +142,10 @@ Status ScriptSteps::CleanShm(bool dry_run, ShmOutput* shm) {
   return ParseShmOutput(result.out, shm, nullptr);
 }
 
-Status ScriptSteps::CleanShmThenQuickScan(bool dry_run, ShmOutput* shm, HostSnapshot* verify) {
+Status ScriptSteps::CleanShmThenQuickScan(bool dry_run, const ScanRequest& quick, ShmOutput* shm,
+                                          HostSnapshot* verify) {
   CommandResult result;
-  const std::string script =
-      ShmThenQuickScanScript(job_.playbook->shm_patterns, dry_run, nvidia_smi_timeout_);
+  const std::string script = ShmThenQuickScanScript(job_.playbook->shm_patterns, dry_run, quick);
   Status status = Exec(script, job_.command_timeout + nvidia_smi_timeout_, &result);
   if (!status.ok()) return status;
   ScanOutput scan;

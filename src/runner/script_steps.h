@@ -35,7 +35,8 @@ class ScriptSteps : public HostSteps {
   Status StopUnitsThenSignal(const std::vector<std::string>& units, const SignalRequest& wave,
                              std::vector<UnitStop>* stops, SignalReply* reply) override;
   Status CleanShm(bool dry_run, ShmOutput* shm) override;
-  Status CleanShmThenQuickScan(bool dry_run, ShmOutput* shm, HostSnapshot* verify) override;
+  Status CleanShmThenQuickScan(bool dry_run, const ScanRequest& quick, ShmOutput* shm,
+                               HostSnapshot* verify) override;
   Status ShmListingThenInspect(const ScanRequest& inspect, ShmOutput* shm,
                                HostSnapshot* snapshot) override;
   Status RescanShmVerify(const ScanRequest& rescan, const ScanRequest& verify,

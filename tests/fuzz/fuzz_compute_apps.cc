@@ -1,8 +1,10 @@
-// Fuzzes ParseComputeApps.
+// Fuzzes ParseComputeApps, with the scan's own fields (ScanAppsFields) or
+// the long list.
 #include <cstddef>
 #include <cstdint>
 
 #include "fleetreap/remote/nvidia_smi.h"
+#include "fleetreap/remote/remote_script.h"
 #include "fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -13,7 +15,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzInput input = SplitFuzzInput(data, size);
   std::vector<ComputeApp> apps;
   NvidiaSmiFailure failure = NvidiaSmiFailure::kNone;
-  const std::vector<std::string>& fields = input.err.size() % 2 ? kLong : ComputeAppsFields();
+  const std::vector<std::string>& fields = input.err.size() % 2 ? kLong : ScanAppsFields();
   Status status = ParseComputeApps(input.out, input.err, input.exit_code, fields, &apps, &failure);
   FuzzCheck(status.ok() || apps.empty());
   FuzzCheck(input.exit_code == 0 || !status.ok());

@@ -13,6 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ScanOutput scan;
   if (ParseScanOutput(text, &scan).ok()) {
     for (const ChildProcess& child : scan.children) FuzzCheck(child.pid > 0 && child.parent > 0);
+    FuzzCheck(scan.fabric_manager == -1 || scan.nvswitches > 0);
+    FuzzCheck(scan.kmsg_exit >= -1 && scan.kmsg_exit <= 1);
   }
   std::vector<PerGpuQuery> queries;
   (void)ParsePerGpuQueryOutput(text, &queries);

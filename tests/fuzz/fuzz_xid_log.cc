@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "fleetreap/escalation/readiness.h"
+#include "fleetreap/model/pci_bus_id.h"
 #include "fleetreap/remote/xid_log.h"
 #include "fuzz_input.h"
 
@@ -21,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     FuzzCheck(event.message.size() <= kMaxXidMessage + 3);
     FuzzCheck(event.message.find('\n') == std::string::npos);
     health.xids.push_back(event);
-    XidBusMatches(event.bus_id, input.err);
+    FuzzCheck(SamePciDevice(event.bus_id, input.err) == SamePciDevice(input.err, event.bus_id));
   }
   GpuReading gpu;
   gpu.index = 0;

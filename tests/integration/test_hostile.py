@@ -14,7 +14,8 @@ fleet's ground truth (the machine's /proc, not fleetreap's report).
   nvsmi_only_holder   a PID that nvidia-smi charges but that holds no device
                       descriptor; must be found and cleaned.
   recovery_action     the driver asks for a reset of GPU 4 (0 MiB used): the
-                      host is dirty and the GPU named needs_recovery.
+                      host is empty but not_ready, the GPU named needs_recovery
+                      and the finding says to reset it.
   unknown_error       nvidia-smi prints only "...GPU 0000:19:00.0: Unknown
                       Error" and exits 15, a job busy behind it: the ladder
                       stops after the inspect, nothing is signalled, the GPU
@@ -84,13 +85,16 @@ class HostileHostsTest(FleetCase):
         self.assertEqual(self.after[name]["bystanders"], self.before[name]["bystanders"])
         self.assertEqual(self.after[name]["protected_missing"], [])
 
-    def test_recovery_action_leaves_the_host_dirty_and_names_it(self):
+    def test_recovery_action_leaves_the_host_not_ready_and_names_it(self):
         r = self.report["gpu05"]
-        self.assertEqual(r["status"], "dirty", r.get("error_message"))
+        self.assertEqual(r["status"], "not_ready", r.get("error_message"))
         gpu4 = [g for g in r["gpus_after"] if g["index"] == 4]
         self.assertEqual([(g["state"], g["recovery_action"]) for g in gpu4],
                          [("needs_recovery", "Reset")])
-        self.assertIn("needs recovery (Reset)", r["summary"])
+        self.assertEqual([(f["reason"], f["gpu"], f["next_step"])
+                          for f in r["readiness"]["findings"]],
+                         [("recovery_action_reset", 4, "reset the GPU before the rollout")])
+        self.assertIn("GPU 4: the driver asks for recovery action Reset", r["summary"])
         self.assert_nothing_else_touched("gpu05")
 
     def test_unknown_error_stops_the_ladder_before_any_signal(self):

@@ -58,6 +58,10 @@ if [ "$(cat "$H/state/driver")" = loaded ]; then
   fi
 fi
 mount --bind "$H/shm" /dev/shm
+# The kernel log's stand-in: a boot record in /dev/kmsg's format, root's and
+# 0600 as dmesg_restrict keeps it from users (readiness_states.py adds lines).
+printf '6,0,0,-;Linux version 6.8.0-sim (root@sim) #1 SMP\n' > /dev/kmsg
+chmod 600 /dev/kmsg
 
 # /run: private, with sshd's privilege separation directory and the
 # simulator's state (read by the fake nvidia-smi and systemctl).

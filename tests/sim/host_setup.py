@@ -7,6 +7,8 @@ stage one host, composed from one module per concern:
                   container jobs, impostors
     daemons.py    the protected daemons (DAEMONS, daemon, all_daemons)
     faults.py     sudo, network and sshd faults
+    readiness_states.py  empty but not ready: remap pending, ECC errors, a
+                  PCIe link at x8, NVSwitch without fabric manager, Xid lines
     host_files.py the files a host is built from (prepare_host_dir)
     cgroups.py    the cgroup paths inside a host (session_cgroup, pod_cgroup, ...)
 
@@ -21,10 +23,11 @@ from faults import FaultsMixin
 from host_files import (GROUP, PASSWD, SSHD_CONFIG, SUDOERS,  # noqa: F401
                         prepare_host_dir, user_id, write_file)
 from owners import OwnersMixin
+from readiness_states import ReadinessMixin
 from workloads import WorkloadsMixin
 
 
-class HostSetup(WorkloadsMixin, OwnersMixin, DaemonsMixin, FaultsMixin):
+class HostSetup(WorkloadsMixin, OwnersMixin, DaemonsMixin, FaultsMixin, ReadinessMixin):
     """What a scenario function receives: verbs that stage one host."""
 
     def __init__(self, fleet, host):

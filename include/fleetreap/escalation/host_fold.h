@@ -19,6 +19,7 @@
 #include "fleetreap/escalation/escalation.h"
 #include "fleetreap/escalation/host_view.h"
 #include "fleetreap/escalation/protect.h"
+#include "fleetreap/escalation/readiness.h"
 #include "fleetreap/escalation/scope.h"
 #include "fleetreap/model/host_reply.h"
 
@@ -33,6 +34,7 @@ struct FoldContext {
   std::map<std::string, int64_t> allowances;            // Playbook::daemon_allowance_mib
   std::chrono::milliseconds nvidia_smi_timeout{20000};  // for the timeout's message
   bool table_scan = false;  // this scan asked for the plain table already
+  ReadyPolicy ready;        // Playbook::ready: the readiness checks
 };
 
 /// What the folds carry from one scan to the next besides the view.
@@ -71,7 +73,9 @@ std::vector<int> GpusToQueryOneByOne(const HostSnapshot& snapshot, const FoldCon
 /// Folds one scan into "view": the holders (minors mapped to indexes, the
 /// processes nvidia-smi charges added, merged with MergeHolderScan), the
 /// units safe to stop (at inspect), the respawn watch, and the GPUs
-/// classified under the scope, ghosts told from memory a process uses.
+/// classified under the scope, ghosts told from memory a process uses, and
+/// (when the scan read them) the readiness findings under "context.ready"
+/// from the health readings and the classified GPUs.
 ScanFold FoldSnapshot(const HostSnapshot& snapshot, const FoldContext& context, FoldState* state,
                       HostView* view);
 

@@ -16,6 +16,7 @@
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/model/holder.h"
 #include "fleetreap/model/process_tree.h"
+#include "fleetreap/model/readiness.h"
 
 namespace fleetreap {
 
@@ -40,6 +41,10 @@ struct HostView {
   /// or a job queue's next job. From the latest full scan.
   std::vector<ChildProcess> newcomers = {};
   std::vector<ChildProcess> parents = {};  // watched parents seen: pid, comm
+  /// The readiness findings of the latest scan that read them
+  /// (DecideReadiness), and whether one did.
+  bool readiness_checked = false;
+  std::vector<ReadinessFinding> readiness = {};
 };
 
 /// The fate of a signalled or watched holder that is no longer there:

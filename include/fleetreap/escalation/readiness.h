@@ -58,7 +58,10 @@ struct ReadyPolicy {
 /// readings of the same scan (for the GPU indexes of Xid lines and the
 /// driver's GPU list). Findings come per GPU in index order, then the
 /// host-wide ones; each check off in "policy" gives none, and a reading the
-/// driver did not give is skipped, never a finding.
+/// driver did not give is skipped, never a finding. A GPU of "gpus" whose
+/// driver asks for a recovery action (DriverAsksForRecovery) is a blocking
+/// "recovery_action" finding whatever "policy" says (the caller runs none
+/// when every check is off), its next step the action's.
 std::vector<ReadinessFinding> DecideReadiness(const HostHealth& health,
                                               const std::vector<GpuReading>& gpus,
                                               const ReadyPolicy& policy);

@@ -80,4 +80,10 @@ bool DriverAsksForRecovery(const GpuReading& gpu);
 /// adds the missing GPUs.
 bool HostGpusClean(const std::vector<GpuReading>& gpus);
 
+/// True when "gpus" is non-empty and every reading is clean (HostGpusClean's
+/// rule) or only asks for a recovery action (kRecovery) with its memory read
+/// and at or below "threshold_mib": empty, though not ready for the next job
+/// (the readiness finding names the action).
+bool HostGpusEmpty(const std::vector<GpuReading>& gpus, int64_t threshold_mib);
+
 }  // namespace fleetreap

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "fleetreap/base/status.h"
+#include "fleetreap/model/gpu_health.h"
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/model/holder.h"
 #include "fleetreap/model/process_tree.h"
@@ -76,6 +77,11 @@ struct HostSnapshot {
   std::vector<ChildProcess> children;  // of the watched parents
   std::vector<ChildProcess> parents;   // the watched parents seen (parent 0)
   GpuQueryAnswer gpu_query;
+  /// The readiness readings (ScanRequest::readiness): the health fields of
+  /// the same GPU query, the kernel log's Xid events, the NVSwitch nodes,
+  /// the fabric manager and the driver's GPU list.
+  bool health_read = false;
+  HostHealth health;
 };
 
 /// What a signal wave's host said.

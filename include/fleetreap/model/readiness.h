@@ -19,7 +19,8 @@ const char* FindingSeverityName(FindingSeverity severity);  // "block", "warn"
 struct ReadinessFinding {
   /// The check that found it, snake_case and stable: "ecc", "remapped_rows",
   /// "retired_pages", "fabric", "fabric_manager", "persistence",
-  /// "pcie_link", "xid", "gpu_count", "kernel_log".
+  /// "pcie_link", "xid", "gpu_count", "kernel_log", "recovery_action" (the
+  /// driver's gpu_recovery_action: always blocks).
   std::string check;
   /// A stable name for the reason within the check, snake_case:
   /// "remapped_rows_pending", "xid_79", "fabric_manager_not_running"...

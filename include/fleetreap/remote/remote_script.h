@@ -41,6 +41,7 @@ struct HostPaths {
   std::string dev_dir = "/dev";  // plain files "<dev_dir>/nvidia*" count by path
   std::string driver_dir = "/proc/driver/nvidia/gpus";  // <bus id>/information
   std::string shm_dir = "/dev/shm";
+  std::string kmsg = "/dev/kmsg";  // the kernel log, for the Xid lines
 };
 
 // ---------------------------------------------------------------- scan
@@ -57,22 +58,39 @@ struct ScanRequest {
   /// Also the plain nvidia-smi table, whose Processes box lists graphics
   /// clients too (driver 580 has no graphics-apps query); with "holders".
   bool table = false;
+  /// The readiness readings (escalation/readiness.h): the health fields ride
+  /// in the same GPU query; the driver's GPU list, the NVSwitch nodes and
+  /// whether the fabric manager runs are read by the shell itself; with
+  /// "kernel_log" also the boot record and Xid lines of the kernel log.
+  bool readiness = false;
+  bool kernel_log = false;
 };
 
-/// The scan used for inspect, re-scan and verify. Starts at most 14
-/// processes (15 with units): find and stat for the fd pass, grep and stat
-/// for the mappings, timeout and nvidia-smi twice (with the holder part the
-/// compute-apps query runs beside the GPU query, its output in a mktemp
-/// file read by cat and removed by rm), grep and find for the details,
-/// systemctl. Prints, in
-/// order: "scan 1", "session SHELL ANCESTOR...", "units RC:TEXT",
-/// "gpu RC:TEXT", "apps RC:TEXT", "table RC:TEXT", "majors (N NAME)...", "fd PID FD MAJ MIN",
+/// The scan used for inspect, re-scan and verify. Starts at most 16
+/// processes (17 with units): find and stat for the fd pass, grep and stat
+/// for the mappings, timeout and nvidia-smi for the GPU query and for the
+/// compute apps (with the holder part the compute-apps query runs beside the
+/// GPU query, its output in a mktemp file read by cat and removed by rm),
+/// grep and find for the details, systemctl, and with the kernel log dd and
+/// grep (the table adds timeout and nvidia-smi). The GPU query asks for
+/// ScanGpuFields() in one run; only a driver that names a field it does not
+/// know is asked again without that field (three such fields at most), then
+/// with the base fields (two processes a run, five runs at most).
+/// Prints, in order: "scan 1", "session SHELL ANCESTOR...", "units RC:TEXT",
+/// "gpu RC:TEXT", "apps RC:TEXT", "table RC:TEXT", with "readiness"
+/// "drv:BUS_ID...", "fabric NVSWITCHES FM" (FM 1 runs, 0 not, - no NVSwitch)
+/// and "kmsg R:TEXT" (R 0 read, 1 not readable; "kmsg -" not asked), then
+/// "majors (N NAME)...", "fd PID FD MAJ MIN",
 /// "fdp PID FD:PATH", "mmp PID:PATH", "mm PID MAJ MIN" (a mapping, by path
 /// or number), "minor N:BUS_ID", "kids PARENT CHILD...", then
 /// "/proc/PID/stat:..", "/proc/PID/status:..", "/proc/PID/cmdline:ARG",
 /// "/etc/passwd:..", "exe PID:TARGET", and "end". RC is "-" for a query
 /// not run (quick scan, or nvidia-smi already timed out).
 std::string ScanScript(const ScanRequest& request, const HostPaths& paths = HostPaths());
+
+/// The fields the scan asks --query-gpu for: GpuQueryFields() then the
+/// readiness fields of GpuHealthFields() (gpu_health_query.h) not among them.
+const std::vector<std::string>& ScanGpuFields();
 
 /// The fields the scan asks --query-compute-apps for: pid, gpu_uuid,
 /// gpu_bus_id, used_gpu_memory (no process name: the fd pass's details name

@@ -72,6 +72,12 @@ struct ScanOutput {
   std::string self_cgroup;               // the scan shell's /proc/self/cgroup
   int show_exit = -1;                    // systemctl show of the units, -1 not run
   std::string show_out;
+  bool readiness = false;                // the readiness records came
+  std::vector<std::string> driver_gpus;  // bus ids under the driver's GPU folder
+  int nvswitches = 0;                    // /dev/nvidia-nvswitchN nodes
+  int fabric_manager = -1;               // 1 root's runs, 0 not, -1 not looked (no NVSwitch)
+  int kmsg_exit = -1;                    // -1 not asked, 0 read, 1 not readable
+  std::string kmsg_out;                  // its boot record and Xid lines
 };
 
 /// Parses ScanScript's stdout.

@@ -43,10 +43,10 @@ std::string ShmListingThenInspectScript(const std::vector<std::string>& patterns
                                         const HostPaths& paths = HostPaths());
 
 /// The /dev/shm clean (or, with "dry_run", its listing), then the verify's
-/// quick scan; read by ParseShmOutput with a scan.
+/// quick scan ("verify", its holder part off whatever it says); read by
+/// ParseShmOutput with a scan.
 std::string ShmThenQuickScanScript(const std::vector<std::string>& patterns, bool dry_run,
-                                   std::chrono::milliseconds nvidia_smi_timeout,
-                                   const HostPaths& paths = HostPaths());
+                                   const ScanRequest& verify, const HostPaths& paths = HostPaths());
 
 /// The first re-scan after a wave, the /dev/shm clean and the verify's scan;
 /// read by ParseRescanShmVerifyOutput.

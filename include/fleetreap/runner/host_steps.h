@@ -50,7 +50,8 @@ class HostSteps {
   /// ShmCleanScript: the /dev/shm clean, or with "dry_run" its listing.
   virtual Status CleanShm(bool dry_run, ShmOutput* shm) = 0;
   /// The clean (or listing), then the verify's quick scan.
-  virtual Status CleanShmThenQuickScan(bool dry_run, ShmOutput* shm, HostSnapshot* verify) = 0;
+  virtual Status CleanShmThenQuickScan(bool dry_run, const ScanRequest& quick, ShmOutput* shm,
+                                       HostSnapshot* verify) = 0;
   /// A dry run's inspect: the /dev/shm listing, then the scan "inspect".
   virtual Status ShmListingThenInspect(const ScanRequest& inspect, ShmOutput* shm,
                                        HostSnapshot* snapshot) = 0;

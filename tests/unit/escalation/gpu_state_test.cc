@@ -228,6 +228,20 @@ TEST(GpuStateTest, GivesEveryGpuExactlyOneState) {
   }
 }
 
+TEST(GpuStateTest, AGpuThatOnlyAsksForRecoveryIsEmpty) {
+  std::vector<GpuReading> gpus = {Reading(0, 0), Reading(1, 0)};
+  gpus[1].recovery_action = "Reset";
+  ClassifyGpus({}, 2, 100, &gpus);
+  EXPECT_EQ(gpus[1].state, GpuState::kRecovery);
+  EXPECT_FALSE(HostGpusClean(gpus));
+  EXPECT_TRUE(HostGpusEmpty(gpus, 100));
+  gpus[1].used_mib = 4000;  // memory no process holds: not empty
+  EXPECT_FALSE(HostGpusEmpty(gpus, 100));
+  gpus[1].used_mib.reset();
+  EXPECT_FALSE(HostGpusEmpty(gpus, 100));
+  EXPECT_FALSE(HostGpusEmpty({}, 100));
+}
+
 TEST(GpuStateTest, MapsDeviceMinorsToNvidiaSmiIndexes) {
   std::vector<GpuReading> gpus = {Reading(0, 0), Reading(1, 0), Reading(2, 0), Reading(3, 0)};
   gpus[0].bus_id = "00000000:18:00.0";

@@ -53,6 +53,47 @@ TEST(HostFoldTest, FoldsHoldersAndClassifiesGpus) {
   EXPECT_EQ(view.gpus[1].state, GpuState::kBusy);
 }
 
+TEST(HostFoldTest, FoldsTheReadinessReadingsUnderThePolicy) {
+  HostSnapshot snapshot = Full({}, {Gpu(0, 0), Gpu(1, 0)});
+  snapshot.gpu_query.gpus[1].bus_id = "00000000:3B:00.0";
+  snapshot.health_read = true;
+  GpuHealth pending;
+  pending.index = 1;
+  pending.remapped_rows_pending = true;
+  pending.remapped_rows_uncorrectable = 2;
+  snapshot.health.gpus = {pending};
+  FoldContext context;
+  context.threshold_mib = 100;
+  FoldState state;
+  HostView view;
+  ASSERT_TRUE(FoldSnapshot(snapshot, context, &state, &view).status.ok());
+  EXPECT_TRUE(view.readiness_checked);
+  ASSERT_EQ(view.readiness.size(), 1u);
+  EXPECT_EQ(FindingText(view.readiness[0]),
+            "GPU 1: row remapping pending (2 rows remapped): reset the GPU before the rollout");
+
+  // "ready: off": nothing checked; a scan without the readings keeps none.
+  context.ready.remapped_rows = CheckMode::kWarn;
+  HostView warned;
+  ASSERT_TRUE(FoldSnapshot(snapshot, context, &state, &warned).status.ok());
+  ASSERT_EQ(warned.readiness.size(), 1u);
+  EXPECT_EQ(warned.readiness[0].severity, FindingSeverity::kWarn);
+  context.ready = ReadyPolicy();
+  for (CheckMode* mode :
+       {&context.ready.ecc, &context.ready.remapped_rows, &context.ready.retired_pages,
+        &context.ready.fabric, &context.ready.persistence, &context.ready.pcie_link,
+        &context.ready.xid, &context.ready.gpu_count}) {
+    *mode = CheckMode::kOff;
+  }
+  HostView off;
+  ASSERT_TRUE(FoldSnapshot(snapshot, context, &state, &off).status.ok());
+  EXPECT_FALSE(off.readiness_checked);
+  snapshot.health_read = false;
+  HostView unread;
+  ASSERT_TRUE(FoldSnapshot(snapshot, FoldContext(), &state, &unread).status.ok());
+  EXPECT_FALSE(unread.readiness_checked);
+}
+
 TEST(HostFoldTest, MemoryWithNoHolderCallsForTheTable) {
   FoldContext context;
   context.threshold_mib = 100;

@@ -205,5 +205,21 @@ TEST(ReadinessTest, CatalogueNamesASourceForEveryEntry) {
   EXPECT_EQ(FindXidRule(1), nullptr);
 }
 
+TEST(ReadinessTest, TheDriversRecoveryActionBlocksWithItsNextStep) {
+  std::vector<GpuReading> gpus(3);
+  for (int i = 0; i < 3; ++i) gpus[static_cast<size_t>(i)].index = i;
+  gpus[0].recovery_action = "None";
+  gpus[1].recovery_action = "Reset";
+  gpus[2].recovery_action = "Drain and Reset";
+  std::vector<ReadinessFinding> findings = DecideReadiness(HostHealth(), gpus, ReadyPolicy());
+  ASSERT_EQ(findings.size(), 2u);
+  EXPECT_EQ(findings[0].reason, "recovery_action_reset");
+  EXPECT_EQ(FindingText(findings[0]),
+            "GPU 1: the driver asks for recovery action Reset: reset the GPU before the rollout");
+  EXPECT_EQ(findings[1].reason, "recovery_action_drain_and_reset");
+  EXPECT_EQ(findings[1].next_step, "drain the node, then reset the GPU");
+  EXPECT_TRUE(AnyBlocking(findings));
+}
+
 }  // namespace
 }  // namespace fleetreap

@@ -18,6 +18,8 @@
 #include <set>
 #include <sstream>
 
+#include "fleetreap/base/text.h"
+#include "fleetreap/remote/nvidia_smi.h"
 #include "fleetreap/remote/proc_scan.h"
 
 namespace fleetreap {
@@ -202,6 +204,109 @@ TEST(RemoteScriptTest, ScanKeepsTheAppsQuerysFileBounded) {
   EXPECT_NE(scan.apps_exit, 0);
   EXPECT_LE(out.size(), 16u << 20);
   EXPECT_EQ(std::system(("rmdir '" + runner.dir() + "/tmp'").c_str()), 0);
+}
+
+// An old driver names one field it does not know at a time: each is left
+// out in turn; one that names none gets the base fields alone.
+// The GPU queries a stand-in nvidia-smi logged to "calls", in order (the
+// compute-apps query, run beside them, left out).
+std::vector<std::string> GpuQueriesAsked(const std::string& calls) {
+  std::ifstream in(calls);
+  std::vector<std::string> asked;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("--query-gpu=", 0) == 0) asked.push_back(line);
+  }
+  return asked;
+}
+
+TEST(RemoteScriptTest, ScanLeavesOutEachFieldTheDriverRefuses) {
+  ScriptRunner runner;
+  const std::string calls = runner.dir() + "/calls";
+  runner.Write(runner.dir() + "/bin/nvidia-smi",
+               "#!/bin/sh\nprintf '%s\\n' \"$1\" >> " + calls +
+                   "\ncase \"$*\" in *fabric.state*)\n"
+                   "  echo 'Field \"fabric.state\" is not a valid field to query.'; exit 2;;\n"
+                   "*gpu_recovery_action*)\n"
+                   "  echo 'Field \"gpu_recovery_action\" is not a valid field to query.'; exit "
+                   "2;;\n"
+                   "*query-gpu*) echo 'index, memory.used [MiB]'; echo '0, 0';;\n"
+                   "*) echo 'pid'; echo '4242';;\nesac\n",
+               0755);
+  ScanRequest request = Request();
+  request.readiness = true;
+  ScanOutput scan;
+  ASSERT_TRUE(ParseScanOutput(runner.Run(ScanScript(request)), &scan).ok());
+  EXPECT_EQ(scan.nvidia_smi_out, "index, memory.used [MiB]\n0, 0");
+  // The compute-apps query runs beside the GPU queries: read apart.
+  std::vector<std::string> asked = GpuQueriesAsked(calls);
+  ASSERT_EQ(asked.size(), 3u);
+  const std::string all = "--query-gpu=" + Join(ScanGpuFields(), ",");
+  EXPECT_EQ(asked[0], all);
+  EXPECT_EQ(asked[1].find("fabric.state"), std::string::npos);
+  EXPECT_NE(asked[1].find("gpu_recovery_action,ecc.mode.current"), std::string::npos);
+  EXPECT_NE(asked[1].find("fabric.status"), std::string::npos);
+  EXPECT_EQ(asked[2].find("gpu_recovery_action"), std::string::npos);
+  EXPECT_NE(asked[2].find("remapped_rows.pending"), std::string::npos);
+
+  // A refusal that names no field of ours: the base fields, then no more.
+  runner.Write(runner.dir() + "/bin/nvidia-smi",
+               "#!/bin/sh\nprintf '%s\\n' \"$1\" >> " + calls +
+                   "\necho 'Field \"x\" is not a valid field to query.'; exit 2\n",
+               0755);
+  std::remove(calls.c_str());
+  ASSERT_TRUE(ParseScanOutput(runner.Run(ScanScript(request)), &scan).ok());
+  asked = GpuQueriesAsked(calls);
+  ASSERT_EQ(asked.size(), 2u) << scan.nvidia_smi_out;
+  EXPECT_EQ(asked[1], "--query-gpu=" + Join(GpuQueryFieldsWithoutRecovery(), ","));
+}
+
+// The readiness part on a stand-in host: the driver's GPU folders, the
+// NVSwitch nodes, and the kernel log's boot record and Xid lines only.
+TEST(RemoteScriptTest, ScanReadsTheReadinessStandIns) {
+  ScriptRunner runner;
+  runner.Write(runner.dir() + "/bin/nvidia-smi", "#!/bin/sh\necho 'index'; echo 0\n", 0755);
+  runner.Write(runner.dir() + "/driver/.made", "", 0644);  // Write makes one folder level
+  runner.Write(runner.dir() + "/driver/0000:19:00.0/information", "Device Minor: 0\n", 0644);
+  runner.Write(runner.dir() + "/driver/0000:3b:00.0/information", "Device Minor: 1\n", 0644);
+  runner.Write(runner.dir() + "/dev/nvidia-nvswitch0", "", 0644);
+  runner.Write(runner.dir() + "/dev/nvidia-nvswitch1", "", 0644);
+  runner.Write(runner.dir() + "/dev/nvidia-nvswitchctl", "", 0644);
+  const std::string boot = "6,0,1000,-;Linux version 6.8.0";
+  const std::string xid =
+      "4,1207,88000,-;NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=x, GPU has fallen off the bus.";
+  runner.Write(runner.dir() + "/kmsg",
+               boot + "\n6,1,1001,-;usb 1-1: new device\n SUBSYSTEM=usb\n" + xid + "\n", 0600);
+  HostPaths paths;
+  paths.dev_dir = runner.dir() + "/dev";
+  paths.driver_dir = runner.dir() + "/driver";
+  paths.kmsg = runner.dir() + "/kmsg";
+  ScanRequest request = Request();
+  request.holders = false;
+  request.readiness = true;
+  request.kernel_log = true;
+  ScanOutput scan;
+  ASSERT_TRUE(ParseScanOutput(runner.Run(ScanScript(request, paths)), &scan).ok());
+  ASSERT_TRUE(scan.readiness);
+  EXPECT_EQ(scan.driver_gpus, (std::vector<std::string>{"0000:19:00.0", "0000:3b:00.0"}));
+  EXPECT_EQ(scan.nvswitches, 2);
+  // Looked for (whether one runs here depends on this machine's processes:
+  // a simulated NVSwitch host's is one of them).
+  EXPECT_NE(scan.fabric_manager, -1);
+  EXPECT_EQ(scan.kmsg_exit, 0);
+  EXPECT_EQ(scan.kmsg_out, boot + "\n" + xid);
+
+  paths.kmsg = runner.dir() + "/no-such-log";
+  paths.dev_dir = runner.dir() + "/bin";
+  ASSERT_TRUE(ParseScanOutput(runner.Run(ScanScript(request, paths)), &scan).ok());
+  EXPECT_EQ(scan.kmsg_exit, 1);
+  EXPECT_EQ(scan.nvswitches, 0);
+  EXPECT_EQ(scan.fabric_manager, -1);
+  request.kernel_log = false;
+  ASSERT_TRUE(ParseScanOutput(runner.Run(ScanScript(request, paths)), &scan).ok());
+  EXPECT_EQ(scan.kmsg_exit, -1);
+  request.readiness = false;
+  ASSERT_TRUE(ParseScanOutput(runner.Run(ScanScript(request, paths)), &scan).ok());
+  EXPECT_FALSE(scan.readiness);
 }
 
 TEST(RemoteScriptTest, SignalNeverHitsAReusedPid) {

@@ -76,6 +76,66 @@ TEST(ScanOutputTest, HolderScan) {
   EXPECT_EQ(scan.children[0].comm, "python3?@@end");
 }
 
+TEST(ScanOutputTest, ReadinessRecords) {
+  ScanOutput scan;
+  const std::string tail = Nul("apps -") + Nul("table -");
+  ASSERT_TRUE(ParseScanOutput(
+                  ScanHead() + tail + Nul("drv: 0000:19:00.0 0000:3b:00.0") + Nul("fabric 4 0") +
+                      Nul("kmsg 0:6,0,0,-;Linux\n4,9,9,-;NVRM: Xid (PCI:0000:19:00): 79") +
+                      Nul("end"),
+                  &scan)
+                  .ok());
+  EXPECT_TRUE(scan.readiness);
+  EXPECT_EQ(scan.driver_gpus, (std::vector<std::string>{"0000:19:00.0", "0000:3b:00.0"}));
+  EXPECT_EQ(scan.nvswitches, 4);
+  EXPECT_EQ(scan.fabric_manager, 0);
+  EXPECT_EQ(scan.kmsg_exit, 0);
+  EXPECT_EQ(scan.kmsg_out, "6,0,0,-;Linux\n4,9,9,-;NVRM: Xid (PCI:0000:19:00): 79");
+
+  ASSERT_TRUE(
+      ParseScanOutput(
+          ScanHead() + tail + Nul("drv:") + Nul("fabric 0 -") + Nul("kmsg 1:") + Nul("end"), &scan)
+          .ok());
+  EXPECT_TRUE(scan.driver_gpus.empty());
+  EXPECT_EQ(scan.fabric_manager, -1);
+  EXPECT_EQ(scan.kmsg_exit, 1);
+  ASSERT_TRUE(
+      ParseScanOutput(
+          ScanHead() + tail + Nul("drv:") + Nul("fabric 0 -") + Nul("kmsg -") + Nul("end"), &scan)
+          .ok());
+  EXPECT_EQ(scan.kmsg_exit, -1);
+  ASSERT_TRUE(ParseScanOutput(ScanHead() + tail + Nul("end"), &scan).ok());
+  EXPECT_FALSE(scan.readiness);
+}
+
+TEST(ScanOutputTest, ReadinessRefusals) {
+  struct Bad {
+    std::string records;
+    const char* error;
+  };
+  const Bad bad_scans[] = {
+      {Nul("drv: ../../etc") + Nul("fabric 0 -") + Nul("kmsg -"),
+       "parse: scan output record 7: bad driver GPU \"../../etc\""},
+      {Nul("drv:") + Nul("fabric 0 1") + Nul("kmsg -"),
+       "parse: scan output record 8: bad fabric record \"fabric 0 1\""},
+      {Nul("drv:") + Nul("fabric 2 -") + Nul("kmsg -"),
+       "parse: scan output record 8: bad fabric record \"fabric 2 -\""},
+      {Nul("drv:") + Nul("fabric 2 7") + Nul("kmsg -"),
+       "parse: scan output record 8: bad fabric record \"fabric 2 7\""},
+      {Nul("drv:") + Nul("fabric 0 -") + Nul("kmsg 2:"),
+       "parse: scan output record 9: bad kmsg record"},
+      {Nul("drv:") + Nul("kmsg -"),
+       "parse: scan output record 8: expected \"fabric NVSWITCHES FM\", got \"kmsg -\""},
+      {Nul("drv:") + Nul("fabric 0 -"),
+       "parse: scan output record 9: expected \"kmsg R:TEXT\", got \"end\""},
+  };
+  ScanOutput scan;
+  for (const Bad& row : bad_scans) {
+    std::string out = ScanHead() + Nul("apps -") + Nul("table -") + row.records + Nul("end");
+    EXPECT_EQ(ParseScanOutput(out, &scan).ToString(), row.error) << row.records;
+  }
+}
+
 TEST(ScanOutputTest, Refusals) {
   struct Bad {
     std::string out;

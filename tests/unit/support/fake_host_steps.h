@@ -110,7 +110,8 @@ class FakeSteps : public HostSteps {
     return Status::Ok();
   }
 
-  Status CleanShmThenQuickScan(bool dry_run, ShmOutput* shm, HostSnapshot* verify) override {
+  Status CleanShmThenQuickScan(bool dry_run, const ScanRequest& /*quick*/, ShmOutput* shm,
+                               HostSnapshot* verify) override {
     if (!RoundTrip(dry_run ? "shm?+smi" : "shm+smi")) return Refused();
     *shm = Shm(dry_run);
     *verify = Snapshot(false);
