@@ -22,6 +22,7 @@
 #include "fleetreap/cli/config_defaults.h"
 #include "fleetreap/cli/host_listing.h"
 #include "fleetreap/cli/progress.h"
+#include "fleetreap/cli/run_identity.h"
 #include "fleetreap/cli/run_observers.h"
 #include "fleetreap/cli/wave_flags.h"
 #include "fleetreap/cli/wiring.h"
@@ -126,6 +127,7 @@ int Run(const Options& options, const Environment& env) {
   }
 
   FleetSettings settings = FleetSettingsFor(options);
+  settings.audit = RunAuditFor(env);
   status = RunScopeFor(options, env, &settings.scope);
   if (!status.ok()) return ExitCodeForLoadError(status);
   if (!settings.scope.empty()) spdlog::info("scope: {}", DescribeScope(settings.scope));
@@ -134,8 +136,9 @@ int Run(const Options& options, const Environment& env) {
   if (!files.journal.empty()) {
     std::vector<std::string> selected;
     for (const FleetPlan& plan : set.plans) selected.push_back(plan.host.name);
-    status = Journal::Open(files.journal, RunHeaderFor(options, set.playbook_name, settings.scope),
-                           selected, &journal);
+    RunReport header = RunHeaderFor(options, set.playbook_name, settings.scope);
+    header.run_id = settings.audit.run_id;
+    status = Journal::Open(files.journal, header, selected, &journal);
     if (!status.ok()) {
       std::fprintf(stderr, "fleetreap: --journal %s\n", status.message().c_str());
       return kExitUsage;
@@ -165,6 +168,7 @@ int Run(const Options& options, const Environment& env) {
         return host;
       });
   SetRunMetadata(options, set.playbook_name, &report);
+  report.run_id = settings.audit.run_id;
   if (journal) (void)journal->Ended(report.interrupted, report.stopped);
   spdlog::set_default_logger(plain_logger);
   progress.reset();
@@ -228,6 +232,7 @@ int Sweep(const Options& options, const Environment& env) {
                        return host;
                      });
         SetRunMetadata(options, "inspect", &report);
+        report.run_id = RunAuditFor(env).run_id;
         const Status written = WriteReports(report, files);
         code = written.ok() ? kExitClean : kExitSoftware;
         std::fprintf(stderr, "fleetreap: sweep round %d: %s\n", round,

@@ -9,20 +9,24 @@
 
 namespace fleetreap {
 
-std::string GpuResetScript(const std::vector<int>& gpus, std::chrono::milliseconds per_gpu) {
-  std::string s = "z() { printf '%s\\0' \"$*\"; }\n";
+std::string GpuResetScript(const std::vector<int>& gpus, std::chrono::milliseconds per_gpu,
+                           const AuditRequest& audit) {
+  std::string s = "z() { printf '%s\\0' \"$*\"; }\n" + remote_script_internal::AuditPrelude(audit);
   for (int gpu : gpus) {
     std::string index = std::to_string(gpu);
     s += "o=$(timeout -k 2 " + TimeoutSeconds(per_gpu) + " nvidia-smi --gpu-reset -i " + index +
          " 2>&1 </dev/null); r=$?\n";
     s += "printf 'reset " + index + " %s:%s\\0' \"$r\" \"$o\"\n";
+    s += "al 'action=gpu_reset gpu=" + index + "'\" rc=$r\"\n";
   }
-  s += "z end\n";
+  s += "aud\nz end\n";
   return s;
 }
 
-Status ParseGpuResetOutput(const std::string& out, std::vector<GpuReset>* resets) {
+Status ParseGpuResetOutput(const std::string& out, std::vector<GpuReset>* resets,
+                           AuditOutcome* audit) {
   resets->clear();
+  if (audit != nullptr) *audit = AuditOutcome();
   return ParseHostRecords(out, "GPU reset", [&](RecordReader& reader) {
     while (reader.PeekWord() == "reset") {
       GpuReset reset;
@@ -37,7 +41,8 @@ Status ParseGpuResetOutput(const std::string& out, std::vector<GpuReset>* resets
       }
       resets->push_back(reset);
     }
-    return reader.TakeEnd();
+    Status status = TakeAuditRecord(reader, audit);
+    return status.ok() ? reader.TakeEnd() : status;
   });
 }
 

@@ -12,7 +12,31 @@
 
 namespace fleetreap {
 
+using remote_script_internal::AuditPrelude;
 using remote_script_internal::Prelude;
+
+namespace {
+
+// "atl PID": adds the audit line of the signal just sent to target PID.
+std::string TargetAuditLines(const std::string& signal, const std::vector<Target>& targets,
+                             const AuditRequest& audit) {
+  if (!audit.enabled()) return "atl() { :; }\n";
+  const std::string action = signal == "KILL" ? "kill" : "term";
+  std::string s = "atl() { case $1 in";
+  for (const Target& t : targets) {
+    auto found = audit.targets.find(t.pid);
+    AuditFields fields =
+        found != audit.targets.end()
+            ? found->second
+            : AuditFields{{"pid", std::to_string(t.pid)}, {"start", std::to_string(t.start_time)}};
+    std::string line = AuditLine(AuditRequest(), action, fields);
+    line = line.substr(line.find(" action=") + 1);
+    s += "\n  " + std::to_string(t.pid) + ") al " + ShellQuote(line) + ";;";
+  }
+  return s + "\n  esac\n}\n";
+}
+
+}  // namespace
 
 // The signal step's body. Inputs: SIG (TERM or KILL), TG (targets as
 // "PID:START:f|m", m for one only nvidia-smi charges), DIRS (their fd
@@ -35,13 +59,14 @@ for t in $TG; do
   p=${t%%:*}; r=${t#*:}; w=${r%%:*}; m=${r#*:}
   if lv "$p" "$w" && { [ "$m" = m ] || case " $HP " in *" $p "*) true;; *) false;; esac; }; then
     # A holder that exits between the check and the kill is gone, not refused.
-    if kill -s "$SIG" "$p" 2>/dev/null; then z "sent $p"; W="$W $t"
+    if kill -s "$SIG" "$p" 2>/dev/null; then z "sent $p"; W="$W $t"; atl "$p"
     elif lv "$p" "$w"; then z "failed $p"
     else z "gone $p"; fi
   else
     z "gone $p"
   fi
 done
+aud
 # Waits with tail --pid (repeatable since coreutils 9; an older tail returns
 # when the last PID is gone, and the loop asks again). A zombie whose every
 # thread has exited is gone: tail waits for its reaping, so each tail is
@@ -69,7 +94,8 @@ z end
 
 std::string SignalScript(const std::string& signal, const std::vector<Target>& targets,
                          std::chrono::milliseconds wait, std::chrono::milliseconds poll,
-                         const HostPaths& paths, const std::vector<int>& parents) {
+                         const HostPaths& paths, const std::vector<int>& parents,
+                         const AuditRequest& audit) {
   std::string list, dirs, maps, pp;
   for (const Target& t : targets) {
     list += " " + std::to_string(t.pid) + ":" + std::to_string(t.start_time) + ":" +
@@ -78,7 +104,7 @@ std::string SignalScript(const std::string& signal, const std::vector<Target>& t
     maps += " /proc/" + std::to_string(t.pid) + "/maps";
   }
   for (int pid : parents) pp += " " + std::to_string(pid);
-  std::string s = Prelude(paths);
+  std::string s = Prelude(paths) + AuditPrelude(audit) + TargetAuditLines(signal, targets, audit);
   s += std::string("SIG=") + (signal == "KILL" ? "KILL" : "TERM") + "\n";
   s += "TG='" + list + "'\nDIRS='" + dirs + "'\nMAPS='" + maps + "'\nPP='" + pp + "'\n";
   s += "WAITCS=" + std::to_string(wait.count() / 10) + "\n";
@@ -111,6 +137,8 @@ Status TakeSignalRecords(RecordReader& reader, SignalReply* result) {
       result->failed.push_back(pid);
     }
   }
+  status = TakeAuditRecord(reader, &result->audit);
+  if (!status.ok()) return status;
   while (reader.PeekWord() == "left") {
     status = reader.Take("left", 3, false, "left PID STATE", &r);
     if (!status.ok()) return status;

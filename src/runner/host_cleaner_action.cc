@@ -26,7 +26,27 @@ SignalRequest Runner::WaveOf(const Action& action) const {
   wave.poll = playbook_.poll_interval;
   // The targets' parents: the respawn watch keeps only those still alive.
   wave.parents = SignalParents(action, view_);
+  wave.audit = job_.audit;
+  for (const TrackedHolder& tracked : view_.holders) {
+    wave.audit.targets[tracked.holder.pid] = AuditFieldsOf(tracked.holder);
+  }
   return wave;
+}
+
+void Runner::NoteAudit(const AuditOutcome& audit) {
+  if (!audit.NotWritten()) return;
+  // One note for the host, counting every step's unwritten lines.
+  audit_unwritten_ += audit.lines;
+  std::vector<std::string>& notes = report_.notes;
+  notes.erase(std::remove_if(notes.begin(), notes.end(),
+                             [](const std::string& n) { return n.rfind("audit: ", 0) == 0; }),
+              notes.end());
+  notes.push_back("audit: " + std::to_string(audit_unwritten_) +
+                  (audit_unwritten_ == 1 ? " line" : " lines") +
+                  " not written to the host's log (" +
+                  (audit.exit_code == 127 ? std::string("no logger")
+                                          : "logger exit " + std::to_string(audit.exit_code)) +
+                  ")");
 }
 
 bool Runner::Signal(const Action& action) {
@@ -39,6 +59,7 @@ bool Runner::Signal(const Action& action) {
   Status status = ParseSignalOutput(result.out, &reply);
   if (!status.ok()) return Fail(status.kind(), status.message());
   ApplySignal(action, reply, start);
+  NoteAudit(reply.audit);
   return true;
 }
 
@@ -58,7 +79,7 @@ bool Runner::StopUnits(const Action& action) {
       job_.command_timeout;
   const std::string script =
       wave == nullptr
-          ? StopUnitsScript(action.units, playbook_.unit_stop_timeout)
+          ? StopUnitsScript(action.units, playbook_.unit_stop_timeout, job_.audit)
           : StopUnitsThenSignalScript(action.units, playbook_.unit_stop_timeout, WaveOf(*wave));
   if (wave != nullptr) timeout += wave->wait;
   bool ok = Exec(script, timeout, &result);
@@ -66,10 +87,12 @@ bool Runner::StopUnits(const Action& action) {
   if (!ok) return false;
   std::vector<UnitStop> stops;
   SignalReply signal;
+  AuditOutcome audit;
   Status status = wave == nullptr
-                      ? ParseStopUnitsOutput(result.out, action.units, &stops)
-                      : ParseStopAndSignalOutput(result.out, action.units, &stops, &signal);
+                      ? ParseStopUnitsOutput(result.out, action.units, &stops, &audit)
+                      : ParseStopAndSignalOutput(result.out, action.units, &stops, &signal, &audit);
   if (!status.ok()) return Fail(status.kind(), status.message());
+  NoteAudit(audit);
   for (const UnitStop& stop : stops) {
     if (stop.exit_code == 0) report_.units_stopped.push_back(stop.unit);
   }
@@ -80,6 +103,7 @@ bool Runner::StopUnits(const Action& action) {
     TimePoint end = clock_.Now();
     waited = std::min(waited, std::chrono::duration_cast<milliseconds>(end - start));
     ApplySignal(*wave, signal, end - waited);
+    NoteAudit(signal.audit);
   }
   return true;
 }
@@ -90,8 +114,9 @@ bool Runner::CleanShm(const Action& action) {
   TimePoint start = clock_.Now();
   CommandResult result;
   const std::string script =
-      verify ? ShmThenQuickScanScript(playbook_.shm_patterns, dry_run, nvidia_smi_timeout_)
-             : ShmCleanScript(playbook_.shm_patterns, dry_run);
+      verify ? ShmThenQuickScanScript(playbook_.shm_patterns, dry_run, nvidia_smi_timeout_,
+                                      HostPaths(), job_.audit)
+             : ShmCleanScript(playbook_.shm_patterns, dry_run, HostPaths(), job_.audit);
   bool ok = Exec(script, job_.command_timeout + nvidia_smi_timeout_, &result);
   if (!ok) return false;
   ShmOutput out;
@@ -110,8 +135,8 @@ bool Runner::CleanShm(const Action& action) {
 bool Runner::RescanWithShmAndVerify(const Action& action) {
   const bool quick = action.quick;
   CommandResult result;
-  std::string script =
-      RescanShmVerifyScript(Request({}, !quick), playbook_.shm_patterns, Request({}, false));
+  std::string script = RescanShmVerifyScript(Request({}, !quick), playbook_.shm_patterns,
+                                             Request({}, false), HostPaths(), job_.audit);
   if (!Exec(script, job_.command_timeout + 3 * nvidia_smi_timeout_, &result)) return false;
   ScanOutput rescan, verified;
   ShmOutput shm;
@@ -127,6 +152,7 @@ bool Runner::RescanWithShmAndVerify(const Action& action) {
 }
 
 void Runner::RecordShm(const ShmOutput& out, bool dry_run) {
+  NoteAudit(out.audit);
   std::vector<std::string>& removed = dry_run ? report_.shm_would_remove : report_.shm_removed;
   removed.insert(removed.end(), out.removed.begin(), out.removed.end());
   // A name kept by one step and removed by a later one is removed.
@@ -154,12 +180,14 @@ bool Runner::ResetGpus(const Action& action) {
   const std::chrono::milliseconds per_gpu = std::max(nvidia_smi_timeout_, kResetPerGpu);
   const std::chrono::milliseconds all =
       job_.command_timeout + (per_gpu + std::chrono::seconds(2)) * action.gpus.size();
-  bool ok = Exec(GpuResetScript(action.gpus, per_gpu), all, &result);
+  bool ok = Exec(GpuResetScript(action.gpus, per_gpu, job_.audit), all, &result);
   Time(StepName(action), start);
   if (!ok) return false;
   std::vector<GpuReset> resets;
-  Status status = ParseGpuResetOutput(result.out, &resets);
+  AuditOutcome audit;
+  Status status = ParseGpuResetOutput(result.out, &resets, &audit);
   if (!status.ok()) return Fail(status.kind(), status.message());
+  NoteAudit(audit);
   for (const GpuReset& reset : resets) {
     if (reset.exit_code == 0) {
       report_.gpus_reset.push_back(reset.gpu);

@@ -79,6 +79,15 @@ struct HostSnapshot {
 };
 
 /// What a signal wave's host said.
+/// What a step's audit lines (remote/audit.h) came to: how many it handed to
+/// logger and logger's exit status (-1: none handed over; 127: no logger).
+struct AuditOutcome {
+  int lines = 0;
+  int exit_code = -1;
+  /// Lines were due and logger did not take them.
+  bool NotWritten() const { return lines > 0 && exit_code != 0; }
+};
+
 struct SignalReply {
   uint64_t now = 0;  // the host's clock at the signals, in ticks
   std::vector<int> sent;
@@ -87,6 +96,7 @@ struct SignalReply {
   std::vector<std::pair<int, char>> left;  // still present, with state
   std::vector<int> live_parents;           // of the parents asked about, those alive
   int waited_cs = 0;                       // from the signals to the end of the wait
+  AuditOutcome audit = {};                 // the lines of the signals sent
 };
 
 }  // namespace fleetreap

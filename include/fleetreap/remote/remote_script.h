@@ -32,6 +32,7 @@
 
 #include "fleetreap/base/shell.h"
 #include "fleetreap/model/target.h"
+#include "fleetreap/remote/audit.h"
 #include "fleetreap/remote/remote_script_output.h"
 
 namespace fleetreap {
@@ -85,10 +86,13 @@ std::string PerGpuQueryScript(const std::vector<int>& indexes, std::chrono::mill
 // ---------------------------------------------------------------- units
 
 /// Stops each unit with "systemctl stop", each bounded by "timeout". Prints
-/// "stop I RC" per unit, I being its index in "units", then "end". The stops
-/// followed by a signal wave in one round trip: round_trips.h.
+/// "stop I RC" per unit, I being its index in "units", then (with
+/// "audit"'s run id) "audit N RC" for the lines "action=stop_unit unit=U
+/// rc=RC", then "end". The stops followed by a signal wave in one round
+/// trip: round_trips.h.
 std::string StopUnitsScript(const std::vector<std::string>& units,
-                            std::chrono::milliseconds timeout);
+                            std::chrono::milliseconds timeout,
+                            const AuditRequest& audit = AuditRequest());
 
 // ---------------------------------------------------------------- signals
 
@@ -107,7 +111,10 @@ std::string StopUnitsScript(const std::vector<std::string>& units,
 /// Prints "signal 1", "now TICKS" (the host's clock at the signals, in the
 /// unit of process start times), "sent PID", "gone PID" (never signalled:
 /// exited, reused, or no longer holding a device), "failed PID" (kill
-/// refused), then "left PID STATE" for each target signalled and still
+/// refused), then, with "audit"'s run id and a signal sent, "audit N RC"
+/// (the line "action=term|kill" and the target's fields of
+/// audit.targets, or pid and start, for each signal sent, handed to one
+/// logger before the wait), then "left PID STATE" for each target signalled and still
 /// present (never a zombie), "parent PID" (see below), "done CS" (centiseconds from the
 /// signals to the end of the wait), "end".
 /// With "parents" (the targets' parents), also "parent PID" for each of
@@ -115,8 +122,8 @@ std::string StopUnitsScript(const std::vector<std::string>& units,
 /// respawn watch can let it go.
 std::string SignalScript(const std::string& signal, const std::vector<Target>& targets,
                          std::chrono::milliseconds wait, std::chrono::milliseconds poll,
-                         const HostPaths& paths = HostPaths(),
-                         const std::vector<int>& parents = {});
+                         const HostPaths& paths = HostPaths(), const std::vector<int>& parents = {},
+                         const AuditRequest& audit = AuditRequest());
 
 // ---------------------------------------------------------------- /dev/shm
 
@@ -128,14 +135,19 @@ std::string SignalScript(const std::string& signal, const std::vector<Target>& t
 /// nothing is removed. Prints "shm 1", then "removed:NAME", "would:NAME",
 /// "inuse:NAME" or "failed:NAME" per match, then "shmerr:TEXT" (find's
 /// error lines, which say why a removal failed) when find printed any, then
-/// "end" (ParseShmOutput). With a scan in the same round trip: round_trips.h.
+/// (with "audit"'s run id and a file removed) "audit N RC" for the lines
+/// "action=shm_remove file=PATH", then "end" (ParseShmOutput). With a scan
+/// in the same round trip: round_trips.h.
 std::string ShmCleanScript(const std::vector<std::string>& patterns, bool dry_run,
-                           const HostPaths& paths = HostPaths());
+                           const HostPaths& paths = HostPaths(),
+                           const AuditRequest& audit = AuditRequest());
 
 // ---------------------------------------------------------------- reset
 
 /// Runs "nvidia-smi --gpu-reset -i N" for each GPU in turn. Prints
-/// "reset N RC:TEXT" per GPU, then "end".
-std::string GpuResetScript(const std::vector<int>& gpus, std::chrono::milliseconds per_gpu);
+/// "reset N RC:TEXT" per GPU, then (with "audit"'s run id) "audit N RC" for
+/// the lines "action=gpu_reset gpu=N rc=RC", then "end".
+std::string GpuResetScript(const std::vector<int>& gpus, std::chrono::milliseconds per_gpu,
+                           const AuditRequest& audit = AuditRequest());
 
 }  // namespace fleetreap
