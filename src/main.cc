@@ -131,6 +131,8 @@ int Run(const Options& options, const Environment& env) {
   status = RunScopeFor(options, env, &settings.scope);
   if (!status.ok()) return ExitCodeForLoadError(status);
   if (!settings.scope.empty()) spdlog::info("scope: {}", DescribeScope(settings.scope));
+  // The id each host's audit lines carry (docs/audit.md).
+  spdlog::info("run {}", settings.audit.run_id);
 
   std::unique_ptr<Journal> journal;
   if (!files.journal.empty()) {

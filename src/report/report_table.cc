@@ -229,8 +229,6 @@ std::string RenderTable(const RunReport& report, const TableStyle& style) {
     }
     for (const std::string& line : ReasonLines(hosts, report.dry_run)) out += "    " + line + "\n";
   }
-  // The run id, which each host's audit lines carry, just above the verdict.
-  if (!report.run_id.empty()) out += "run " + report.run_id + "\n";
   return out + RenderVerdict(report, style) + "\n";
 }
 

@@ -75,7 +75,6 @@ TEST(ReportTableTest, NamesGpusByBusIdAndKeepsTheDriversWords) {
             "gpu[21-22]  dirty  GPU 3 needs recovery (Reset)\n"
             "    gpu21: GPU 3 needs recovery: driver asks for recovery: Reset (0 MiB used)\n"
             "    gpu22: GPU 3 needs recovery: driver asks for recovery: Reset (0 MiB used)\n"
-            "run 20261130T030405Z-4f1c2a\n"
             "NOT READY: 0/3 hosts clean, 3 dirty in 14.3 s (exit 1)\n");
 }
 
