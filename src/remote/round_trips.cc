@@ -11,7 +11,7 @@ using remote_script_internal::StopUnitsRecords;
 
 std::string SignalScriptFor(const SignalRequest& wave, const HostPaths& paths) {
   return SignalScript(wave.signal, wave.targets, wave.wait, wave.poll, paths, wave.parents,
-                      wave.audit);
+                      wave.audit, wave.scan_start);
 }
 
 std::string StopUnitsThenSignalScript(const std::vector<std::string>& units,

@@ -41,7 +41,7 @@ std::string TargetAuditLines(const std::string& signal, const std::vector<Target
 // The signal step's body. Inputs: SIG (TERM or KILL), TG (targets as
 // "PID:START:f|m", m for one only nvidia-smi charges), DIRS (their fd
 // folders), WAITCS (the wait, centiseconds), POLL (tail's interval), PP (the
-// targets' parents).
+// targets' parents), SB (the scan's start, ticks; "" none).
 constexpr char kSignalBody[] = R"SH(z 'signal 1'
 nvm; Q=1; HP=
 # shellcheck disable=SC2086  # a list of /proc paths
@@ -52,12 +52,14 @@ pst $$; z "now $S"
 cs() { read -r u _ </proc/uptime; C=$(( ${u%.*} * 100 + 1${u#*.} - 100 )); }
 cs; B=$C
 # The check and the kill, back to back: the PID still has the start time
-# it had when seen, is not a zombie (lv), and still holds an NVIDIA device
-# file (an fd of any thread, or a mapping).
+# it had when seen, is not a zombie (lv), was born before the scan that saw
+# it began (SB), and still holds an NVIDIA device file (an fd of any
+# thread, or a mapping).
 W=
 for t in $TG; do
   p=${t%%:*}; r=${t#*:}; w=${r%%:*}; m=${r#*:}
-  if lv "$p" "$w" && { [ "$m" = m ] || case " $HP " in *" $p "*) true;; *) false;; esac; }; then
+  if lv "$p" "$w" && { [ -z "$SB" ] || [ "$w" -lt "$SB" ]; } &&
+     { [ "$m" = m ] || case " $HP " in *" $p "*) true;; *) false;; esac; }; then
     # A holder that exits between the check and the kill is gone, not refused.
     if kill -s "$SIG" "$p" 2>/dev/null; then z "sent $p"; W="$W $t"; atl "$p"
     elif lv "$p" "$w"; then z "failed $p"
@@ -95,7 +97,7 @@ z end
 std::string SignalScript(const std::string& signal, const std::vector<Target>& targets,
                          std::chrono::milliseconds wait, std::chrono::milliseconds poll,
                          const HostPaths& paths, const std::vector<int>& parents,
-                         const AuditRequest& audit) {
+                         const AuditRequest& audit, uint64_t scan_start) {
   std::string list, dirs, maps, pp;
   for (const Target& t : targets) {
     list += " " + std::to_string(t.pid) + ":" + std::to_string(t.start_time) + ":" +
@@ -107,6 +109,7 @@ std::string SignalScript(const std::string& signal, const std::vector<Target>& t
   std::string s = Prelude(paths) + AuditPrelude(audit) + TargetAuditLines(signal, targets, audit);
   s += std::string("SIG=") + (signal == "KILL" ? "KILL" : "TERM") + "\n";
   s += "TG='" + list + "'\nDIRS='" + dirs + "'\nMAPS='" + maps + "'\nPP='" + pp + "'\n";
+  s += "SB=" + (scan_start > 0 ? std::to_string(scan_start) : std::string()) + "\n";
   s += "WAITCS=" + std::to_string(wait.count() / 10) + "\n";
   s += "POLL=" + FractionalSeconds(poll) + "\n";
   s += "POLLCS=" + std::to_string(std::max<int64_t>(1, poll.count() / 10)) + "\n";

@@ -26,6 +26,7 @@ SignalRequest Runner::WaveOf(const Action& action) const {
   wave.poll = playbook_.poll_interval;
   // The targets' parents: the respawn watch keeps only those still alive.
   wave.parents = SignalParents(action, view_);
+  wave.scan_start = scan_start_;
   wave.audit = job_.audit;
   for (const TrackedHolder& tracked : view_.holders) {
     wave.audit.targets[tracked.holder.pid] = AuditFieldsOf(tracked.holder);

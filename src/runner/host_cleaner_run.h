@@ -122,6 +122,7 @@ class Runner {
   bool table_scan_ = false;           // the scan asks for the plain table too
   std::vector<std::string> refused_;  // "PID (user)" that kill(1) refused
   int audit_unwritten_ = 0;           // audit lines logger did not take
+  uint64_t scan_start_ = 0;           // the latest holder scan's clock (ticks)
 };
 
 }  // namespace host_cleaner_internal

@@ -79,6 +79,8 @@ bool Runner::Scan(const std::vector<std::string>& units, std::vector<GpuReading>
   HostSnapshot snapshot;
   Status status = ReadScan(scan, &snapshot);
   if (!status.ok()) return Fail(status.kind(), status.message());
+  // A holder scan's start: its targets must have been born before it.
+  if (scan.holders && scan.clock > 0) scan_start_ = scan.clock;
   const FoldContext context = Context();
   std::vector<int> one_by_one = GpusToQueryOneByOne(snapshot, context, fold_);
   if (!one_by_one.empty() && !QueryGpusOneByOne(one_by_one, &snapshot.gpu_query.gpus)) {

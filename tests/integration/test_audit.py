@@ -45,6 +45,31 @@ def audit_hostile(h):
         h.shm(name)
 
 
+# Run by the fake nvidia-smi right after it answered the scan's apps query:
+# the charged job dies, its PID goes to a new process of another user (the
+# kernel hands out ns_last_pid + 1 next), and the driver no longer charges
+# it. The scan then describes the newcomer under the charged PID.
+REUSE_HOOK = """J=$(cat /run/fakegpu/charged_job)
+kill -KILL "$J"
+i=0; while [ -e /proc/"$J" ] && [ $i -lt 200 ]; do sleep 0.01; i=$((i + 1)); done
+: > /run/fakegpu/charged
+echo $((J - 1)) > /proc/sys/kernel/ns_last_pid
+setsid setpriv --reuid=1001 --regid=1001 --clear-groups sleep 600 </dev/null >/dev/null 2>&1 &
+echo $! > /run/fakegpu/victim"""
+
+
+@scenario
+def reused_charged_pid(h):
+    """A job that nvidia-smi charges 1000 MiB on GPU 0 to, holding no device
+    file, whose PID is reused by researcher's sleep while the scan runs."""
+    h.daemon("nvidia-persistenced")
+    job = h.sleeper(user="gpuops")
+    h.charge(job, 0, 1000)
+    with open(os.path.join(h.host.state, "charged_job"), "w") as f:
+        f.write(f"{job}\n")
+    h.on_apps_query(REUSE_HOOK)
+
+
 def log_lines(fleet, host):
     """The fleetreap lines of the host's log, each as {key: value}, in order;
     a line that is not space-separated key=value fails the test."""
@@ -156,6 +181,30 @@ class AuditTest(FleetCase):
         self.assertEqual(len([l for l in lines if l["action"] == "term"]), host["term_sent"])
         self.assertEqual(len([l for l in lines if l["action"] == "stop_unit"]), 1)
         self.assertEqual(host["notes"], [])
+
+
+class KillTimeTest(FleetCase):
+    """The signal step's kill-time checks against a PID reused during the
+    scan: the newcomer was born after the scan began, so it is never
+    signalled (today's start-time check alone passes it: it is the process
+    the scan described)."""
+    PREFIX = "killtime-"
+    SPECS = [HostSpec("reuse01", scenario="reused_charged_pid")]
+
+    def test_a_pid_reused_during_the_scan_is_never_signalled(self):
+        state = self.fleet.hosts["reuse01"].state
+        job = int(open(os.path.join(state, "charged_job")).read())
+        rc, report = run_json(self.fleet, playbook="vllm.yaml")
+        victim = int(open(os.path.join(state, "victim")).read())
+        if victim != job:
+            self.skipTest(f"the kernel gave PID {job} to another process ({victim} for the sleep)")
+        host = report["hosts"][0]
+        self.assertEqual(host["term_sent"] + host["kill_sent"], 0, host)
+        stat = open(f"/proc/{self.fleet.hosts['reuse01'].init_pid}/root/proc/{victim}/stat").read()
+        self.assertNotIn(") Z ", stat)  # the newcomer lives
+        self.assertEqual([l for l in log_lines(self.fleet, "reuse01")
+                          if l["action"] in ("term", "kill")], [])
+        self.assertEqual(host["status"], "clean", host)
 
 
 if __name__ == "__main__":

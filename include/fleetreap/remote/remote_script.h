@@ -64,7 +64,8 @@ struct ScanRequest {
 /// processes (12 with units): find and stat for the fd pass, grep and stat
 /// for the mappings, timeout and
 /// nvidia-smi twice, grep and find for the details, systemctl. Prints, in
-/// order: "scan 1", "session SHELL ANCESTOR...", "units RC:TEXT",
+/// order: "scan 1", "session SHELL ANCESTOR...", "clock TICKS" (the
+/// shell's start time: the scan's start), "units RC:TEXT",
 /// "gpu RC:TEXT", "apps RC:TEXT", "table RC:TEXT", "majors (N NAME)...", "fd PID FD MAJ MIN",
 /// "fdp PID FD:PATH", "mmp PID:PATH", "mm PID MAJ MIN" (a mapping, by path
 /// or number), "minor N:BUS_ID", "kids PARENT CHILD...", then
@@ -120,10 +121,15 @@ std::string StopUnitsScript(const std::vector<std::string>& units,
 /// With "parents" (the targets' parents), also "parent PID" for each of
 /// them still alive (not a zombie) at the end: a dead parent restarts nothing, so the
 /// respawn watch can let it go.
+/// With "scan_start" (the clock of the scan that found the targets,
+/// ScanOutput::clock), a target whose start time is not before it was born
+/// while that scan ran (its PID may be a reused one that the scan paired
+/// with an older nvidia-smi answer): it is "gone", never signalled, and the
+/// next scan, which started after it, may target it.
 std::string SignalScript(const std::string& signal, const std::vector<Target>& targets,
                          std::chrono::milliseconds wait, std::chrono::milliseconds poll,
                          const HostPaths& paths = HostPaths(), const std::vector<int>& parents = {},
-                         const AuditRequest& audit = AuditRequest());
+                         const AuditRequest& audit = AuditRequest(), uint64_t scan_start = 0);
 
 // ---------------------------------------------------------------- /dev/shm
 

@@ -48,6 +48,7 @@ struct ProcessText {
 
 struct ScanOutput {
   int shell_pid = 0;
+  uint64_t clock = 0;          // the scan shell's start time (ticks): the scan's start; 0 unknown
   std::vector<int> ancestors;  // parent first, PID 1 excluded
   std::vector<std::string> active_units;
   int units_exit = -1;         // -1: not asked
