@@ -2,8 +2,9 @@
 // step of the ladder. Each does its whole step in one round trip and
 // prints host_records.h records (NUL-terminated, the script's own tag, host
 // words only in the payload); remote_script_output.h parses them. They
-// need sh, coreutils (stat, timeout, tail), findutils, grep and nvidia-smi;
-// fuser and procps are not used, and nothing is copied to the host.
+// need sh, coreutils (stat, timeout, tail, od), findutils, grep and
+// nvidia-smi, and logger for the audit lines (audit.h; a step acts without
+// it); fuser and procps are not used, and nothing is copied to the host.
 //
 // A step starts a fixed number of processes, whatever the number of
 // holders, device files or processes on the host: one find over the fds of
