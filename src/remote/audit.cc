@@ -67,19 +67,32 @@ AuditFields AuditFieldsOf(const Holder& holder) {
 
 namespace remote_script_internal {
 
+// Without a run id: the functions do nothing, and AP is empty.
+constexpr char kNoAudit[] = R"SH(# shellcheck disable=SC2034  # the /dev/shm step reads it
+AP=
+al() { :; }
+aud() { :; }
+)SH";
+
+// With one: al adds a line (AP, the run's fields, then its own), aud hands
+// the batch to one logger, which fails (rather than drop the lines) when no
+// one serves /dev/log.
+constexpr char kAuditFunctions[] = R"SH(AL=; AN=0
+al() { AL="$AL$AP $1
+"; AN=$((AN + 1)); }
+aud() {
+  [ "$AN" -gt 0 ] || return 0
+  printf '%s' "$AL" | logger --socket-errors=on -S 2048 -t fleetreap >/dev/null 2>&1
+  z "audit $AN $?"; AL=; AN=0
+}
+)SH";
+
 std::string AuditPrelude(const AuditRequest& request) {
-  if (!request.enabled()) return "AP=\nal() { :; }\naud() { :; }\n";
+  if (!request.enabled()) return kNoAudit;
   // The run's own fields, without "action" (AuditLine's first four).
   std::string run = AuditLine(request, "", {});
   run = run.substr(0, run.rfind(" action="));
-  return "AP=" + ShellQuote(run) +
-         "\nAL=; AN=0\n"
-         "al() { AL=\"$AL$AP $1\n\"; AN=$((AN + 1)); }\n"
-         "aud() {\n"
-         "  [ \"$AN\" -gt 0 ] || return 0\n"
-         "  printf '%s' \"$AL\" | logger --socket-errors=on -S 2048 -t fleetreap >/dev/null 2>&1\n"
-         "  z \"audit $AN $?\"; AL=; AN=0\n"
-         "}\n";
+  return "AP=" + ShellQuote(run) + "\n" + kAuditFunctions;
 }
 
 std::string AuditHexDecoder() {

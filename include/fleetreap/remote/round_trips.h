@@ -24,7 +24,7 @@ struct SignalRequest {
   std::chrono::milliseconds wait{0};
   std::chrono::milliseconds poll{100};
   std::vector<int> parents;  // the targets' parents, watched
-  AuditRequest audit;        // the run and each target's fields, for the audit lines
+  AuditRequest audit = {};   // the run and each target's fields, for the audit lines
   uint64_t scan_start = 0;   // ScanOutput::clock of the scan that found the targets; 0 none
 };
 
