@@ -97,9 +97,9 @@ std::string AuditPrelude(const AuditRequest& request) {
 
 std::string AuditHexDecoder() {
   std::string s = "hb() { case $1 in";
-  for (int c = 0x21; c < 0x7f; ++c) {
-    if (!SafeAuditByte(static_cast<unsigned char>(c))) continue;
-    s += " " + HexByte(static_cast<unsigned char>(c)) + ") c=" + std::string(1, c) + ";;";
+  for (char c = 0x21; c < 0x7f; ++c) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (SafeAuditByte(byte)) s += " " + HexByte(byte) + ") c=" + std::string(1, c) + ";;";
   }
   return s + " *) c=%$1;; esac; }\n";
 }
