@@ -16,6 +16,7 @@
 #include "fleetreap/cli/commands.h"
 #include "fleetreap/cli/host_listing.h"
 #include "fleetreap/cli/progress.h"
+#include "fleetreap/cli/run_identity.h"
 #include "fleetreap/cli/run_observers.h"
 #include "fleetreap/cli/wave_flags.h"
 #include "fleetreap/cli/wiring.h"
@@ -69,13 +70,14 @@ std::unique_ptr<Progress> StartProgress(const Options& options) {
   return progress;
 }
 
-Status OpenJournal(const Options& options, const RunInputs& in, const Scope& scope,
+Status OpenJournal(const Options& options, const RunInputs& in, const FleetSettings& settings,
                    std::unique_ptr<Journal>* journal) {
   if (in.files.journal.empty()) return Status::Ok();
   std::vector<std::string> selected;
   for (const FleetPlan& plan : in.set.plans) selected.push_back(plan.host.name);
-  return Journal::Open(in.files.journal, RunHeaderFor(options, in.set.playbook_name, scope),
-                       selected, journal);
+  RunReport header = RunHeaderFor(options, in.set.playbook_name, settings.scope);
+  header.run_id = settings.audit.run_id;
+  return Journal::Open(in.files.journal, header, selected, journal);
 }
 
 // The hosts cleaned, in waves when asked; "observer" sees each host.
@@ -96,6 +98,7 @@ RunReport CleanFleet(const Options& options, RunInputs* in, const FleetSettings&
                               MakeTransportFactory(options, in->log.get()), observer, stop,
                               RealClock(), CleanerFor(!options.no_redact));
   SetRunMetadata(options, in->set.playbook_name, &report);
+  report.run_id = settings.audit.run_id;
   return report;
 }
 
@@ -105,11 +108,14 @@ int CleanAndReport(const Options& options, const Environment& env, RunInputs* in
   std::shared_ptr<spdlog::logger> plain_logger = spdlog::default_logger();
   std::unique_ptr<Progress> progress = StartProgress(options);
   FleetSettings settings = FleetSettingsFor(options);
+  settings.audit = RunAuditFor(env);
   Status status = RunScopeFor(options, env, &settings.scope);
   if (!status.ok()) return ExitCodeForLoadError(status);
   if (!settings.scope.empty()) spdlog::info("scope: {}", DescribeScope(settings.scope));
+  // The id each host's audit lines carry (docs/audit.md).
+  spdlog::info("run {}", settings.audit.run_id);
   std::unique_ptr<Journal> journal;
-  status = OpenJournal(options, *in, settings.scope, &journal);
+  status = OpenJournal(options, *in, settings, &journal);
   if (!status.ok()) return FailUsage("--journal " + status.message());
   JournalObserver journal_observer(journal.get());
   HostLogObserver host_log(options.dry_run);

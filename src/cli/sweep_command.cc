@@ -13,6 +13,7 @@
 #include "fleetreap/base/exit_code.h"
 #include "fleetreap/base/time_format.h"
 #include "fleetreap/cli/commands.h"
+#include "fleetreap/cli/run_identity.h"
 #include "fleetreap/cli/wiring.h"
 #include "fleetreap/report/report_files.h"
 #include "fleetreap/report/report_table.h"
@@ -40,6 +41,7 @@ int SweepRound(int round, const Options& options, const FleetSettings& settings,
   RunReport report = RunFleet(set->plans, settings, transports, nullptr, StopRequested(),
                               RealClock(), CleanerFor(!options.no_redact));
   SetRunMetadata(options, "inspect", &report);
+  report.run_id = settings.audit.run_id;
   const Status written = WriteReports(report, files);
   std::fprintf(stderr, "fleetreap: sweep round %d: %s\n", round,
                RenderVerdict(report, TableStyle()).c_str());
@@ -63,6 +65,7 @@ int SweepCommand(const Options& options, const Environment& env) {
   status = RunScopeFor(options, env, &settings.scope);
   if (!status.ok()) return ExitCodeForLoadError(status);
   settings.dry_run = true;
+  settings.audit = RunAuditFor(env);
   const TransportFactory transports = MakeTransportFactory(options, nullptr);
   const std::atomic<bool>* stop = InstallInterruptHandler();
   SweepSettings sweep;

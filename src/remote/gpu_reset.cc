@@ -3,6 +3,7 @@
 #include "fleetreap/base/shell.h"
 #include "fleetreap/base/text.h"
 #include "fleetreap/base/time_format.h"
+#include "fleetreap/remote/audit.h"
 #include "fleetreap/remote/remote_script.h"
 #include "fleetreap/remote/remote_script_output.h"
 #include "remote_script_prelude.h"
@@ -21,24 +22,41 @@ std::string UnitCommand(const char* verb, const char* word, const std::vector<st
   return s + "printf '" + word + " %s:%s\\0' \"$r\" \"$u\"\n";
 }
 
+// One audit line per unit of "units", with the systemctl call's exit code $r.
+std::string AuditUnits(const char* action, const std::vector<std::string>& units) {
+  std::string s;
+  for (const std::string& unit : units) {
+    s += "al " +
+         ShellQuote(std::string("action=") + action + " unit=" + AuditValue(unit) +
+                    " for=gpu_reset") +
+         "\" rc=$r\"\n";
+  }
+  return s;
+}
+
 }  // namespace
 
 std::string GpuResetScript(const std::vector<int>& gpus, std::chrono::milliseconds per_gpu,
                            const std::vector<std::string>& units,
-                           std::chrono::milliseconds unit_timeout) {
-  std::string s = "z() { printf '%s\\0' \"$*\"; }\n";
-  if (!units.empty()) s += UnitCommand("stop", "stop", units, unit_timeout, true);
+                           std::chrono::milliseconds unit_timeout, const AuditRequest& audit) {
+  std::string s = "z() { printf '%s\\0' \"$*\"; }\n" + remote_script_internal::AuditPrelude(audit);
+  if (!units.empty()) {
+    s += UnitCommand("stop", "stop", units, unit_timeout, true);
+    s += AuditUnits("stop_unit", units);
+  }
   for (int gpu : gpus) {
     std::string index = std::to_string(gpu);
     s += "o=$(timeout -k 2 " + TimeoutSeconds(per_gpu) + " nvidia-smi --gpu-reset -i " + index +
          " 2>&1 </dev/null); r=$?\n";
     s += "printf 'reset " + index + " %s:%s\\0' \"$r\" \"$o\"\n";
+    s += "al 'action=gpu_reset gpu=" + index + "'\" rc=$r\"\n";
   }
   if (!units.empty()) {
     s += UnitCommand("start", "start", units, unit_timeout, true);
+    s += AuditUnits("start_unit", units);
     s += UnitCommand("is-active", "active", units, std::chrono::seconds(10), false);
   }
-  s += "z end\n";
+  s += "aud\nz end\n";
   return s;
 }
 
@@ -85,14 +103,17 @@ Status ParseGpuResetOutput(const std::string& out, GpuResetReply* reply) {
     for (const std::string& line : SplitLines(active)) {
       if (!Trim(line).empty()) reply->active.push_back(Trim(line));
     }
-    return reader.TakeEnd();
+    status = TakeAuditRecord(reader, &reply->audit);
+    return status.ok() ? reader.TakeEnd() : status;
   });
 }
 
-Status ParseGpuResetOutput(const std::string& out, std::vector<GpuReset>* resets) {
+Status ParseGpuResetOutput(const std::string& out, std::vector<GpuReset>* resets,
+                           AuditOutcome* audit) {
   GpuResetReply reply;
   Status status = ParseGpuResetOutput(out, &reply);
   *resets = reply.resets;
+  if (audit != nullptr) *audit = reply.audit;
   return status;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "fleetreap/remote/audit.h"
 #include "fleetreap/remote/remote_script.h"
 
 namespace fleetreap {
@@ -20,9 +21,19 @@ std::string Prelude(const HostPaths& paths);
 /// StopUnitsScript and ShmCleanScript without their "end" record: the first
 /// part of a fused round trip (round_trips.h).
 std::string StopUnitsRecords(const std::vector<std::string>& units,
-                             std::chrono::milliseconds timeout);
+                             std::chrono::milliseconds timeout, const AuditRequest& audit);
 std::string ShmCleanRecords(const std::vector<std::string>& patterns, bool dry_run,
-                            const HostPaths& paths);
+                            const HostPaths& paths, const AuditRequest& audit);
+
+/// The audit functions a step that changes the host uses (needs z and
+/// NL): "al FIELDS" adds the line "RUN'S FIELDS FIELDS" to the step's batch
+/// (FIELDS already encoded), "aud" hands the batch to one logger and prints
+/// "audit LINES RC" (nothing when the batch is empty). Without a run id
+/// both do nothing.
+std::string AuditPrelude(const AuditRequest& request);
+/// "hb XX": sets c to the byte that od wrote as hex XX when AuditValue keeps
+/// it, else to "%XX".
+std::string AuditHexDecoder();
 
 }  // namespace remote_script_internal
 }  // namespace fleetreap

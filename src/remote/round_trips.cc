@@ -10,40 +10,46 @@ using remote_script_internal::ShmCleanRecords;
 using remote_script_internal::StopUnitsRecords;
 
 std::string SignalScriptFor(const SignalRequest& wave, const HostPaths& paths) {
-  return SignalScript(wave.signal, wave.targets, wave.wait, wave.poll, paths, wave.parents);
+  return SignalScript(wave.signal, wave.targets, wave.wait, wave.poll, paths, wave.parents,
+                      wave.audit, wave.scan_start);
 }
 
 std::string StopUnitsThenSignalScript(const std::vector<std::string>& units,
                                       std::chrono::milliseconds unit_timeout,
                                       const SignalRequest& wave, const HostPaths& paths) {
-  return StopUnitsRecords(units, unit_timeout) + SignalScriptFor(wave, paths);
+  return StopUnitsRecords(units, unit_timeout, wave.audit) + SignalScriptFor(wave, paths);
 }
 
 std::string ShmListingThenInspectScript(const std::vector<std::string>& patterns,
                                         const ScanRequest& inspect, const HostPaths& paths) {
-  return ShmCleanRecords(patterns, /*dry_run=*/true, paths) + ScanScript(inspect, paths);
+  return ShmCleanRecords(patterns, /*dry_run=*/true, paths, AuditRequest()) +
+         ScanScript(inspect, paths);
 }
 
 std::string ShmThenQuickScanScript(const std::vector<std::string>& patterns, bool dry_run,
-                                   const ScanRequest& verify, const HostPaths& paths) {
+                                   const ScanRequest& verify, const HostPaths& paths,
+                                   const AuditRequest& audit) {
   ScanRequest quick = verify;
   quick.holders = false;
-  return ShmCleanRecords(patterns, dry_run, paths) + ScanScript(quick, paths);
+  return ShmCleanRecords(patterns, dry_run, paths, audit) + ScanScript(quick, paths);
 }
 
 std::string RescanShmVerifyScript(const ScanRequest& rescan,
                                   const std::vector<std::string>& patterns,
-                                  const ScanRequest& verify, const HostPaths& paths) {
-  return ScanScript(rescan, paths) + ShmCleanRecords(patterns, /*dry_run=*/false, paths) +
+                                  const ScanRequest& verify, const HostPaths& paths,
+                                  const AuditRequest& audit) {
+  return ScanScript(rescan, paths) + ShmCleanRecords(patterns, /*dry_run=*/false, paths, audit) +
          ScanScript(verify, paths);
 }
 
 Status ParseStopAndSignalOutput(const std::string& out, const std::vector<std::string>& units,
-                                std::vector<UnitStop>* stops, SignalReply* signal) {
+                                std::vector<UnitStop>* stops, SignalReply* signal,
+                                AuditOutcome* audit) {
   stops->clear();
   *signal = SignalReply();
+  if (audit != nullptr) *audit = AuditOutcome();
   return ParseHostRecords(out, "stop units and signal", [&](RecordReader& reader) {
-    Status status = TakeStopRecords(reader, units, stops);
+    Status status = TakeStopRecords(reader, units, stops, audit);
     return status.ok() ? TakeSignalRecords(reader, signal) : status;
   });
 }

@@ -131,6 +131,7 @@ Status ReadScan(const ScanOutput& scan, HostSnapshot* snapshot) {
   *snapshot = HostSnapshot();
   snapshot->holders_scanned = scan.holders;
   snapshot->shell_pid = scan.shell_pid;
+  snapshot->clock = scan.clock;
   snapshot->ancestors = scan.ancestors;
   if (scan.holders) {
     snapshot->pid_files = scan.pid_files;

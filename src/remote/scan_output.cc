@@ -53,7 +53,12 @@ Status ParseSession(RecordReader& reader, ScanOutput* scan) {
   if (!ok || pids.empty()) return reader.Error("bad session " + QuoteForMessage(r->tag, 60));
   scan->shell_pid = pids[0];
   scan->ancestors.assign(pids.begin() + 1, pids.end());
-  return Status::Ok();
+  if (reader.PeekWord() != "clock") return Status::Ok();
+  status = reader.Take("clock", 2, false, "clock TICKS", &r);
+  if (status.ok() && !ParseTagU64(r->Words()[1], &scan->clock)) {
+    status = reader.Error("bad " + QuoteForMessage(r->tag, 40));
+  }
+  return status;
 }
 
 void ReadUnits(const std::string& text, std::vector<std::string>* units) {

@@ -100,6 +100,9 @@ while [ "$p" -gt 1 ] 2>/dev/null && [ $i -lt 64 ]; do
   p=$n; i=$((i+1)); [ "$p" -gt 1 ] && a="$a $p"
 done
 z "session $$$a"
+# The scan's start: this shell's own start time (the signal step drops
+# targets born after it).
+pst $$ && z "clock $S"
 if [ $# -eq 0 ]; then
   z 'units -'
 else

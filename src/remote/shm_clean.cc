@@ -79,29 +79,43 @@ if [ -n "$CI" ]; then
     cand \( \( $i \) -printf 'inuse:%f\0' -o -printf 'would:%f\0' \) 2>/dev/null
   else
     # find's own errors say why a removal failed ("...: Permission denied").
+    rmv() { cand \( \( $i \) -printf 'inuse:%f\0' -o -delete -printf 'removed:%f\0' "$@" -o -printf 'failed:%f\0' \); }
     exec 3>&1
-    e=$(cand \( \( $i \) -printf 'inuse:%f\0' -o -delete -printf 'removed:%f\0' -o -printf 'failed:%f\0' \) 2>&1 >&3)
+    if [ -n "$AP" ]; then
+      # The removed names also go, NUL-ended, to one od: hex bytes the
+      # shell turns into audit lines (hb), whatever bytes a name holds.
+      h=$( { e=$(rmv -fprintf /proc/self/fd/4 '%f\0' 2>&1 >&3); [ -z "$e" ] || printf 'shmerr:%s\0' "$e" >&3; } 4>&1 | od -An -v -tx1)
+      n=
+      for b in $h; do
+        if [ "$b" = 00 ]; then al "action=shm_remove file=$MA/$n"; n=; else hb "$b"; n=$n$c; fi
+      done
+    else
+      e=$(rmv 2>&1 >&3)
+      [ -z "$e" ] || printf 'shmerr:%s\0' "$e"
+    fi
     exec 3>&-
-    [ -z "$e" ] || printf 'shmerr:%s\0' "$e"
   fi
   set +f
 fi
+aud
 )SH";
 
 std::string ShmCleanScript(const std::vector<std::string>& patterns, bool dry_run,
-                           const HostPaths& paths) {
-  return remote_script_internal::ShmCleanRecords(patterns, dry_run, paths) + "z end\n";
+                           const HostPaths& paths, const AuditRequest& audit) {
+  return remote_script_internal::ShmCleanRecords(patterns, dry_run, paths, audit) + "z end\n";
 }
 
 std::string remote_script_internal::ShmCleanRecords(const std::vector<std::string>& patterns,
-                                                    bool dry_run, const HostPaths& paths) {
+                                                    bool dry_run, const HostPaths& paths,
+                                                    const AuditRequest& audit) {
   std::string names;
   for (const std::string& pattern : patterns) {
     names += std::string(names.empty() ? "" : " -o") + " -name " + ShellQuote(pattern);
   }
   if (names.empty()) names = " -false";
-  std::string s = Prelude(paths);
-  s += "M=" + ShellQuote(paths.shm_dir) + "\n";
+  std::string s = Prelude(paths) + AuditPrelude(dry_run ? AuditRequest() : audit);
+  if (!dry_run && audit.enabled()) s += AuditHexDecoder();
+  s += "M=" + ShellQuote(paths.shm_dir) + "\nMA=" + ShellQuote(AuditValue(paths.shm_dir)) + "\n";
   s += std::string("DRY=") + (dry_run ? "1" : "") + "\n";
   s +=
       "cand() { find \"$M\" -mindepth 1 -maxdepth 1 -xdev -type f \\(" + names + " \\) \"$@\"; }\n";
@@ -130,7 +144,7 @@ Status TakeShmRecords(RecordReader& reader, ShmOutput* result) {
     if (!status.ok()) return status;
     result->failed_why = FailureReason(r->payload);
   }
-  return Status::Ok();
+  return TakeAuditRecord(reader, &result->audit);
 }
 
 Status ParseShmOutput(const std::string& out, ShmOutput* result, ScanOutput* scan) {

@@ -11,12 +11,37 @@
 
 namespace fleetreap {
 
+using remote_script_internal::AuditPrelude;
 using remote_script_internal::Prelude;
+
+namespace {
+
+// "atl PID": adds the audit line of the signal just sent to target PID.
+std::string TargetAuditLines(const std::string& signal, const std::vector<Target>& targets,
+                             const AuditRequest& audit) {
+  if (!audit.enabled()) return "atl() { :; }\n";
+  const std::string action = signal == "KILL" ? "kill" : "term";
+  std::string s = "atl() { case $1 in";
+  for (const Target& t : targets) {
+    auto found = audit.targets.find(t.pid);
+    AuditFields fields =
+        found != audit.targets.end()
+            ? found->second
+            : AuditFields{{"pid", std::to_string(t.pid)}, {"start", std::to_string(t.start_time)}};
+    std::string line = AuditLine(AuditRequest(), action, fields);
+    line = line.substr(line.find(" action=") + 1);
+    s += "\n  " + std::to_string(t.pid) + ") al " + ShellQuote(line) + ";;";
+  }
+  return s + "\n  esac\n}\n";
+}
+
+}  // namespace
 
 // The signal step's body. Inputs: SIG (TERM or KILL), TG (targets as
 // "PID:START:f|m", m for one only nvidia-smi charges), DIRS (their fd
 // folders), WAITCS (the wait, centiseconds), POLLCS (the poll interval,
-// centiseconds), PP (the targets' parents).
+// centiseconds), PP (the targets' parents), SB (the scan's start, ticks; ""
+// none).
 constexpr char kSignalBody[] = R"SH(z 'signal 1'
 nvm; Q=1; HP=
 # shellcheck disable=SC2086  # a list of /proc paths
@@ -27,20 +52,23 @@ pst $$; z "now $S"
 cs() { read -r u _ </proc/uptime; C=$(( ${u%.*} * 100 + 1${u#*.} - 100 )); }
 cs; B=$C
 # The check and the kill, back to back: the PID still has the start time
-# it had when seen, is not a zombie (lv), and still holds an NVIDIA device
-# file (an fd of any thread, or a mapping).
+# it had when seen, is not a zombie (lv), was born before the scan that saw
+# it began (SB), and still holds an NVIDIA device file (an fd of any
+# thread, or a mapping).
 W=
 for t in $TG; do
   p=${t%%:*}; r=${t#*:}; w=${r%%:*}; m=${r#*:}
-  if lv "$p" "$w" && { [ "$m" = m ] || case " $HP " in *" $p "*) true;; *) false;; esac; }; then
+  if lv "$p" "$w" && { [ -z "$SB" ] || [ "$w" -lt "$SB" ]; } &&
+     { [ "$m" = m ] || case " $HP " in *" $p "*) true;; *) false;; esac; }; then
     # A holder that exits between the check and the kill is gone, not refused.
-    if kill -s "$SIG" "$p" 2>/dev/null; then z "sent $p"; W="$W $t"
+    if kill -s "$SIG" "$p" 2>/dev/null; then z "sent $p"; W="$W $t"; atl "$p"
     elif lv "$p" "$w"; then z "failed $p"
     else z "gone $p"; fi
   else
     z "gone $p"
   fi
 done
+aud
 # Waits by looking at the targets every 10 ms for the first second (a holder
 # that answers TERM is gone within it; a killed one once the driver has freed
 # its memory, about 0.2 s for 40 GiB on an H200), then every poll interval.
@@ -65,7 +93,8 @@ z end
 
 std::string SignalScript(const std::string& signal, const std::vector<Target>& targets,
                          std::chrono::milliseconds wait, std::chrono::milliseconds poll,
-                         const HostPaths& paths, const std::vector<int>& parents) {
+                         const HostPaths& paths, const std::vector<int>& parents,
+                         const AuditRequest& audit, uint64_t scan_start) {
   std::string list, dirs, maps, pp;
   for (const Target& t : targets) {
     list += " " + std::to_string(t.pid) + ":" + std::to_string(t.start_time) + ":" +
@@ -74,9 +103,10 @@ std::string SignalScript(const std::string& signal, const std::vector<Target>& t
     maps += " /proc/" + std::to_string(t.pid) + "/maps";
   }
   for (int pid : parents) pp += " " + std::to_string(pid);
-  std::string s = Prelude(paths);
+  std::string s = Prelude(paths) + AuditPrelude(audit) + TargetAuditLines(signal, targets, audit);
   s += std::string("SIG=") + (signal == "KILL" ? "KILL" : "TERM") + "\n";
   s += "TG='" + list + "'\nDIRS='" + dirs + "'\nMAPS='" + maps + "'\nPP='" + pp + "'\n";
+  s += "SB=" + (scan_start > 0 ? std::to_string(scan_start) : std::string()) + "\n";
   s += "WAITCS=" + std::to_string(wait.count() / 10) + "\n";
   s += "POLLCS=" + std::to_string(std::max<int64_t>(1, poll.count() / 10)) + "\n";
   return s + kSignalBody;
@@ -106,6 +136,8 @@ Status TakeSignalRecords(RecordReader& reader, SignalReply* result) {
       result->failed.push_back(pid);
     }
   }
+  status = TakeAuditRecord(reader, &result->audit);
+  if (!status.ok()) return status;
   while (reader.PeekWord() == "left") {
     status = reader.Take("left", 3, false, "left PID STATE", &r);
     if (!status.ok()) return status;

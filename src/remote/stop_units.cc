@@ -11,24 +11,26 @@
 namespace fleetreap {
 
 std::string StopUnitsScript(const std::vector<std::string>& units,
-                            std::chrono::milliseconds timeout) {
-  return remote_script_internal::StopUnitsRecords(units, timeout) + "z end\n";
+                            std::chrono::milliseconds timeout, const AuditRequest& audit) {
+  return remote_script_internal::StopUnitsRecords(units, timeout, audit) + "z end\n";
 }
 
 std::string remote_script_internal::StopUnitsRecords(const std::vector<std::string>& units,
-                                                     std::chrono::milliseconds timeout) {
-  std::string s = "z() { printf '%s\\0' \"$*\"; }\n";
+                                                     std::chrono::milliseconds timeout,
+                                                     const AuditRequest& audit) {
+  std::string s = "z() { printf '%s\\0' \"$*\"; }\n" + AuditPrelude(audit);
   for (size_t i = 0; i < units.size(); ++i) {
     s += "timeout -k 2 " + TimeoutSeconds(timeout) + " systemctl stop -- " + ShellQuote(units[i]) +
          " </dev/null >/dev/null 2>&1\n";
-    s += "z \"stop " + std::to_string(i) + " $?\"\n";
+    s += "r=$?; z \"stop " + std::to_string(i) + " $r\"; al " +
+         ShellQuote("action=stop_unit unit=" + AuditValue(units[i])) + "\" rc=$r\"\n";
   }
-  return s;
+  return s + "aud\n";
 }
 
 // "stop I RC" for each unit, in order.
 Status TakeStopRecords(RecordReader& reader, const std::vector<std::string>& units,
-                       std::vector<UnitStop>* stops) {
+                       std::vector<UnitStop>* stops, AuditOutcome* audit) {
   for (size_t i = 0; i < units.size(); ++i) {
     const HostRecord* r = nullptr;
     Status status = reader.Take("stop", 3, false, "stop I RC", &r);
@@ -40,14 +42,15 @@ Status TakeStopRecords(RecordReader& reader, const std::vector<std::string>& uni
     }
     stops->push_back({units[i], code});
   }
-  return Status::Ok();
+  return TakeAuditRecord(reader, audit);
 }
 
 Status ParseStopUnitsOutput(const std::string& out, const std::vector<std::string>& units,
-                            std::vector<UnitStop>* stops) {
+                            std::vector<UnitStop>* stops, AuditOutcome* audit) {
   stops->clear();
+  if (audit != nullptr) *audit = AuditOutcome();
   return ParseHostRecords(out, "stop units", [&](RecordReader& reader) {
-    Status status = TakeStopRecords(reader, units, stops);
+    Status status = TakeStopRecords(reader, units, stops, audit);
     return status.ok() ? reader.TakeEnd() : status;
   });
 }

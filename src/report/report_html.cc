@@ -99,6 +99,7 @@ void AppendHeader(const RunReport& report, std::string* out) {
   *out += "<h1 id=\"verdict\" class=\"" + std::string(tone) + "\">" + E(verdict) + "</h1>\n";
   std::string meta = "started " + FormatUtcTimestamp(report.start_time) + ", playbook " +
                      report.playbook + ", fleetreap " + report.tool_version;
+  if (!report.run_id.empty()) meta += ", run " + report.run_id;
   if (!report.scope.empty()) meta += ", scope: " + DescribeScope(report.scope);
   if (!report.host_key_policy.empty()) meta += ", host keys: " + report.host_key_policy;
   *out += "<p class=\"meta\">" + E(meta) + "</p>\n";
@@ -245,6 +246,7 @@ void AppendHost(const RunReport& report, size_t index, std::string* out) {
   AppendList("shm removed", host.shm_removed, out);
   AppendList("shm to remove", host.shm_would_remove, out);
   AppendList("shm kept", host.shm_kept, out);
+  AppendList("notes", host.notes, out);
   std::vector<std::string> reset;
   for (int gpu : host.gpus_reset) reset.push_back(std::to_string(gpu));
   AppendList("GPUs reset", reset, out);

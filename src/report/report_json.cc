@@ -128,6 +128,7 @@ Json HostJson(const HostReport& host, bool dry_run) {
   out["reset_units_started"] = host.reset_units_started;
   out["nvidia_smi_error"] = OptionalText(host.nvidia_smi_error);
   out["readiness"] = ReadinessJson(host);
+  out["notes"] = host.notes;
   Json timings = Json::array();
   for (const StepTiming& timing : host.timings) {
     timings.push_back(Json{{"step", timing.step}, {"duration_ms", timing.duration.count()}});
@@ -173,6 +174,7 @@ Json DocumentJson(const RunReport& report) {
   Json doc;
   doc["schema_version"] = kReportSchemaVersion;
   doc["tool"] = Json{{"name", "fleetreap"}, {"version", report.tool_version}};
+  doc["run_id"] = OptionalText(report.run_id);
   doc["start_time"] = FormatUtcTimestamp(report.start_time);
   doc["duration_ms"] = report.duration.count();
   doc["playbook"] = report.playbook;

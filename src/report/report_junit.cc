@@ -104,6 +104,9 @@ std::string RenderJunit(const RunReport& report) {
   out += "    <properties>\n";
   out += "      <property" + Attr("name", "tool_version") + Attr("value", report.tool_version) +
          "/>\n";
+  if (!report.run_id.empty()) {
+    out += "      <property" + Attr("name", "run_id") + Attr("value", report.run_id) + "/>\n";
+  }
   out += "      <property" + Attr("name", "dry_run") +
          Attr("value", report.dry_run ? "true" : "false") + "/>\n";
   out += "      <property" + Attr("name", "interrupted") +

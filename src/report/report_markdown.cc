@@ -76,7 +76,8 @@ std::string RenderMarkdown(const RunReport& report) {
   out += "Playbook `" + (report.playbook.empty() ? std::string("default") : report.playbook) + "`" +
          (report.dry_run ? " (dry run)" : "") + ", fleetreap " +
          MarkdownEscape(report.tool_version) + ", started " +
-         FormatUtcTimestamp(report.start_time) + ".\n\n";
+         FormatUtcTimestamp(report.start_time) +
+         (report.run_id.empty() ? std::string() : ", run `" + report.run_id + "`") + ".\n\n";
 
   std::vector<OutcomeGroup> groups = GroupOutcomes(report);
   if (!groups.empty()) {

@@ -71,6 +71,7 @@ Status MergeReports(const std::vector<SourcedReport>& inputs, RunReport* merged)
                                dry.source + " is a dry run, " + real.source + " is not)");
     }
     JoinDistinct(report.tool_version, &merged->tool_version);
+    JoinDistinct(report.run_id, &merged->run_id);
     JoinDistinct(report.playbook, &merged->playbook);
     JoinDistinct(report.host_key_policy, &merged->host_key_policy);
     IntersectScope(report.scope, &merged->scope);

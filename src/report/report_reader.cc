@@ -124,6 +124,7 @@ void ReadHost(FieldReader& r, const Json& o, const std::string& at, HostReport* 
   r.TextList(o, at, "shm_removed", &host->shm_removed);
   r.TextList(o, at, "shm_would_remove", &host->shm_would_remove);
   r.TextList(o, at, "shm_kept", &host->shm_kept);
+  r.TextList(o, at, "notes", &host->notes);
   r.Integer(o, at, "term_sent", &host->term_sent);
   r.Integer(o, at, "kill_sent", &host->kill_sent);
   r.Integer(o, at, "rounds", &host->rounds);
@@ -230,6 +231,7 @@ Status ReadReportJson(const std::string& text, const std::string& source, RunRep
   if (const Json* tool = r.Typed(doc, "", "tool", false, FieldReader::IsObject, "an object")) {
     r.Text(*tool, "tool", "version", &report->tool_version);
   }
+  r.Text(doc, "", "run_id", &report->run_id);
   std::string start;
   r.Text(doc, "", "start_time", &start, true);
   if (r.ok() && !ParseUtcTimestamp(start, &report->start_time)) {

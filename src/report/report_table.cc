@@ -221,6 +221,7 @@ std::string RenderTable(const RunReport& report, const TableStyle& style) {
       for (const std::string& kept : host->shm_kept) {
         lines.push_back("/dev/shm kept " + OneLineDetail(kept));
       }
+      for (const std::string& note : host->notes) lines.push_back("note: " + OneLineDetail(note));
       for (const std::string& line : lines) {
         out +=
             "    " + (rows[i].names.size() > 1 ? host->name + ": " : std::string()) + line + "\n";

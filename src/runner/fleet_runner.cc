@@ -155,6 +155,7 @@ HostReport RunHost(Run& run, size_t index) {
       job.deadline = host_deadline;
       job.extra_protect = settings.extra_protect;
       job.scope = settings.scope;
+      job.audit = settings.audit;
       job.clock = run.clock;
       job.on_step = [&run, index](const std::string& step) {
         run.events->Push({Event::Kind::kStep, index, 0, step});

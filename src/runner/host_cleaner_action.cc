@@ -22,7 +22,28 @@ SignalRequest Runner::WaveOf(const Action& action) const {
   wave.poll = playbook_.poll_interval;
   // The targets' parents: the respawn watch keeps only those still alive.
   wave.parents = SignalParents(action, view_);
+  wave.scan_start = scan_start_;
+  wave.audit = job_.audit;
+  for (const TrackedHolder& tracked : view_.holders) {
+    wave.audit.targets[tracked.holder.pid] = AuditFieldsOf(tracked.holder);
+  }
   return wave;
+}
+
+void Runner::NoteAudit(const AuditOutcome& audit) {
+  if (!audit.NotWritten()) return;
+  // One note for the host, counting every step's unwritten lines.
+  audit_unwritten_ += audit.lines;
+  std::vector<std::string>& notes = report_.notes;
+  notes.erase(std::remove_if(notes.begin(), notes.end(),
+                             [](const std::string& n) { return n.rfind("audit: ", 0) == 0; }),
+              notes.end());
+  notes.push_back("audit: " + std::to_string(audit_unwritten_) +
+                  (audit_unwritten_ == 1 ? " line" : " lines") +
+                  " not written to the host's log (" +
+                  (audit.exit_code == 127 ? std::string("no logger")
+                                          : "logger exit " + std::to_string(audit.exit_code)) +
+                  ")");
 }
 
 bool Runner::Signal(const Action& action) {
@@ -32,6 +53,7 @@ bool Runner::Signal(const Action& action) {
   Time(StepName(action), start);
   if (!Check(status)) return false;
   ApplySignal(action, reply, start);
+  NoteAudit(reply.audit);
   return true;
 }
 
@@ -47,11 +69,13 @@ bool Runner::StopUnits(const Action& action) {
   TimePoint start = clock_.Now();
   std::vector<UnitStop> stops;
   SignalReply signal;
-  Status status = wave == nullptr
-                      ? steps_.StopUnits(action.units, &stops)
-                      : steps_.StopUnitsThenSignal(action.units, WaveOf(*wave), &stops, &signal);
+  AuditOutcome audit;
+  Status status = wave == nullptr ? steps_.StopUnits(action.units, &stops, &audit)
+                                  : steps_.StopUnitsThenSignal(action.units, WaveOf(*wave), &stops,
+                                                               &signal, &audit);
   Time(StepName(action), start);
   if (!Check(status)) return false;
+  NoteAudit(audit);
   for (const UnitStop& stop : stops) {
     if (stop.exit_code == 0) report_.units_stopped.push_back(stop.unit);
   }
@@ -62,6 +86,7 @@ bool Runner::StopUnits(const Action& action) {
     TimePoint end = clock_.Now();
     waited = std::min(waited, std::chrono::duration_cast<milliseconds>(end - start));
     ApplySignal(*wave, signal, end - waited);
+    NoteAudit(signal.audit);
   }
   return true;
 }
@@ -101,6 +126,7 @@ bool Runner::RescanWithShmAndVerify(const Action& action) {
 }
 
 void Runner::RecordShm(const ShmOutput& out, bool dry_run) {
+  NoteAudit(out.audit);
   std::vector<std::string>& removed = dry_run ? report_.shm_would_remove : report_.shm_removed;
   removed.insert(removed.end(), out.removed.begin(), out.removed.end());
   // A name kept by one step and removed by a later one is removed.
@@ -148,6 +174,7 @@ bool Runner::ResetGpus(const Action& action) {
   Time(StepName(action), start);
   if (!Check(status)) return false;
   RecordResetUnits(action.units, reply);
+  NoteAudit(reply.audit);
   for (const GpuReset& reset : reply.resets) {
     if (reset.exit_code == 0) {
       report_.gpus_reset.push_back(reset.gpu);

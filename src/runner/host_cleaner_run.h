@@ -82,6 +82,8 @@ class Runner {
   // Adds what a /dev/shm step removed (or would) and kept, and why, to the
   // report: every outcome of the step is reported, whatever the verdict.
   void RecordShm(const ShmOutput& out, bool dry_run);
+  // A host note when a step's audit lines were due and not written.
+  void NoteAudit(const AuditOutcome& audit);
   // Waits out the action's wait since the last signal, then re-scans.
   bool Rescan(const Action& action);
   // Reports the re-scan to the escalation itself, before the verify it
@@ -116,6 +118,8 @@ class Runner {
   bool did_not_converge_ = false;     // the escalation's step cap was reached
   bool table_scan_ = false;           // the scan asks for the plain table too
   std::vector<std::string> refused_;  // "PID (user)" that kill(1) refused
+  int audit_unwritten_ = 0;           // audit lines logger did not take
+  uint64_t scan_start_ = 0;           // the latest holder scan's clock (ticks)
 };
 
 }  // namespace host_cleaner_internal

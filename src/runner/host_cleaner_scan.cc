@@ -59,6 +59,8 @@ bool Runner::Scan(const std::vector<std::string>& units, std::vector<GpuReading>
   } else if (!Check(steps_.Scan(Request(units, holders), &snapshot))) {
     return false;
   }
+  // A holder scan's start: its targets must have been born before it.
+  if (snapshot.holders_scanned && snapshot.clock > 0) scan_start_ = snapshot.clock;
   const FoldContext context = Context();
   std::vector<int> one_by_one = GpusToQueryOneByOne(snapshot, context, fold_);
   if (!one_by_one.empty() && !QueryGpusOneByOne(one_by_one, &snapshot.gpu_query.gpus)) {

@@ -115,29 +115,31 @@ milliseconds ScriptSteps::StopTimeout(size_t units) const {
          job_.command_timeout;
 }
 
-Status ScriptSteps::StopUnits(const std::vector<std::string>& units, std::vector<UnitStop>* stops) {
+Status ScriptSteps::StopUnits(const std::vector<std::string>& units, std::vector<UnitStop>* stops,
+                              AuditOutcome* audit) {
   CommandResult result;
-  Status status = Exec(StopUnitsScript(units, job_.playbook->unit_stop_timeout),
+  Status status = Exec(StopUnitsScript(units, job_.playbook->unit_stop_timeout, job_.audit),
                        StopTimeout(units.size()), &result);
   if (!status.ok()) return status;
-  return ParseStopUnitsOutput(result.out, units, stops);
+  return ParseStopUnitsOutput(result.out, units, stops, audit);
 }
 
 Status ScriptSteps::StopUnitsThenSignal(const std::vector<std::string>& units,
                                         const SignalRequest& wave, std::vector<UnitStop>* stops,
-                                        SignalReply* reply) {
+                                        SignalReply* reply, AuditOutcome* audit) {
   CommandResult result;
   const std::string script =
       StopUnitsThenSignalScript(units, job_.playbook->unit_stop_timeout, wave);
   Status status = Exec(script, StopTimeout(units.size()) + wave.wait, &result);
   if (!status.ok()) return status;
-  return ParseStopAndSignalOutput(result.out, units, stops, reply);
+  return ParseStopAndSignalOutput(result.out, units, stops, reply, audit);
 }
 
 Status ScriptSteps::CleanShm(bool dry_run, ShmOutput* shm) {
   CommandResult result;
-  Status status = Exec(ShmCleanScript(job_.playbook->shm_patterns, dry_run),
-                       job_.command_timeout + nvidia_smi_timeout_, &result);
+  Status status =
+      Exec(ShmCleanScript(job_.playbook->shm_patterns, dry_run, HostPaths(), job_.audit),
+           job_.command_timeout + nvidia_smi_timeout_, &result);
   if (!status.ok()) return status;
   return ParseShmOutput(result.out, shm, nullptr);
 }
@@ -145,7 +147,8 @@ Status ScriptSteps::CleanShm(bool dry_run, ShmOutput* shm) {
 Status ScriptSteps::CleanShmThenQuickScan(bool dry_run, const ScanRequest& quick, ShmOutput* shm,
                                           HostSnapshot* verify) {
   CommandResult result;
-  const std::string script = ShmThenQuickScanScript(job_.playbook->shm_patterns, dry_run, quick);
+  const std::string script =
+      ShmThenQuickScanScript(job_.playbook->shm_patterns, dry_run, quick, HostPaths(), job_.audit);
   Status status = Exec(script, job_.command_timeout + nvidia_smi_timeout_, &result);
   if (!status.ok()) return status;
   ScanOutput scan;
@@ -174,7 +177,8 @@ Status ScriptSteps::RescanShmVerify(const ScanRequest& rescan, const ScanRequest
                                     HostSnapshot* rescanned, ShmOutput* shm,
                                     HostSnapshot* verified) {
   CommandResult result;
-  const std::string script = RescanShmVerifyScript(rescan, job_.playbook->shm_patterns, verify);
+  const std::string script =
+      RescanShmVerifyScript(rescan, job_.playbook->shm_patterns, verify, HostPaths(), job_.audit);
   Status status = Exec(script, job_.command_timeout + 3 * nvidia_smi_timeout_, &result);
   if (!status.ok()) return status;
   ScanOutput first, second;
@@ -200,7 +204,8 @@ Status ScriptSteps::ResetGpus(const std::vector<int>& gpus, const std::vector<st
   const milliseconds all =
       job_.command_timeout + unit_steps + (per_gpu + std::chrono::seconds(2)) * gpus.size();
   Status status =
-      Exec(GpuResetScript(gpus, per_gpu, units, job_.playbook->unit_stop_timeout), all, &result);
+      Exec(GpuResetScript(gpus, per_gpu, units, job_.playbook->unit_stop_timeout, job_.audit), all,
+           &result);
   if (!status.ok()) return status;
   return ParseGpuResetOutput(result.out, reply);
 }

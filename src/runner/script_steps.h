@@ -31,9 +31,11 @@ class ScriptSteps : public HostSteps {
   Status Scan(const ScanRequest& request, HostSnapshot* snapshot) override;
   Status QueryGpusOneByOne(const std::vector<int>& indexes, std::vector<GpuReading>* gpus) override;
   Status Signal(const SignalRequest& wave, SignalReply* reply) override;
-  Status StopUnits(const std::vector<std::string>& units, std::vector<UnitStop>* stops) override;
+  Status StopUnits(const std::vector<std::string>& units, std::vector<UnitStop>* stops,
+                   AuditOutcome* audit) override;
   Status StopUnitsThenSignal(const std::vector<std::string>& units, const SignalRequest& wave,
-                             std::vector<UnitStop>* stops, SignalReply* reply) override;
+                             std::vector<UnitStop>* stops, SignalReply* reply,
+                             AuditOutcome* audit) override;
   Status CleanShm(bool dry_run, ShmOutput* shm) override;
   Status CleanShmThenQuickScan(bool dry_run, const ScanRequest& quick, ShmOutput* shm,
                                HostSnapshot* verify) override;

@@ -114,6 +114,13 @@ class FaultsMixin:
         call 1 is the first scan and call 2 comes after the kill wave."""
         write_file(os.path.join(self.host.state, "kill_sshd_on_nvsmi"), f"{call}\n")
 
+    def on_apps_query(self, command):
+        """The next `nvidia-smi --query-compute-apps` answers, then runs the
+        shell 'command' as root inside the host before it exits: the host
+        changes between the scan's apps query and its reading of /proc (a
+        charged PID reused, say)."""
+        write_file(os.path.join(self.host.state, "on_apps_query"), command + "\n")
+
     def kill_sshd_on_stop(self):
         """The first 'systemctl stop' kills the host's sshd mid-run."""
         write_file(os.path.join(self.host.state, "kill_sshd_on_stop"), "armed\n")

@@ -115,6 +115,11 @@ if [ "$CGROUPS" = yes ]; then
   : > /run/fakegpu/cgroups
 fi
 
+# syslog: /dev/log served by devlog, which appends each message to
+# HOSTDIR/syslog (the audit lines' tests read it back).
+"$SIMBIN/devlog" /dev/log "$H/syslog" </dev/null >/dev/null 2>>"$H/devlog.err" &
+echo $! > /run/fakegpu/devlog.pid
+
 if [ "$START_SSHD" = yes ]; then
   /bin/sh -c '[ -z "$1" ] || echo $$ > "$1"; shift; exec "$@"' sh "$SSHD_CG" \
     /usr/sbin/sshd -D -f "$H/etc/sshd_config" -E "$H/sshd.log" &

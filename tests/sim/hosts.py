@@ -49,7 +49,7 @@ class SimError(Exception):
 
 # The built tools a fleet copies from its bin_dir: what the CMake target
 # sim_tools builds (tests/sim/CMakeLists.txt; sim.tools checks the two agree).
-SIM_TOOLS = ("gpuload", "nvidia-smi", "tarpit", "bystanders")
+SIM_TOOLS = ("gpuload", "nvidia-smi", "tarpit", "bystanders", "devlog")
 
 
 def missing_tools(bin_dir):

@@ -96,6 +96,20 @@ int main(int argc, char** argv) {
               fleetreap::RescanShmVerifyScript(plain, shm, quick), kJoined);
   ok &= Write(dir, "gpu_reset", "GPUs 0 and 1",
               fleetreap::GpuResetScript({0, 1}, milliseconds(30000)));
+  fleetreap::AuditRequest audit;
+  audit.run_id = "20261202T061902Z-4f1c2a";
+  audit.controller = "ctl 1";
+  audit.operator_name = "it's me";
+  audit.targets[4242] = {{"pid", "4242"}, {"exe", "/usr/bin/python3"}};
+  ok &= Write(dir, "stop_units_audited", "two units, audit lines",
+              fleetreap::StopUnitsScript(units, milliseconds(30000), audit));
+  ok &= Write(dir, "signal_audited", "TERM, audit lines, the scan's clock",
+              fleetreap::SignalScript("TERM", targets, milliseconds(5000), milliseconds(50),
+                                      stand_in, {1}, audit, 99812));
+  ok &= Write(dir, "shm_clean_audited", "removes, audit lines",
+              fleetreap::ShmCleanScript(shm, /*dry_run=*/false, stand_in, audit));
+  ok &= Write(dir, "gpu_reset_audited", "GPUs 0 and 1, audit lines",
+              fleetreap::GpuResetScript({0, 1}, milliseconds(30000), audit));
   ok &= Write(dir, "bounded_become", "BoundedCommand around a scan, with sudo",
               fleetreap::BoundedCommand(fleetreap::ScanScript(quick), milliseconds(60000),
                                         /*become=*/true) +

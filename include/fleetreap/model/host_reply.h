@@ -55,6 +55,7 @@ struct GpuQueryAnswer {
 struct HostSnapshot {
   bool holders_scanned = false;  // the holder part ran (not a quick scan)
   int shell_pid = 0;             // the scan's shell and its ancestors
+  uint64_t clock = 0;            // the scan shell's start time (ticks): the scan's start; 0 unknown
   std::vector<int> ancestors;
   std::map<int, std::string> pid_files;  // DaemonPidFiles() index -> first line
   /// False: the shell is in another PID namespace than nvidia-smi's PIDs (the
@@ -85,6 +86,15 @@ struct HostSnapshot {
 };
 
 /// What a signal wave's host said.
+/// What a step's audit lines (remote/audit.h) came to: how many it handed to
+/// logger and logger's exit status (-1: none handed over; 127: no logger).
+struct AuditOutcome {
+  int lines = 0;
+  int exit_code = -1;
+  /// Lines were due and logger did not take them.
+  bool NotWritten() const { return lines > 0 && exit_code != 0; }
+};
+
 struct SignalReply {
   uint64_t now = 0;  // the host's clock at the signals, in ticks
   std::vector<int> sent;
@@ -93,6 +103,7 @@ struct SignalReply {
   std::vector<std::pair<int, char>> left;  // still present, with state
   std::vector<int> live_parents;           // of the parents asked about, those alive
   int waited_cs = 0;                       // from the signals to the end of the wait
+  AuditOutcome audit = {};                 // the lines of the signals sent
 };
 
 }  // namespace fleetreap

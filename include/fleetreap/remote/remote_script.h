@@ -2,8 +2,9 @@
 // step of the ladder. Each does its whole step in one round trip and
 // prints host_records.h records (NUL-terminated, the script's own tag, host
 // words only in the payload); remote_script_output.h parses them. They
-// need sh, coreutils (stat, timeout, tail), findutils, grep and nvidia-smi;
-// fuser and procps are not used, and nothing is copied to the host.
+// need sh, coreutils (stat, timeout, tail, od), findutils, grep and
+// nvidia-smi, and logger for the audit lines (audit.h; a step acts without
+// it); fuser and procps are not used, and nothing is copied to the host.
 //
 // A step starts a fixed number of processes, whatever the number of
 // holders, device files or processes on the host: one find over the fds of
@@ -32,6 +33,7 @@
 
 #include "fleetreap/base/shell.h"
 #include "fleetreap/model/target.h"
+#include "fleetreap/remote/audit.h"
 #include "fleetreap/remote/remote_script_output.h"
 
 namespace fleetreap {
@@ -76,7 +78,8 @@ struct ScanRequest {
 /// ScanGpuFields() in one run; only a driver that names a field it does not
 /// know is asked again without that field (three such fields at most), then
 /// with the base fields (two processes a run, five runs at most).
-/// Prints, in order: "scan 1", "session SHELL ANCESTOR...", "units RC:TEXT",
+/// Prints, in order: "scan 1", "session SHELL ANCESTOR...", "clock TICKS" (the
+/// shell's start time: the scan's start), "units RC:TEXT",
 /// "gpu RC:TEXT", "apps RC:TEXT", "table RC:TEXT", with "readiness"
 /// "drv:BUS_ID...", "fabric NVSWITCHES FM" (FM 1 runs, 0 not, - no NVSwitch)
 /// and "kmsg R:TEXT" (R 0 read, 1 not readable; "kmsg -" not asked), then
@@ -105,10 +108,13 @@ std::string PerGpuQueryScript(const std::vector<int>& indexes, std::chrono::mill
 // ---------------------------------------------------------------- units
 
 /// Stops each unit with "systemctl stop", each bounded by "timeout". Prints
-/// "stop I RC" per unit, I being its index in "units", then "end". The stops
-/// followed by a signal wave in one round trip: round_trips.h.
+/// "stop I RC" per unit, I being its index in "units", then (with
+/// "audit"'s run id) "audit N RC" for the lines "action=stop_unit unit=U
+/// rc=RC", then "end". The stops followed by a signal wave in one round
+/// trip: round_trips.h.
 std::string StopUnitsScript(const std::vector<std::string>& units,
-                            std::chrono::milliseconds timeout);
+                            std::chrono::milliseconds timeout,
+                            const AuditRequest& audit = AuditRequest());
 
 // ---------------------------------------------------------------- signals
 
@@ -127,16 +133,24 @@ std::string StopUnitsScript(const std::vector<std::string>& units,
 /// Prints "signal 1", "now TICKS" (the host's clock at the signals, in the
 /// unit of process start times), "sent PID", "gone PID" (never signalled:
 /// exited, reused, or no longer holding a device), "failed PID" (kill
-/// refused), then "left PID STATE" for each target signalled and still
+/// refused), then, with "audit"'s run id and a signal sent, "audit N RC"
+/// (the line "action=term|kill" and the target's fields of
+/// audit.targets, or pid and start, for each signal sent, handed to one
+/// logger before the wait), then "left PID STATE" for each target signalled and still
 /// present (never a zombie), "parent PID" (see below), "done CS" (centiseconds from the
 /// signals to the end of the wait), "end".
 /// With "parents" (the targets' parents), also "parent PID" for each of
 /// them still alive (not a zombie) at the end: a dead parent restarts nothing, so the
 /// respawn watch can let it go.
+/// With "scan_start" (the clock of the scan that found the targets,
+/// ScanOutput::clock), a target whose start time is not before it was born
+/// while that scan ran (its PID may be a reused one that the scan paired
+/// with an older nvidia-smi answer): it is "gone", never signalled, and the
+/// next scan, which started after it, may target it.
 std::string SignalScript(const std::string& signal, const std::vector<Target>& targets,
                          std::chrono::milliseconds wait, std::chrono::milliseconds poll,
-                         const HostPaths& paths = HostPaths(),
-                         const std::vector<int>& parents = {});
+                         const HostPaths& paths = HostPaths(), const std::vector<int>& parents = {},
+                         const AuditRequest& audit = AuditRequest(), uint64_t scan_start = 0);
 
 // ---------------------------------------------------------------- /dev/shm
 
@@ -148,9 +162,12 @@ std::string SignalScript(const std::string& signal, const std::vector<Target>& t
 /// nothing is removed. Prints "shm 1", then "removed:NAME", "would:NAME",
 /// "inuse:NAME" or "failed:NAME" per match, then "shmerr:TEXT" (find's
 /// error lines, which say why a removal failed) when find printed any, then
-/// "end" (ParseShmOutput). With a scan in the same round trip: round_trips.h.
+/// (with "audit"'s run id and a file removed) "audit N RC" for the lines
+/// "action=shm_remove file=PATH", then "end" (ParseShmOutput). With a scan
+/// in the same round trip: round_trips.h.
 std::string ShmCleanScript(const std::vector<std::string>& patterns, bool dry_run,
-                           const HostPaths& paths = HostPaths());
+                           const HostPaths& paths = HostPaths(),
+                           const AuditRequest& audit = AuditRequest());
 
 // ---------------------------------------------------------------- reset
 
@@ -160,9 +177,11 @@ std::string ShmCleanScript(const std::vector<std::string>& patterns, bool dry_ru
 /// "systemctl is-active", each one call bounded by "unit_timeout" (10 s for
 /// is-active). Prints "stop RC:TEXT" (with units), "reset N RC:TEXT" per GPU,
 /// "start RC:TEXT" and "active RC:STATES" (one state a line, in the units'
-/// order; with units), then "end".
+/// order; with units), then (with "audit"'s run id) "audit N RC" for the
+/// lines "action=stop_unit|gpu_reset|start_unit ...", then "end".
 std::string GpuResetScript(const std::vector<int>& gpus, std::chrono::milliseconds per_gpu,
                            const std::vector<std::string>& units = {},
-                           std::chrono::milliseconds unit_timeout = std::chrono::seconds(30));
+                           std::chrono::milliseconds unit_timeout = std::chrono::seconds(30),
+                           const AuditRequest& audit = AuditRequest());
 
 }  // namespace fleetreap

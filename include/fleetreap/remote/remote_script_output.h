@@ -48,6 +48,7 @@ struct ProcessText {
 
 struct ScanOutput {
   int shell_pid = 0;
+  uint64_t clock = 0;          // the scan shell's start time (ticks): the scan's start; 0 unknown
   std::vector<int> ancestors;  // parent first, PID 1 excluded
   std::vector<std::string> active_units;
   int units_exit = -1;         // -1: not asked
@@ -99,18 +100,22 @@ struct UnitStop {
   int exit_code = -1;
 };
 /// Parses StopUnitsScript(units, ...)'s stdout; "units" names the indexes.
+/// "audit" (may be null) gets the stops' audit outcome.
 [[nodiscard]] Status ParseStopUnitsOutput(const std::string& out,
                                           const std::vector<std::string>& units,
-                                          std::vector<UnitStop>* stops);
+                                          std::vector<UnitStop>* stops,
+                                          AuditOutcome* audit = nullptr);
 
 // ---------------------------------------------------------------- signals
 
 // The signal script's reply is a model value, SignalReply (model/host_reply.h).
 /// Parses StopUnitsScript(units, ..., end=false) + SignalScript run in one
-/// round trip.
+/// round trip; "audit" (may be null) gets the stops' audit outcome, the
+/// signal's is in "signal".
 [[nodiscard]] Status ParseStopAndSignalOutput(const std::string& out,
                                               const std::vector<std::string>& units,
-                                              std::vector<UnitStop>* stops, SignalReply* signal);
+                                              std::vector<UnitStop>* stops, SignalReply* signal,
+                                              AuditOutcome* audit = nullptr);
 
 /// Parses SignalScript's stdout.
 [[nodiscard]] Status ParseSignalOutput(const std::string& out, SignalReply* result);
@@ -121,7 +126,8 @@ struct ShmOutput {
   std::vector<std::string> removed;  // or would be, in a dry run
   std::vector<std::string> in_use;
   std::vector<std::string> failed;
-  std::string failed_why;  // the system's reason ("Permission denied"), "" if none failed
+  std::string failed_why;   // the system's reason ("Permission denied"), "" if none failed
+  AuditOutcome audit = {};  // the lines of the files removed
 };
 /// Parses ShmCleanScript's stdout, and with "scan" the ScanScript output
 /// that follows it in the same round trip; without "scan" an "end" record
@@ -151,9 +157,12 @@ struct GpuResetReply {
   int start_exit = -1;
   std::string start_text;
   std::vector<std::string> active;  // is-active's states, in the units' order
+  AuditOutcome audit;
 };
 /// Parses GpuResetScript's stdout.
 [[nodiscard]] Status ParseGpuResetOutput(const std::string& out, GpuResetReply* reply);
-[[nodiscard]] Status ParseGpuResetOutput(const std::string& out, std::vector<GpuReset>* resets);
+/// The same, the resets alone; "audit" (may be null) gets the audit outcome.
+[[nodiscard]] Status ParseGpuResetOutput(const std::string& out, std::vector<GpuReset>* resets,
+                                         AuditOutcome* audit = nullptr);
 
 }  // namespace fleetreap

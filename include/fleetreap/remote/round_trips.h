@@ -24,6 +24,8 @@ struct SignalRequest {
   std::chrono::milliseconds wait{0};
   std::chrono::milliseconds poll{100};
   std::vector<int> parents;  // the targets' parents, watched
+  AuditRequest audit = {};   // the run and each target's fields, for the audit lines
+  uint64_t scan_start = 0;   // ScanOutput::clock of the scan that found the targets; 0 none
 };
 
 /// SignalScript for "wave".
@@ -31,6 +33,7 @@ std::string SignalScriptFor(const SignalRequest& wave, const HostPaths& paths = 
 
 /// StopUnitsScript's stops, then the first signal wave (it targets the
 /// holders the inspect found either way); read by ParseStopAndSignalOutput.
+/// The stops' audit lines are the wave's run's (wave.audit).
 std::string StopUnitsThenSignalScript(const std::vector<std::string>& units,
                                       std::chrono::milliseconds unit_timeout,
                                       const SignalRequest& wave,
@@ -46,12 +49,14 @@ std::string ShmListingThenInspectScript(const std::vector<std::string>& patterns
 /// quick scan ("verify", its holder part off whatever it says); read by
 /// ParseShmOutput with a scan.
 std::string ShmThenQuickScanScript(const std::vector<std::string>& patterns, bool dry_run,
-                                   const ScanRequest& verify, const HostPaths& paths = HostPaths());
+                                   const ScanRequest& verify, const HostPaths& paths = HostPaths(),
+                                   const AuditRequest& audit = AuditRequest());
 
 /// The first re-scan after a wave, the /dev/shm clean and the verify's scan;
 /// read by ParseRescanShmVerifyOutput.
 std::string RescanShmVerifyScript(const ScanRequest& rescan,
                                   const std::vector<std::string>& patterns,
-                                  const ScanRequest& verify, const HostPaths& paths = HostPaths());
+                                  const ScanRequest& verify, const HostPaths& paths = HostPaths(),
+                                  const AuditRequest& audit = AuditRequest());
 
 }  // namespace fleetreap

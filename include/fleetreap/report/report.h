@@ -76,6 +76,9 @@ struct HostReport {
   /// warnings too, in DecideReadiness's order. Empty when all is well.
   bool readiness_checked = false;
   std::vector<ReadinessFinding> readiness;
+  /// What the reader should know that changes no verdict, e.g. "audit:
+  /// 2 lines not written (logger exit 1)" (the host's log lacks them).
+  std::vector<std::string> notes;
   int attempts = 1;  // connection attempts
   std::chrono::milliseconds duration{0};
 };
@@ -90,6 +93,9 @@ struct MissingReport {
 
 struct RunReport {
   std::string tool_version;
+  /// Names this run in every report and in each host's audit lines
+  /// ("20261202T061902Z-4f1c2a"); "" in a report written before run ids.
+  std::string run_id;
   std::chrono::system_clock::time_point start_time;
   std::chrono::milliseconds duration{0};
   std::string playbook;  // playbook name

@@ -37,6 +37,7 @@ struct FleetSettings {
   bool dry_run = false;
   std::vector<std::string> extra_protect;  // --protect
   Scope scope;                             // --gpus, --cgroup, Slurm
+  AuditRequest audit;                      // HostJob::audit of every host
 };
 
 /// Makes the (not yet connected) transport for one host. Called on a worker

@@ -16,6 +16,7 @@
 #include "fleetreap/base/clock.h"
 #include "fleetreap/escalation/playbook.h"
 #include "fleetreap/inventory/host.h"
+#include "fleetreap/remote/audit.h"
 #include "fleetreap/report/report.h"
 #include "fleetreap/transport/transport.h"
 
@@ -31,6 +32,9 @@ struct HostJob {
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   std::vector<std::string> extra_protect;  // --protect
   Scope scope;                             // what the run may act on
+  /// The run's audit fields (run id, controller, operator): each step that
+  /// changes the host writes its audit lines; none with an empty run id.
+  AuditRequest audit;
   /// nullptr: RealClock(). Must outlive the call.
   Clock* clock = nullptr;
   /// Called (on the calling thread) as each step starts, with what it does

@@ -41,12 +41,15 @@ class HostSteps {
                                    std::vector<GpuReading>* gpus) = 0;
   /// SignalScript: one signal wave.
   virtual Status Signal(const SignalRequest& wave, SignalReply* reply) = 0;
-  /// StopUnitsScript: one stop per unit of "units", in order.
-  virtual Status StopUnits(const std::vector<std::string>& units, std::vector<UnitStop>* stops) = 0;
+  /// StopUnitsScript: one stop per unit of "units", in order. "audit" gets
+  /// whether the stops' audit lines were written (the step's replies carry
+  /// theirs: SignalReply, ShmOutput, GpuResetReply).
+  virtual Status StopUnits(const std::vector<std::string>& units, std::vector<UnitStop>* stops,
+                           AuditOutcome* audit) = 0;
   /// The stops, then the first signal wave, in one round trip.
   virtual Status StopUnitsThenSignal(const std::vector<std::string>& units,
                                      const SignalRequest& wave, std::vector<UnitStop>* stops,
-                                     SignalReply* reply) = 0;
+                                     SignalReply* reply, AuditOutcome* audit) = 0;
   /// ShmCleanScript: the /dev/shm clean, or with "dry_run" its listing.
   virtual Status CleanShm(bool dry_run, ShmOutput* shm) = 0;
   /// The clean (or listing), then the verify's quick scan.

@@ -135,6 +135,7 @@ TEST(RemoteScriptTest, ScanReportsSessionAndNvidiaSmiFailure) {
   ScanOutput scan;
   ASSERT_TRUE(ParseScanOutput(out, &scan).ok()) << out;
   EXPECT_GT(scan.shell_pid, 1);
+  EXPECT_GT(scan.clock, 0u);  // the scan shell's start time
   EXPECT_FALSE(scan.ancestors.empty());
   EXPECT_EQ(scan.nvidia_smi_exit, 9);
   EXPECT_EQ(scan.nvidia_smi_out,
@@ -437,6 +438,59 @@ TEST_F(SignalLiveTest, ZombieLeaderWithLiveThreadsAndMappingOnlyHoldersAreSignal
 // A holder that exits between the check and the kill (kill(1) says "no such
 // process") is gone, not refused: the host is not failed for it. kill is
 // played by a function that ends the process first and then fails.
+// The scan's clock is its shell's start time: a target born at or after it
+// may be a reused PID paired with an older nvidia-smi answer, and is gone.
+TEST_F(SignalLiveTest, TargetsBornAfterTheScanBeganAreNeverSignalled) {
+  ScriptRunner runner;
+  runner.Write(runner.dir() + "/dev/nvidia0", "", 0644);
+  pid_t holder = Start(runner.dir() + "/dev/nvidia0");
+  usleep(200 * 1000);
+  HostPaths paths;
+  paths.dev_dir = runner.dir() + "/dev";
+  const uint64_t born = StartTime(holder);
+  std::vector<Target> targets = {{holder, born, true}};
+  for (uint64_t scan_start : {born - 1, born}) {
+    std::string out = runner.Run(SignalScript("KILL", targets, milliseconds(300), milliseconds(50),
+                                              paths, {}, AuditRequest(), scan_start));
+    SignalReply result;
+    ASSERT_TRUE(ParseSignalOutput(out, &result).ok()) << out;
+    EXPECT_EQ(result.gone, std::vector<int>{holder}) << scan_start;
+    EXPECT_TRUE(result.sent.empty());
+  }
+  EXPECT_EQ(kill(holder, 0), 0);  // never signalled
+  std::string out = runner.Run(SignalScript("KILL", targets, milliseconds(1000), milliseconds(50),
+                                            paths, {}, AuditRequest(), born + 1));
+  SignalReply result;
+  ASSERT_TRUE(ParseSignalOutput(out, &result).ok()) << out;
+  EXPECT_EQ(result.sent, std::vector<int>{holder});
+}
+
+// A holder that closed its device file after the scan and opened it again
+// (on another fd) before the kill still holds it at the kill: signalled.
+TEST_F(SignalLiveTest, HolderThatReopensItsDeviceIsStillSignalled) {
+  ScriptRunner runner;
+  runner.Write(runner.dir() + "/dev/nvidia0", "", 0644);
+  const std::string dev = runner.dir() + "/dev/nvidia0";
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl("/bin/sh", "sh", "-c",
+          "exec 3<\"$0\"; sleep 0.3; exec 3<&-; sleep 0.3; exec 7<\"$0\" sleep 30", dev.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(4);
+  }
+  children_.push_back(pid);
+  usleep(100 * 1000);
+  const uint64_t born = StartTime(pid);
+  usleep(900 * 1000);  // closed, then opened again on fd 7 by the exec'd sleep
+  HostPaths paths;
+  paths.dev_dir = runner.dir() + "/dev";
+  std::string out = runner.Run(SignalScript("KILL", {{pid, born, true}}, milliseconds(1000),
+                                            milliseconds(50), paths, {}, AuditRequest(), born + 1));
+  SignalReply result;
+  ASSERT_TRUE(ParseSignalOutput(out, &result).ok()) << out;
+  EXPECT_EQ(result.sent, std::vector<int>{pid}) << out;
+}
+
 TEST_F(SignalLiveTest, HolderThatExitsBeforeItsSignalIsGone) {
   ScriptRunner runner;
   runner.Write(runner.dir() + "/dev/nvidia0", "", 0644);

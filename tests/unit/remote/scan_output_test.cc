@@ -33,6 +33,24 @@ TEST(ScanOutputTest, QuickScan) {
   EXPECT_FALSE(scan.holders);
 }
 
+// The scan's clock (its shell's start time) follows the session; a scan
+// without it (an older host script) reads as 0, unknown.
+TEST(ScanOutputTest, ClockAfterTheSession) {
+  ScanOutput scan;
+  const std::string rest =
+      Nul("units -") + Nul("gpu 0:") + Nul("apps -") + Nul("table -") + Nul("end");
+  ASSERT_TRUE(
+      ParseScanOutput(Nul("scan 1") + Nul("session 12") + Nul("clock 99812") + rest, &scan).ok());
+  EXPECT_EQ(scan.clock, 99812u);
+  ASSERT_TRUE(ParseScanOutput(Nul("scan 1") + Nul("session 12") + rest, &scan).ok());
+  EXPECT_EQ(scan.clock, 0u);
+  EXPECT_EQ(
+      ParseScanOutput(Nul("scan 1") + Nul("session 12") + Nul("clock x") + rest, &scan).ToString(),
+      "parse: scan output record 3: bad \"clock x\"");
+  EXPECT_FALSE(
+      ParseScanOutput(Nul("scan 1") + Nul("session 12") + Nul("clock 1 2") + rest, &scan).ok());
+}
+
 TEST(ScanOutputTest, HolderScan) {
   ScanOutput scan;
   const std::string& scan_head = ScanHead();

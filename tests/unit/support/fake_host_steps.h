@@ -90,14 +90,16 @@ class FakeSteps : public HostSteps {
     return Status::Ok();
   }
 
-  Status StopUnits(const std::vector<std::string>& units, std::vector<UnitStop>* stops) override {
+  Status StopUnits(const std::vector<std::string>& units, std::vector<UnitStop>* stops,
+                   AuditOutcome* /*audit*/) override {
     if (!RoundTrip("stop")) return Refused();
     *stops = Stop(units);
     return Status::Ok();
   }
 
   Status StopUnitsThenSignal(const std::vector<std::string>& units, const SignalRequest& wave,
-                             std::vector<UnitStop>* stops, SignalReply* reply) override {
+                             std::vector<UnitStop>* stops, SignalReply* reply,
+                             AuditOutcome* /*audit*/) override {
     if (!RoundTrip(wave.signal == "KILL" ? "stop+kill" : "stop+term")) return Refused();
     *stops = Stop(units);
     *reply = SignalWave(wave);

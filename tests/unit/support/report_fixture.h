@@ -103,6 +103,7 @@ inline HostReport CleanedHost(const std::string& name, int octet) {
 inline RunReport MixedFleet() {
   RunReport run;
   run.tool_version = "0.1.0";
+  run.run_id = "20261130T030405Z-4f1c2a";
   run.start_time = std::chrono::system_clock::time_point(
       std::chrono::milliseconds(1796007845123));  // 2026-11-30T03:04:05.123Z
   run.duration = std::chrono::milliseconds(14321);
@@ -125,6 +126,7 @@ inline RunReport MixedFleet() {
   dirty.term_sent = 8;
   dirty.kill_sent = 1;
   dirty.rounds = 3;
+  dirty.notes = {"audit: 9 lines not written to the host's log (no logger)"};
   run.hosts.push_back(dirty);
 
   HostReport unreachable = BaseHost("gpu14", 14);
