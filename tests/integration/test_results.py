@@ -123,7 +123,10 @@ class ResultsTest(FleetCase):
         self.assertRegex(proc.stderr, r"fleetreap: info: gpu01: started: connect to ")
         self.assertRegex(proc.stderr, r"fleetreap: info: gpu01: inspect: .*9 holders \(8 to act on, "
                                       r"1 left alone\); GPUs 8 busy \([0-9.]+ s\)")
-        self.assertRegex(proc.stderr, r"fleetreap: info: gpu01: finished: would clean: ")
+        self.assertRegex(proc.stderr, r"fleetreap: info: gpu01: finished: would clean: .*"
+                                      r"\([0-9.]+ s: connect [0-9.]+ s, inspect [0-9.]+ s")
+        self.assertRegex(proc.stdout, r"where the time went \(median / slowest host, per step\):\n"
+                                      r"    connect +[0-9.]+ s / [0-9.]+ s gpu01 \(1 host\)\n")
         self.assertNotIn("reply:", proc.stderr)
         proc = self.fleetreap("--limit", "gpu01", "-vv")
         self.assertRegex(proc.stderr, r"fleetreap: debug: gpu01: run \(timeout \d+ ms\): ")
