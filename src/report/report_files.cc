@@ -49,7 +49,7 @@ bool WriteAll(int fd, const std::string& content) {
 
 // Hands "render"'s pieces to "fd" in writes of about kWriteChunk bytes.
 // False (errno set) once a write failed; later pieces are dropped.
-constexpr size_t kWriteChunk = 64 * 1024;
+constexpr size_t kWriteChunk = size_t{64} * 1024;
 
 bool WriteBuffered(int fd, const ReportRenderer& render) {
   std::string buffer;
