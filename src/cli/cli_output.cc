@@ -28,8 +28,9 @@ void AddReportFlags(po::options_description_easy_init add, Options* o) {
      ("html", po::value(&o->html)->value_name("FILE"),
       "write one self-contained HTML page: verdict, GPU grid, timelines, hosts")
      ("journal", po::value(&o->journal)->value_name("FILE"),
-      "record each host as it ends, fsync'd, for fleetreap merge if the run dies "
-      "(default: FILE.journal beside --json FILE, removed once FILE is written; 'none': off)")
+      "record each host as it ends, JSON lines, fsync'd, for fleetreap merge if the run dies "
+      "('-': stream them on stdout; default: FILE.journal beside --json FILE, removed once FILE "
+      "is written; 'none': off)")
      ("no-redact", po::bool_switch(&o->no_redact),
       "keep secrets (--api-key, HF_TOKEN=, ...) in reported command lines")
      ("color", po::value(&o->color)->value_name("WHEN"),
@@ -43,10 +44,10 @@ std::string CheckReportFlags(const Options& o) {
   }
   const int to_stdout = (o.json == "-") + (o.junit == "-") + (o.summary_md == "-") +
                         (o.failed_hosts == "-") + (o.drain_reasons == "-") + (o.metrics == "-") +
-                        (o.html == "-");
+                        (o.html == "-") + (o.journal == "-");
   if (to_stdout > 1) {
     return "only one of --json, --junit, --summary-md, --failed-hosts, --drain-reasons, --metrics, "
-           "--html can be '-'";
+           "--html, --journal can be '-'";
   }
   return "";
 }

@@ -6,6 +6,7 @@
 
 #include "fleetreap/base/time_format.h"
 #include "fleetreap/report/host_outcome.h"
+#include "fleetreap/report/step_times.h"
 
 namespace fleetreap {
 
@@ -84,8 +85,10 @@ void HostLogObserver::HostRetrying(const Host& host, int attempt, const std::str
 void HostLogObserver::HostFinished(const HostReport& report) {
   const HostOutcome outcome = OutcomeOf(report, dry_run_);
   const std::string reason = HostReason(report, dry_run_);
-  spdlog::info("{}: finished: {}: {} ({}){}", report.name, OutcomeKindLabel(outcome.kind),
-               outcome.detail, FormatSeconds(report.duration), reason.empty() ? "" : ": " + reason);
+  const std::string steps = DescribeTimings(report);
+  spdlog::info("{}: finished: {}: {} ({}{}){}", report.name, OutcomeKindLabel(outcome.kind),
+               outcome.detail, FormatSeconds(report.duration), steps.empty() ? "" : ": " + steps,
+               reason.empty() ? "" : ": " + reason);
 }
 
 }  // namespace fleetreap

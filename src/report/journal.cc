@@ -38,7 +38,29 @@ Status LineError(const std::string& source, size_t line, const std::string& prob
 }  // namespace
 
 Journal::Journal(std::string path, int fd, bool dry_run)
-    : path_(std::move(path)), fd_(fd), dry_run_(dry_run) {}
+    : path_(std::move(path)), fd_(fd), dry_run_(dry_run) {
+  struct stat st {};
+  sync_ = fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+namespace {
+
+// "-": a descriptor of its own for stdout. A path: created 0600, truncated,
+// never through a symlink. -1 with errno set on failure.
+int OpenJournalFile(const std::string& path) {
+  if (path == "-") return fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) return -1;
+  if (fchmod(fd, 0600) != 0) {
+    const int error = errno;
+    close(fd);
+    errno = error;
+    return -1;
+  }
+  return fd;
+}
+
+}  // namespace
 
 Journal::~Journal() {
   if (fd_ >= 0) close(fd_);
@@ -46,13 +68,8 @@ Journal::~Journal() {
 
 Status Journal::Open(const std::string& path, const RunReport& run,
                      const std::vector<std::string>& selected, std::unique_ptr<Journal>* out) {
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0) return WriteError(path, errno);
-  if (fchmod(fd, 0600) != 0) {
-    const int error = errno;
-    close(fd);
-    return WriteError(path, error);
-  }
+  int fd = OpenJournalFile(path);
+  if (fd < 0) return WriteError(path == "-" ? "stdout" : path, errno);
   RunReport header = run;
   header.hosts.clear();
   header.not_started.clear();
@@ -77,7 +94,7 @@ Status Journal::Append(const std::string& line) {
     if (n <= 0) return WriteError(path_, n < 0 ? errno : EIO);
     done += static_cast<size_t>(n);
   }
-  if (fsync(fd_) != 0) return WriteError(path_, errno);
+  if (sync_ && fsync(fd_) != 0) return WriteError(path_, errno);
   return Status::Ok();
 }
 

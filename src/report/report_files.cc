@@ -47,15 +47,40 @@ bool WriteAll(int fd, const std::string& content) {
   return true;
 }
 
+// Hands "render"'s pieces to "fd" in writes of about kWriteChunk bytes.
+// False (errno set) once a write failed; later pieces are dropped.
+constexpr size_t kWriteChunk = size_t{64} * 1024;
+
+bool WriteBuffered(int fd, const ReportRenderer& render) {
+  std::string buffer;
+  bool ok = true;
+  render([&](const std::string& piece) {
+    buffer += piece;
+    if (ok && buffer.size() >= kWriteChunk) {
+      ok = WriteAll(fd, buffer);
+      buffer.clear();
+    }
+  });
+  return ok && WriteAll(fd, buffer);
+}
+
 }  // namespace
 
 Status WriteReportFile(const std::string& path, const std::string& content,
                        std::FILE* stdout_stream) {
+  return WriteReportPieces(
+      path, [&content](const ReportPieceSink& emit) { emit(content); }, stdout_stream);
+}
+
+Status WriteReportPieces(const std::string& path, const ReportRenderer& render,
+                         std::FILE* stdout_stream) {
   if (path == "-") {
-    if (std::fwrite(content.data(), 1, content.size(), stdout_stream) != content.size() ||
-        std::fflush(stdout_stream) != 0) {
-      return WriteError("stdout", errno);
-    }
+    bool written = true;
+    render([&](const std::string& piece) {
+      written =
+          written && std::fwrite(piece.data(), 1, piece.size(), stdout_stream) == piece.size();
+    });
+    if (!written || std::fflush(stdout_stream) != 0) return WriteError("stdout", errno);
     return Status::Ok();
   }
   // mkstemp creates the name exclusively (O_CREAT | O_EXCL): whatever another
@@ -66,7 +91,7 @@ Status WriteReportFile(const std::string& path, const std::string& content,
   std::string temp = dir + "." + base + ".XXXXXX";
   int fd = mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0) return WriteError(path, errno);
-  bool written = fchmod(fd, 0600) == 0 && WriteAll(fd, content) && fsync(fd) == 0;
+  bool written = fchmod(fd, 0600) == 0 && WriteBuffered(fd, render) && fsync(fd) == 0;
   int error = errno;
   if (close(fd) != 0 && written) {
     written = false;
@@ -122,31 +147,37 @@ Status CheckOutputPaths(const ReportFiles& files) {
 }
 
 Status WriteReports(const RunReport& report, const ReportFiles& files, std::FILE* stdout_stream) {
+  // JSON and JUnit go out host by host (no whole document held); the others
+  // are rendered whole.
+  auto whole = [&report](std::string (*render)(const RunReport&)) -> ReportRenderer {
+    return [&report, render](const ReportPieceSink& emit) { emit(render(report)); };
+  };
   struct Output {
     const std::string& path;
-    std::function<std::string(const RunReport&)> render;
+    ReportRenderer render;
   };
   const Output outputs[] = {
-      {files.json, RenderJson},
-      {files.junit, RenderJunit},
-      {files.summary_md, RenderMarkdown},
-      {files.failed_hosts, RenderFailedHosts},
-      {files.drain_reasons, RenderDrainReasons},
-      {files.metrics, RenderMetrics},
-      {files.html, RenderHtml},
+      {files.json, [&report](const ReportPieceSink& emit) { RenderJsonPieces(report, emit); }},
+      {files.junit, [&report](const ReportPieceSink& emit) { RenderJunitPieces(report, emit); }},
+      {files.summary_md, whole(RenderMarkdown)},
+      {files.failed_hosts, whole(RenderFailedHosts)},
+      {files.drain_reasons, whole(RenderDrainReasons)},
+      {files.metrics, whole(RenderMetrics)},
+      {files.html, whole(RenderHtml)},
   };
   Status first;
   for (const Output& output : outputs) {
     if (output.path.empty()) continue;
-    Status status = WriteReportFile(output.path, output.render(report), stdout_stream);
+    Status status = WriteReportPieces(output.path, output.render, stdout_stream);
     if (!status.ok() && first.ok()) first = status;
   }
   return first;
 }
 
 std::FILE* HumanStream(const ReportFiles& files) {
-  for (const std::string* path : {&files.json, &files.junit, &files.summary_md, &files.failed_hosts,
-                                  &files.drain_reasons, &files.metrics, &files.html}) {
+  for (const std::string* path :
+       {&files.json, &files.junit, &files.summary_md, &files.failed_hosts, &files.drain_reasons,
+        &files.metrics, &files.html, &files.journal}) {
     if (*path == "-") return stderr;
   }
   return stdout;

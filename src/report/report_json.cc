@@ -185,11 +185,7 @@ Json DocumentJson(const RunReport& report) {
   doc["scope"] = ScopeJson(report.scope);
   doc["exit_code"] = ExitCodeFor(report);
   doc["summary"] = SummaryJson(report);
-  Json hosts = Json::array();
-  for (const HostReport& host : report.hosts) {
-    hosts.push_back(HostJson(host, report.dry_run));
-  }
-  doc["hosts"] = std::move(hosts);
+  doc["hosts"] = Json::array();
   doc["not_started"] = report.not_started;
   Json missing = Json::array();
   for (const MissingReport& host : report.no_report) {
@@ -199,19 +195,60 @@ Json DocumentJson(const RunReport& report) {
   return doc;
 }
 
+// Invalid UTF-8 from a remote command line is replaced (U+FFFD), never thrown on.
+std::string Dump(const Json& value, int indent) {
+  return value.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
+// "text" with "prefix" before each of its lines. A dumped string value
+// holds no raw '\n', so the lines are the document's own.
+std::string Indented(const std::string& text, const std::string& prefix) {
+  std::string out = prefix;
+  out.reserve(text.size() + text.size() / 8);
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out += prefix;
+  }
+  return out;
+}
+
 }  // namespace
 
-// Invalid UTF-8 from a remote command line is replaced (U+FFFD), never thrown on.
+void RenderJsonPieces(const RunReport& report, const JsonPieceSink& emit) {
+  // The document around an empty "hosts", split where the hosts go: the
+  // top-level key is the only one at two spaces' indent after a newline.
+  const std::string frame = Dump(DocumentJson(report), 2) + "\n";
+  const std::string key = "\n  \"hosts\": ";
+  const size_t at = frame.find(key) + key.size();
+  emit(frame.substr(0, at));
+  if (report.hosts.empty()) {
+    emit(frame.substr(at));
+    return;
+  }
+  emit("[\n");
+  for (size_t i = 0; i < report.hosts.size(); ++i) {
+    const std::string host = Indented(Dump(HostJson(report.hosts[i], report.dry_run), 2), "    ");
+    emit(i + 1 < report.hosts.size() ? host + ",\n" : host + "\n  ]");
+  }
+  emit(frame.substr(at + 2));  // after the empty array's "[]"
+}
+
 std::string RenderJson(const RunReport& report) {
-  return DocumentJson(report).dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+  std::string out;
+  RenderJsonPieces(report, [&out](const std::string& piece) { out += piece; });
+  return out;
 }
 
 std::string RenderJsonLine(const RunReport& report) {
-  return DocumentJson(report).dump(-1, ' ', false, Json::error_handler_t::replace);
+  Json doc = DocumentJson(report);
+  Json hosts = Json::array();
+  for (const HostReport& host : report.hosts) hosts.push_back(HostJson(host, report.dry_run));
+  doc["hosts"] = std::move(hosts);
+  return Dump(doc, -1);
 }
 
 std::string RenderHostJsonLine(const HostReport& host, bool dry_run) {
-  return HostJson(host, dry_run).dump(-1, ' ', false, Json::error_handler_t::replace);
+  return Dump(HostJson(host, dry_run), -1);
 }
 
 }  // namespace fleetreap

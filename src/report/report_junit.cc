@@ -84,67 +84,91 @@ std::string XmlEscape(const std::string& text) {
   return out;
 }
 
-std::string RenderJunit(const RunReport& report) {
-  std::string suite =
-      "fleetreap." + (report.playbook.empty() ? std::string("default") : report.playbook);
-  const std::vector<HostWithoutResult> without = HostsWithoutResult(report);
-  int tests = static_cast<int>(report.hosts.size() + without.size());
-  int failures = static_cast<int>(without.size());
+namespace {
+
+std::string SuiteName(const RunReport& report) {
+  return "fleetreap." + (report.playbook.empty() ? std::string("default") : report.playbook);
+}
+
+// Everything before the first <testcase>: the counts need every host.
+std::string Header(const RunReport& report, size_t without_result) {
+  int tests = static_cast<int>(report.hosts.size() + without_result);
+  int failures = static_cast<int>(without_result);
   for (const HostReport& host : report.hosts) {
     if (IsFailure(host, report.dry_run)) ++failures;
   }
   std::string counts = Attr("tests", std::to_string(tests)) +
                        Attr("failures", std::to_string(failures)) + Attr("errors", "0") +
                        Attr("time", FormatSecondsMillis(report.duration));
-
+  auto property = [](const char* name, const std::string& value) {
+    return "      <property" + Attr("name", name) + Attr("value", value) + "/>\n";
+  };
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += "<testsuites" + Attr("name", "fleetreap") + counts + ">\n";
-  out += "  <testsuite" + Attr("name", suite) + counts + Attr("skipped", "0") +
+  out += "  <testsuite" + Attr("name", SuiteName(report)) + counts + Attr("skipped", "0") +
          Attr("timestamp", FormatUtcTimestamp(report.start_time)) + ">\n";
   out += "    <properties>\n";
-  out += "      <property" + Attr("name", "tool_version") + Attr("value", report.tool_version) +
-         "/>\n";
-  if (!report.run_id.empty()) {
-    out += "      <property" + Attr("name", "run_id") + Attr("value", report.run_id) + "/>\n";
-  }
-  out += "      <property" + Attr("name", "dry_run") +
-         Attr("value", report.dry_run ? "true" : "false") + "/>\n";
-  out += "      <property" + Attr("name", "interrupted") +
-         Attr("value", report.interrupted ? "true" : "false") + "/>\n";
-  if (!report.stopped.empty()) {
-    out += "      <property" + Attr("name", "stopped") + Attr("value", report.stopped) + "/>\n";
-  }
-  out += "      <property" + Attr("name", "exit_code") +
-         Attr("value", std::to_string(ExitCodeFor(report))) + "/>\n";
+  out += property("tool_version", report.tool_version);
+  if (!report.run_id.empty()) out += property("run_id", report.run_id);
+  out += property("dry_run", report.dry_run ? "true" : "false");
+  out += property("interrupted", report.interrupted ? "true" : "false");
+  if (!report.stopped.empty()) out += property("stopped", report.stopped);
+  out += property("exit_code", std::to_string(ExitCodeFor(report)));
   out += "    </properties>\n";
+  return out;
+}
 
+std::string HostCase(const HostReport& host, const std::string& suite, bool dry_run) {
+  HostOutcome outcome = OutcomeOf(host, dry_run);
+  std::string line = std::string(OutcomeKindLabel(outcome.kind)) + ": " + outcome.detail;
+  std::string out = "    <testcase" + Attr("classname", suite) + Attr("name", host.name) +
+                    Attr("time", FormatSecondsMillis(host.duration)) + ">\n";
+  if (IsFailure(host, dry_run)) {
+    std::string type = host.error_kind != ErrorKind::kNone ? ErrorKindName(host.error_kind)
+                                                           : HostStatusName(host.status);
+    out += "      <failure" + Attr("type", type) + Attr("message", line) + ">" +
+           XmlEscape(FailureDetails(host)) + "</failure>\n";
+  }
+  out += "      <system-out>" + XmlEscape(line) + "</system-out>\n";
+  out += "    </testcase>\n";
+  return out;
+}
+
+std::string MissingCase(const HostWithoutResult& host, const std::string& suite,
+                        const std::string& stopped) {
+  std::string out = "    <testcase" + Attr("classname", suite) + Attr("name", host.name) +
+                    Attr("time", "0.000") + ">\n";
+  out += "      <failure" + Attr("type", host.started_never ? "not_started" : "no_report") +
+         Attr("message", !host.started_never ? "no report: " + host.why
+                         : stopped.empty()   ? "not started: the run was interrupted"
+                                             : "not started: " + host.why) +
+         "/>\n";
+  out += "    </testcase>\n";
+  return out;
+}
+
+}  // namespace
+
+// XML must be well-formed UTF-8 whatever bytes a process name held: each
+// piece is made so on its own (a piece ends on our own markup, never inside
+// a host's text).
+void RenderJunitPieces(const RunReport& report, const JunitPieceSink& emit) {
+  const std::string suite = SuiteName(report);
+  const std::vector<HostWithoutResult> without = HostsWithoutResult(report);
+  emit(ReplaceInvalidUtf8(Header(report, without.size())));
   for (const HostReport& host : report.hosts) {
-    HostOutcome outcome = OutcomeOf(host, report.dry_run);
-    std::string line = std::string(OutcomeKindLabel(outcome.kind)) + ": " + outcome.detail;
-    out += "    <testcase" + Attr("classname", suite) + Attr("name", host.name) +
-           Attr("time", FormatSecondsMillis(host.duration)) + ">\n";
-    if (IsFailure(host, report.dry_run)) {
-      std::string type = host.error_kind != ErrorKind::kNone ? ErrorKindName(host.error_kind)
-                                                             : HostStatusName(host.status);
-      out += "      <failure" + Attr("type", type) + Attr("message", line) + ">" +
-             XmlEscape(FailureDetails(host)) + "</failure>\n";
-    }
-    out += "      <system-out>" + XmlEscape(line) + "</system-out>\n";
-    out += "    </testcase>\n";
+    emit(ReplaceInvalidUtf8(HostCase(host, suite, report.dry_run)));
   }
   for (const HostWithoutResult& host : without) {
-    out += "    <testcase" + Attr("classname", suite) + Attr("name", host.name) +
-           Attr("time", "0.000") + ">\n";
-    out += "      <failure" + Attr("type", host.started_never ? "not_started" : "no_report") +
-           Attr("message", !host.started_never      ? "no report: " + host.why
-                           : report.stopped.empty() ? "not started: the run was interrupted"
-                                                    : "not started: " + host.why) +
-           "/>\n";
-    out += "    </testcase>\n";
+    emit(ReplaceInvalidUtf8(MissingCase(host, suite, report.stopped)));
   }
-  out += "  </testsuite>\n</testsuites>\n";
-  // XML must be well-formed UTF-8 whatever bytes a process name held.
-  return ReplaceInvalidUtf8(out);
+  emit("  </testsuite>\n</testsuites>\n");
+}
+
+std::string RenderJunit(const RunReport& report) {
+  std::string out;
+  RenderJunitPieces(report, [&out](const std::string& piece) { out += piece; });
+  return out;
 }
 
 }  // namespace fleetreap

@@ -9,6 +9,7 @@
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/remote/nvidia_smi.h"
 #include "fleetreap/report/host_outcome.h"
+#include "fleetreap/report/step_times.h"
 
 namespace fleetreap {
 
@@ -180,6 +181,31 @@ std::vector<std::string> WrapHostSet(const std::string& folded, size_t width) {
   return lines;
 }
 
+// The indented lines under a row: its hosts' GPU attention lines and
+// /dev/shm entries kept, then their reasons.
+std::string RowDetails(const OutcomeGroup& row,
+                       const std::map<std::string, const HostReport*>& by_name, bool dry_run) {
+  std::vector<const HostReport*> hosts;
+  for (const std::string& name : row.names) {
+    auto it = by_name.find(name);
+    if (it != by_name.end()) hosts.push_back(it->second);
+  }
+  std::string out;
+  for (const HostReport* host : hosts) {
+    std::vector<std::string> lines = GpuAttentionLines(*host);
+    // Each /dev/shm entry left in place, and why (names escaped).
+    for (const std::string& kept : host->shm_kept) {
+      lines.push_back("/dev/shm kept " + OneLineDetail(kept));
+    }
+    for (const std::string& note : host->notes) lines.push_back("note: " + OneLineDetail(note));
+    for (const std::string& line : lines) {
+      out += "    " + (row.names.size() > 1 ? host->name + ": " : std::string()) + line + "\n";
+    }
+  }
+  for (const std::string& line : ReasonLines(hosts, dry_run)) out += "    " + line + "\n";
+  return out;
+}
+
 }  // namespace
 
 std::string RenderTable(const RunReport& report, const TableStyle& style) {
@@ -210,25 +236,9 @@ std::string RenderTable(const RunReport& report, const TableStyle& style) {
     if (!listed && (rows[i].kind != OutcomeKind::kClean || style.verbose)) {
       for (const std::string& line : WrapHostSet(folded[i], width)) out += line + "\n";
     }
-    std::vector<const HostReport*> hosts;
-    for (const std::string& name : rows[i].names) {
-      auto it = by_name.find(name);
-      if (it != by_name.end()) hosts.push_back(it->second);
-    }
-    for (const HostReport* host : hosts) {
-      std::vector<std::string> lines = GpuAttentionLines(*host);
-      // Each /dev/shm entry left in place, and why (names escaped).
-      for (const std::string& kept : host->shm_kept) {
-        lines.push_back("/dev/shm kept " + OneLineDetail(kept));
-      }
-      for (const std::string& note : host->notes) lines.push_back("note: " + OneLineDetail(note));
-      for (const std::string& line : lines) {
-        out +=
-            "    " + (rows[i].names.size() > 1 ? host->name + ": " : std::string()) + line + "\n";
-      }
-    }
-    for (const std::string& line : ReasonLines(hosts, report.dry_run)) out += "    " + line + "\n";
+    out += RowDetails(rows[i], by_name, report.dry_run);
   }
+  if (style.verbose) out += RenderStepTimes(report);
   return out + RenderVerdict(report, style) + "\n";
 }
 

@@ -123,59 +123,75 @@ Status ConnectWithRetries(Run& run, size_t index, Transport& transport, TimePoin
   }
 }
 
-HostReport RunHost(Run& run, size_t index) {
+// The job CleanHost runs on a connected host; its steps go to the queue.
+HostJob JobFor(Run& run, size_t index, TimePoint host_deadline) {
   const FleetSettings& settings = *run.settings;
   const FleetPlan& plan = (*run.plans)[index];
-  const Host& host = plan.host;
-  const TimePoint start = run.clock->Now();
-  TimePoint host_deadline = run.deadline;
-  if (settings.host_timeout.count() > 0) {
-    host_deadline = std::min(host_deadline, start + settings.host_timeout);
-  }
-  run.events->Push({Event::Kind::kStarted, index, 0, ""});
+  HostJob job;
+  job.host = &plan.host;
+  job.playbook = plan.playbook.get();
+  job.dry_run = settings.dry_run;
+  job.become = plan.host.become;
+  job.command_timeout = settings.command_timeout;
+  job.deadline = host_deadline;
+  job.extra_protect = settings.extra_protect;
+  job.scope = settings.scope;
+  job.audit = settings.audit;
+  job.clock = run.clock;
+  job.on_step = [&run, index](const std::string& step) {
+    run.events->Push({Event::Kind::kStep, index, 0, step});
+  };
+  return job;
+}
 
+// A host whose connection failed: unreachable (or failed, for a kind that
+// is not the network's), saying which deadline ended it if one did.
+void ReportNotConnected(const Run& run, const Status& connected, TimePoint host_deadline,
+                        HostReport* report) {
+  report->status = IsUnreachable(connected.kind()) ? HostStatus::kUnreachable : HostStatus::kFailed;
+  report->error_kind = connected.kind();
+  report->error_message = connected.message();
+  if (run.clock->Now() < host_deadline) return;
+  const bool by_host_timeout =
+      run.settings->host_timeout.count() > 0 && host_deadline < run.deadline;
+  report->error_message +=
+      by_host_timeout ? " (ended by --host-timeout)" : " (ended by --deadline)";
+}
+
+// Connects, cleans and closes; the report's identity and times are the caller's.
+HostReport ConnectAndClean(Run& run, size_t index, TimePoint start, TimePoint host_deadline,
+                           int* attempts, milliseconds* connect_time) {
   HostReport report;
-  int attempts = 0;
-  milliseconds connect_time{0};
-  std::unique_ptr<Transport> transport = (*run.make_transport)(host);
+  std::unique_ptr<Transport> transport = (*run.make_transport)((*run.plans)[index].host);
   if (transport == nullptr) {
     report.status = HostStatus::kFailed;
     report.error_kind = ErrorKind::kInternal;
-    report.error_message = "no transport for " + host.name;
-  } else {
-    Status connected = ConnectWithRetries(run, index, *transport, host_deadline, &attempts);
-    connect_time = Between(start, run.clock->Now());
-    if (connected.ok()) {
-      HostJob job;
-      job.host = &host;
-      job.playbook = plan.playbook.get();
-      job.dry_run = settings.dry_run;
-      job.become = host.become;
-      job.command_timeout = settings.command_timeout;
-      job.deadline = host_deadline;
-      job.extra_protect = settings.extra_protect;
-      job.scope = settings.scope;
-      job.audit = settings.audit;
-      job.clock = run.clock;
-      job.on_step = [&run, index](const std::string& step) {
-        run.events->Push({Event::Kind::kStep, index, 0, step});
-      };
-      report = (*run.clean)(*transport, job);
-      report.host_key_fingerprint = transport->HostKeyFingerprint();
-    } else {
-      report.status =
-          IsUnreachable(connected.kind()) ? HostStatus::kUnreachable : HostStatus::kFailed;
-      report.error_kind = connected.kind();
-      report.error_message = connected.message();
-      report.host_key_fingerprint = transport->HostKeyFingerprint();
-      if (run.clock->Now() >= host_deadline) {
-        report.error_message += settings.host_timeout.count() > 0 && host_deadline < run.deadline
-                                    ? " (ended by --host-timeout)"
-                                    : " (ended by --deadline)";
-      }
-    }
-    transport->Close();
+    report.error_message = "no transport for " + (*run.plans)[index].host.name;
+    return report;
   }
+  Status connected = ConnectWithRetries(run, index, *transport, host_deadline, attempts);
+  *connect_time = Between(start, run.clock->Now());
+  if (connected.ok()) {
+    report = (*run.clean)(*transport, JobFor(run, index, host_deadline));
+  } else {
+    ReportNotConnected(run, connected, host_deadline, &report);
+  }
+  report.host_key_fingerprint = transport->HostKeyFingerprint();
+  transport->Close();
+  return report;
+}
+
+HostReport RunHost(Run& run, size_t index) {
+  const Host& host = (*run.plans)[index].host;
+  const TimePoint start = run.clock->Now();
+  TimePoint host_deadline = run.deadline;
+  if (run.settings->host_timeout.count() > 0) {
+    host_deadline = std::min(host_deadline, start + run.settings->host_timeout);
+  }
+  run.events->Push({Event::Kind::kStarted, index, 0, ""});
+  int attempts = 0;
+  milliseconds connect_time{0};
+  HostReport report = ConnectAndClean(run, index, start, host_deadline, &attempts, &connect_time);
   report.name = host.name;
   report.address = host.address;
   report.port = host.port;

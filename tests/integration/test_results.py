@@ -14,6 +14,7 @@ import re
 import signal
 import stat
 import subprocess
+import threading
 import unittest
 
 import scenarios
@@ -122,7 +123,10 @@ class ResultsTest(FleetCase):
         self.assertRegex(proc.stderr, r"fleetreap: info: gpu01: started: connect to ")
         self.assertRegex(proc.stderr, r"fleetreap: info: gpu01: inspect: .*9 holders \(8 to act on, "
                                       r"1 left alone\); GPUs 8 busy \([0-9.]+ s\)")
-        self.assertRegex(proc.stderr, r"fleetreap: info: gpu01: finished: would clean: ")
+        self.assertRegex(proc.stderr, r"fleetreap: info: gpu01: finished: would clean: .*"
+                                      r"\([0-9.]+ s: connect [0-9.]+ s, inspect [0-9.]+ s")
+        self.assertRegex(proc.stdout, r"where the time went \(median / slowest host, per step\):\n"
+                                      r"    connect +[0-9.]+ s / [0-9.]+ s gpu01 \(1 host\)\n")
         self.assertNotIn("reply:", proc.stderr)
         proc = self.fleetreap("--limit", "gpu01", "-vv")
         self.assertRegex(proc.stderr, r"fleetreap: debug: gpu01: run \(timeout \d+ ms\): ")
@@ -189,6 +193,48 @@ class NothingIsLostTest(unittest.TestCase):
                              [{"name": "gpu02", "why": "in flight when the journal ended"}])
             self.assertTrue(doc["interrupted"])
             self.assertRegex(merged.stderr, r"gpu02\s+no report\s+in flight when the journal ended\n")
+
+    def test_journal_dash_streams_each_host_on_stdout_as_it_ends(self):
+        specs = [HostSpec("gpu01", scenario="clean"),
+                 HostSpec("gpu02", scenario="ignore_term"),   # 10 s TERM grace in flight
+                 HostSpec("gpu03", scenario="clean")]
+        with scratch_fleet("results-stream-", specs) as (tmp, fleet):
+            report = os.path.join(tmp, "r.xml")
+            errors = open(os.path.join(tmp, "stderr"), "w+")
+            self.addCleanup(errors.close)
+            proc = subprocess.Popen(
+                fleetreap_argv(fleet, "--playbook", playbook_path("default.yaml"), "--forks", "2",
+                               "--journal", "-", "--junit", report, "--color", "never"),
+                stdout=subprocess.PIPE, stderr=errors, text=True)
+            lines = []
+            reader = threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")))
+            reader.start()
+
+            def finished():
+                return [json.loads(line)["host"]["name"] for line in list(lines)
+                        if '"event":"finished"' in line]
+            try:
+                self.assertTrue(wait_until(lambda: "gpu01" in finished() and "gpu03" in finished(),
+                                           timeout=60), lines)
+                # Read while the run goes on: gpu02 is still in its TERM grace.
+                self.assertIsNone(proc.poll())
+                self.assertNotIn("gpu02", finished())
+                self.assertFalse(os.path.exists(report))
+                proc.wait(timeout=120)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()   # the process this test started, by PID
+                reader.join(timeout=30)
+            errors.seek(0)
+            stderr = errors.read()
+            self.assertEqual(proc.returncode, 0, stderr)
+            events = [json.loads(line) for line in lines]
+            self.assertEqual(events[0]["selected"], ["gpu01", "gpu02", "gpu03"])
+            self.assertEqual(events[-1]["event"], "ended")
+            self.assertEqual(sorted(finished()), ["gpu01", "gpu02", "gpu03"])
+            self.assertRegex(stderr, r"READY: 3/3 hosts clean")   # the table moved to stderr
+            with open(report) as f:
+                self.assertEqual(f.read().count("<testcase "), 3)
 
 
 if __name__ == "__main__":

@@ -54,7 +54,10 @@ class JournalObserver : public FleetObserver {
 };
 
 /// -v: logs (spdlog info) each host's start, its connect retries with the
-/// reason, and its end with the outcome and the reason (HostReason).
+/// reason, and its end with the outcome, the time of each step
+/// (DescribeTimings) and the reason (HostReason):
+///   gpu01: finished: cleaned: 8 killed (TERM) (10.6 s: connect 0.1 s, inspect 0.3 s, term 10.0 s,
+///   rescan+clean_shm+verify 0.2 s): REASON
 class HostLogObserver : public FleetObserver {
  public:
   explicit HostLogObserver(bool dry_run) : dry_run_(dry_run) {}

@@ -2,8 +2,10 @@
 // beside --json as JSON.journal). JSON lines, one per event, each written
 // and fsync'd before the run goes on, so a controller killed with SIGKILL
 // leaves every finished host's full record and the names of the hosts in
-// flight. `fleetreap merge` reads a journal back (ReadJournal) into the
-// normal reports. The file is created mode 0600, truncated if it existed.
+// flight. "-" writes the same lines to stdout as hosts end: the run's JSON
+// lines stream, for a pipe (a line is written whole, fsync'd only in a file). `fleetreap merge`
+// reads a journal back (ReadJournal) into the normal reports. The file is created mode 0600,
+// truncated if it existed.
 //
 //   {"fleetreap_journal":1,"run":{...the JSON report, no hosts...},"selected":["gpu01",...]}
 //   {"event":"started","host":"gpu01","t_ms":3}
@@ -30,8 +32,8 @@ inline constexpr char kInFlightWhenJournalEnded[] = "in flight when the journal 
 class Journal {
  public:
   /// Creates (or truncates) "path" with mode 0600, never following a
-  /// symlink there, and writes the first line: "run" (its tool, start time,
-  /// playbook, dry run, host key policy and scope; hosts are ignored) and the
+  /// symlink there ("-": writes to stdout instead), and writes the first line: "run" (its tool,
+  /// start time, playbook, dry run, host key policy and scope; hosts are ignored) and the
   /// "selected" host names in inventory order. kInternal "cannot write
   /// PATH: REASON" on failure.
   static Status Open(const std::string& path, const RunReport& run,
@@ -57,6 +59,7 @@ class Journal {
 
   std::string path_;
   int fd_;
+  bool sync_ = false;  // fsync each line: a regular file, not a pipe or a terminal
   bool dry_run_;
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdio>
+#include <functional>
 #include <string>
 
 #include "fleetreap/base/status.h"
@@ -53,7 +54,19 @@ Status CheckOutputPaths(const ReportFiles& files);
 Status WriteReportFile(const std::string& path, const std::string& content,
                        std::FILE* stdout_stream = stdout);
 
-/// Renders and writes every report that "files" names.
+/// Takes one piece of a report being written; a ReportRenderer calls it with
+/// each piece in order.
+using ReportPieceSink = std::function<void(const std::string& piece)>;
+using ReportRenderer = std::function<void(const ReportPieceSink& emit)>;
+
+/// WriteReportFile for a report rendered in pieces (RenderJsonPieces): each
+/// piece is written as it comes (in writes of about 64 KiB), so the whole
+/// text is never held. The same temporary file, rename and errors.
+Status WriteReportPieces(const std::string& path, const ReportRenderer& render,
+                         std::FILE* stdout_stream = stdout);
+
+/// Renders and writes every report that "files" names; the JSON and JUnit
+/// documents are written host by host (WriteReportPieces).
 /// Keeps going after a failure, so one bad path does not cost the other
 /// reports, and returns the first error. At most one of them may be "-" (cli.cc checks).
 Status WriteReports(const RunReport& report, const ReportFiles& files,

@@ -4,6 +4,7 @@
 // thread-compatible.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "fleetreap/report/report.h"
@@ -18,6 +19,16 @@ inline constexpr int kReportSchemaVersion = 2;
 /// Keys keep a fixed order, so equal reports give byte-equal documents.
 /// Unknown memory readings are null, absent errors are null.
 std::string RenderJson(const RunReport& report);
+
+/// Takes one piece of a rendered document at a time.
+using JsonPieceSink = std::function<void(const std::string& piece)>;
+
+/// RenderJson's text handed to "emit" in order, in pieces: the document
+/// before "hosts", then each host's object as it is rendered, then the
+/// rest. The whole document is never built or held, so a writer can put a
+/// 10,000-host report on disk one host at a time. The pieces joined are
+/// RenderJson(report), byte for byte.
+void RenderJsonPieces(const RunReport& report, const JsonPieceSink& emit);
 
 /// The same document on one line, without the '\n' (the journal's run line).
 std::string RenderJsonLine(const RunReport& report);

@@ -6,6 +6,7 @@
 // functions; thread-compatible.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "fleetreap/report/report.h"
@@ -19,6 +20,14 @@ namespace fleetreap {
 /// message="<one line>"> with the details as text; every case has
 /// <system-out> with its outcome line.
 std::string RenderJunit(const RunReport& report);
+
+/// Takes one piece of a rendered document at a time.
+using JunitPieceSink = std::function<void(const std::string& piece)>;
+
+/// RenderJunit's text handed to "emit" in order, one <testcase> a piece
+/// (the header, with the counts, first), so the whole document is never
+/// held. The pieces joined are RenderJunit(report), byte for byte.
+void RenderJunitPieces(const RunReport& report, const JunitPieceSink& emit);
 
 /// "a &lt; b": text safe inside XML attributes and elements. Characters XML 1.0
 /// forbids (control characters other than tab, CR, LF) become '?'.

@@ -1,5 +1,7 @@
 // FleetRunner: the bounded parallel fan-out. It takes every selected host
-// with its playbook, runs at most "forks" hosts at once on worker threads,
+// with its playbook, runs at most "forks" hosts at once on worker threads
+// (a pool of min(forks, hosts) threads, each blocking on one host at a time:
+// one thread per host in flight; docs/scale.md has the design without),
 // and on each one connects (retrying transient failures with backoff before
 // anything was done there), runs the escalation, and closes. A slow or dead
 // host occupies one slot, never the run; a host that fails never stops the

@@ -40,7 +40,7 @@ TEST(CliMergeTest, DrainReasonsOnRunAndMerge) {
   EXPECT_EQ(
       Parse({"--local", "--drain-reasons", "-", "--json", "-"}).error,
       "only one of --json, --junit, --summary-md, --failed-hosts, --drain-reasons, --metrics, "
-      "--html can be '-'");
+      "--html, --journal can be '-'");
 }
 
 TEST(CliMergeTest, Help) {
@@ -63,7 +63,7 @@ TEST(CliMergeTest, UsageErrors) {
        "merge: --color: expected auto, always or never, got \"pink\""},
       {{"merge", "a.json", "--json", "-", "--junit", "-"},
        "merge: only one of --json, --junit, --summary-md, --failed-hosts, --drain-reasons, "
-       "--metrics, --html can be '-'"},
+       "--metrics, --html, --journal can be '-'"},
   };
   for (const Case& c : cases) {
     CliResult r = Parse(c.args);

@@ -65,7 +65,10 @@ TEST(CliTest, UsageErrorsAreOneLine) {
        "--host-key-policy: expected strict, accept-new or off, got \"yolo\""},
       {{"--hosts", "x", "--json", "-", "--junit", "-"},
        "only one of --json, --junit, --summary-md, --failed-hosts, --drain-reasons, --metrics, "
-       "--html can be '-'"},
+       "--html, --journal can be '-'"},
+      {{"--hosts", "x", "--json", "-", "--journal", "-"},
+       "only one of --json, --junit, --summary-md, --failed-hosts, --drain-reasons, --metrics, "
+       "--html, --journal can be '-'"},
       {{}, "no hosts: give --hosts FILE, --nodes NODESET (or --local for this machine)"},
       {{"--local", "--hosts", "x"}, "--local and --hosts or --nodes cannot be used together"},
   };

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fleetreap/report/report_json.h"
@@ -87,6 +88,52 @@ TEST_F(JournalTest, AKilledControllerLeavesFinishedHostsAndThoseInFlight) {
   EXPECT_EQ(read.no_report[1].why, kInFlightWhenJournalEnded);
   EXPECT_EQ(read.not_started.size(), fleet_.hosts.size() - 5);
   EXPECT_EQ(ExitCodeFor(read) & 2, 2);
+}
+
+// Opens a "-" journal while stdout is "fd", then puts stdout back.
+Status OpenWithStdoutOn(int fd, const RunReport& run, const std::vector<std::string>& selected,
+                        std::unique_ptr<Journal>* out) {
+  std::fflush(stdout);
+  const int saved = dup(STDOUT_FILENO);
+  if (saved < 0) return Status::Error(ErrorKind::kInternal, "dup failed");
+  Status opened = dup2(fd, STDOUT_FILENO) == STDOUT_FILENO
+                      ? Journal::Open("-", run, selected, out)
+                      : Status::Error(ErrorKind::kInternal, "dup2 failed");
+  dup2(saved, STDOUT_FILENO);
+  close(saved);
+  return opened;
+}
+
+// "-" streams the lines on stdout as they are written; a pipe there is
+// never fsync'd (that would fail), and the stream reads back as the report.
+TEST_F(JournalTest, DashStreamsTheLinesOnStdout) {
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  std::string text;
+  std::thread reader([&text, fd = pipe_fds[0]] {
+    char buffer[4096];
+    for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;) text.append(buffer, n);
+  });
+  std::unique_ptr<Journal> journal;
+  Status opened = OpenWithStdoutOn(pipe_fds[1], fleet_, selected_, &journal);
+  close(pipe_fds[1]);
+  EXPECT_TRUE(opened.ok()) << opened.message();
+  if (opened.ok()) {
+    for (const HostReport& host : fleet_.hosts) {
+      EXPECT_TRUE(journal->Started(host.name).ok());
+      EXPECT_TRUE(journal->Finished(host).ok());
+    }
+    EXPECT_TRUE(journal->Ended(false).ok());
+  }
+  journal.reset();  // closes its descriptor: the pipe's last writer
+  reader.join();
+  close(pipe_fds[0]);
+  RunReport read;
+  ASSERT_TRUE(ReadJournal(text, "stdout", &read).ok());
+  ASSERT_EQ(read.hosts.size(), fleet_.hosts.size());
+  EXPECT_EQ(read.hosts.back().name, fleet_.hosts.back().name);
+  struct stat st {};
+  EXPECT_NE(stat("-", &st), 0);  // no file named "-"
 }
 
 TEST_F(JournalTest, TheWavesStopReasonReadsBack) {

@@ -48,6 +48,22 @@ TEST_F(ReportFilesTest, WritesEveryRequestedReport) {
   EXPECT_EQ(ReadFile(files.failed_hosts), "gpu13\ngpu14\ngpu15\ngpu16\n");
 }
 
+// A report rendered in pieces lands whole, past the writes' chunk size.
+TEST_F(ReportFilesTest, PiecesAreWrittenInOrder) {
+  const std::string path = dir_ + "/r.json";
+  std::string expected;
+  ASSERT_TRUE(WriteReportPieces(path, [&expected](const ReportPieceSink& emit) {
+                for (int i = 0; i < 5000; ++i) {
+                  const std::string piece =
+                      "host" + std::to_string(i) + std::string(40, '.') + "\n";
+                  expected += piece;
+                  emit(piece);
+                }
+              }).ok());
+  EXPECT_GT(expected.size(), 128u * 1024);
+  EXPECT_EQ(ReadFile(path), expected);
+}
+
 TEST_F(ReportFilesTest, DashMeansTheStdoutStream) {
   std::FILE* out = std::tmpfile();
   ASSERT_NE(out, nullptr);

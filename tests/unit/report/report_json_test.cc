@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "fleetreap/base/time_format.h"
 #include "support/report_fixture.h"
@@ -18,6 +20,27 @@ TEST(ReportJsonTest, MixedFleetGolden) {
 
 TEST(ReportJsonTest, DryRunGolden) {
   ExpectGolden("report_dry_run.json", RenderJson(testing_fixture::DryRunFleet()));
+}
+
+// The document goes out one host at a time, and the pieces joined are the
+// document nlohmann would print whole.
+TEST(ReportJsonTest, PiecesAreOneHostEachAndJoinToTheWholeDocument) {
+  for (const RunReport& run :
+       {testing_fixture::MixedFleet(), testing_fixture::DryRunFleet(), RunReport()}) {
+    std::vector<std::string> pieces;
+    RenderJsonPieces(run, [&pieces](const std::string& piece) { pieces.push_back(piece); });
+    ASSERT_EQ(pieces.size(), run.hosts.empty() ? 2u : run.hosts.size() + 3);
+    std::string joined;
+    for (const std::string& piece : pieces) joined += piece;
+    EXPECT_EQ(joined, nlohmann::ordered_json::parse(joined).dump(2) + "\n");
+    EXPECT_EQ(joined, RenderJson(run));
+    for (size_t i = 0; i < run.hosts.size(); ++i) {
+      const std::string& piece = pieces[i + 2];
+      EXPECT_NE(piece.find("\"name\": \"" + run.hosts[i].name + "\""), std::string::npos);
+      EXPECT_EQ(piece.find("\"name\": \"" + run.hosts[(i + 1) % run.hosts.size()].name + "\","),
+                std::string::npos);
+    }
+  }
 }
 
 TEST(ReportJsonTest, SummaryAndHostFields) {

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "support/report_fixture.h"
 
 namespace fleetreap {
@@ -18,6 +21,20 @@ int Count(const std::string& text, const std::string& needle) {
 }
 
 TEST(ReportJunitTest, MixedFleetGolden) {
+  ExpectGolden("report.xml", RenderJunit(testing_fixture::MixedFleet()));
+}
+
+TEST(ReportJunitTest, PiecesAreOneTestCaseEach) {
+  RunReport run = testing_fixture::MixedFleet();
+  run.not_started = {"gpu17"};
+  std::vector<std::string> pieces;
+  RenderJunitPieces(run, [&pieces](const std::string& piece) { pieces.push_back(piece); });
+  ASSERT_EQ(pieces.size(), run.hosts.size() + 3);  // header, 16 hosts, gpu17, footer
+  EXPECT_EQ(Count(pieces.front(), "<testcase "), 0);
+  for (size_t i = 1; i + 1 < pieces.size(); ++i) EXPECT_EQ(Count(pieces[i], "<testcase "), 1);
+  std::string joined;
+  for (const std::string& piece : pieces) joined += piece;
+  EXPECT_EQ(joined, RenderJunit(run));
   ExpectGolden("report.xml", RenderJunit(testing_fixture::MixedFleet()));
 }
 

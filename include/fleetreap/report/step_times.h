@@ -1,0 +1,34 @@
+// StepTimes: where a run's time went, step by step (the report's per-host
+// "timings": connect, inspect, term with its wait, rescan with its settle,
+// verify, ...), for -v: one host's steps on its "finished" line, and the
+// run's median and slowest host per step under the table. Pure functions;
+// thread-compatible.
+#pragma once
+
+#include <string>
+
+#include "fleetreap/report/report.h"
+
+namespace fleetreap {
+
+/// What the host's duration holds besides its timed steps: the settle
+/// period before a re-scan (the re-scan is timed after it), a connect
+/// retry's backoff, the controller's own time.
+inline constexpr char kBetweenSteps[] = "between steps";
+
+/// One host's steps in the order they ran, each with its time, then the
+/// time between them when there is some: "connect 0.1 s, inspect 0.3 s,
+/// term 10.0 s, rescan+clean_shm+verify 0.4 s, between steps 1.0 s".
+/// "" when the host has no timings.
+std::string DescribeTimings(const HostReport& host);
+
+/// One line per step that some host ran, in the order steps first appear
+/// (kBetweenSteps last), each '\n'-terminated and indented, under a heading:
+///   where the time went (median / slowest host, per step):
+///       connect                   0.1 s / 0.5 s gpu07 (12 hosts)
+///       term                      2.5 s / 10.0 s gpu13 (3 hosts)
+/// The median of an even count is the lower middle value. "" when no host
+/// has timings.
+std::string RenderStepTimes(const RunReport& report);
+
+}  // namespace fleetreap
