@@ -68,15 +68,19 @@ void FoldHolders(const HostSnapshot& snapshot, const FoldContext& context,
   AddTableApps(snapshot.table_apps, gpus, apps);
   ChargeComputeApps(*apps, snapshot.app_processes, gpus, &scanned);
   for (Holder& h : scanned) {
+    // The unit's name is believed when the holder lies in its own cgroup.
     auto unit = snapshot.units.find(h.owner.unit);
-    if (unit != snapshot.units.end() && unit->second.restart != "no") {
+    if (unit != snapshot.units.end() && unit->second.restart != "no" &&
+        (unit->second.control_group.empty() ||
+         CgroupIsUnder(h.owner.cgroup, unit->second.control_group))) {
       h.owner.unit_restart = unit->second.restart;
     }
   }
   MergeHolderScan(scanned, state->protect, state->scope, context.waves, &view->holders);
   if (!context.inspected) {
-    view->active_units = UnitsSafeToStop(snapshot.active_units, snapshot.units,
-                                         snapshot.self_cgroup, view->holders, &fold->units_skipped);
+    view->active_units =
+        UnitsSafeToStop(snapshot.active_units, snapshot.units, snapshot.self_cgroup, view->holders,
+                        state->scope, &fold->units_skipped);
   }
   view->newcomers = FindNewcomers(snapshot.children, view->holders);
   if (!snapshot.parents.empty()) view->parents = snapshot.parents;
@@ -135,6 +139,7 @@ ScanFold FoldSnapshot(const HostSnapshot& snapshot, const FoldContext& context, 
     if (!suspects.empty()) MarkGhostsWithoutApps(suspects, apps, &gpus);
   }
   view->gpus = gpus;
+  view->scoped = !state->scope.empty();
   bool ghost = std::any_of(gpus.begin(), gpus.end(),
                            [](const GpuReading& g) { return g.state == GpuState::kGhost; });
   fold.table_rescan = holders && ghost && !context.table_scan;

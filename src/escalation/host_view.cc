@@ -58,11 +58,42 @@ void MergeHolderScan(const std::vector<Holder>& scanned, const ProtectList& prot
   }
 }
 
+namespace {
+
+bool InUnit(const Holder& holder, const UnitProperties& unit) {
+  return (unit.main_pid > 0 && holder.pid == unit.main_pid) ||
+         (!unit.control_group.empty() && CgroupIsUnder(holder.owner.cgroup, unit.control_group));
+}
+
+// Under a scope, stopping a unit kills its whole cgroup: it may go only when
+// its cgroup lies inside --cgroup, or no holder in it is out of scope and
+// one is in scope. "" when it may.
+std::string UnitOutsideScope(const UnitProperties& unit, const Scope& scope,
+                             const std::vector<TrackedHolder>& holders) {
+  if (scope.empty()) return "";
+  if (!scope.cgroup.empty() && !CgroupIsUnder(unit.control_group, scope.cgroup)) {
+    return "its cgroup " + (unit.control_group.empty() ? "(unknown)" : unit.control_group) +
+           " is not inside --cgroup " + scope.cgroup;
+  }
+  bool ours = false;
+  for (const TrackedHolder& t : holders) {
+    if (!t.present || !InUnit(t.holder, unit)) continue;
+    if (t.holder.fate == HolderFate::kOutOfScope) {
+      return "it runs out-of-scope " + t.holder.comm + " (pid " + std::to_string(t.holder.pid) +
+             "): " + t.holder.out_of_scope;
+    }
+    ours = ours || t.holder.fate != HolderFate::kProtected;
+  }
+  return ours ? "" : "no holder in it is in scope";
+}
+
+}  // namespace
+
 std::vector<std::string> UnitsSafeToStop(const std::vector<std::string>& active,
                                          const std::map<std::string, UnitProperties>& props,
                                          const std::string& self_cgroup,
                                          const std::vector<TrackedHolder>& holders,
-                                         std::vector<std::string>* skipped) {
+                                         const Scope& scope, std::vector<std::string>* skipped) {
   std::vector<std::string> safe;
   for (const std::string& unit : active) {
     std::string reason = ProtectedUnitReason(unit);
@@ -75,14 +106,14 @@ std::vector<std::string> UnitsSafeToStop(const std::vector<std::string>& active,
       for (const TrackedHolder& t : holders) {
         if (!reason.empty()) break;
         if (t.holder.fate != HolderFate::kProtected) continue;
-        bool inside =
-            (p.main_pid > 0 && t.holder.pid == p.main_pid) ||
-            (!p.control_group.empty() && CgroupIsUnder(t.holder.owner.cgroup, p.control_group));
-        if (inside) {
+        if (InUnit(t.holder, p)) {
           reason = "it runs protected " + t.holder.protected_by + " (pid " +
                    std::to_string(t.holder.pid) + ")";
         }
       }
+      if (reason.empty()) reason = UnitOutsideScope(p, scope, holders);
+    } else if (reason.empty() && !scope.empty()) {
+      reason = "its cgroup is unknown, and a scope is set";
     }
     if (reason.empty()) {
       safe.push_back(unit);

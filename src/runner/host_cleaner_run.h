@@ -44,6 +44,7 @@ class Runner {
     fold_.protect.AddAll(job.host->protect);
     fold_.protect.AddAll(job.extra_protect);
     fold_.scope = job.scope;
+    view_.scoped = !job.scope.empty();  // no /dev/shm listing at inspect either
     std::chrono::milliseconds half = job.command_timeout / 2;
     nvidia_smi_timeout_ =
         std::clamp(half, std::chrono::milliseconds(1000), std::chrono::milliseconds(30000));

@@ -40,6 +40,9 @@ struct HostView {
   /// or a job queue's next job. From the latest full scan.
   std::vector<ChildProcess> newcomers = {};
   std::vector<ChildProcess> parents = {};  // watched parents seen: pid, comm
+  /// The run has a scope (--gpus, --cgroup, --spare-pods, Slurm): /dev/shm
+  /// segments cannot be told apart by owner, so none is removed or listed.
+  bool scoped = false;
 };
 
 /// The fate of a signalled or watched holder that is no longer there:
@@ -59,12 +62,14 @@ void MergeHolderScan(const std::vector<Holder>& scanned, const ProtectList& prot
 /// "skipped" as "UNIT: reason": a unit whose name is protected
 /// (unit_properties.h), whose cgroup holds fleetreap's own session
 /// ("self_cgroup"), or which runs a protected holder (its main PID, or a
-/// holder in its cgroup).
+/// holder in its cgroup). Under a non-empty "scope" a unit is stopped only
+/// when every process it runs is in scope: its cgroup lies inside --cgroup,
+/// no holder in it is out of scope and at least one is in scope.
 std::vector<std::string> UnitsSafeToStop(const std::vector<std::string>& active,
                                          const std::map<std::string, UnitProperties>& props,
                                          const std::string& self_cgroup,
                                          const std::vector<TrackedHolder>& holders,
-                                         std::vector<std::string>* skipped);
+                                         const Scope& scope, std::vector<std::string>* skipped);
 
 /// nvidia-smi names a lost GPU by bus id only. When exactly one index below
 /// "expected" has no reading and exactly one lost reading has no index, they
