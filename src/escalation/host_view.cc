@@ -12,6 +12,21 @@ HolderFate FateAfterExit(const TrackedHolder& holder) {
   return HolderFate::kGone;
 }
 
+namespace {
+
+// A protected holder whose executable changed (it ran exec) is judged
+// again: the daemon it was may be gone from it.
+void Rejudge(const ProtectList& protect, const Scope& scope, Holder* holder) {
+  ProtectDecision decision = protect.Judge(*holder);
+  if (!decision.reason.empty()) return;
+  holder->protected_by.clear();
+  holder->named_like = decision.named_like;
+  holder->out_of_scope = OutOfScopeReason(*holder, scope);
+  holder->fate = holder->out_of_scope.empty() ? HolderFate::kObserved : HolderFate::kOutOfScope;
+}
+
+}  // namespace
+
 void MergeHolderScan(const std::vector<Holder>& scanned, const ProtectList& protect,
                      const Scope& scope, int waves, std::vector<TrackedHolder>* holders) {
   for (TrackedHolder& t : *holders) t.present = false;
@@ -27,6 +42,8 @@ void MergeHolderScan(const std::vector<Holder>& scanned, const ProtectList& prot
       it->holder.protected_by = before.protected_by;
       it->holder.named_like = before.named_like;
       it->holder.out_of_scope = before.out_of_scope;
+      if (fate == HolderFate::kProtected && h.exe != before.exe)
+        Rejudge(protect, scope, &it->holder);
       if (h.owner.unit_restart.empty()) it->holder.owner.unit_restart = before.owner.unit_restart;
       int round = before.round;
       it->holder.round = round;

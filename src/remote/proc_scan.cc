@@ -70,7 +70,11 @@ Status Describe(const ScanOutput& scan, int pid, Holder* holder, bool* found) {
     return Status::Error(ErrorKind::kParse, "proc stat of pid " + std::to_string(pid) +
                                                 " names pid " + std::to_string(holder->pid));
   }
-  holder->user = UserOf(UidOf(text->second.status), scan.passwd);
+  const std::string uid = UidOf(text->second.status);
+  holder->user = UserOf(uid, scan.passwd);
+  uint64_t uid_value = 0;
+  if (ParseUnsigned(uid, INT32_MAX, &uid_value)) holder->uid = static_cast<int>(uid_value);
+  holder->preloaded = text->second.preloaded;
   holder->exe = Neutralise(text->second.exe, '?');
   holder->exe_uid = text->second.exe_uid;
   holder->exe_mode = text->second.exe_mode;

@@ -15,6 +15,8 @@ Holder Proc(int pid, uint64_t start, const std::string& exe, std::vector<int> gp
   h.exe = exe;
   h.exe_uid = 0;
   h.exe_mode = 0755;
+  h.uid = 0;
+  h.user = "root";
   h.comm = exe.substr(exe.rfind('/') + 1).substr(0, 15);
   h.gpus = std::move(gpus);
   return h;
@@ -136,6 +138,23 @@ TEST(HostViewTest, UnitsSafeToStopUnderAScope) {
   EXPECT_EQ(skipped, std::vector<std::string>{
                          "vllm-a.service: its cgroup /system.slice/vllm-a.service is not inside "
                          "--cgroup /system.slice/vllm-b.service"});
+}
+
+// A protected daemon that execs something else is judged again.
+TEST(HostViewTest, AProtectedHolderThatExecsIsJudgedAgain) {
+  ProtectList protect = ProtectList::Default();
+  std::vector<TrackedHolder> holders;
+  Holder daemon = Proc(10, 100, "/usr/bin/nv-hostengine", {0});
+  MergeHolderScan({daemon}, protect, Scope(), 0, &holders);
+  ASSERT_EQ(holders[0].holder.fate, HolderFate::kProtected);
+  Holder same = daemon;
+  MergeHolderScan({same}, protect, Scope(), 0, &holders);
+  EXPECT_EQ(holders[0].holder.fate, HolderFate::kProtected);
+  Holder exec = Proc(10, 100, "/usr/bin/python3.11", {0});
+  MergeHolderScan({exec}, protect, Scope(), 0, &holders);
+  ASSERT_EQ(holders.size(), 1u);
+  EXPECT_EQ(holders[0].holder.fate, HolderFate::kObserved);
+  EXPECT_EQ(holders[0].holder.protected_by, "");
 }
 
 TEST(HostViewTest, MergeHolderScan) {
