@@ -141,6 +141,16 @@ std::vector<std::string> UnitsSafeToStop(const std::vector<std::string>& active,
   return safe;
 }
 
+std::string UnkillableHolders(const HostView& view) {
+  std::string out;
+  for (const TrackedHolder& t : view.holders) {
+    if (!t.present || t.holder.fate != HolderFate::kUnkillable) continue;
+    out += (out.empty() ? "" : ", ") + std::to_string(t.holder.pid) + " (" + t.holder.comm +
+           ") in state " + std::string(1, t.holder.state);
+  }
+  return out;
+}
+
 void NumberTheLostGpu(int expected, std::vector<GpuReading>* gpus) {
   GpuReading* lost = nullptr;
   int unnumbered = 0;

@@ -155,7 +155,12 @@ void Runner::Finish() {
     Fail(ErrorKind::kCommandFailed, "nvidia-smi: " + report_.nvidia_smi_error);
     return;
   }
+  const std::string unkillable = UnkillableHolders(view_);
   bool clean = HostGpusClean(report_.gpus_after) && view_.newcomers.empty();
+  if (clean && !unkillable.empty() && report_.error_message.empty()) {
+    report_.error_message = "unkillable holder left: pid " + unkillable;
+  }
+  clean = clean && unkillable.empty();
   report_.status = clean && !did_not_converge_ ? HostStatus::kClean : HostStatus::kDirty;
   report_.error_kind = ErrorKind::kNone;
   if (did_not_converge_) {

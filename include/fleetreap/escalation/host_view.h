@@ -71,6 +71,11 @@ std::vector<std::string> UnitsSafeToStop(const std::vector<std::string>& active,
                                          const std::vector<TrackedHolder>& holders,
                                          const Scope& scope, std::vector<std::string>* skipped);
 
+/// The present holders that survived SIGKILL, "PID (COMM) in state S"
+/// joined by ", ", "" when none: a host where one is left is never clean,
+/// even when it holds no GPU's file (/dev/nvidiactl, /dev/nvidia-uvm only).
+std::string UnkillableHolders(const HostView& view);
+
 /// nvidia-smi names a lost GPU by bus id only. When exactly one index below
 /// "expected" has no reading and exactly one lost reading has no index, they
 /// are the same GPU: gives the lost reading that index.

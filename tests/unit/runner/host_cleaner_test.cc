@@ -130,6 +130,23 @@ TEST(HostCleanerTest, UnkillableIsNamedNotRetried) {
   EXPECT_EQ(o.report.holders[0].state, 'D');
 }
 
+// A holder of /dev/nvidiactl alone that survives SIGKILL: every GPU reads
+// clean, and the host is still not.
+TEST(HostCleanerTest, UnkillableControlOnlyHolderLeavesTheHostDirty) {
+  FakeHost host;
+  FakeProc ctl = Worker(300, 0);
+  ctl.gpus.clear();
+  ctl.mib = 0;
+  ctl.ctl_only = true;
+  ctl.behavior = Behavior::kUnkillable;
+  host.procs.push_back(ctl);
+  Outcome o = Clean(host, DefaultPlaybook());
+  ASSERT_EQ(o.report.holders.size(), 1u);
+  EXPECT_EQ(o.report.holders[0].fate, HolderFate::kUnkillable);
+  EXPECT_EQ(o.report.status, HostStatus::kDirty);
+  EXPECT_EQ(o.report.error_message, "unkillable holder left: pid 300 (VLLM::Worker_TP) in state D");
+}
+
 TEST(HostCleanerTest, ProtectedDaemonsAreNeverTargets) {
   FakeHost host;
   FakeProc daemon;

@@ -38,8 +38,9 @@ struct FakeProc {
   Behavior behavior = Behavior::kExitsOnTerm;
   std::string unit;  // main process of this unit
   bool alive = true;
-  bool foreign = false;  // owned by another user: kill(1) is refused
-  std::string cgroup;    // its cgroup v2 path, "" for the root
+  bool foreign = false;   // owned by another user: kill(1) is refused
+  std::string cgroup;     // its cgroup v2 path, "" for the root
+  bool ctl_only = false;  // holds /dev/nvidiactl alone (gpus empty)
   uint64_t start() const { return 5000 + pid; }
 };
 
@@ -202,8 +203,10 @@ class FakeTransport : public Transport {
     out += Nul("majors 195 nvidia");
     std::ostringstream details;
     for (const FakeProc& p : host_.procs) {
-      if (!p.alive || p.gpus.empty()) continue;
+      if (!p.alive || (p.gpus.empty() && !p.ctl_only)) continue;
       int fd = 3;
+      if (p.ctl_only)
+        out += Nul("fd " + std::to_string(p.pid) + " " + std::to_string(fd++) + " 195 255");
       for (int g : p.gpus) {
         out += Nul("fd " + std::to_string(p.pid) + " " + std::to_string(fd++) + " 195 " +
                    std::to_string(g));
