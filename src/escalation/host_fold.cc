@@ -113,6 +113,7 @@ ScanFold FoldSnapshot(const HostSnapshot& snapshot, const FoldContext& context, 
       return fold;
     }
     state->device_gpus = std::max(state->device_gpus, snapshot.device_gpus);
+    state->driver_gpus = std::max(state->driver_gpus, static_cast<int>(snapshot.minors.size()));
   }
   fold.status = ReadGpuAnswer(snapshot.gpu_query, context, state, &fold);
   if (!fold.status.ok()) return fold;
@@ -126,9 +127,11 @@ ScanFold FoldSnapshot(const HostSnapshot& snapshot, const FoldContext& context, 
   }
   std::vector<Holder> current;
   for (const TrackedHolder& t : view->holders) current.push_back(t.holder);
-  // Without an inventory count, the /dev/nvidiaN files held say how many
-  // GPUs the driver knows at least: a GPU that fell off the bus keeps them.
-  int expected = context.expected_gpus > 0 ? context.expected_gpus : state->device_gpus;
+  // Without an inventory count, the driver's own GPU list and the
+  // /dev/nvidiaN files held say how many GPUs there are at least: a GPU
+  // that fell off the bus, or that nvidia-smi no longer lists, keeps both.
+  int expected = context.expected_gpus > 0 ? context.expected_gpus
+                                           : std::max(state->device_gpus, state->driver_gpus);
   NumberTheLostGpu(expected, &gpus);
   ClassifyGpus(current, expected, context.threshold_mib, &gpus, context.allowances);
   ApplyScopeToGpus(state->scope, current, &gpus);
