@@ -185,13 +185,6 @@ ProtectDecision ProtectList::Judge(const Holder& holder) const {
   // An unreadable exe proves nothing: its comm is the process's to choose.
   std::string exe = ExePath(holder);
   if (exe.empty()) return decision;
-  // A root-owned PID file of a daemon names this process, and it is that
-  // daemon: a root-owned executable of its name, whose name the kernel cut.
-  auto daemon = pid_daemons_.find(holder.pid);
-  if (daemon != pid_daemons_.end() && ExeOwnedByRoot(holder) && HostDaemonProcess(holder) &&
-      EntryMatchesExe(daemon->second, exe) && EntryMatchesComm(daemon->second, holder.comm)) {
-    return {daemon->second + " (pid file)", ""};
-  }
   for (const std::string& entry : entries_) {
     if (!EntryMatchesExe(entry, exe)) continue;
     if (ExeOwnedByRoot(holder) && (IsPathEntry(entry) || InSystemLocation(exe)) &&
@@ -199,6 +192,14 @@ ProtectDecision ProtectList::Judge(const Holder& holder) const {
       return {entry, ""};
     }
     if (decision.named_like.empty()) decision.named_like = entry;
+  }
+  // A root-owned PID file of a daemon names this process, and it is that
+  // daemon (outside the system folders): a root-owned executable of its
+  // name, whose name the kernel cut.
+  auto daemon = pid_daemons_.find(holder.pid);
+  if (daemon != pid_daemons_.end() && ExeOwnedByRoot(holder) && HostDaemonProcess(holder) &&
+      EntryMatchesExe(daemon->second, exe) && EntryMatchesComm(daemon->second, holder.comm)) {
+    return {daemon->second + " (pid file)", ""};
   }
   return decision;
 }

@@ -18,7 +18,8 @@ from simfleet import HostSpec
 @needs_cgroups
 class ProtectHostDaemonsTest(FleetCase):
     PREFIX = "hostdaemons-"
-    SPECS = [HostSpec("borrow", scenario="clean", bystanders=10)]
+    SPECS = [HostSpec("borrow", scenario="clean", bystanders=10),
+             HostSpec("pidfile", scenario="clean", bystanders=10)]
 
     @classmethod
     def setUpClass(cls):
@@ -36,6 +37,10 @@ class ProtectHostDaemonsTest(FleetCase):
                                    wrap="env LD_PRELOAD=libc.so.6 sh -c")["parent"]
         cls.leaderless = h.workload(gpus="5", visible="5", mib=30720, hold="threads",
                                     worker_comm="sshd", user="gpuops", detach=True)[5]
+        # DCGM outside the system folders, known by its PID file alone,
+        # /var/run/nvhostengine.pid (a file directly in /var/run).
+        cls.srv_engine = HostSetup(cls.fleet, cls.fleet.host("pidfile")).daemon(
+            "nv-hostengine", path="/srv/dcgm/bin/nv-hostengine")
         code, report = run_json(cls.fleet, "--limit", "borrow")
         cls.host = by_name(report)["borrow"]
         cls.truth = cls.fleet.ground_truth()["borrow"]
@@ -55,7 +60,7 @@ class ProtectHostDaemonsTest(FleetCase):
         for name, pid in (("nvidia-cuda-mps-server", self.root_mps),
                           ("nv-hostengine", self.root_engine)):
             self.assertTrue(self.truth["daemons"][name]["alive"], name)
-            self.assertEqual(self.holder(pid)["protected_by"], name)
+            self.assertIn(self.holder(pid)["protected_by"], (name, name + " (pid file)"))
 
     def test_a_users_own_mps_server_is_a_job(self):
         self.assert_signalled(self.user_mps)
@@ -67,6 +72,15 @@ class ProtectHostDaemonsTest(FleetCase):
 
     def test_an_unreadable_exe_is_not_protected_by_its_comm(self):
         self.assert_signalled(self.leaderless)
+
+    def test_a_pid_file_directly_in_var_run_is_read(self):
+        code, report = run_json(self.fleet, "--limit", "pidfile")
+        host = by_name(report)["pidfile"]
+        self.assertEqual(host["status"], "clean", host["error_message"])
+        holder = next(h for h in host["holders"] if h["pid"] == self.srv_engine)
+        self.assertEqual(holder["protected_by"], "nv-hostengine (pid file)", holder)
+        truth = self.fleet.ground_truth()["pidfile"]
+        self.assertTrue(truth["daemons"]["nv-hostengine"]["alive"])
 
 
 if __name__ == "__main__":
