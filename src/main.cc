@@ -42,8 +42,9 @@ namespace {
 std::atomic<bool> g_stop_requested{false};
 constexpr char kLogPattern[] = "fleetreap: %^%l%$: %v";
 
-// First Ctrl-C: start no new host, let those in flight finish, write the
-// reports. The handler is reset, so a second Ctrl-C ends the process.
+// First Ctrl-C: start no new host, stop those in flight at their next step
+// boundary, write the reports. The handler is reset, so a second Ctrl-C
+// ends the process.
 void OnInterrupt(int) { g_stop_requested.store(true); }
 
 void InstallInterruptHandler() {

@@ -156,10 +156,12 @@ HostReport RunHost(Run& run, size_t index) {
       job.extra_protect = settings.extra_protect;
       job.scope = settings.scope;
       job.clock = run.clock;
+      job.stop_requested = run.stop_requested;
       job.on_step = [&run, index](const std::string& step) {
         run.events->Push({Event::Kind::kStep, index, 0, step});
       };
       report = (*run.clean)(*transport, job);
+      if (report.error_kind == ErrorKind::kInterrupted) run.interrupted = true;
       report.host_key_fingerprint = transport->HostKeyFingerprint();
     } else {
       report.status =

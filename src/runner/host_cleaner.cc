@@ -84,6 +84,11 @@ HostReport Runner::Run() {
       break;
     }
     step_ = ActionKindName(action.kind);
+    if (job_.stop_requested != nullptr && job_.stop_requested->load()) {
+      Fail(ErrorKind::kInterrupted,
+           "interrupted before " + StepName(action) + ": the ladder stopped at this step boundary");
+      break;
+    }
     if (job_.on_step) job_.on_step(StepBrief(action));
     const TimePoint step_start = clock_.Now();
     Perform(action);

@@ -147,6 +147,36 @@ TEST(HostCleanerTest, UnkillableControlOnlyHolderLeavesTheHostDirty) {
   EXPECT_EQ(o.report.error_message, "unkillable holder left: pid 300 (VLLM::Worker_TP) in state D");
 }
 
+// Ctrl-C during the TERM wave: the wave finishes, nothing after it runs,
+// and the host says it was interrupted.
+TEST(HostCleanerTest, CtrlCStopsTheLadderAtTheNextStepBoundary) {
+  FakeClock clock;
+  FakeHost orphans;
+  for (int i = 0; i < 8; ++i) orphans.procs.push_back(Worker(300 + i, i, /*ppid=*/1));
+  FakeTransport transport(std::move(orphans), &clock);
+  Host h;
+  h.name = "gpu01";
+  h.expected_gpus = 8;
+  const Playbook& playbook = DefaultPlaybook();
+  std::atomic<bool> stop{false};
+  HostJob job;
+  job.host = &h;
+  job.playbook = &playbook;
+  job.clock = &clock;
+  job.stop_requested = &stop;
+  job.on_step = [&stop](const std::string& step) {
+    if (step.rfind("term", 0) == 0) stop.store(true);
+  };
+  HostReport report = CleanHost(transport, job);
+  EXPECT_EQ(transport.Log(), "scan term");
+  EXPECT_EQ(report.status, HostStatus::kFailed);
+  EXPECT_EQ(report.error_kind, ErrorKind::kInterrupted);
+  EXPECT_EQ(report.error_message,
+            "interrupted before rescan+clean_shm+verify: the ladder stopped at this step "
+            "boundary");
+  EXPECT_EQ(report.term_sent, 8);
+}
+
 TEST(HostCleanerTest, ProtectedDaemonsAreNeverTargets) {
   FakeHost host;
   FakeProc daemon;
