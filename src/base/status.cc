@@ -20,6 +20,7 @@ const char* ErrorKindName(ErrorKind kind) {
     case ErrorKind::kConnectionLost: return "connection_lost";
     case ErrorKind::kCommandFailed: return "command_failed";
     case ErrorKind::kHostTimeout: return "host_timeout";
+    case ErrorKind::kInterrupted: return "interrupted";
     case ErrorKind::kInternal: return "internal";
   }
   return "internal";

@@ -22,9 +22,10 @@ extern const char kLogPattern[];
 void SetUpLogging(const Options& options);
 
 /// Installs the handler of SIGINT and SIGTERM and returns the flag it sets.
-/// The first signal asks the run to start no new host (the hosts in flight
-/// finish and the reports are written); the handler is reset, so a second
-/// one ends the process.
+/// The first signal asks the run to start no new host and to stop the hosts
+/// in flight at their next step boundary (reported interrupted), then the
+/// reports are written; the handler is reset, so a second one ends the
+/// process.
 const std::atomic<bool>* InstallInterruptHandler();
 
 /// The flag InstallInterruptHandler's handler sets.

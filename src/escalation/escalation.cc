@@ -68,7 +68,8 @@ std::string StepName(const Action& action) {
 }
 
 Action Escalation::Next(const HostView& view) const {
-  const bool shm = playbook_.Runs(Step::kCleanShm) && !playbook_.shm_patterns.empty();
+  const bool shm =
+      playbook_.Runs(Step::kCleanShm) && !playbook_.shm_patterns.empty() && !view.scoped;
   Action action;
   if (mode_ == EscalationMode::kDryRun && history_.inspected) {
     // A dry run reads the host and changes nothing: at most the /dev/shm
@@ -162,6 +163,13 @@ Action QuickVerify() {
   return verify;
 }
 
+// The /dev/shm step is due: the playbook has one, and no scope (whose
+// tenants' segments look alike) forbids it.
+bool ShmToClean(const Playbook& playbook, const HostView& view, const History& history) {
+  return playbook.Runs(Step::kCleanShm) && !playbook.shm_patterns.empty() && !history.shm_done &&
+         !view.scoped;
+}
+
 }  // namespace
 
 Action NextAction(const Playbook& playbook, const HostView& view, const History& history) {
@@ -203,9 +211,8 @@ Action NextAction(const Playbook& playbook, const HostView& view, const History&
     // every re-scan when a signalled holder's parent may restart it.
     const bool parents_watched = !WatchedParents(view.holders).empty();
     action.quick = history.rescans_since_signal == 0 && !parents_watched;
-    if (history.rescans_since_signal == 0 && playbook.Runs(Step::kCleanShm) &&
-        playbook.Runs(Step::kVerify) && !playbook.shm_patterns.empty() && !history.shm_done &&
-        !history.verified) {
+    if (history.rescans_since_signal == 0 && ShmToClean(playbook, view, history) &&
+        playbook.Runs(Step::kVerify) && !history.verified) {
       // Removing unused segments is safe whatever the re-scan finds.
       action.fused.resize(1);
       action.fused[0].kind = ActionKind::kCleanShm;
@@ -240,7 +247,7 @@ Action NextAction(const Playbook& playbook, const HostView& view, const History&
       return action;
     }
   }
-  if (playbook.Runs(Step::kCleanShm) && !history.shm_done && !playbook.shm_patterns.empty()) {
+  if (ShmToClean(playbook, view, history)) {
     action = Action();
     action.kind = ActionKind::kCleanShm;
     if (playbook.Runs(Step::kVerify) && !history.verified) action.fused.push_back(QuickVerify());

@@ -68,15 +68,19 @@ void FoldHolders(const HostSnapshot& snapshot, const FoldContext& context,
   AddTableApps(snapshot.table_apps, gpus, apps);
   ChargeComputeApps(*apps, snapshot.app_processes, gpus, &scanned);
   for (Holder& h : scanned) {
+    // The unit's name is believed when the holder lies in its own cgroup.
     auto unit = snapshot.units.find(h.owner.unit);
-    if (unit != snapshot.units.end() && unit->second.restart != "no") {
+    if (unit != snapshot.units.end() && unit->second.restart != "no" &&
+        (unit->second.control_group.empty() ||
+         CgroupIsUnder(h.owner.cgroup, unit->second.control_group))) {
       h.owner.unit_restart = unit->second.restart;
     }
   }
   MergeHolderScan(scanned, state->protect, state->scope, context.waves, &view->holders);
   if (!context.inspected) {
-    view->active_units = UnitsSafeToStop(snapshot.active_units, snapshot.units,
-                                         snapshot.self_cgroup, view->holders, &fold->units_skipped);
+    view->active_units =
+        UnitsSafeToStop(snapshot.active_units, snapshot.units, snapshot.self_cgroup, view->holders,
+                        state->scope, &fold->units_skipped);
   }
   view->newcomers = FindNewcomers(snapshot.children, view->holders);
   if (!snapshot.parents.empty()) view->parents = snapshot.parents;
@@ -109,6 +113,7 @@ ScanFold FoldSnapshot(const HostSnapshot& snapshot, const FoldContext& context, 
       return fold;
     }
     state->device_gpus = std::max(state->device_gpus, snapshot.device_gpus);
+    state->driver_gpus = std::max(state->driver_gpus, static_cast<int>(snapshot.minors.size()));
   }
   fold.status = ReadGpuAnswer(snapshot.gpu_query, context, state, &fold);
   if (!fold.status.ok()) return fold;
@@ -122,9 +127,11 @@ ScanFold FoldSnapshot(const HostSnapshot& snapshot, const FoldContext& context, 
   }
   std::vector<Holder> current;
   for (const TrackedHolder& t : view->holders) current.push_back(t.holder);
-  // Without an inventory count, the /dev/nvidiaN files held say how many
-  // GPUs the driver knows at least: a GPU that fell off the bus keeps them.
-  int expected = context.expected_gpus > 0 ? context.expected_gpus : state->device_gpus;
+  // Without an inventory count, the driver's own GPU list and the
+  // /dev/nvidiaN files held say how many GPUs there are at least: a GPU
+  // that fell off the bus, or that nvidia-smi no longer lists, keeps both.
+  int expected = context.expected_gpus > 0 ? context.expected_gpus
+                                           : std::max(state->device_gpus, state->driver_gpus);
   NumberTheLostGpu(expected, &gpus);
   ClassifyGpus(current, expected, context.threshold_mib, &gpus, context.allowances);
   ApplyScopeToGpus(state->scope, current, &gpus);
@@ -139,6 +146,7 @@ ScanFold FoldSnapshot(const HostSnapshot& snapshot, const FoldContext& context, 
     view->readiness = DecideReadiness(snapshot.health, gpus, context.ready);
     view->readiness_checked = true;
   }
+  view->scoped = !state->scope.empty();
   bool ghost = std::any_of(gpus.begin(), gpus.end(),
                            [](const GpuReading& g) { return g.state == GpuState::kGhost; });
   fold.table_rescan = holders && ghost && !context.table_scan;

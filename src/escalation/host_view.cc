@@ -12,6 +12,21 @@ HolderFate FateAfterExit(const TrackedHolder& holder) {
   return HolderFate::kGone;
 }
 
+namespace {
+
+// A protected holder whose executable changed (it ran exec) is judged
+// again: the daemon it was may be gone from it.
+void Rejudge(const ProtectList& protect, const Scope& scope, Holder* holder) {
+  ProtectDecision decision = protect.Judge(*holder);
+  if (!decision.reason.empty()) return;
+  holder->protected_by.clear();
+  holder->named_like = decision.named_like;
+  holder->out_of_scope = OutOfScopeReason(*holder, scope);
+  holder->fate = holder->out_of_scope.empty() ? HolderFate::kObserved : HolderFate::kOutOfScope;
+}
+
+}  // namespace
+
 void MergeHolderScan(const std::vector<Holder>& scanned, const ProtectList& protect,
                      const Scope& scope, int waves, std::vector<TrackedHolder>* holders) {
   for (TrackedHolder& t : *holders) t.present = false;
@@ -27,6 +42,8 @@ void MergeHolderScan(const std::vector<Holder>& scanned, const ProtectList& prot
       it->holder.protected_by = before.protected_by;
       it->holder.named_like = before.named_like;
       it->holder.out_of_scope = before.out_of_scope;
+      if (fate == HolderFate::kProtected && h.exe != before.exe)
+        Rejudge(protect, scope, &it->holder);
       if (h.owner.unit_restart.empty()) it->holder.owner.unit_restart = before.owner.unit_restart;
       int round = before.round;
       it->holder.round = round;
@@ -58,11 +75,42 @@ void MergeHolderScan(const std::vector<Holder>& scanned, const ProtectList& prot
   }
 }
 
+namespace {
+
+bool InUnit(const Holder& holder, const UnitProperties& unit) {
+  return (unit.main_pid > 0 && holder.pid == unit.main_pid) ||
+         (!unit.control_group.empty() && CgroupIsUnder(holder.owner.cgroup, unit.control_group));
+}
+
+// Under a scope, stopping a unit kills its whole cgroup: it may go only when
+// its cgroup lies inside --cgroup, or no holder in it is out of scope and
+// one is in scope. "" when it may.
+std::string UnitOutsideScope(const UnitProperties& unit, const Scope& scope,
+                             const std::vector<TrackedHolder>& holders) {
+  if (scope.empty()) return "";
+  if (!scope.cgroup.empty() && !CgroupIsUnder(unit.control_group, scope.cgroup)) {
+    return "its cgroup " + (unit.control_group.empty() ? "(unknown)" : unit.control_group) +
+           " is not inside --cgroup " + scope.cgroup;
+  }
+  bool ours = false;
+  for (const TrackedHolder& t : holders) {
+    if (!t.present || !InUnit(t.holder, unit)) continue;
+    if (t.holder.fate == HolderFate::kOutOfScope) {
+      return "it runs out-of-scope " + t.holder.comm + " (pid " + std::to_string(t.holder.pid) +
+             "): " + t.holder.out_of_scope;
+    }
+    ours = ours || t.holder.fate != HolderFate::kProtected;
+  }
+  return ours ? "" : "no holder in it is in scope";
+}
+
+}  // namespace
+
 std::vector<std::string> UnitsSafeToStop(const std::vector<std::string>& active,
                                          const std::map<std::string, UnitProperties>& props,
                                          const std::string& self_cgroup,
                                          const std::vector<TrackedHolder>& holders,
-                                         std::vector<std::string>* skipped) {
+                                         const Scope& scope, std::vector<std::string>* skipped) {
   std::vector<std::string> safe;
   for (const std::string& unit : active) {
     std::string reason = ProtectedUnitReason(unit);
@@ -75,14 +123,14 @@ std::vector<std::string> UnitsSafeToStop(const std::vector<std::string>& active,
       for (const TrackedHolder& t : holders) {
         if (!reason.empty()) break;
         if (t.holder.fate != HolderFate::kProtected) continue;
-        bool inside =
-            (p.main_pid > 0 && t.holder.pid == p.main_pid) ||
-            (!p.control_group.empty() && CgroupIsUnder(t.holder.owner.cgroup, p.control_group));
-        if (inside) {
+        if (InUnit(t.holder, p)) {
           reason = "it runs protected " + t.holder.protected_by + " (pid " +
                    std::to_string(t.holder.pid) + ")";
         }
       }
+      if (reason.empty()) reason = UnitOutsideScope(p, scope, holders);
+    } else if (reason.empty() && !scope.empty()) {
+      reason = "its cgroup is unknown, and a scope is set";
     }
     if (reason.empty()) {
       safe.push_back(unit);
@@ -91,6 +139,16 @@ std::vector<std::string> UnitsSafeToStop(const std::vector<std::string>& active,
     }
   }
   return safe;
+}
+
+std::string UnkillableHolders(const HostView& view) {
+  std::string out;
+  for (const TrackedHolder& t : view.holders) {
+    if (!t.present || t.holder.fate != HolderFate::kUnkillable) continue;
+    out += (out.empty() ? "" : ", ") + std::to_string(t.holder.pid) + " (" + t.holder.comm +
+           ") in state " + std::string(1, t.holder.state);
+  }
+  return out;
 }
 
 void NumberTheLostGpu(int expected, std::vector<GpuReading>* gpus) {

@@ -37,6 +37,17 @@ constexpr const char* kDefaultEntries[] = {
     "compute-domain-daemon",
     // DGX system management.
     "nvsm*",
+    // Monitoring agents that hold NVML at 0 MiB: collectd's gpu_nvidia
+    // plugin, the Datadog Agent's NVML check, Zabbix agent 2's NVIDIA
+    // plugin, the Google Cloud Ops Agent's collector (its nvml receiver),
+    // the NVML Prometheus exporters.
+    "collectd",
+    "/opt/datadog-agent/bin/agent/agent",
+    "zabbix_agent2",
+    "zabbix-agent2-plugin-nvidia-gpu",
+    "otelopscol",
+    "nvidia_gpu_prometheus_exporter",
+    "nvidia_gpu_exporter",
     // Display servers, the way in, the tools fleetreap runs.
     "Xorg",
     "Xwayland",
@@ -61,14 +72,22 @@ bool Glob(const std::string& pattern, const std::string& text) {
 
 bool IsPathEntry(const std::string& entry) { return entry.find('/') != std::string::npos; }
 
-// Daemons a user may run for themselves (MPS: nvidia-cuda-mps-control -d
-// works as any user, and starts its server as that user): the genuine,
-// system-wide ones are root's; a user's own is a job.
-bool RootOnly(const std::string& entry) {
-  return entry == "nvidia-cuda-mps-control" || entry == "nvidia-cuda-mps-server";
+// The host's daemons run as root or a system account (below UID_MIN, 1000
+// on every distribution fleetreap knows); a user may start a genuine daemon
+// binary too (nvidia-cuda-mps-control -d, nv-hostengine), and then it is
+// that user's job.
+constexpr int kUidMin = 1000;
+
+bool RunBySystemAccount(const Holder& holder) {
+  if (holder.uid >= 0) return holder.uid < kUidMin;
+  return holder.user == "root";
 }
 
-bool RunByRoot(const Holder& holder) { return holder.user == "root" || holder.user == "0"; }
+// A daemon of the host: a system account runs it, and no one's code was
+// injected into it through the loader's environment.
+bool HostDaemonProcess(const Holder& holder) {
+  return RunBySystemAccount(holder) && !holder.preloaded;
+}
 
 bool EntryMatchesExe(const std::string& entry, const std::string& exe) {
   return IsPathEntry(entry) ? Glob(entry, exe) : Glob(entry, Basename(exe));
@@ -163,28 +182,24 @@ ProtectDecision ProtectList::Judge(const Holder& holder) const {
     return {"fleetreap session", ""};
   }
   if (ancestors_.count(holder.pid)) return {"fleetreap session", ""};
+  // An unreadable exe proves nothing: its comm is the process's to choose.
   std::string exe = ExePath(holder);
-  if (exe.empty()) {
-    // The exe is unreadable: err on the side of not signalling.
-    for (const std::string& entry : entries_) {
-      if (EntryMatchesComm(entry, holder.comm)) return {entry + " (by comm)", ""};
-    }
-    return decision;
-  }
-  // A root-owned PID file of a daemon names this process, and it is that
-  // daemon: a root-owned executable whose name the kernel cut from it.
-  auto daemon = pid_daemons_.find(holder.pid);
-  if (daemon != pid_daemons_.end() && ExeOwnedByRoot(holder) &&
-      EntryMatchesComm(daemon->second, holder.comm)) {
-    return {daemon->second + " (pid file)", ""};
-  }
+  if (exe.empty()) return decision;
   for (const std::string& entry : entries_) {
     if (!EntryMatchesExe(entry, exe)) continue;
     if (ExeOwnedByRoot(holder) && (IsPathEntry(entry) || InSystemLocation(exe)) &&
-        (!RootOnly(entry) || RunByRoot(holder))) {
+        HostDaemonProcess(holder)) {
       return {entry, ""};
     }
     if (decision.named_like.empty()) decision.named_like = entry;
+  }
+  // A root-owned PID file of a daemon names this process, and it is that
+  // daemon (outside the system folders): a root-owned executable of its
+  // name, whose name the kernel cut.
+  auto daemon = pid_daemons_.find(holder.pid);
+  if (daemon != pid_daemons_.end() && ExeOwnedByRoot(holder) && HostDaemonProcess(holder) &&
+      EntryMatchesExe(daemon->second, exe) && EntryMatchesComm(daemon->second, holder.comm)) {
+    return {daemon->second + " (pid file)", ""};
   }
   return decision;
 }

@@ -35,6 +35,12 @@ std::string FoldIndexes(const std::vector<int>& indexes) {
   return out;
 }
 
+// No cgroup read, or one outside this shell's cgroup namespace ("/..").
+bool OwnerUnknown(const Holder& holder) {
+  const std::string& cgroup = holder.owner.cgroup;
+  return cgroup.empty() || cgroup.rfind("/..", 0) == 0;
+}
+
 }  // namespace
 
 Status ParseGpuList(const std::string& text, const std::string& flag, std::vector<int>* gpus) {
@@ -159,7 +165,9 @@ void ApplyScopeToGpus(const Scope& scope, const std::vector<Holder>& holders,
           h.fate == HolderFate::kGone || h.fate == HolderFate::kProtected) {
         continue;
       }
-      if (h.fate == HolderFate::kOutOfScope) {
+      // A holder whose cgroup cannot be read may be the job's own: its GPU
+      // stays busy, never out of scope.
+      if (h.fate == HolderFate::kOutOfScope && !OwnerUnknown(h)) {
         foreign = true;
         names += (names.empty() ? "" : ", ") + h.comm + " (" + std::to_string(h.pid) + ")";
       } else {

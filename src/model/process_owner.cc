@@ -135,9 +135,14 @@ ProcessOwner OwnerFromCgroup(const std::string& cgroup_path) {
   owner.cgroup = cgroup_path;
   std::vector<std::string> parts = Components(cgroup_path);
   std::string parent;
+  bool kube = false;  // under the kubelet's own root
   for (const std::string& part : parts) {
     if (EndsWith(part, ".service") && part.size() > 8) owner.unit = part;
-    if (ReadContainer(part, parent, &owner) || ReadPod(part, &owner)) {
+    // systemd delegates user@UID.service to its user: the names below it
+    // are the user's to choose, none of them is believed.
+    if (StartsWith(part, "user@")) break;
+    kube = kube || StartsWith(part, "kubepods") || StartsWith(part, "kubelet");
+    if (ReadContainer(part, parent, &owner) || (kube && ReadPod(part, &owner))) {
       parent = part;
       continue;
     }

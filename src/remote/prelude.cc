@@ -115,10 +115,12 @@ mps() {
 }
 # shellcheck disable=SC2086  # $f and $e are lists of /proc paths, under set -f
 dump() {
-  set -f; f=; e=
-  for p in $1; do f="$f /proc/$p/stat /proc/$p/status /proc/$p/cmdline /proc/$p/cgroup"; e="$e /proc/$p/exe"; done
+  set -f; f=; e=; v=
+  for p in $1; do f="$f /proc/$p/stat /proc/$p/status /proc/$p/cmdline /proc/$p/cgroup"; e="$e /proc/$p/exe"; v="$v /proc/$p/environ"; done
   if [ -n "$f" ]; then
     grep -a -z -H '' $f /etc/passwd 2>/dev/null
+    # Only the names of the loader's injection variables, never a value.
+    grep -a -z -H -o -E '^LD_(PRELOAD|AUDIT)=' $v 2>/dev/null
     find $e -maxdepth 0 -printf 'exe %h:%l\0' 2>/dev/null
     find -L $e -maxdepth 0 -printf 'exs %h %U %m\0' 2>/dev/null
   fi

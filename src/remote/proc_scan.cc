@@ -70,7 +70,11 @@ Status Describe(const ScanOutput& scan, int pid, Holder* holder, bool* found) {
     return Status::Error(ErrorKind::kParse, "proc stat of pid " + std::to_string(pid) +
                                                 " names pid " + std::to_string(holder->pid));
   }
-  holder->user = UserOf(UidOf(text->second.status), scan.passwd);
+  const std::string uid = UidOf(text->second.status);
+  holder->user = UserOf(uid, scan.passwd);
+  uint64_t uid_value = 0;
+  if (ParseUnsigned(uid, INT32_MAX, &uid_value)) holder->uid = static_cast<int>(uid_value);
+  holder->preloaded = text->second.preloaded;
   holder->exe = Neutralise(text->second.exe, '?');
   holder->exe_uid = text->second.exe_uid;
   holder->exe_mode = text->second.exe_mode;
@@ -113,6 +117,8 @@ Status HoldersFromScan(const ScanOutput& scan, std::vector<Holder>* holders, Hol
   for (const DeviceFd& fd : scan.fds) {
     if (fd.major >= 0) by_number.insert({fd.pid, fd.fd});
   }
+  std::set<int> driver_minors;  // the driver's own GPU list
+  for (const auto& [bus_id, minor] : scan.minors) driver_minors.insert(minor);
   for (const DeviceFd& fd : scan.fds) {
     std::string name;
     int gpu = -1;
@@ -123,6 +129,9 @@ Status HoldersFromScan(const ScanOutput& scan, std::vector<Holder>* holders, Hol
       if (by_number.count({fd.pid, fd.fd})) continue;  // the same fd, by number
       name = Neutralise(fd.path, '?');
       gpu = GpuIndexOfDevice(fd.path);
+      // A plain file called /dev/nvidiaN (anyone can make one in a mount
+      // namespace of their own) is a GPU only when the driver has minor N.
+      if (gpu >= 0 && !driver_minors.empty() && !driver_minors.count(gpu)) continue;
     }
     held[fd.pid].insert(name);
     if (gpu >= 0) {

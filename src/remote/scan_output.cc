@@ -180,6 +180,8 @@ Status ParseDetails(RecordReader& reader, ScanOutput* scan) {
       text.argv.push_back(r->payload);
     } else if (file == "cgroup") {
       text.cgroup += r->payload;
+    } else if (file == "environ" && (r->payload == "LD_PRELOAD=" || r->payload == "LD_AUDIT=")) {
+      text.preloaded = true;
     } else {
       return reader.Error("unexpected " + QuoteForMessage(word, 40));
     }

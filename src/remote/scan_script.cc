@@ -92,6 +92,8 @@ rdy() {
     z 'kmsg 1:'
   fi
 }
+# d: the folder of PID file $1, /var/run read as the /run it links to.
+pdir() { d=${1%/*}; case $d in /var/run) d=/run;; /var/run/*) d=/run/${d#/var/run/};; esac; }
 # The session: this shell and its ancestors, by the PPid line of status.
 a=; p=$$; i=0
 while [ "$p" -gt 1 ] 2>/dev/null && [ $i -lt 64 ]; do
@@ -202,8 +204,11 @@ else
   # The PID namespace this shell sees, and which of the daemons' PID files
   # (and the namespace marker) are root's and writable by no one else.
   set -f
-  # shellcheck disable=SC2086  # PF is a list of paths, under set -f
-  y=$(find /proc/$$/ns/pid $PF /etc/fleetreap/host-pid-namespace -maxdepth 0 \( -type l -printf 'L %l\n' \) -o \( -user 0 ! -perm /022 -printf 'O %p\n' \) 2>/dev/null)
+  # Each file's folder is vouched for too: /var/run is a link to /run, so
+  # a file directly in it is judged by /run.
+  PD=; for f in $PF; do pdir "$f"; PD="$PD $d"; done
+  # shellcheck disable=SC2086  # PF and PD are lists of paths, under set -f
+  y=$(find /proc/$$/ns/pid $PF $PD /etc/fleetreap/host-pid-namespace -maxdepth 0 \( -type l -printf 'L %l\n' \) -o \( -user 0 ! -perm /022 -printf 'O %p\n' \) 2>/dev/null)
   IFS=$NL; ok=
   for l in $y; do
     case $l in 'L pid:['*']') printf 'pidns:%s\0' "${l#L }";; 'O '*) ok="$ok ${l#O }";; esac
@@ -211,7 +216,7 @@ else
   IFS=" 	$NL"
   i=0
   for f in $PF; do
-    d=${f%/*}
+    pdir "$f"
     case " $ok " in *" $d "*) case " $ok " in *" $f "*) v=; read -r v <"$f" 2>/dev/null; printf 'pidf %s:%s\0' $i "$v";; esac;; esac
     i=$((i+1))
   done

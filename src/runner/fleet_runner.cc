@@ -138,6 +138,7 @@ HostJob JobFor(Run& run, size_t index, TimePoint host_deadline) {
   job.scope = settings.scope;
   job.audit = settings.audit;
   job.clock = run.clock;
+  job.stop_requested = run.stop_requested;
   job.on_step = [&run, index](const std::string& step) {
     run.events->Push({Event::Kind::kStep, index, 0, step});
   };
@@ -173,6 +174,7 @@ HostReport ConnectAndClean(Run& run, size_t index, TimePoint start, TimePoint ho
   *connect_time = Between(start, run.clock->Now());
   if (connected.ok()) {
     report = (*run.clean)(*transport, JobFor(run, index, host_deadline));
+    if (report.error_kind == ErrorKind::kInterrupted) run.interrupted = true;
   } else {
     ReportNotConnected(run, connected, host_deadline, &report);
   }

@@ -44,6 +44,11 @@ HostReport Runner::Run() {
       break;
     }
     step_ = ActionKindName(action.kind);
+    if (job_.stop_requested != nullptr && job_.stop_requested->load()) {
+      Fail(ErrorKind::kInterrupted,
+           "interrupted before " + StepName(action) + ": the ladder stopped at this step boundary");
+      break;
+    }
     steps_.StartStep(step_);
     if (job_.on_step) job_.on_step(StepBrief(action));
     const TimePoint step_start = clock_.Now();
@@ -118,12 +123,18 @@ void Runner::Finish() {
   }
   // With readiness read, a GPU that only asks for a recovery action is
   // empty: the host is not_ready (its finding names the action), not dirty.
-  // A daemon's unit stopped for a GPU reset and not active again: dirty.
+  // A daemon's unit stopped for a GPU reset and not active again: dirty; so
+  // is a holder that survived SIGKILL, whatever the GPUs read.
   const int64_t threshold = job_.host->threshold_mib.value_or(playbook_.threshold_mib);
   const bool empty = view_.readiness_checked ? HostGpusEmpty(report_.gpus_after, threshold)
                                              : HostGpusClean(report_.gpus_after);
+  const std::string unkillable = UnkillableHolders(view_);
   bool clean = empty && view_.newcomers.empty() &&
                report_.reset_units_started.size() == report_.reset_units_stopped.size();
+  if (clean && !unkillable.empty() && report_.error_message.empty()) {
+    report_.error_message = "unkillable holder left: pid " + unkillable;
+  }
+  clean = clean && unkillable.empty();
   report_.status = StatusWithReadiness(clean && !did_not_converge_, report_.readiness);
   report_.error_kind = ErrorKind::kNone;
   if (did_not_converge_) {

@@ -43,6 +43,7 @@ class Runner {
     fold_.protect.AddAll(job.host->protect);
     fold_.protect.AddAll(job.extra_protect);
     fold_.scope = job.scope;
+    view_.scoped = !job.scope.empty();  // no /dev/shm listing at inspect either
     nvidia_smi_timeout_ = NvidiaSmiTimeoutFor(job.command_timeout);
   }
 

@@ -36,6 +36,15 @@ OTHER_ENTRIES = {
     "systemd": "/opt/systemd/systemd",
     "nvidia-smi": "/usr/bin/nvidia-smi",
     "fuser": "/usr/bin/fuser",
+    # Monitoring agents that hold NVML at 0 MiB.
+    "collectd": "/usr/sbin/collectd",
+    "/opt/datadog-agent/bin/agent/agent": "/opt/datadog-agent/bin/agent/agent",
+    "zabbix_agent2": "/usr/sbin/zabbix_agent2",
+    "zabbix-agent2-plugin-nvidia-gpu":
+        "/usr/libexec/zabbix-agent2-plugin/zabbix-agent2-plugin-nvidia-gpu",
+    "otelopscol": "/opt/google-cloud-ops-agent/subagents/opentelemetry-collector/otelopscol",
+    "nvidia_gpu_prometheus_exporter": "/usr/bin/nvidia_gpu_prometheus_exporter",
+    "nvidia_gpu_exporter": "/usr/bin/nvidia_gpu_exporter",
 }
 
 
@@ -261,7 +270,8 @@ for _name in host_setup.DAEMONS:
     setattr(ProtectScopeTest, "test_daemon_" + _name.replace("-", "_"),
             lambda self, name=_name: self.check_daemon(name))
 for _entry in OTHER_ENTRIES:
-    setattr(ProtectScopeTest, "test_entry_" + _entry.replace("-", "_").replace("*", "_glob"),
+    setattr(ProtectScopeTest, "test_entry_" + os.path.basename(_entry).replace("-", "_")
+            .replace("*", "_glob"),
             lambda self, entry=_entry: self.check_other_entry(entry))
 
 

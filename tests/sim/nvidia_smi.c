@@ -32,6 +32,8 @@
  * alone, exit 15) | unknown-error:K (every command prints only "Unable to
  * determine the device handle for GPU <bus id of K>: Unknown Error", exit
  * 15; sample 06). Which of the two real drivers print is not settled.
+ * shown:N: only the first N GPUs exist for nvidia-smi, exit 0 (a GPU the
+ * driver failed to initialise, still in /proc/driver/nvidia/gpus).
  * flood:KIND:AMOUNT: hostile volume (nvidia_smi_flood.c).
  *
  * Supported: --query-gpu=, --query-compute-apps=, --format=csv[,noheader]
@@ -456,6 +458,7 @@ int main(int argc, char **argv) {
   }
 
   load_gpus();
+  if (!strncmp(mode, "shown:", 6) && atoi(mode + 6) < gpu_count) gpu_count = atoi(mode + 6);
   if (!strncmp(mode, "flood:", 6)) {
     int rc = nvsmi_flood(mode, query_apps != NULL);
     if (rc >= 0) return rc;

@@ -53,6 +53,15 @@ def vllm_running_cgroup(h):
 
 
 @scenario
+def gpu_not_listed(h):
+    """An idle host without persistenced (nothing holds a device file) whose
+    GPU 7 the driver lists in /proc/driver/nvidia/gpus but nvidia-smi does
+    not (it failed to initialise; exit 0): only the driver's list tells that
+    a GPU is missing."""
+    h.nvidia_smi_mode("shown:7")
+
+
+@scenario
 def orphans(h):
     """The incident after the unit was already stopped: 8 orphans, no unit."""
     h.daemon("nvidia-persistenced")

@@ -195,6 +195,6 @@ class WorkloadsMixin:
 
     def nvidia_smi_mode(self, mode):
         """normal | missing (driver not loaded, exit 9) | hang | lost:K |
-        lost-only:K (see nvidia_smi.c)."""
+        lost-only:K | shown:N (see nvidia_smi.c)."""
         with open(os.path.join(self.host.state, "mode"), "w") as f:
             f.write(mode + "\n")

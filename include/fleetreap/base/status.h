@@ -26,6 +26,7 @@ enum class ErrorKind {
   kConnectionLost,
   kCommandFailed,  // a remote command ran and reported failure
   kHostTimeout,    // --host-timeout or --deadline ended this host
+  kInterrupted,    // Ctrl-C stopped this host's ladder at a step boundary
   kInternal,
 };
 

@@ -44,6 +44,7 @@ struct FoldState {
   /// first full scan (Scope::gpus_are_minors: SLURM_JOB_GPUS).
   Scope scope;
   int device_gpus = 0;           // 1 + the highest /dev/nvidiaN seen in any scan
+  int driver_gpus = 0;           // GPUs in the driver's own list (/proc/driver/nvidia/gpus)
   std::string nvidia_smi_error;  // nvidia-smi's latest words, "" none
 };
 

@@ -45,6 +45,9 @@ struct HostView {
   /// (DecideReadiness), and whether one did.
   bool readiness_checked = false;
   std::vector<ReadinessFinding> readiness = {};
+  /// The run has a scope (--gpus, --cgroup, --spare-pods, Slurm): /dev/shm
+  /// segments cannot be told apart by owner, so none is removed or listed.
+  bool scoped = false;
 };
 
 /// The fate of a signalled or watched holder that is no longer there:
@@ -64,12 +67,19 @@ void MergeHolderScan(const std::vector<Holder>& scanned, const ProtectList& prot
 /// "skipped" as "UNIT: reason": a unit whose name is protected
 /// (unit_properties.h), whose cgroup holds fleetreap's own session
 /// ("self_cgroup"), or which runs a protected holder (its main PID, or a
-/// holder in its cgroup).
+/// holder in its cgroup). Under a non-empty "scope" a unit is stopped only
+/// when every process it runs is in scope: its cgroup lies inside --cgroup,
+/// no holder in it is out of scope and at least one is in scope.
 std::vector<std::string> UnitsSafeToStop(const std::vector<std::string>& active,
                                          const std::map<std::string, UnitProperties>& props,
                                          const std::string& self_cgroup,
                                          const std::vector<TrackedHolder>& holders,
-                                         std::vector<std::string>* skipped);
+                                         const Scope& scope, std::vector<std::string>* skipped);
+
+/// The present holders that survived SIGKILL, "PID (COMM) in state S"
+/// joined by ", ", "" when none: a host where one is left is never clean,
+/// even when it holds no GPU's file (/dev/nvidiactl, /dev/nvidia-uvm only).
+std::string UnkillableHolders(const HostView& view);
 
 /// nvidia-smi names a lost GPU by bus id only. When exactly one index below
 /// "expected" has no reading and exactly one lost reading has no index, they

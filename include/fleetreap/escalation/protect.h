@@ -57,6 +57,14 @@ class ProtectList {
   /// -> first line); only root-owned files the scan vouched for are given.
   void SetPidFiles(const std::map<int, std::string>& contents);
 
+  /// Whether "holder" is PID 1, a kernel thread, fleetreap's own session,
+  /// or a host daemon: an entry matches its executable (by path, or by name
+  /// in a system location), the executable is root's and writable by no
+  /// one else, the process runs as root or a system account (uid below
+  /// 1000) and its environment sets no LD_PRELOAD or LD_AUDIT. A daemon's
+  /// PID file naming it counts as a match when the executable's name is the
+  /// daemon's too. An unreadable executable never protects. A holder that
+  /// matches an entry by name only is reported named_like: a job.
   ProtectDecision Judge(const Holder& holder) const;
 
   /// Judge(holder).reason: "pid 1", "kernel thread", "fleetreap session",

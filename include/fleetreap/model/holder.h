@@ -34,6 +34,7 @@ struct Holder {
   uint64_t start_time = 0;  // /proc/PID/stat field 22, clock ticks since boot
   int ppid = 0;
   std::string user;
+  int uid = -1;                      // real uid (/proc/PID/status), -1 unknown
   char state = '?';                  // /proc/PID/stat field 3
   std::string comm;                  // 15-character kernel name
   std::string exe;                   // /proc/PID/exe target, "" if unreadable
@@ -51,7 +52,10 @@ struct Holder {
   int exe_uid = -1;               // owner and mode of the executable file, -1 unknown
   int exe_mode = -1;
   unsigned flags = 0;  // /proc/PID/stat field 9 (PF_KTHREAD...)
-  int round = 1;       // the scan round that found it
+  /// Its environment (/proc/PID/environ, where readable) sets LD_PRELOAD or
+  /// LD_AUDIT: someone's code runs inside its executable.
+  bool preloaded = false;
+  int round = 1;  // the scan round that found it
 };
 
 }  // namespace fleetreap

@@ -40,10 +40,11 @@ struct ProcessText {
   std::string status;
   std::vector<std::string> argv;  // cmdline split at NULs
   bool has_exe = false;
-  std::string exe;     // the link's target
-  std::string cgroup;  // /proc/PID/cgroup
-  int exe_uid = -1;    // the executable file's owner and mode
-  int exe_mode = -1;   // (through the link), -1 unknown
+  std::string exe;         // the link's target
+  std::string cgroup;      // /proc/PID/cgroup
+  int exe_uid = -1;        // the executable file's owner and mode
+  int exe_mode = -1;       // (through the link), -1 unknown
+  bool preloaded = false;  // /proc/PID/environ sets LD_PRELOAD or LD_AUDIT
 };
 
 struct ScanOutput {

@@ -8,6 +8,7 @@
 // different hosts may run on different threads at the same time.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <string>
@@ -40,6 +41,9 @@ struct HostJob {
   /// Called (on the calling thread) as each step starts, with what it does
   /// and may wait for (StepBrief: "term 8 pids, up to 10.0 s"); may be empty.
   std::function<void(const std::string&)> on_step;
+  /// Ctrl-C: once it reads true, the ladder stops before its next step and
+  /// the host is kFailed/kInterrupted. nullptr: never. Must outlive the call.
+  const std::atomic<bool>* stop_requested = nullptr;
 };
 
 /// Runs the escalation on "transport", which is already connected. Fills every

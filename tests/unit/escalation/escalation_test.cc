@@ -231,6 +231,23 @@ TEST(EscalationTest, DefaultLadder) {
   }
 }
 
+// Under a scope no /dev/shm segment is removed: the first re-scan carries
+// no clean_shm, and a clean host goes straight to the verify.
+TEST(EscalationTest, ScopedRunLeavesShmAlone) {
+  const Playbook& p = DefaultPlaybook();
+  HostView view;
+  view.gpus = {G(0, GpuState::kClean)};
+  view.holders = {H(10, HolderFate::kTerminated, 1, true, false, false)};
+  view.scoped = true;
+  Action rescan = NextAction(p, view, Did().Inspect().StopUnits().Waves(1).SignalSinceScan());
+  EXPECT_EQ(rescan.kind, ActionKind::kRescan);
+  EXPECT_TRUE(rescan.fused.empty());
+  view.holders.clear();
+  EXPECT_EQ(NextAction(p, view, Did().Inspect().StopUnits()).kind, ActionKind::kVerify);
+  view.scoped = false;
+  EXPECT_EQ(NextAction(p, view, Did().Inspect().StopUnits()).kind, ActionKind::kCleanShm);
+}
+
 TEST(EscalationTest, NewcomersKeepTheHostUnderWatch) {
   // The supervisor (ppid 500) restarted its killed worker: the new child
   // holds no GPU yet, every GPU reads clean.

@@ -15,6 +15,8 @@ Holder Proc(int pid, uint64_t start, const std::string& exe, std::vector<int> gp
   h.exe = exe;
   h.exe_uid = 0;
   h.exe_mode = 0755;
+  h.uid = 0;
+  h.user = "root";
   h.comm = exe.substr(exe.rfind('/') + 1).substr(0, 15);
   h.gpus = std::move(gpus);
   return h;
@@ -86,13 +88,73 @@ TEST(HostViewTest, UnitsSafeToStop) {
   std::vector<std::string> skipped;
   std::vector<std::string> safe = UnitsSafeToStop(
       {"vllm.service", "gpu-monitor.service", "ops-shell.service", "nvidia-persistenced.service"},
-      props, "/system.slice/ops-shell.service", holders, &skipped);
+      props, "/system.slice/ops-shell.service", holders, Scope(), &skipped);
   EXPECT_EQ(safe, std::vector<std::string>{"vllm.service"});
   EXPECT_EQ(skipped, (std::vector<std::string>{
                          "gpu-monitor.service: it runs protected nv-hostengine (pid 10)",
                          "ops-shell.service: fleetreap's own session runs in it",
                          "nvidia-persistenced.service: a protected daemon's unit "
                          "(nvidia-persistenced)"}));
+}
+
+// Two vLLM units on one host, cleaned with --gpus 4-7: stopping vllm-a
+// would kill its workers on GPUs 0-3, so only vllm-b is stopped.
+TEST(HostViewTest, UnitsSafeToStopUnderAScope) {
+  Scope scope;
+  scope.gpus = std::vector<int>{4, 5, 6, 7};
+  scope.source = "flags";
+  Holder a = Proc(10, 100, "/usr/bin/python3", {0});
+  a.charged_gpus = {0};
+  a.owner = OwnerFromCgroup("/system.slice/vllm-a.service");
+  Holder b = Proc(20, 200, "/usr/bin/python3", {4});
+  b.charged_gpus = {4};
+  b.owner = OwnerFromCgroup("/system.slice/vllm-b.service");
+  std::vector<TrackedHolder> holders;
+  MergeHolderScan({a, b}, ProtectList::Default(), scope, 0, &holders);
+  std::map<std::string, UnitProperties> props = ParseSystemctlShow(
+      "Id=vllm-a.service\nControlGroup=/system.slice/vllm-a.service\nMainPID=9\n\n"
+      "Id=vllm-b.service\nControlGroup=/system.slice/vllm-b.service\nMainPID=19\n\n"
+      "Id=idle.service\nControlGroup=/system.slice/idle.service\nMainPID=29\n");
+  std::vector<std::string> skipped;
+  std::vector<std::string> safe =
+      UnitsSafeToStop({"vllm-a.service", "vllm-b.service", "idle.service", "gone.service"}, props,
+                      "", holders, scope, &skipped);
+  EXPECT_EQ(safe, std::vector<std::string>{"vllm-b.service"});
+  EXPECT_EQ(skipped,
+            (std::vector<std::string>{
+                "vllm-a.service: it runs out-of-scope python3 (pid 10): uses GPU 0, outside "
+                "--gpus 4-7",
+                "idle.service: no holder in it is in scope",
+                "gone.service: its cgroup is unknown, and a scope is set"}));
+  // --cgroup: only units inside it.
+  Scope cgroup;
+  cgroup.cgroup = "/system.slice/vllm-b.service";
+  std::vector<TrackedHolder> tracked;
+  MergeHolderScan({a, b}, ProtectList::Default(), cgroup, 0, &tracked);
+  skipped.clear();
+  safe =
+      UnitsSafeToStop({"vllm-a.service", "vllm-b.service"}, props, "", tracked, cgroup, &skipped);
+  EXPECT_EQ(safe, std::vector<std::string>{"vllm-b.service"});
+  EXPECT_EQ(skipped, std::vector<std::string>{
+                         "vllm-a.service: its cgroup /system.slice/vllm-a.service is not inside "
+                         "--cgroup /system.slice/vllm-b.service"});
+}
+
+// A protected daemon that execs something else is judged again.
+TEST(HostViewTest, AProtectedHolderThatExecsIsJudgedAgain) {
+  ProtectList protect = ProtectList::Default();
+  std::vector<TrackedHolder> holders;
+  Holder daemon = Proc(10, 100, "/usr/bin/nv-hostengine", {0});
+  MergeHolderScan({daemon}, protect, Scope(), 0, &holders);
+  ASSERT_EQ(holders[0].holder.fate, HolderFate::kProtected);
+  Holder same = daemon;
+  MergeHolderScan({same}, protect, Scope(), 0, &holders);
+  EXPECT_EQ(holders[0].holder.fate, HolderFate::kProtected);
+  Holder exec = Proc(10, 100, "/usr/bin/python3.11", {0});
+  MergeHolderScan({exec}, protect, Scope(), 0, &holders);
+  ASSERT_EQ(holders.size(), 1u);
+  EXPECT_EQ(holders[0].holder.fate, HolderFate::kObserved);
+  EXPECT_EQ(holders[0].holder.protected_by, "");
 }
 
 TEST(HostViewTest, MergeHolderScan) {

@@ -22,6 +22,8 @@ Holder Make(int pid, int ppid, const std::string& comm, const std::string& exe, 
   h.exe_uid = exe.empty() ? -1 : uid;
   h.exe_mode = exe.empty() ? -1 : mode;
   h.flags = flags;
+  h.uid = kRoot;
+  h.user = "root";
   return h;
 }
 
@@ -30,7 +32,7 @@ TEST(ProtectTest, Table) {
   list.Add("/opt/agent/bin/*");
   list.Add("/srv/agents/gpu-agent");
   list.SetSession(5000, {4990, 4980, 1});
-  list.SetPidFiles({{0, "4242\n"}, {1, "junk"}, {2, "4343"}});
+  list.SetPidFiles({{0, "4242\n"}, {1, "junk"}, {2, "4343"}, {3, "4444"}});
   struct Row {
     Holder holder;
     const char* reason;
@@ -82,9 +84,25 @@ TEST(ProtectTest, Table) {
       {Make(4242, 1, "nvidia-persiste", "/run/nvidia/driver/bin/nvidia-persistenced"),
        "nvidia-persistenced (pid file)", "nvidia-persistenced"},
       {Make(4343, 1, "python3", "/usr/bin/python3.11"), "", ""},
-      // Unreadable exe: comm may only protect, never expose.
-      {Make(907, 1, "nvidia-persiste", ""), "nvidia-persistenced (by comm)", ""},
-      {Make(908, 1, "VLLM::Worker_TP", ""), "", ""},
+      // Unreadable exe: the comm is the process's own choice, it protects
+      // nothing (a leader-exited thread group's comm "sshd" neither).
+      {Make(907, 1, "nvidia-persiste", ""), "", ""},
+      {Make(908, 1, "sshd", ""), "", ""},
+      // A stale PID file's number, landed on by a root python3 whose comm
+      // reads like the daemon's: not the daemon.
+      {Make(4444, 1, "nvlsm", "/usr/bin/python3.11"), "", ""},
+      // The monitoring agents that hold NVML at 0 MiB.
+      {Make(830, 1, "collectd", "/usr/sbin/collectd"), "collectd", ""},
+      {Make(831, 1, "agent", "/opt/datadog-agent/bin/agent/agent"),
+       "/opt/datadog-agent/bin/agent/agent", ""},
+      {Make(832, 1, "zabbix-agent2-p",
+            "/usr/libexec/zabbix-agent2-plugin/zabbix-agent2-plugin-nvidia-gpu"),
+       "zabbix-agent2-plugin-nvidia-gpu", ""},
+      {Make(833, 1, "otelopscol",
+            "/opt/google-cloud-ops-agent/subagents/opentelemetry-collector/otelopscol"),
+       "otelopscol", ""},
+      // Another program called agent is not Datadog's.
+      {Make(834, 1, "agent", "/usr/bin/agent"), "", ""},
   };
   for (const Row& row : rows) {
     ProtectDecision decision = list.Judge(row.holder);
@@ -107,13 +125,45 @@ TEST(ProtectTest, MpsDaemonsAreProtectedOnlyWhenRootRunsThem) {
     h.user = "0";
     EXPECT_EQ(list.Reason(h), name);
     h.user = "gpuops";
+    h.uid = 1000;
     ProtectDecision decision = list.Judge(h);
     EXPECT_EQ(decision.reason, "") << name;
     EXPECT_EQ(decision.named_like, name);
   }
   Holder persistenced = Make(701, 1, "nvidia-persiste", "/usr/bin/nvidia-persistenced");
   persistenced.user = "nvidia-persistenced";  // its --user: still the daemon
+  persistenced.uid = 103;
   EXPECT_EQ(list.Reason(persistenced), "nvidia-persistenced");
+}
+
+// Protection is for the host's daemons: a genuine binary a user runs, or
+// one whose environment preloads someone's library, is a job.
+TEST(ProtectTest, OnlyTheHostsOwnDaemonsAreProtected) {
+  ProtectList list = ProtectList::Default();
+  for (const char* exe : {"/usr/bin/nv-hostengine", "/usr/bin/nvidia-smi", "/usr/sbin/sshd"}) {
+    std::string name = std::string(exe).substr(std::string(exe).rfind('/') + 1);
+    Holder user_run = Make(710, 1, name, exe);
+    user_run.uid = 1000;
+    user_run.user = "gpuops";
+    ProtectDecision decision = list.Judge(user_run);
+    EXPECT_EQ(decision.reason, "") << exe;
+    EXPECT_EQ(decision.named_like, name) << exe;
+    Holder preloaded = Make(711, 1, name, exe);
+    preloaded.preloaded = true;
+    decision = list.Judge(preloaded);
+    EXPECT_EQ(decision.reason, "") << exe;
+    EXPECT_EQ(decision.named_like, name) << exe;
+    Holder unknown = Make(712, 1, name, exe);  // no status read
+    unknown.uid = -1;
+    unknown.user = "";
+    EXPECT_EQ(list.Reason(unknown), "") << exe;
+  }
+  // A PID file's daemon, run by a user, is the user's too.
+  list.SetPidFiles({{0, "4242"}});
+  Holder by_file = Make(4242, 1, "nvidia-persiste", "/run/nvidia/driver/bin/nvidia-persistenced");
+  EXPECT_EQ(list.Reason(by_file), "nvidia-persistenced (pid file)");
+  by_file.uid = 1000;
+  EXPECT_EQ(list.Reason(by_file), "");
 }
 
 // Every built-in entry protects a root-owned daemon in /usr/bin and no
@@ -122,14 +172,16 @@ TEST(ProtectTest, EveryDefaultEntryNeedsARootOwnedSystemExecutable) {
   ProtectList list = ProtectList::Default();
   ASSERT_GE(list.entries().size(), 30u);
   for (const std::string& entry : list.entries()) {
-    std::string name = entry;
+    std::string name = entry.substr(entry.rfind('/') + 1);
     if (name.back() == '*') name = name.substr(0, name.size() - 1) + "-core";
-    Holder daemon = Make(700, 1, name.substr(0, 15), "/usr/bin/" + name);
-    daemon.user = "root";
+    const bool path = entry[0] == '/';
+    Holder daemon = Make(700, 1, name.substr(0, 15), path ? entry : "/usr/bin/" + name);
     EXPECT_EQ(list.Reason(daemon), entry);
     ProtectDecision copy = list.Judge(Make(701, 1, name.substr(0, 15), "/home/u/" + name, 1000));
     EXPECT_EQ(copy.reason, "") << entry;
-    EXPECT_EQ(copy.named_like, entry);
+    if (!path) {
+      EXPECT_EQ(copy.named_like, entry);
+    }
   }
 }
 

@@ -191,6 +191,16 @@ TEST(ScopeTest, ApplyScopeToGpus) {
   EXPECT_EQ(gpus[1].state, GpuState::kOutOfScope);
   EXPECT_EQ(gpus[1].detail, "held only by out-of-scope VLLM::Worker_TP (10)");
   EXPECT_TRUE(GpuStateIsClean(GpuState::kOutOfScope));
+  // A holder whose cgroup is unknown (its leader exited, or it lies outside
+  // this shell's cgroup namespace) may be the job's: its GPU stays busy.
+  for (const std::string& unknown : {std::string(), std::string("/../..")}) {
+    Holder unread = Worker(12, {1}, unknown);
+    unread.gpus = {1};
+    unread.fate = HolderFate::kOutOfScope;
+    gpus = {gpu(1, GpuState::kBusy)};
+    ApplyScopeToGpus(cgroup, {unread}, &gpus);
+    EXPECT_EQ(gpus[0].state, GpuState::kBusy) << unknown;
+  }
 }
 
 }  // namespace

@@ -65,6 +65,13 @@ TEST(ProcessOwnerTest, OwnerFromCgroup) {
        "unit containerd.service"},
       {"/system.slice/slurmd.service/job_9", "slurm job 9"},
       {"/user.slice/user-1000.slice/session-3.scope", ""},
+      // A user's delegated subtree names nothing, whatever its folders say.
+      {"/user.slice/user-1000.slice/user@1000.service/app.slice/kubepods-besteffort-pod" + uid_ +
+           ".slice/cri-containerd-" + id + ".scope",
+       "unit user@1000.service"},
+      {"/user.slice/user-1000.slice/user@1000.service/nvidia-persistenced.service",
+       "unit user@1000.service"},
+      {"/user.slice/user-1000.slice/user@1000.service/job_42/step_0", "unit user@1000.service"},
       {"/system.slice/docker-xyz.scope", ""},
       {"/job_x/step_0", ""},
       {"", ""},

@@ -203,6 +203,30 @@ TEST(ProcScanTest, HoldersFromScan) {
   EXPECT_EQ(holders[5].gpus, (std::vector<int>{0, 3}));
 }
 
+// A plain file named /dev/nvidia9999 (a user's own mount namespace) is no
+// GPU of a host whose driver lists minors 0-1: the process holding only it
+// is no holder, and no GPU 9999 is expected.
+TEST(ProcScanTest, PlainFilesAreGpusOnlyWhenTheDriverHasTheMinor) {
+  ScanOutput scan;
+  scan.majors = {{195, "nvidia"}};
+  scan.minors = {{"00000000:10:00.0", 0}, {"00000000:11:00.0", 1}};
+  scan.fds = {{70, 3, -1, -1, "/dev/nvidia9999"},
+              {71, 3, -1, -1, "/dev/nvidia1"},
+              {72, 3, -1, -1, "/dev/nvidia7"},
+              {72, 4, -1, -1, "/dev/nvidiactl"}};
+  for (int pid : {70, 71, 72}) scan.processes[pid] = Text(pid, "x", "0", "/x", {"x"});
+  std::vector<Holder> holders;
+  HolderScanInfo info;
+  ASSERT_TRUE(HoldersFromScan(scan, &holders, &info).ok());
+  ASSERT_EQ(holders.size(), 2u);
+  EXPECT_EQ(holders[0].pid, 71);
+  EXPECT_EQ(holders[0].gpus, std::vector<int>{1});
+  EXPECT_EQ(holders[1].pid, 72);
+  EXPECT_TRUE(holders[1].gpus.empty());
+  EXPECT_EQ(holders[1].devices, std::vector<std::string>{"/dev/nvidiactl"});
+  EXPECT_EQ(info.device_gpus, 2);
+}
+
 TEST(ProcScanTest, RejectsAStatOfAnotherPid) {
   ScanOutput scan;
   scan.fds = {{7, 3, 195, 0, ""}};
@@ -328,7 +352,7 @@ TEST_F(ScanLiveTest, FindsHoldersByPath) {
 // thread holds the fds (state Z, /proc/PID/fd empty). Both are holders,
 // by the maps pass and the fds of every thread.
 TEST_F(ScanLiveTest, FindsMappingOnlyAndLeaderExitedHolders) {
-  const std::string mapped = dev_ + "/nvidia1", threaded = dev_ + "/nvidia2";
+  const std::string mapped = dev_ + "/nvidia0", threaded = dev_ + "/nvidia2";
   pid_t mapper = fork();
   if (mapper == 0) {
     int fd = open(mapped.c_str(), O_RDWR);
@@ -375,7 +399,7 @@ TEST_F(ScanLiveTest, FindsMappingOnlyAndLeaderExitedHolders) {
   const Holder& m = holders[0].pid == mapper ? holders[0] : holders[1];
   const Holder& t = holders[0].pid == mapper ? holders[1] : holders[0];
   EXPECT_EQ(m.pid, mapper);
-  EXPECT_EQ(m.gpus, std::vector<int>{1});
+  EXPECT_EQ(m.gpus, std::vector<int>{0});
   EXPECT_EQ(Join(m.devices, ","), mapped);
   EXPECT_EQ(t.pid, leader);
   EXPECT_EQ(t.state, 'Z');

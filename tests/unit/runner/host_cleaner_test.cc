@@ -127,6 +127,53 @@ TEST(HostCleanerTest, UnkillableIsNamedNotRetried) {
   EXPECT_EQ(o.report.holders[0].state, 'D');
 }
 
+// A holder of /dev/nvidiactl alone that survives SIGKILL: every GPU reads
+// clean, and the host is still not.
+TEST(HostCleanerTest, UnkillableControlOnlyHolderLeavesTheHostDirty) {
+  FakeHost host;
+  FakeProc ctl = Worker(300, 0);
+  ctl.gpus.clear();
+  ctl.mib = 0;
+  ctl.ctl_only = true;
+  ctl.behavior = Behavior::kUnkillable;
+  host.procs.push_back(ctl);
+  Outcome o = Clean(host, DefaultPlaybook());
+  ASSERT_EQ(o.report.holders.size(), 1u);
+  EXPECT_EQ(o.report.holders[0].fate, HolderFate::kUnkillable);
+  EXPECT_EQ(o.report.status, HostStatus::kDirty);
+  EXPECT_EQ(o.report.error_message, "unkillable holder left: pid 300 (VLLM::Worker_TP) in state D");
+}
+
+// Ctrl-C during the TERM wave: the wave finishes, nothing after it runs,
+// and the host says it was interrupted.
+TEST(HostCleanerTest, CtrlCStopsTheLadderAtTheNextStepBoundary) {
+  FakeClock clock;
+  FakeHost orphans;
+  for (int i = 0; i < 8; ++i) orphans.procs.push_back(Worker(300 + i, i, /*ppid=*/1));
+  FakeSteps steps(std::move(orphans), &clock);
+  Host h;
+  h.name = "gpu01";
+  h.expected_gpus = 8;
+  const Playbook& playbook = DefaultPlaybook();
+  std::atomic<bool> stop{false};
+  HostJob job;
+  job.host = &h;
+  job.playbook = &playbook;
+  job.clock = &clock;
+  job.stop_requested = &stop;
+  job.on_step = [&stop](const std::string& step) {
+    if (step.rfind("term", 0) == 0) stop.store(true);
+  };
+  HostReport report = CleanHostWith(steps, job);
+  EXPECT_EQ(steps.Log(), "scan term");
+  EXPECT_EQ(report.status, HostStatus::kFailed);
+  EXPECT_EQ(report.error_kind, ErrorKind::kInterrupted);
+  EXPECT_EQ(report.error_message,
+            "interrupted before rescan+clean_shm+verify: the ladder stopped at this step "
+            "boundary");
+  EXPECT_EQ(report.term_sent, 8);
+}
+
 TEST(HostCleanerTest, ProtectedDaemonsAreNeverTargets) {
   FakeHost host;
   FakeProc daemon;

@@ -37,8 +37,9 @@ struct FakeProc {
   Behavior behavior = Behavior::kExitsOnTerm;
   std::string unit;  // main process of this unit
   bool alive = true;
-  bool foreign = false;  // owned by another user: kill(1) is refused
-  std::string cgroup;    // its cgroup v2 path, "" for the root
+  bool foreign = false;   // owned by another user: kill(1) is refused
+  std::string cgroup;     // its cgroup v2 path, "" for the root
+  bool ctl_only = false;  // holds /dev/nvidiactl alone (gpus empty)
   uint64_t start() const { return 5000 + pid; }
 };
 
@@ -223,6 +224,7 @@ class FakeSteps : public HostSteps {
     minors.erase(std::unique(minors.begin(), minors.end()), minors.end());
     h.gpus = minors;
     for (int g : minors) h.devices.push_back("/dev/nvidia" + std::to_string(g));
+    if (p.ctl_only) h.devices.push_back("/dev/nvidiactl");
     std::sort(h.devices.begin(), h.devices.end());
     h.owner = OwnerFromCgroup(p.cgroup.empty() ? "/" : p.cgroup);
     if (!p.exe.empty()) {
@@ -236,7 +238,7 @@ class FakeSteps : public HostSteps {
   // compute apps (none beside a failed query), the active units.
   void AddHolders(HostSnapshot* snapshot) const {
     for (const FakeProc& p : host_.procs) {
-      if (!p.alive || p.gpus.empty()) continue;
+      if (!p.alive || (p.gpus.empty() && !p.ctl_only)) continue;
       snapshot->holders.push_back(HolderOf(p));
       for (int g : p.gpus) snapshot->device_gpus = std::max(snapshot->device_gpus, g + 1);
     }
