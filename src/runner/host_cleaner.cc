@@ -17,6 +17,26 @@ namespace fleetreap {
 
 namespace host_cleaner_internal {
 
+namespace {
+
+// The GPUs read empty (HostGpusEmpty) but for ones only missing from
+// nvidia-smi that a blocking gpu_count finding names (the driver lists
+// them): the readiness reports those, with their next step, so the host is
+// not ready rather than dirty.
+bool EmptyButForNamedMissing(const std::vector<GpuReading>& gpus, int64_t threshold_mib,
+                             const std::vector<ReadinessFinding>& findings) {
+  const bool named = std::any_of(findings.begin(), findings.end(), [](const ReadinessFinding& f) {
+    return f.check == "gpu_count" && f.severity == FindingSeverity::kBlock;
+  });
+  std::vector<GpuReading> present;
+  for (const GpuReading& gpu : gpus) {
+    if (!(named && gpu.state == GpuState::kMissing)) present.push_back(gpu);
+  }
+  return named && present.size() < gpus.size() && HostGpusEmpty(present, threshold_mib);
+}
+
+}  // namespace
+
 using std::chrono::duration_cast;
 using std::chrono::milliseconds;
 
@@ -126,8 +146,11 @@ void Runner::Finish() {
   // A daemon's unit stopped for a GPU reset and not active again: dirty; so
   // is a holder that survived SIGKILL, whatever the GPUs read.
   const int64_t threshold = job_.host->threshold_mib.value_or(playbook_.threshold_mib);
-  const bool empty = view_.readiness_checked ? HostGpusEmpty(report_.gpus_after, threshold)
-                                             : HostGpusClean(report_.gpus_after);
+  const bool empty =
+      view_.readiness_checked
+          ? HostGpusEmpty(report_.gpus_after, threshold) ||
+                EmptyButForNamedMissing(report_.gpus_after, threshold, report_.readiness)
+          : HostGpusClean(report_.gpus_after);
   const std::string unkillable = UnkillableHolders(view_);
   bool clean = empty && view_.newcomers.empty() &&
                report_.reset_units_started.size() == report_.reset_units_stopped.size();
