@@ -127,6 +127,26 @@ bool Runner::Rescan(const Action& action) {
   return ok;
 }
 
+// With readiness read, a GPU that only asks for a recovery action is empty:
+// the host is not_ready (its finding names the action), not dirty. A
+// daemon's unit stopped for a GPU reset and not active again: dirty; so is a
+// holder that survived SIGKILL, whatever the GPUs read (named in the message).
+bool Runner::EndedClean() {
+  const int64_t threshold = job_.host->threshold_mib.value_or(playbook_.threshold_mib);
+  const bool empty =
+      view_.readiness_checked
+          ? HostGpusEmpty(report_.gpus_after, threshold) ||
+                EmptyButForNamedMissing(report_.gpus_after, threshold, report_.readiness)
+          : HostGpusClean(report_.gpus_after);
+  const std::string unkillable = UnkillableHolders(view_);
+  const bool clean = empty && view_.newcomers.empty() &&
+                     report_.reset_units_started.size() == report_.reset_units_stopped.size();
+  if (clean && !unkillable.empty() && report_.error_message.empty()) {
+    report_.error_message = "unkillable holder left: pid " + unkillable;
+  }
+  return clean && unkillable.empty();
+}
+
 void Runner::Finish() {
   ReportWhatWasFound();
   if (failed_) return;
@@ -141,23 +161,7 @@ void Runner::Finish() {
     Fail(ErrorKind::kCommandFailed, "nvidia-smi: " + report_.nvidia_smi_error);
     return;
   }
-  // With readiness read, a GPU that only asks for a recovery action is
-  // empty: the host is not_ready (its finding names the action), not dirty.
-  // A daemon's unit stopped for a GPU reset and not active again: dirty; so
-  // is a holder that survived SIGKILL, whatever the GPUs read.
-  const int64_t threshold = job_.host->threshold_mib.value_or(playbook_.threshold_mib);
-  const bool empty =
-      view_.readiness_checked
-          ? HostGpusEmpty(report_.gpus_after, threshold) ||
-                EmptyButForNamedMissing(report_.gpus_after, threshold, report_.readiness)
-          : HostGpusClean(report_.gpus_after);
-  const std::string unkillable = UnkillableHolders(view_);
-  bool clean = empty && view_.newcomers.empty() &&
-               report_.reset_units_started.size() == report_.reset_units_stopped.size();
-  if (clean && !unkillable.empty() && report_.error_message.empty()) {
-    report_.error_message = "unkillable holder left: pid " + unkillable;
-  }
-  clean = clean && unkillable.empty();
+  const bool clean = EndedClean();
   report_.status = StatusWithReadiness(clean && !did_not_converge_, report_.readiness);
   report_.error_kind = ErrorKind::kNone;
   if (did_not_converge_) {

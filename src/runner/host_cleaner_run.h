@@ -99,6 +99,7 @@ class Runner {
   }
   // The report's verdict: clean, dirty or failed, and why.
   void Finish();
+  bool EndedClean();  // the GPUs, newcomers, reset units and unkillables
   // What the run found and did, into the report, whatever the verdict.
   void ReportWhatWasFound();
 
