@@ -108,8 +108,10 @@ int main(int argc, char** argv) {
                                       stand_in, {1}, audit, 99812));
   ok &= Write(dir, "shm_clean_audited", "removes, audit lines",
               fleetreap::ShmCleanScript(shm, /*dry_run=*/false, stand_in, audit));
-  ok &= Write(dir, "gpu_reset_audited", "GPUs 0 and 1, audit lines",
-              fleetreap::GpuResetScript({0, 1}, milliseconds(30000), audit));
+  ok &=
+      Write(dir, "gpu_reset_audited", "GPUs 0 and 1 with a daemon unit around them, audit lines",
+            fleetreap::GpuResetScript({0, 1}, milliseconds(30000), {"nvidia-persistenced.service"},
+                                      milliseconds(30000), audit));
   ok &= Write(dir, "bounded_become", "BoundedCommand around a scan, with sudo",
               fleetreap::BoundedCommand(fleetreap::ScanScript(quick), milliseconds(60000),
                                         /*become=*/true) +
