@@ -61,10 +61,12 @@ echo "== workload: supervisor $supervisor, worker $worker1: $(cat "$work/worker1
 nvidia-smi > "$out/table-load.txt" 2>&1
 nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv
 
+# The supervisor first: killed after its worker, it would start the next
+# one (seen on the H200: a worker 2 left holding 4.6 GiB).
 cleanup() {
-  for f in "$work"/worker*.pid; do [ -f "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null; done
   kill -KILL "$supervisor" 2>/dev/null
   wait "$supervisor" 2>/dev/null   # not a bare wait: that would wait for tee
+  for f in "$work"/worker*.pid; do [ -f "$f" ] && kill -KILL "$(cat "$f")" 2>/dev/null; done
 }
 
 echo "== fleetreap --local --dry-run"
