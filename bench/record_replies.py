@@ -71,8 +71,14 @@ def main():
     args = ap.parse_args()
     target = os.path.join(args.out, args.profile)
     os.makedirs(target, exist_ok=True)
+    seen = set()
     for command, rc, out in commands(args.log):
         steps = steps_of(command)
+        # The first of each: the inspect's scan, not a later quick re-scan
+        # (a replayed host answers each step the same way every time).
+        if steps in seen:
+            continue
+        seen.add(steps)
         with open(os.path.join(target, steps + ".out"), "wb") as f:
             f.write(out)
         with open(os.path.join(target, steps + ".rc"), "w") as f:

@@ -75,7 +75,8 @@ std::string StepsOf(const std::string& command) {
     at += kOpen.size();
     size_t end = at;
     while (end < command.size() && command[end] >= 'a' && command[end] <= 'z') ++end;
-    if (end > at && command.compare(end, 2, " 1") == 0) {
+    // "scan 1" closed by its quote: a record like z 'kmsg 1:' is not a step.
+    if (end > at && command.compare(end, 6, " 1'\\''") == 0) {
       steps += (steps.empty() ? "" : "+") + command.substr(at, end - at);
     }
   }
