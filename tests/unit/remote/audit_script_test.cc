@@ -17,6 +17,7 @@
 #include "fleetreap/remote/proc_scan.h"
 #include "fleetreap/remote/remote_script.h"
 #include "fleetreap/remote/remote_script_output.h"
+#include "support/script_dir.h"
 
 namespace fleetreap {
 namespace {
@@ -60,18 +61,8 @@ class AuditScriptTest : public ::testing::Test {
     std::ofstream(path) << text;
     chmod(path.c_str(), mode);
   }
-  std::string Run(const std::string& script) {
-    Write(dir_ + "/script.sh", script, 0644);
-    std::string cmd =
-        "cd '" + dir_ + "' && PATH='" + dir_ + "/bin':/usr/bin:/bin /bin/sh script.sh 2>/dev/null";
-    std::string out;
-    FILE* pipe = popen(cmd.c_str(), "r");
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
-    pclose(pipe);
-    return out;
-  }
+  // Runs "script" with /bin/sh in the scratch directory; returns stdout.
+  std::string Run(const std::string& script) { return RunScriptIn(dir_, script); }
   // The lines logger read, its argument lines left out.
   std::vector<std::string> Logged(std::string* args = nullptr) {
     std::ifstream in(dir_ + "/log");

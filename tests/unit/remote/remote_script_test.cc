@@ -21,6 +21,7 @@
 #include "fleetreap/base/text.h"
 #include "fleetreap/remote/nvidia_smi.h"
 #include "fleetreap/remote/proc_scan.h"
+#include "support/script_dir.h"
 
 namespace fleetreap {
 namespace {
@@ -51,18 +52,7 @@ class ScriptRunner {
     chmod(path.c_str(), mode);
   }
   // Runs "script" with /bin/sh in the scratch directory; returns stdout.
-  std::string Run(const std::string& script) {
-    Write(dir_ + "/script.sh", script, 0644);
-    std::string cmd =
-        "cd '" + dir_ + "' && PATH='" + dir_ + "/bin':/usr/bin:/bin /bin/sh script.sh 2>/dev/null";
-    std::string out;
-    FILE* pipe = popen(cmd.c_str(), "r");
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
-    pclose(pipe);
-    return out;
-  }
+  std::string Run(const std::string& script) { return RunScriptIn(dir_, script); }
   std::string Args() {
     std::ifstream in(dir_ + "/args");
     std::ostringstream text;
