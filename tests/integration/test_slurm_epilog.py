@@ -184,6 +184,22 @@ class SlurmEpilogTest(FleetCase):
         self.assertEqual(jobs["42"]["workers_alive"], [])
         self.assertEqual(self.report("shared", "job-42.json")["scope"]["slurm_job"], "42")
 
+    def test_8_fleetreap_args_are_words_never_globs(self):
+        # FLEETREAP_ARGS is split on blanks; a pattern in it stays a word:
+        # the playbook literally named "pb*.yaml" is read, not pb-bad.yaml.
+        folder = os.path.join(self.tmp, "args")
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(SOURCE, "playbooks", "default.yaml")) as f:
+            default = f.read()
+        with open(os.path.join(folder, "pb*.yaml"), "w") as f:
+            f.write(default)
+        with open(os.path.join(folder, "pb-bad.yaml"), "w") as f:
+            f.write("not: [a playbook\n")
+        proc = self.hook("shared", PROLOG, None,
+                         {"SLURM_JOB_ID": "45", "SLURM_JOB_GPUS": "0,1",
+                          "FLEETREAP_ARGS": f"--playbook {folder}/pb*.yaml"})
+        self.assertEqual((proc.returncode, proc.stderr), (0, ""), proc.stdout)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
