@@ -89,7 +89,7 @@ TEST(HostCleanerTest, CleanHostTakesInspectShmVerify) {
 
 TEST(HostCleanerTest, VllmIncident) {
   Outcome o = Clean(Incident(), Vllm());
-  EXPECT_EQ(o.log, "scan stop+term smi+shm+smi");  // 3 round trips
+  EXPECT_EQ(o.log, "scan stop+term shm+smi");  // 3 round trips, one read after the wave
   EXPECT_EQ(o.report.status, HostStatus::kClean) << o.report.error_message;
   EXPECT_EQ(o.report.units_stopped, std::vector<std::string>{"vllm.service"});
   EXPECT_EQ(o.report.term_sent, 8);
@@ -107,12 +107,26 @@ TEST(HostCleanerTest, IgnoredTermGetsKill) {
   host.procs[1].behavior = Behavior::kIgnoresTerm;
   host.procs[3].behavior = Behavior::kIgnoresTerm;
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term kill smi+shm+smi");  // orphans: the quick re-scan
+  EXPECT_EQ(o.log, "scan term kill shm+smi");  // orphans: the quick re-scan is the verify
   EXPECT_EQ(o.report.status, HostStatus::kClean);
   EXPECT_EQ(o.report.term_sent, 4);
   EXPECT_EQ(o.report.kill_sent, 2);
   EXPECT_EQ(CountFate(o.report, HolderFate::kKilled), 2);
   EXPECT_EQ(CountFate(o.report, HolderFate::kTerminated), 2);
+}
+
+// Without a /dev/shm step the quick re-scan after the wave is the verify
+// too: one nvidia-smi read, not a second one right after it.
+TEST(HostCleanerTest, QuickRescanIsTheVerifyWithoutShm) {
+  Playbook no_shm;
+  ASSERT_TRUE(ParsePlaybook("steps: [inspect, term, kill, rescan, verify]\n", "p", &no_shm).ok());
+  FakeHost host;
+  for (int i = 0; i < 4; ++i) host.procs.push_back(Worker(300 + i, i, /*ppid=*/1));
+  Outcome o = Clean(host, no_shm);
+  EXPECT_EQ(o.log, "scan term smi");
+  EXPECT_EQ(o.report.status, HostStatus::kClean) << o.report.error_message;
+  EXPECT_EQ(o.report.gpus_after.size(), 8u);
+  EXPECT_EQ(o.report.term_sent, 4);
 }
 
 TEST(HostCleanerTest, UnkillableIsNamedNotRetried) {
@@ -169,7 +183,7 @@ TEST(HostCleanerTest, CtrlCStopsTheLadderAtTheNextStepBoundary) {
   EXPECT_EQ(report.status, HostStatus::kFailed);
   EXPECT_EQ(report.error_kind, ErrorKind::kInterrupted);
   EXPECT_EQ(report.error_message,
-            "interrupted before rescan+clean_shm+verify: the ladder stopped at this step "
+            "interrupted before rescan+clean_shm: the ladder stopped at this step "
             "boundary");
   EXPECT_EQ(report.term_sent, 8);
 }
@@ -185,7 +199,7 @@ TEST(HostCleanerTest, ProtectedDaemonsAreNeverTargets) {
   fake.comm = "nvidia-persiste";  // a user process wearing the daemon's name
   host.procs = {daemon, fake};
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term smi+shm+smi");
+  EXPECT_EQ(o.log, "scan term shm+smi");
   EXPECT_EQ(o.report.status, HostStatus::kClean);
   EXPECT_EQ(o.report.term_sent, 1);
   EXPECT_EQ(o.report.holders[0].fate, HolderFate::kProtected);
