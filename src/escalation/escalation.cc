@@ -126,14 +126,13 @@ void Escalation::Finished(const Action& action, const HostView& after, const Ste
       history_.rescans_since_signal++;
       // The /dev/shm clean and the verify that rode along count only when
       // the ladder would have come to them next. A re-scan after which the
-      // ladder would only verify is the verify: it read every GPU, and
-      // nothing changed the host since.
+      // ladder would only clean /dev/shm and verify is the verify: it read
+      // every GPU, and nothing that touches one runs after it (removing
+      // unused segments frees host memory only).
       switch (NextAction(playbook_, after, history_).kind) {
         case ActionKind::kCleanShm:
-          if (!action.fused.empty()) {
-            history_.shm_done = true;
-            history_.verified = true;
-          }
+          if (!action.fused.empty()) history_.shm_done = true;
+          history_.verified = true;
           break;
         case ActionKind::kVerify: history_.verified = true; break;
         default: break;

@@ -138,8 +138,9 @@ class Escalation {
 
   /// Records that "action" ran and succeeded, "after" being the host's view
   /// once its output was folded in. The only writer of the History. A
-  /// re-scan after which the ladder would only verify counts as the verify
-  /// (it read every GPU and nothing changed the host since). A run
+  /// re-scan after which the ladder would only clean /dev/shm and verify
+  /// counts as the verify (it read every GPU, and removing unused segments
+  /// touches none). A run
   /// that failed stops asking and does not call it.
   void Finished(const Action& action, const HostView& after, const StepResult& result = {});
 
