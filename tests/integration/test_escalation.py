@@ -133,6 +133,23 @@ class EscalationTest(FleetCase):
             self.assertEqual(r["status"], "clean", (host, r.get("error_message")))
             self.assertTrue(self.after[host]["clean"], (host, self.after[host]))
 
+    def test_a_settle_rescan_is_the_verify(self):
+        # A host whose re-scans read the device files (a live parent) ends
+        # with a plain re-scan; the /dev/shm clean after it carries no second
+        # read of the GPUs (before: "clean_shm+verify").
+        settled = []
+        for host, r in self.report.items():
+            steps = [t["step"] for t in r["timings"]]
+            if "rescan" in steps:
+                settled.append(host)
+                after = steps[len(steps) - 1 - steps[::-1].index("rescan") + 1:]
+                self.assertNotIn("clean_shm+verify", after, (host, steps))
+                self.assertNotIn("verify", after, (host, steps))
+        self.assertTrue(settled, {h: r["timings"] for h, r in self.report.items()})
+        for host in settled:
+            if host in CLEANABLE:
+                self.assertTrue(self.after[host]["clean"], (host, self.after[host]))
+
     def test_ignore_term_needs_kill(self):
         r = self.report["gpu05"]
         self.assertGreater(r["kill_sent"], 0)
