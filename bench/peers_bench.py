@@ -20,7 +20,11 @@ the plain OpenSSH client with the fleet's generated key and known_hosts
      "Workarounds users actually use"). After each run every host is checked
      against the fleet's ground truth (tests/sim/ground_truth.py): right =
      the host is clean by the truth (no unprotected GPU holder, GPUs at 0 MiB,
-     every protected daemon alive with its original PID).
+     every protected daemon alive with its original PID). Also printed: the
+     hosts' own CPU per host (the sum of their cgroups' usage_usec over the
+     run: sshd, the scripts, nvidia-smi), fleetreap's per-step medians (its
+     report's timings, what -v prints) and the wall ratio to each peer,
+     run by run (the target: fleetreap at most 0.5x pdsh's one-liner).
   c. one `slow_exit` host (workers exit 1.5 s after SIGTERM): fleetreap's wall
      time and host time, and the TERM/KILL counts from its JSON report.
   d. controller CPU per host: fleetreap's user+sys (wait4) on the dry run of
@@ -29,7 +33,7 @@ the plain OpenSSH client with the fleet's generated key and known_hosts
      processes summed over the hosts / hosts.
 
   bench/peers_bench.py [--runs 3] [--fanout 64] [--clean-hosts 50]
-                       [--incident-hosts 200] [--parts abcd]
+                       [--incident-hosts 200] [--parts abcd] [--peers pdsh,clush,pssh]
                        [--fleetreap build/fleetreap] [--quick]
 
 --quick: 2 clean hosts, 3 incident hosts, 1 run of everything; a peer that is
@@ -75,9 +79,9 @@ def log(msg):
 
 # ---- setup ----------------------------------------------------------------
 
-def ensure_peers(install):
-    """Returns the peers that are usable; installs missing ones if asked."""
-    missing = [p for p, (b, _) in PEERS.items() if not shutil.which(b)]
+def ensure_peers(install, wanted):
+    """Returns those of 'wanted' that are usable; installs missing ones if asked."""
+    missing = [p for p in wanted if not shutil.which(PEERS[p][0])]
     if missing and install:
         pkgs = [PEERS[p][1] for p in missing]
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
@@ -86,8 +90,8 @@ def ensure_peers(install):
         if subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL).returncode != 0:
             subprocess.run(["apt-get", "update"], env=env, stdout=subprocess.DEVNULL)
             subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL)
-    usable = [p for p, (b, _) in PEERS.items() if shutil.which(b)]
-    for p in PEERS:
+    usable = [p for p in wanted if shutil.which(PEERS[p][0])]
+    for p in wanted:
         if p not in usable:
             log(f"peer {p} ({PEERS[p][0]}) not installed: skipped")
     return usable
@@ -183,6 +187,32 @@ def run_fleetreap(binary, fleet, fanout, extra, workdir):
 
 
 # ---- the parts --------------------------------------------------------------
+
+def hosts_cpu(fleet):
+    """CPU (s) the fleet's hosts used so far: the sum of their cgroups'
+    usage_usec (sshd, the scripts, nvidia-smi...); None without cgroups."""
+    if fleet.cgroup is None:
+        return None
+    total = 0
+    for h in fleet.hosts.values():
+        try:
+            with open(os.path.join(h.cgroup, "cpu.stat")) as f:
+                total += int(f.read().split()[1])
+        except (OSError, ValueError, IndexError, TypeError):
+            return None
+    return total / 1e6
+
+
+def step_medians(hosts):
+    """fleetreap's per-step time (the report's timings, -v's steps): the
+    median over the hosts that ran the step, ms, in the order first seen."""
+    steps = {}
+    for h in hosts:
+        for t in h.get("timings", []):
+            steps.setdefault(t["step"], []).append(t["duration_ms"])
+    return {k: statistics.median(v) for k, v in steps.items()}
+
+
 
 def shape_kw(shape):
     """HostSpec's shape argument, where this simfleet has one."""
@@ -281,17 +311,24 @@ def part_b(args, binary, peers, base):
                           for i in range(1, m + 1)], timeout=600)
                 up_s = fleet.timings["up_s"]
                 addrs = check_addresses(fleet)
+                host_cpu0 = hosts_cpu(fleet)
+                steps = {}
                 if tool == "fleetreap":
                     wall, cpu, rc, hosts = run_fleetreap(
                         binary, fleet, args.fanout, ["--playbook", playbook], workdir)
                     statuses = {}
                     for h in hosts:
                         statuses[h["status"]] = statuses.get(h["status"], 0) + 1
-                    note = f"exit {rc} {statuses}"
+                    steps = step_medians(hosts)
+                    note = f"exit {rc} {statuses}; steps (median ms): " + ", ".join(
+                        f"{k} {v:.0f}" for k, v in steps.items())
                 else:
                     argv, env = peer_argv(tool, fleet, addrs, args.fanout, ONE_LINER, workdir)
                     wall, cpu, rc, text = timed(argv, env=env)
                     note = f"exit {rc}"
+                host_cpu1 = hosts_cpu(fleet)
+                host_cpu = (None if host_cpu0 is None or host_cpu1 is None
+                            else host_cpu1 - host_cpu0)
                 # The same short pause for every tool: SIGKILLed processes
                 # finish exiting (descriptors closed) before the truth is read.
                 time.sleep(1.0)
@@ -306,10 +343,12 @@ def part_b(args, binary, peers, base):
                     if any(g["memory_used_mib"] > g["ghost_mib"] for g in t["gpus"]):
                         why["memory left"] += 1
                 res[tool].append({"wall": wall, "cpu": cpu, "right": right,
-                                  "wrong": len(truth) - right, "why": why})
+                                  "wrong": len(truth) - right, "why": why,
+                                  "host_cpu": host_cpu, "steps": steps})
+                hc = "-" if host_cpu is None else f"{host_cpu * 1000 / m:.0f} ms/host"
                 log(f"  round {r} {tool:<9} (up {up_s:.1f} s) wall {wall:6.2f} s  CPU "
-                    f"{cpu*1000:6.0f} ms  right {right}/{len(truth)}  wrong hosts: "
-                    f"{ {k: v for k, v in why.items() if v} }  {note}")
+                    f"{cpu*1000:6.0f} ms  hosts' CPU {hc}  right {right}/{len(truth)}  "
+                    f"wrong hosts: { {k: v for k, v in why.items() if v} }  {note}")
             finally:
                 t0 = time.monotonic()
                 take_down(fleet, workdir)
@@ -355,6 +394,9 @@ def main():
     parser.add_argument("--clean-hosts", type=int, default=50)
     parser.add_argument("--incident-hosts", type=int, default=200)
     parser.add_argument("--parts", default="abcd", help="any of a, b, c, d")
+    parser.add_argument("--peers", default=",".join(PEERS),
+                        help="the peers to run, comma-separated (default: all of "
+                        + ", ".join(PEERS) + ")")
     parser.add_argument("--incident-shape", default="simple",
                         help="simfleet host shape for part b (default simple: 200 "
                         "realistic hosts, 100 bystanders each, exceed pid_max 32768; "
@@ -368,7 +410,11 @@ def main():
     if os.geteuid() != 0:
         sys.exit("peers_bench: needs root (simulated fleet)")
     binary = find_fleetreap(args.fleetreap, "peers_bench")
-    peers = ensure_peers(install=not args.quick)
+    wanted = [p for p in args.peers.split(",") if p]
+    unknown = [p for p in wanted if p not in PEERS]
+    if unknown:
+        sys.exit(f"peers_bench: unknown peer(s) {', '.join(unknown)}")
+    peers = ensure_peers(not args.quick, wanted)
     started = time.monotonic()
     log(f"fleetreap: {binary}")
     log(f"peers: {', '.join(peers) or 'none'}; machine: {os.cpu_count()} cores, "
@@ -409,15 +455,27 @@ def main():
     if b:
         m = args.incident_hosts
         log(f"\n(b) full escalation, {m} vllm_incident hosts (peers: `{ONE_LINER}`)")
-        log("| tool | wall (median) | wall min-max | controller CPU/host | right | wrong | why wrong (median hosts) |")
-        log("|---|---|---|---|---|---|---|")
+        log("| tool | wall (median) | wall min-max | controller CPU/host | hosts' CPU/host | right | wrong | why wrong (median hosts) |")
+        log("|---|---|---|---|---|---|---|---|")
         for t in b:
             rows = b[t]
             why = {k: statistics.median(r["why"][k] for r in rows) for k in rows[0]["why"]}
+            hc = [r["host_cpu"] for r in rows if r["host_cpu"] is not None]
+            hc = f"{statistics.median(hc) * 1000 / m:.0f} ms" if hc else "-"
             log(f"| {t} | {med(rows, 'wall'):.2f} s | {min(r['wall'] for r in rows):.2f}-"
                 f"{max(r['wall'] for r in rows):.2f} s | {med(rows, 'cpu')*1000/m:.2f} ms | "
-                f"{med(rows, 'right'):.0f}/{m} | {med(rows, 'wrong'):.0f}/{m} | "
+                f"{hc} | {med(rows, 'right'):.0f}/{m} | {med(rows, 'wrong'):.0f}/{m} | "
                 f"{', '.join(f'{k} {v:.0f}' for k, v in why.items() if v) or '-'} |")
+        if "fleetreap" in b and b["fleetreap"][0]["steps"]:
+            names = list(b["fleetreap"][0]["steps"])
+            log("fleetreap's steps, median over hosts, median over runs: " + ", ".join(
+                f"{k} {statistics.median(r['steps'].get(k, 0) for r in b['fleetreap']):.0f} ms"
+                for k in names))
+        for t in b:
+            if t == "fleetreap":
+                continue
+            ratio = [f["wall"] / p["wall"] for f, p in zip(b["fleetreap"], b[t])]
+            log(f"fleetreap / {t} wall, run by run: " + ", ".join(f"{x:.2f}" for x in ratio))
     if c:
         log("\n(c) one slow_exit host (workers exit 1.5 s after SIGTERM), fleetreap")
         log(f"wall median {med(c, 'wall'):.2f} s (host {med(c, 'host_ms'):.0f} ms); "

@@ -125,11 +125,17 @@ void Escalation::Finished(const Action& action, const HostView& after, const Ste
       history_.signalled_since_scan = false;
       history_.rescans_since_signal++;
       // The /dev/shm clean and the verify that rode along count only when
-      // the ladder would have come to them next.
-      if (!action.fused.empty() &&
-          NextAction(playbook_, after, history_).kind == ActionKind::kCleanShm) {
-        history_.shm_done = true;
-        history_.verified = true;
+      // the ladder would have come to them next. A re-scan after which the
+      // ladder would only clean /dev/shm and verify is the verify: it read
+      // every GPU, and nothing that touches one runs after it (removing
+      // unused segments frees host memory only).
+      switch (NextAction(playbook_, after, history_).kind) {
+        case ActionKind::kCleanShm:
+          if (!action.fused.empty()) history_.shm_done = true;
+          history_.verified = true;
+          break;
+        case ActionKind::kVerify: history_.verified = true; break;
+        default: break;
       }
       break;
     case ActionKind::kCleanShm:
@@ -213,10 +219,13 @@ Action NextAction(const Playbook& playbook, const HostView& view, const History&
     action.quick = history.rescans_since_signal == 0 && !parents_watched;
     if (history.rescans_since_signal == 0 && ShmToClean(playbook, view, history) &&
         playbook.Runs(Step::kVerify) && !history.verified) {
-      // Removing unused segments is safe whatever the re-scan finds.
+      // Removing unused segments is safe whatever the re-scan finds. A
+      // quick re-scan reads nvidia-smi after the removal and is the verify
+      // itself; a full one reads the host before it, and a quick verify
+      // follows in the same round trip.
       action.fused.resize(1);
       action.fused[0].kind = ActionKind::kCleanShm;
-      action.fused.push_back(QuickVerify());
+      if (!action.quick) action.fused.push_back(QuickVerify());
     }
     if (history.signalled_since_scan) {
       // Nothing waits for a restart that nothing can make: after orphans

@@ -106,22 +106,31 @@ bool Runner::CleanShm(const Action& action) {
   return verified;
 }
 
-// The first re-scan after a wave, the /dev/shm clean and the verify in one
-// round trip: the escalation decides, once the re-scan is read, whether the
-// clean and the verify count.
+// The first re-scan after a wave and the /dev/shm clean in one round trip:
+// a quick re-scan's nvidia-smi runs after the clean and is the verify; a
+// full one reads the host before the clean and a quick verify follows it.
+// The escalation decides, once the re-scan is read, whether the clean and
+// the verify count.
 bool Runner::RescanWithShmAndVerify(const Action& action) {
   const bool quick = action.quick;
+  const bool verify = std::any_of(action.fused.begin(), action.fused.end(),
+                                  [](const Action& a) { return a.kind == ActionKind::kVerify; });
   HostSnapshot rescan, verified;
   ShmOutput shm;
-  Status status =
-      steps_.RescanShmVerify(Request({}, !quick), Request({}, false), &rescan, &shm, &verified);
+  Status status;
+  if (quick && !verify) {
+    status = steps_.CleanShmThenQuickScan(/*dry_run=*/false, Request({}, false), &shm, &rescan);
+  } else {
+    status =
+        steps_.RescanShmVerify(Request({}, !quick), Request({}, false), &rescan, &shm, &verified);
+  }
   RecordShm(shm, /*dry_run=*/false);
   if (!Check(status)) return false;
   bool ok = quick ? QuickScan(&report_.gpus_after, &rescan)
                   : Scan({}, &report_.gpus_after, true, &rescan);
   if (!ok) return false;
   escalation_.Finished(action, view_);
-  if (!escalation_.history().verified) return true;
+  if (!verify || !escalation_.history().verified) return true;
   return QuickScan(&report_.gpus_after, &verified);
 }
 

@@ -119,6 +119,37 @@ class EscalationTest(FleetCase):
         self.assertEqual(r["term_sent"], 8)
         self.assertEqual(r["kill_sent"], 0)
 
+    def test_after_the_wave_one_round_trip_reads_the_gpus_once(self):
+        # Orphans (no parent, no unit to restart them): the quick re-scan runs
+        # nvidia-smi after the /dev/shm clean in one round trip and is the
+        # verify; before, a second nvidia-smi read followed it
+        # ("rescan+clean_shm+verify").
+        expected = {"gpu02": ["connect", "inspect", "stop_units+term", "rescan+clean_shm"],
+                    "gpu04": ["connect", "inspect", "term", "rescan+clean_shm"],
+                    "gpu05": ["connect", "inspect", "term", "kill", "rescan+clean_shm"]}
+        for host, steps in expected.items():
+            r = self.report[host]
+            self.assertEqual([t["step"] for t in r["timings"]], steps, (host, r["timings"]))
+            self.assertEqual(r["status"], "clean", (host, r.get("error_message")))
+            self.assertTrue(self.after[host]["clean"], (host, self.after[host]))
+
+    def test_a_settle_rescan_is_the_verify(self):
+        # A host whose re-scans read the device files (a live parent) ends
+        # with a plain re-scan; the /dev/shm clean after it carries no second
+        # read of the GPUs (before: "clean_shm+verify").
+        settled = []
+        for host, r in self.report.items():
+            steps = [t["step"] for t in r["timings"]]
+            if "rescan" in steps:
+                settled.append(host)
+                after = steps[len(steps) - 1 - steps[::-1].index("rescan") + 1:]
+                self.assertNotIn("clean_shm+verify", after, (host, steps))
+                self.assertNotIn("verify", after, (host, steps))
+        self.assertTrue(settled, {h: r["timings"] for h, r in self.report.items()})
+        for host in settled:
+            if host in CLEANABLE:
+                self.assertTrue(self.after[host]["clean"], (host, self.after[host]))
+
     def test_ignore_term_needs_kill(self):
         r = self.report["gpu05"]
         self.assertGreater(r["kill_sent"], 0)

@@ -101,14 +101,15 @@ struct Action {
   bool dry_run = false;
   /// The actions that ride along in the same round trip, in order:
   /// kStopUnits + the TERM or KILL wave on the holders the inspect found;
-  /// kCleanShm + kVerify; the first kRescan after a wave + kCleanShm +
-  /// kVerify (these two count only when the ladder comes to them next; see
-  /// Escalation::Finished).
+  /// kCleanShm + kVerify; the first kRescan after a wave + kCleanShm, and
+  /// + kVerify when the re-scan is a full one (a quick re-scan reads
+  /// nvidia-smi after the removal and is the verify itself). These count
+  /// only when the ladder comes to them next; see Escalation::Finished.
   std::vector<Action> fused;
 };
 
 /// The name a step's timing carries: the kind's name, then each fused
-/// action's joined by "+": "rescan", "stop_units+term",
+/// action's joined by "+": "rescan", "stop_units+term", "rescan+clean_shm",
 /// "rescan+clean_shm+verify".
 std::string StepName(const Action& action);
 
@@ -136,7 +137,10 @@ class Escalation {
   Action Next(const HostView& view) const;
 
   /// Records that "action" ran and succeeded, "after" being the host's view
-  /// once its output was folded in. The only writer of the History. A run
+  /// once its output was folded in. The only writer of the History. A
+  /// re-scan after which the ladder would only clean /dev/shm and verify
+  /// counts as the verify (it read every GPU, and removing unused segments
+  /// touches none). A run
   /// that failed stops asking and does not call it.
   void Finished(const Action& action, const HostView& after, const StepResult& result = {});
 

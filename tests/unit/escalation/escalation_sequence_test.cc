@@ -15,7 +15,7 @@ namespace {
 
 // What a test row expects of an action: its step name, then "quick",
 // "dry_run", the target PIDs, the GPUs and the wait, as present:
-// "term pids=10,11 10000ms", "rescan+clean_shm+verify quick 500ms".
+// "term pids=10,11 10000ms", "rescan+clean_shm+verify 500ms".
 std::string Describe(const Action& action) {
   std::string text = StepName(action);
   if (action.quick) text += " quick";
@@ -118,7 +118,7 @@ TEST(EscalationSequenceTest, VllmIncidentTermWorks) {
   Escalation e = Play(DefaultPlaybook(), EscalationMode::kRun,
                       {{"inspect", busy},
                        {"stop_units+term pids=10,11 30000ms", gone},
-                       {"rescan+clean_shm+verify quick", gone},
+                       {"rescan+clean_shm quick", gone},
                        {"done", {}}});
   EXPECT_EQ(e.history().waves, 1);
   EXPECT_TRUE(e.history().verified);
@@ -134,7 +134,7 @@ TEST(EscalationSequenceTest, TermIgnoredThenKill) {
        {{"inspect", busy},
         {"term pids=10 10000ms", left},
         {"kill pids=10 5000ms", killed},
-        {"rescan+clean_shm+verify quick", killed},
+        {"rescan+clean_shm quick", killed},
         {"done", {}}});
 }
 
@@ -155,11 +155,66 @@ TEST(EscalationSequenceTest, StragglerStartsANewWave) {
   Escalation e = Play(DefaultPlaybook(), EscalationMode::kRun,
                       {{"inspect", busy},
                        {"term pids=10 10000ms", termed},
-                       {"rescan+clean_shm+verify quick", found},
+                       {"rescan+clean_shm quick", found},
                        {"term pids=15 10000ms", all_gone},
-                       {"rescan+clean_shm+verify quick", all_gone},
+                       {"rescan+clean_shm quick", all_gone},
                        {"done", {}}});
   EXPECT_EQ(e.history().waves, 2);
+}
+
+TEST(EscalationSequenceTest, CleanQuickRescanIsTheVerify) {
+  // The quick re-scan's nvidia-smi reads every GPU after the wave: no second
+  // read follows it, with the /dev/shm clean in its round trip or without one.
+  TrackedHolder a = Worker(10, 0);
+  const HostView busy{{a}, Gpus({kBusy}), {}};
+  const HostView gone{{Signalled(a, "TERM", true)}, Gpus({kClean}), {}};
+  Escalation e = Play(DefaultPlaybook(), EscalationMode::kRun,
+                      {{"inspect", busy},
+                       {"term pids=10 10000ms", gone},
+                       {"rescan+clean_shm quick", gone},
+                       {"done", {}}});
+  EXPECT_TRUE(e.history().verified);
+  EXPECT_TRUE(e.history().shm_done);
+  EXPECT_EQ(e.steps(), 3);
+  Playbook no_shm;
+  ASSERT_TRUE(ParsePlaybook("steps: [inspect, term, kill, rescan, verify]\n", "p", &no_shm).ok());
+  Escalation plain = Play(
+      no_shm, EscalationMode::kRun,
+      {{"inspect", busy}, {"term pids=10 10000ms", gone}, {"rescan quick", gone}, {"done", {}}});
+  EXPECT_TRUE(plain.history().verified);
+  // A scope (the epilog's) forbids the /dev/shm step: the same.
+  HostView scoped_busy = busy, scoped_gone = gone;
+  scoped_busy.scoped = scoped_gone.scoped = true;
+  Play(DefaultPlaybook(), EscalationMode::kRun,
+       {{"inspect", scoped_busy},
+        {"term pids=10 10000ms", scoped_gone},
+        {"rescan quick", scoped_gone},
+        {"done", {}}});
+}
+
+TEST(EscalationSequenceTest, DirtyQuickRescanIsNotTheVerify) {
+  // Memory the driver still holds after the holder is gone: the full
+  // settle, whose read is the verify; the re-scan that read it dirty counts
+  // for neither the /dev/shm clean nor the verify.
+  TrackedHolder a = Worker(10, 0);
+  const HostView busy{{a}, Gpus({kBusy}), {}};
+  const HostView draining{{Signalled(a, "KILL", true)}, Gpus({kGhost}), {}};
+  const HostView freed{{Signalled(a, "KILL", true)}, Gpus({kClean}), {}};
+  Playbook no_shm;
+  ASSERT_TRUE(ParsePlaybook("steps: [inspect, kill, rescan, verify]\n", "p", &no_shm).ok());
+  Play(no_shm, EscalationMode::kRun,
+       {{"inspect", busy},
+        {"kill pids=10 5000ms", draining},
+        {"rescan quick", draining},
+        {"rescan 2000ms", freed},
+        {"done", {}}});
+  Play(DefaultPlaybook(), EscalationMode::kRun,
+       {{"inspect", busy},
+        {"term pids=10 10000ms", draining},
+        {"rescan+clean_shm quick", draining},
+        {"rescan 2000ms", freed},
+        {"clean_shm", freed},
+        {"done", {}}});
 }
 
 TEST(EscalationSequenceTest, SupervisedRestartGetsTheFullSettle) {
@@ -173,7 +228,7 @@ TEST(EscalationSequenceTest, SupervisedRestartGetsTheFullSettle) {
         {"term pids=10 10000ms", termed},
         {"rescan+clean_shm+verify 500ms", termed},
         {"rescan 2000ms", termed},
-        {"clean_shm+verify", termed},
+        {"clean_shm", termed},  // the settle's read is the verify
         {"done", {}}});
 }
 
@@ -256,9 +311,9 @@ TEST(EscalationSequenceTest, UnkillableIsLeftAfterTheSettle) {
        {{"inspect", busy},
         {"term pids=10 10000ms", left},
         {"kill pids=10 5000ms", stuck},
-        {"rescan+clean_shm+verify quick", stuck},
+        {"rescan+clean_shm quick", stuck},
         {"rescan 2000ms", stuck},
-        {"clean_shm+verify", stuck},
+        {"clean_shm", stuck},
         {"done", {}}});
 }
 
@@ -274,7 +329,7 @@ TEST(EscalationSequenceTest, NonConvergenceEndsAtTheCap) {
   std::vector<Row> rows = {{"inspect", busy}};
   while (rows.size() < static_cast<size_t>(Escalation::kMaxSteps)) {
     rows.push_back({"term pids=10 10000ms", reported_gone});
-    rows.push_back({"rescan+clean_shm+verify quick", busy});
+    rows.push_back({"rescan+clean_shm quick", busy});
   }
   rows.resize(Escalation::kMaxSteps);
   rows.push_back({"did_not_converge", {}});

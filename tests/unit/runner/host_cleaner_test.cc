@@ -89,7 +89,7 @@ TEST(HostCleanerTest, CleanHostTakesInspectShmVerify) {
 
 TEST(HostCleanerTest, VllmIncident) {
   Outcome o = Clean(Incident(), Vllm());
-  EXPECT_EQ(o.log, "scan stop+term smi+shm+smi");  // 3 round trips
+  EXPECT_EQ(o.log, "scan stop+term shm+smi");  // 3 round trips, one read after the wave
   EXPECT_EQ(o.report.status, HostStatus::kClean) << o.report.error_message;
   EXPECT_EQ(o.report.units_stopped, std::vector<std::string>{"vllm.service"});
   EXPECT_EQ(o.report.term_sent, 8);
@@ -107,7 +107,7 @@ TEST(HostCleanerTest, IgnoredTermGetsKill) {
   host.procs[1].behavior = Behavior::kIgnoresTerm;
   host.procs[3].behavior = Behavior::kIgnoresTerm;
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term kill smi+shm+smi");  // orphans: the quick re-scan
+  EXPECT_EQ(o.log, "scan term kill shm+smi");  // orphans: the quick re-scan is the verify
   EXPECT_EQ(o.report.status, HostStatus::kClean);
   EXPECT_EQ(o.report.term_sent, 4);
   EXPECT_EQ(o.report.kill_sent, 2);
@@ -115,12 +115,26 @@ TEST(HostCleanerTest, IgnoredTermGetsKill) {
   EXPECT_EQ(CountFate(o.report, HolderFate::kTerminated), 2);
 }
 
+// Without a /dev/shm step the quick re-scan after the wave is the verify
+// too: one nvidia-smi read, not a second one right after it.
+TEST(HostCleanerTest, QuickRescanIsTheVerifyWithoutShm) {
+  Playbook no_shm;
+  ASSERT_TRUE(ParsePlaybook("steps: [inspect, term, kill, rescan, verify]\n", "p", &no_shm).ok());
+  FakeHost host;
+  for (int i = 0; i < 4; ++i) host.procs.push_back(Worker(300 + i, i, /*ppid=*/1));
+  Outcome o = Clean(host, no_shm);
+  EXPECT_EQ(o.log, "scan term smi");
+  EXPECT_EQ(o.report.status, HostStatus::kClean) << o.report.error_message;
+  EXPECT_EQ(o.report.gpus_after.size(), 8u);
+  EXPECT_EQ(o.report.term_sent, 4);
+}
+
 TEST(HostCleanerTest, UnkillableIsNamedNotRetried) {
   FakeHost host;
   host.procs.push_back(Worker(300, 2));
   host.procs[0].behavior = Behavior::kUnkillable;
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term kill scan+shm+smi scan shm+smi scan");
+  EXPECT_EQ(o.log, "scan term kill scan+shm+smi scan shm");
   EXPECT_EQ(o.report.status, HostStatus::kDirty);
   ASSERT_EQ(o.report.holders.size(), 1u);
   EXPECT_EQ(o.report.holders[0].fate, HolderFate::kUnkillable);
@@ -169,7 +183,7 @@ TEST(HostCleanerTest, CtrlCStopsTheLadderAtTheNextStepBoundary) {
   EXPECT_EQ(report.status, HostStatus::kFailed);
   EXPECT_EQ(report.error_kind, ErrorKind::kInterrupted);
   EXPECT_EQ(report.error_message,
-            "interrupted before rescan+clean_shm+verify: the ladder stopped at this step "
+            "interrupted before rescan+clean_shm: the ladder stopped at this step "
             "boundary");
   EXPECT_EQ(report.term_sent, 8);
 }
@@ -185,7 +199,7 @@ TEST(HostCleanerTest, ProtectedDaemonsAreNeverTargets) {
   fake.comm = "nvidia-persiste";  // a user process wearing the daemon's name
   host.procs = {daemon, fake};
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term smi+shm+smi");
+  EXPECT_EQ(o.log, "scan term shm+smi");
   EXPECT_EQ(o.report.status, HostStatus::kClean);
   EXPECT_EQ(o.report.term_sent, 1);
   EXPECT_EQ(o.report.holders[0].fate, HolderFate::kProtected);
@@ -297,7 +311,7 @@ TEST(HostCleanerTest, StragglerStartsASecondWave) {
   Outcome o = Clean(host, DefaultPlaybook());
   // The supervisor (150) lives on after the second wave: the full settle
   // re-scan looks once more for a later restart before the host is clean.
-  EXPECT_EQ(o.log, "scan term scan+shm+smi term scan+shm+smi scan shm+smi");
+  EXPECT_EQ(o.log, "scan term scan+shm+smi term scan+shm+smi scan shm");
   EXPECT_EQ(o.report.status, HostStatus::kClean);
   EXPECT_EQ(o.report.rounds, 2);
   EXPECT_EQ(o.report.term_sent, 9);
@@ -356,7 +370,7 @@ TEST(HostCleanerTest, RefusedKillFailsTheHostWithoutCallingItUnkillable) {
   host.procs.push_back(Worker(301, 1));
   host.procs[1].foreign = true;
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term scan+shm+smi scan shm+smi scan");
+  EXPECT_EQ(o.log, "scan term scan+shm+smi scan shm");
   EXPECT_EQ(o.report.status, HostStatus::kFailed);
   EXPECT_EQ(o.report.error_kind, ErrorKind::kCommandFailed);
   EXPECT_EQ(o.report.error_message,
