@@ -92,7 +92,8 @@ fds() {
 # whose file is named nvidia*), each PID's files once. A plain file under
 # $DV counts by path (mmp); any other file counts by the device number of
 # the file behind the mapping (map_files, else the path in the process's
-# root), stat'ed in one call (mm).
+# root), stat'ed in one call (mm). The records wait in MR; GP gets the PIDs
+# that map a GPU's own file.
 # shellcheck disable=SC2086  # splits grep's lines, under set -f
 mps() {
   MR=
@@ -139,17 +140,17 @@ mps() {
 # shellcheck disable=SC2086  # the records' words, under set -f
 cap() {
   [ -z "$Q" ] || return 0
-  c=; n=0
-  for p in $HP; do case " $GP $D " in *" $p "*) ;; *) c="$c $p"; n=$((n+1));; esac; done
-  [ "$n" -gt "$1" ] || c=
+  k=" $GP $D "; n=0
+  for p in $HP; do case $k in *" $p "*) ;; *) n=$((n+1));; esac; done
+  [ "$n" -gt "$1" ] || k=
   set -f; IFS=$NL
   for l in $FR$MR; do
     IFS=' '; set -- $l; p=${2%%:*}
-    case " $c " in *" $p "*) ;; *) printf '%s\0' "$l";; esac
+    case ${k:-" $p "} in *" $p "*) printf '%s\0' "$l";; esac
   done
   IFS=" 	$NL"; set +f
-  [ -n "$c" ] || return 0
-  y=$HP; HP=; for p in $y; do case " $c " in *" $p "*) ;; *) HP="$HP $p";; esac; done
+  [ -n "$k" ] || return 0
+  y=$HP; HP=; for p in $y; do case $k in *" $p "*) HP="$HP $p";; esac; done
   z "ctl $n"
 }
 # dump PIDS: describes processes: stat, status, cgroup whole (the kernel
