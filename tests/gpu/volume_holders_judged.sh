@@ -2,12 +2,12 @@
 # Shows on a machine with a real NVIDIA GPU that a user cannot make the host
 # unjudgeable (issue 25, point 4): beside one real PyTorch holder (fd shape,
 # 4096 MiB), 2,500 sleepers that hold only /dev/nvidiactl, one process with
-# 1,048,576 fds (dup()s of one /dev/nvidiactl fd) in 64 threads, and one with
-# a 5 MB command line holding /dev/nvidiactl. The dry run must name exactly
-# the PyTorch holder (the control-only holders are over the scan's cap of 64:
-# counted, never described or signalled), its inspect must stay small, the
-# host must be judged (not failed), and the real run must free the GPU and
-# end dirty, naming the 2,502 control-only holders.
+# about 1,048,576 fds (dup()s of one /dev/nvidiactl fd, up to fs.nr_open) in
+# 64 threads, and one with a 5 MB command line holding /dev/nvidiactl. The
+# dry run must name exactly the PyTorch holder (the control-only holders are
+# over the scan's cap of 64: counted, never described or signalled) and
+# judge the host (not failed), its step times printed; the real run must
+# free the GPU and end dirty, naming the 2,502 control-only holders.
 # Safety: only processes this script started are ever on a plan or killed
 # (by PID); it never resets a GPU.
 # Needs: FLEETREAP (binary), python3 + torch, root (RLIMIT_NOFILE to 1M+).
@@ -39,9 +39,10 @@ for _ in $(seq 2500); do
 done
 python3 - "$work/fds.pid" <<'PY' &
 import os, resource, sys, threading, time
-resource.setrlimit(resource.RLIMIT_NOFILE, (1 << 20 | 64, 1 << 20 | 64))
+limit = min(1 << 20, int(open("/proc/sys/fs/nr_open").read()))
+resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
 fd = os.open("/dev/nvidiactl", os.O_RDONLY)
-for _ in range((1 << 20) - 1):
+for _ in range(limit - 64):
     os.dup(fd)
 for _ in range(63):
     threading.Thread(target=time.sleep, args=(900,), daemon=True).start()
@@ -49,7 +50,7 @@ open(sys.argv[1], "w").write(str(os.getpid()))
 time.sleep(900)
 PY
 pids="$pids $!"
-(ulimit -s unlimited
+(ulimit -s unlimited 2>/dev/null || ulimit -s 65536
  # shellcheck disable=SC2046  # 80,000 arguments of 64 bytes: a 5 MB argv
  exec python3 -c 'import time; f = open("/dev/nvidiactl"); time.sleep(900)' \
    $(python3 -c 'print(" ".join(["x" * 64] * 80000))')) &
@@ -70,7 +71,9 @@ targets = {x["pid"] for x in h["holders"] if x["fate"] in ("would_term", "would_
 print("status", h["status"], "holders", len(h["holders"]), "would signal", sorted(targets))
 print("notes", h.get("notes"), "timings", h.get("timings"))
 ok = h["status"] != "failed" and targets == {int(sys.argv[2])}
-ok = ok and any("2502 processes hold only NVIDIA control devices" in n for n in h.get("notes", []))
+counted = [int(n.split()[0]) for n in h.get("notes", []) if "processes hold only NVIDIA control" in n]
+print("control-only holders counted:", counted)
+ok = ok and bool(counted) and counted[0] >= 2502
 sys.exit(0 if ok else 1)
 PY
 "$bin" --local --json "$work/volume-run.json"; rc=$?
