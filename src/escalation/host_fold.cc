@@ -83,6 +83,13 @@ void FoldHolders(const HostSnapshot& snapshot, const FoldContext& context,
                         state->scope, &fold->units_skipped);
   }
   view->newcomers = FindNewcomers(snapshot.children, view->holders);
+  view->control_only_left_out = snapshot.control_only_left_out;
+  for (int pid : snapshot.children_unlisted) {
+    if (std::find(view->children_unlisted.begin(), view->children_unlisted.end(), pid) ==
+        view->children_unlisted.end()) {
+      view->children_unlisted.push_back(pid);
+    }
+  }
   if (!snapshot.parents.empty()) view->parents = snapshot.parents;
 }
 

@@ -219,6 +219,28 @@ std::string ParentName(int pid, const std::vector<TrackedHolder>& holders,
   return name;
 }
 
+std::string ControlOnlyLeftOut(const HostView& view) {
+  if (view.control_only_left_out <= 0) return "";
+  return std::to_string(view.control_only_left_out) +
+         " processes hold only NVIDIA control devices (/dev/nvidiactl, /dev/nvidia-uvm...) and "
+         "no GPU memory: more than a scan describes, so none of them was described or signalled";
+}
+
+std::vector<std::string> ScanBlindSpots(const HostView& view) {
+  std::vector<std::string> notes;
+  const std::string left_out = ControlOnlyLeftOut(view);
+  if (!left_out.empty()) notes.push_back(left_out);
+  if (!view.children_unlisted.empty()) {
+    std::string pids;
+    for (int pid : view.children_unlisted) pids += (pids.empty() ? "" : ", ") + std::to_string(pid);
+    notes.push_back(
+        "respawn watch blind: the kernel lists no children (no "
+        "/proc/PID/task/*/children, CONFIG_PROC_CHILDREN off) of pid " +
+        pids + ": a worker it starts again is seen only once it holds a GPU");
+  }
+  return notes;
+}
+
 bool HostLooksDirty(const HostView& view) {
   if (view.gpus.empty()) return true;
   for (const GpuReading& gpu : view.gpus) {

@@ -9,8 +9,10 @@ namespace remote_script_internal {
 
 // The functions every script shares. z prints a record of the script's own
 // words; pst reads /proc/PID/stat by the kernel's rule (S: start time, Z:
-// state); nvm lists the NVIDIA character majors; fds is the one fd pass;
-// dump describes processes; q runs nvidia-smi bounded by $T.
+// state); nvm lists the NVIDIA character majors; fds is the one fd pass and
+// mps the mappings' pass; cap prints their records, control-only holders
+// past a cap left out; dump describes processes; q runs nvidia-smi bounded
+// by $T.
 constexpr char kPrelude[] = R"SH(LC_ALL=C; export LC_ALL; unset QUOTING_STYLE POSIXLY_CORRECT
 NL='
 '
@@ -45,31 +47,44 @@ lv() {
   [ -z "$2" ] || [ "$S" = "$2" ] || return 1
   case $Z in Z|X) set -- /proc/"$1"/task/[0-9]*; [ $# -gt 1 ];; esac
 }
-# fds TASKDIR...: the fds of every thread (/proc/PID/task/TID/fd), each PID's
-# entries once; K holds what this PID already printed.
+# fds TASKDIR...: the fds of every thread (/proc/PID/task/TID/fd), one line
+# per (PID, device) however many fds or threads hold it. Threads that share
+# one table show the same fd count (the folder's size), so a PID's folders
+# are read once per count (a folder that shows 0 is empty, or its kernel
+# counts nothing: read). The records wait in FR, HP gets each holder, GP
+# those that hold a GPU's own file (/dev/nvidiaN).
 # shellcheck disable=SC2086  # splits find's lines into words, under set -f
 fds() {
-  HP=; LP=; K=
+  HP=; GP=; FR=; LP=; K=; w=
   if [ -n "$SD" ]; then t=f; else t=c; fi
-  x=$(find "$@" -mindepth 2 -maxdepth 3 \( -path '*/task/*/fd/*' \( -lname "$DV/nvidia*" ! -lname '*[!-a-zA-Z0-9/_.]*' -printf 'p %p %l\n' \) , \( \( -xtype c -o -xtype $t \) -exec stat -L --printf 'c %n %f %t %T %d %i\n' {} + \) \) -o \( ! -name fd -prune \) 2>/dev/null)
+  x=$(find "$@" -mindepth 2 -maxdepth 2 -name fd -printf '%s %p\n' 2>/dev/null)
   set -f; IFS=$NL
   for l in $x; do
-    IFS=' '; set -- $l
-    p=${2#/proc/}; f=${p##*/}; p=${p%%/*}
-    case $p$f in *[!0-9]*) continue;; esac
+    n=${l%% *}; d=${l#* }; p=${d#/proc/}; p=${p%%/*}
+    case $n in ''|*[!0-9]*) continue;; esac
+    case $p in ''|*[!0-9]*) continue;; esac
     [ "$p" = "$LP" ] || { LP=$p; K=; }
-    if [ "$1" = c ] && [ $# -eq 7 ]; then
-      [ -n "$SD" ] && [ "$6" = "$SD" ] && case " $CI " in *" $7 "*) UI="$UI $7";; esac
-      case $3 in 2???) ;; *) continue;; esac
-      a=$((0x$4)); case " $MJ " in *" $a "*) ;; *) continue;; esac
-      k=$f:$a:$((0x$5)); case " $K " in *" $k "*) continue;; esac; K="$K $k"
-      [ -n "$Q" ] || z "fd $p $f $a $((0x$5))"
-      add "$p"
-    elif [ "$1" = p ] && [ $# -eq 3 ]; then
-      k=$f:$3; case " $K " in *" $k "*) continue;; esac; K="$K $k"
-      [ -n "$Q" ] || printf 'fdp %s %s:%s\0' "$p" "$f" "$3"
-      add "$p"
+    if [ "$n" != 0 ]; then case " $K " in *" $n "*) continue;; esac; K="$K $n"; fi
+    w="$w$NL$d"
+  done
+  x=
+  [ -z "$w" ] || x=$(find $w -mindepth 1 -maxdepth 1 \( -lname "$DV/nvidia*" ! -lname '*[!-a-zA-Z0-9/_.]*' -printf 'p %p %l\n' \) , \( \( -xtype c -o -xtype $t \) -exec stat -L --printf 'c %f %t %T %d %i %n\n' {} + \) 2>/dev/null | sort -u -t/ -k1,1 -k3,3 -k8)
+  for l in $x; do
+    IFS=' '; set -- $l
+    if [ "$1" = c ] && [ $# -eq 7 ]; then p=$7; elif [ "$1" = p ] && [ $# -eq 3 ]; then p=$2; else continue; fi
+    p=${p#/proc/}; f=${p##*/}; p=${p%%/*}
+    case $p$f in *[!0-9]*) continue;; esac
+    if [ "$1" = c ]; then
+      [ -n "$SD" ] && [ "$5" = "$SD" ] && case " $CI " in *" $6 "*) UI="$UI $6";; esac
+      case $2 in 2???) ;; *) continue;; esac
+      a=$((0x$3)); case " $MJ " in *" $a "*) ;; *) continue;; esac
+      b=$((0x$4)); [ "$a" = 195 ] && [ "$b" -lt 254 ] && GP="$GP $p"
+      FR="${FR}fd $p $f $a $b$NL"
+    else
+      case $3 in "$DV"/nvidia[0-9]*) GP="$GP $p";; esac
+      FR="${FR}fdp $p $f:$3$NL"
     fi
+    add "$p"
   done
   IFS=" 	$NL"; set +f
 }
@@ -77,10 +92,12 @@ fds() {
 # whose file is named nvidia*), each PID's files once. A plain file under
 # $DV counts by path (mmp); any other file counts by the device number of
 # the file behind the mapping (map_files, else the path in the process's
-# root), stat'ed in one call (mm).
+# root), stat'ed in one call (mm). The records wait in MR; GP gets the PIDs
+# that map a GPU's own file.
 # shellcheck disable=SC2086  # splits grep's lines, under set -f
 mps() {
-  x=$(grep -H -E ' /([^ ]*/)?nvidia[^/ ]*( \(deleted\))?$' "$@" 2>/dev/null)
+  MR=
+  x=$(grep -H -E ' /([^ ]*/)?nvidia[^/ ]*( \(deleted\))?$' "$@" 2>/dev/null | sort -u -t/ -k3,3 -k5)
   set -f; IFS=$NL; LP=; K=; y=
   for l in $x; do
     p=${l#/proc/}; p=${p%%/*}
@@ -90,7 +107,8 @@ mps() {
     [ "$p" = "$LP" ] || { LP=$p; K=; }
     case " $K " in *" $n "*) continue;; esac; K="$K $n"
     case $n in "$DV"/nvidia*) case $n in *[!-a-zA-Z0-9/_.]*) ;; *)
-      [ -n "$Q" ] || printf 'mmp %s:%s\0' "$p" "$n"
+      MR="${MR}mmp $p:$n$NL"
+      case $n in "$DV"/nvidia[0-9]*) GP="$GP $p";; esac
       add "$p"; continue;; esac;; esac
     case $r in *[!0-9a-f-]*|'') continue;; esac
     y="$y$NL/proc/$p/map_files/$r"
@@ -107,18 +125,45 @@ mps() {
       a=$((0x$4)); case " $MJ " in *" $a "*) ;; *) continue;; esac
       [ "$p" = "$LP" ] || { LP=$p; K=; }
       k=$a:$((0x$5)); case " $K " in *" $k "*) continue;; esac; K="$K $k"
-      [ -n "$Q" ] || z "mm $p $a $((0x$5))"
+      b=$((0x$5)); [ "$a" = 195 ] && [ "$b" -lt 254 ] && GP="$GP $p"
+      MR="${MR}mm $p $a $b$NL"
       add "$p"
     done
   fi
   IFS=" 	$NL"; set +f
 }
-# shellcheck disable=SC2086  # $f and $e are lists of /proc paths, under set -f
+# cap N: the holders (HP) that hold no GPU's own file (GP) and that
+# nvidia-smi does not charge (D) hold only control devices (nvidiactl,
+# nvidia-uvm...). Past N of them none of them is kept, and "ctl COUNT" says
+# how many were left out. Prints the fd and mapping records (FR, MR) of the
+# holders kept, who stay in HP.
+# shellcheck disable=SC2086  # the records' words, under set -f
+cap() {
+  [ -z "$Q" ] || return 0
+  k=" $GP $D "; n=0
+  for p in $HP; do case $k in *" $p "*) ;; *) n=$((n+1));; esac; done
+  [ "$n" -gt "$1" ] || k=
+  set -f; IFS=$NL
+  for l in $FR$MR; do
+    IFS=' '; set -- $l; p=${2%%:*}
+    case ${k:-" $p "} in *" $p "*) printf '%s\0' "$l";; esac
+  done
+  IFS=" 	$NL"; set +f
+  [ -n "$k" ] || return 0
+  y=$HP; HP=; for p in $y; do case $k in *" $p "*) HP="$HP $p";; esac; done
+  z "ctl $n"
+}
+# dump PIDS: describes processes: stat, status, cgroup whole (the kernel
+# bounds them), cmdline's first 32 arguments each cut at 256 bytes (empty
+# ones left out), the exe, and only the names of the loader's injection
+# variables in environ.
+# shellcheck disable=SC2086  # $f, $c, $e and $v are lists of /proc paths, under set -f
 dump() {
-  set -f; f=; e=; v=
-  for p in $1; do f="$f /proc/$p/stat /proc/$p/status /proc/$p/cmdline /proc/$p/cgroup"; e="$e /proc/$p/exe"; v="$v /proc/$p/environ"; done
+  set -f; f=; c=; e=; v=
+  for p in $1; do f="$f /proc/$p/stat /proc/$p/status /proc/$p/cgroup"; c="$c /proc/$p/cmdline"; e="$e /proc/$p/exe"; v="$v /proc/$p/environ"; done
   if [ -n "$f" ]; then
     grep -a -z -H '' $f /etc/passwd 2>/dev/null
+    grep -a -z -H -o -m 32 -E '^.{0,256}' $c 2>/dev/null
     # Only the names of the loader's injection variables, never a value.
     grep -a -z -H -o -E '^LD_(PRELOAD|AUDIT)=' $v 2>/dev/null
     find $e -maxdepth 0 -printf 'exe %h:%l\0' 2>/dev/null

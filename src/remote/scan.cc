@@ -122,6 +122,8 @@ Status ReadHolders(const ScanOutput& scan, HostSnapshot* snapshot) {
   snapshot->self_cgroup = CgroupPathOf(scan.self_cgroup);
   snapshot->children = scan.children;
   snapshot->parents = scan.parents;
+  snapshot->children_unlisted = scan.children_unlisted;
+  snapshot->control_only_left_out = scan.control_only_left_out;
   return Status::Ok();
 }
 

@@ -70,7 +70,8 @@ void ReadUnits(const std::string& text, std::vector<std::string>* units) {
 }
 
 // The holder part: "majors", then "fd" and "fdp" records, the mappings'
-// "mmp" and "mm" records, "minor" records, and "kids" records.
+// "mmp" and "mm" records, "ctl COUNT" (control-only holders left out),
+// "minor" records; the "kids" records are read by ParseKids.
 Status ParseHolderPart(RecordReader& reader, ScanOutput* scan) {
   const HostRecord* r = nullptr;
   Status status = reader.Take("majors", -1, false, "majors (N NAME)...", &r);
@@ -113,6 +114,15 @@ Status ParseHolderPart(RecordReader& reader, ScanOutput* scan) {
     }
     scan->fds.push_back(map);
   }
+  if (reader.PeekWord() == "ctl") {
+    status = reader.Take("ctl", 2, false, "ctl COUNT", &r);
+    if (!status.ok()) return status;
+    int count = 0;
+    if (!ParseTagInt(r->Words()[1], &count) || count <= 0) {
+      return reader.Error("bad ctl " + QuoteForMessage(r->tag, 40));
+    }
+    scan->control_only_left_out = count;
+  }
   while (reader.PeekWord() == "minor") {
     status = reader.Take("minor", 2, true, "minor N:BUS_ID", &r);
     if (!status.ok()) return status;
@@ -121,6 +131,26 @@ Status ParseHolderPart(RecordReader& reader, ScanOutput* scan) {
       return reader.Error("bad minor " + QuoteForMessage(r->tag, 40));
     }
     scan->minors[r->payload] = minor;
+  }
+  return Status::Ok();
+}
+
+// "kids PARENT CHILD..." per watched parent; "kids PARENT -" when the
+// kernel lists no children (no /proc/PID/task/*/children files).
+Status ParseKids(RecordReader& reader, ScanOutput* scan,
+                 std::vector<std::pair<int, std::vector<int>>>* kids) {
+  const HostRecord* r = nullptr;
+  while (reader.PeekWord() == "kids") {
+    Status status = reader.Take("kids", -1, false, "kids PARENT CHILD...", &r);
+    if (!status.ok()) return status;
+    std::vector<std::string> words = r->Words();
+    const bool unlisted = words.size() == 3 && words[2] == "-";
+    if (unlisted) words.pop_back();
+    bool ok = false;
+    std::vector<int> pids = Pids(words, 1, &ok);
+    if (!ok || pids.empty()) return reader.Error("bad kids " + QuoteForMessage(r->tag, 60));
+    if (unlisted) scan->children_unlisted.push_back(pids[0]);
+    kids->push_back({pids[0], std::vector<int>(pids.begin() + 1, pids.end())});
   }
   return Status::Ok();
 }
@@ -308,16 +338,8 @@ Status ParseScanRecords(RecordReader& reader, ScanOutput* scan) {
     scan->holders = true;
     status = ParseHolderPart(reader, scan);
     if (!status.ok()) return status;
-    const HostRecord* r = nullptr;
-    while (reader.PeekWord() == "kids") {
-      status = reader.Take("kids", -1, false, "kids PARENT CHILD...", &r);
-      if (!status.ok()) return status;
-      bool ok = false;
-      std::vector<int> pids = Pids(r->Words(), 1, &ok);
-      if (!ok || pids.empty()) return reader.Error("bad kids " + QuoteForMessage(r->tag, 60));
-      kids.push_back({pids[0], std::vector<int>(pids.begin() + 1, pids.end())});
-    }
-    status = ParseDetails(reader, scan);
+    status = ParseKids(reader, scan, &kids);
+    if (status.ok()) status = ParseDetails(reader, scan);
     if (status.ok()) status = ParseHostFacts(reader, scan);
     if (!status.ok()) return status;
   }

@@ -59,7 +59,8 @@ const std::vector<std::string>& ScanAppsFields() {
 // the positional parameters, T (nvidia-smi's bound in seconds), GF (the GPU
 // query's fields, ScanGpuFields) and GB (the base fields an old driver
 // knows), AQ (compute apps), HOLD (the holder part), TABLE (the plain table
-// too), WATCH (parents whose children to list), DR (the driver's GPU
+// too), WATCH (parents whose children to list), CC (how many control-only
+// holders are described at most), DR (the driver's GPU
 // folder), RD (the readiness part) and KM (the kernel log, "" not read).
 constexpr char kScanBody[] = R"SH(z 'scan 1'
 # The readiness part (RD): the driver's GPU list, the NVSwitch nodes and,
@@ -182,6 +183,7 @@ else
   rdy; nvm; z "majors$MN"
   fds /proc/[0-9]*/task
   mps /proc/[0-9]*/maps
+  cap "$CC"
   for g in "$DR"/*; do
     [ -r "$g/information" ] || continue
     { while IFS=: read -r k v; do
@@ -192,11 +194,15 @@ else
     done; } 2>/dev/null <"$g/information"
   done
   D="$D$HP"
+  # A kernel without CONFIG_PROC_CHILDREN has no children files: "kids P -".
   for p in $WATCH; do
     [ -d "/proc/$p" ] || continue
-    c=
-    for f in "/proc/$p"/task/*/children; do y=; read -r y <"$f" 2>/dev/null; c="$c $y"; done
-    k="kids $p"; for y in $c; do k="$k $y"; done; z "$k"; D="$D $p $c"
+    c=; k=-
+    for f in "/proc/$p"/task/*/children; do
+      [ -e "$f" ] || continue
+      k=; y=; read -r y <"$f" 2>/dev/null; c="$c $y"
+    done
+    k="kids $p${k:+ $k}"; for y in $c; do k="$k $y"; done; z "$k"; D="$D $p $c"
   done
   # Each PID once, in the order first seen.
   HP=; for p in $D; do add "$p"; done
@@ -258,6 +264,7 @@ std::string ScanScript(const ScanRequest& request, const HostPaths& paths) {
   s += std::string("HOLD=") + (request.holders ? "1" : "") + "\n";
   s += std::string("TABLE=") + (request.table ? "1" : "") + "\n";
   s += "WATCH='" + watch + "'\n";
+  s += "CC=" + std::to_string(request.control_only_cap) + "\n";
   s += "DR=" + ShellQuote(paths.driver_dir) + "\n";
   std::string pid_files;
   for (const DaemonPidFile& file : DaemonPidFiles()) pid_files += " " + file.path;

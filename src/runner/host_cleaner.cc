@@ -139,12 +139,16 @@ bool Runner::EndedClean() {
                 EmptyButForNamedMissing(report_.gpus_after, threshold, report_.readiness)
           : HostGpusClean(report_.gpus_after);
   const std::string unkillable = UnkillableHolders(view_);
+  const std::string left_out = ControlOnlyLeftOut(view_);
   const bool clean = empty && view_.newcomers.empty() &&
                      report_.reset_units_started.size() == report_.reset_units_stopped.size();
   if (clean && !unkillable.empty() && report_.error_message.empty()) {
     report_.error_message = "unkillable holder left: pid " + unkillable;
   }
-  return clean && unkillable.empty();
+  if (clean && unkillable.empty() && !left_out.empty() && report_.error_message.empty()) {
+    report_.error_message = left_out;
+  }
+  return clean && unkillable.empty() && left_out.empty();
 }
 
 void Runner::Finish() {
@@ -188,6 +192,7 @@ void Runner::ReportWhatWasFound() {
     report_.units_would_stop = view_.active_units;
   }
   report_.rounds = escalation_.history().waves;
+  for (const std::string& note : ScanBlindSpots(view_)) report_.notes.push_back(note);
   report_.readiness_checked = view_.readiness_checked;
   report_.readiness = view_.readiness;
   report_.respawning_parent = RespawningParent(view_.holders, view_.parents);

@@ -14,6 +14,17 @@ of stderr per command (src/command_output.h) and stops a command past that.
 
 Asserted: each hostile host fails with its precise error and nothing on it
 is signalled; the incident hosts are cleaned (ground truth); the run ends.
+
+VolumeHoldersTest: volume made of processes, each beside one real GPU job
+(gpuops, GPU 3, 90000 MiB) that must still be signalled, the host judged:
+
+  gpu01 ctl_flood   2,500 sleepers holding only /dev/nvidiactl
+  gpu02 argv_flood  two nvidiactl holders with 5 MB command lines
+  gpu03 fd_flood    64 threads x a full fd table (dup()s), twice
+  gpu04 blind_watch the job's parent shows no /proc/PID/task/*/children
+
+Printed, not asserted: each host's inspect time and stdout size (from the
+--log-dir transcript).
 Printed, not asserted (the machine is shared): the run's wall time, each
 host's duration, and the controller's peak RSS (VmHWM sampled from
 /proc/PID/status, and ru_maxrss from wait4). The same bound holds for
@@ -31,6 +42,7 @@ import unittest
 
 from fleet_case import (FleetCase, by_name, fleetreap_argv, local_command, parse_report,
                         playbook_path)
+import ground_truth
 import procfs
 from simfleet import HostSpec
 
@@ -168,6 +180,96 @@ class HostileVolumeTest(FleetCase):
                       file=sys.stderr)
                 self.assertEqual(host["status"], "failed")
                 self.assertEqual(host["error_message"], OVER)
+
+
+def inspect_cost(log_path):
+    """(ms, stdout bytes) of the first command in a --log-dir transcript
+    that printed the scan's records (the inspect), or (None, None)."""
+    with open(log_path, errors="replace") as f:
+        text = f.read()
+    at = text.find("scan 1")
+    if at < 0:
+        return None, None
+    ended = text.rfind("(", 0, text.find("  stdout (", text.rfind(" run (timeout", 0, at)))
+    took = text[ended + 1:text.find(")", ended)]
+    size = text[text.find("  stdout (", ended) + 10:]
+    return took, int(size[:size.find(" ")])
+
+
+class VolumeHoldersTest(FleetCase):
+    PREFIX = "volholders-"
+    SPECS = [HostSpec("gpu01", scenario="ctl_flood", bystanders=20),
+             HostSpec("gpu02", scenario="argv_flood", bystanders=20),
+             HostSpec("gpu03", scenario="fd_flood", bystanders=20),
+             HostSpec("gpu04", scenario="blind_watch", bystanders=20)]
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.logs = os.path.join(cls.tmp, "logs")
+        argv = fleetreap_argv(cls.fleet, "--playbook", playbook_path("default.yaml"),
+                              "--command-timeout", "60s", "--log-dir", cls.logs,
+                              "--json", "-", "--quiet", "--color", "never")
+        start = time.monotonic()
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        cls.wall = time.monotonic() - start
+        cls.exit = proc.returncode
+        cls.report = by_name(parse_report(proc))
+        cls.after = ground_truth.collect(cls.fleet)
+        print(f"\nvolume holders: wall {cls.wall:.1f} s, exit {cls.exit}", file=sys.stderr)
+        for name in sorted(cls.report):
+            h = cls.report[name]
+            took, size = inspect_cost(os.path.join(cls.logs, f"{name}.log"))
+            print(f"  {name} {cls.fleet.hosts[name].spec.scenario:12} {h['status']:8} "
+                  f"{h.get('duration_ms', '?'):>6} ms, inspect {took} {size} bytes: "
+                  f"{h.get('error_message') or ''}"[:200], file=sys.stderr)
+
+    def job(self, name):
+        """The real job's processes still there (charged on GPU 3)."""
+        return [p for p in self.after[name]["gpu_processes"] if 3 in p["charged_gpus"]]
+
+    def test_each_host_is_judged_and_its_gpu_job_signalled(self):
+        for name in ("gpu01", "gpu02", "gpu03", "gpu04"):
+            with self.subTest(host=name):
+                r = self.report[name]
+                self.assertNotEqual(r["status"], "failed", r.get("error_message"))
+                self.assertGreaterEqual(r.get("term_sent", 0), 1)
+                self.assertEqual(self.job(name), [])
+                self.assertEqual(self.after[name]["gpus"][3]["memory_used_mib"], 0)
+
+    def test_control_only_holders_past_the_cap_are_counted_not_signalled(self):
+        r = self.report["gpu01"]
+        self.assertEqual(r["status"], "dirty", r.get("error_message"))
+        counted = "2500 processes hold only NVIDIA control devices"
+        self.assertIn(counted, r["error_message"])
+        self.assertTrue(any(counted in n for n in r.get("notes", [])), r.get("notes"))
+        # None of them was described or signalled: each is still there.
+        flood = [p for p in self.after["gpu01"]["gpu_processes"] if p["exe"].endswith("bystanders")]
+        self.assertEqual(len(flood), 2500)
+        self.assertLess(len(r.get("holders", [])), 20)
+
+    def test_huge_command_lines_are_cut_on_the_host(self):
+        r = self.report["gpu02"]
+        self.assertEqual(r["status"], "clean", r.get("error_message"))
+        _, size = inspect_cost(os.path.join(self.logs, "gpu02.log"))
+        self.assertLess(size, 200000)
+        long = [h for h in r["holders"] if h["cmdline"].startswith("xxx")]
+        self.assertEqual(len(long), 2, [h["cmdline"][:40] for h in r["holders"]])
+        for h in long:
+            self.assertLessEqual(len(h["cmdline"]), 4096)
+
+    def test_threads_sharing_a_full_fd_table_cost_one_table(self):
+        r = self.report["gpu03"]
+        self.assertEqual(r["status"], "clean", r.get("error_message"))
+        _, size = inspect_cost(os.path.join(self.logs, "gpu03.log"))
+        self.assertLess(size, 200000)
+        flood = [h for h in r["holders"] if h["devices"] == ["/dev/nvidiactl"]]
+        self.assertEqual(len(flood), 1, r["holders"])
+
+    def test_a_blind_respawn_watch_says_so(self):
+        r = self.report["gpu04"]
+        self.assertTrue(any(n.startswith("respawn watch blind") for n in r.get("notes", [])),
+                        r.get("notes"))
 
 
 if __name__ == "__main__":

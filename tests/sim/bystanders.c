@@ -19,15 +19,31 @@
  * private memory each).
  * Without that prctl the profile is written over the original argv area,
  * NUL-padded (what setproctitle leaves). SIGTERM and SIGKILL end them.
+ *
+ * Hostile volume (each child alike; none of these by default):
+ *   FAKEGPU_BYSTANDER_HOLD=PATH       opens PATH and keeps it open (a
+ *                                     holder of /dev/nvidiactl alone)
+ *   FAKEGPU_BYSTANDER_FDS=N           dup()s that fd until N fds are open
+ *                                     (RLIMIT_NOFILE's soft limit raised to
+ *                                     the hard one; fewer if that is lower)
+ *   FAKEGPU_BYSTANDER_THREADS=T       T-1 more threads, all sharing the fd
+ *                                     table
+ *   FAKEGPU_BYSTANDER_ARGV_BYTES=N    the command line is N bytes of
+ *   FAKEGPU_BYSTANDER_ARG_LEN=L       arguments of L 'x's each (default
+ *                                     64), NUL-ended, instead of the
+ *                                     profile's
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/prctl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -191,6 +207,54 @@ static void set_cmdline(int argc, char **argv, const struct profile *p) {
   memcpy(start, buf, n - 1 < area ? n - 1 : area);
 }
 
+static long env_long(const char *name) {
+  const char *v = getenv(name);
+  return v && *v ? atol(v) : 0;
+}
+
+static void *idle_thread(void *arg) {
+  (void)arg;
+  for (;;) pause();
+  return NULL;
+}
+
+/* The hostile-volume knobs (see the header), in the child. */
+static void hostile_volume(int argc, char **argv) {
+  long bytes = env_long("FAKEGPU_BYSTANDER_ARGV_BYTES");
+  if (bytes > 0) {
+    long len = env_long("FAKEGPU_BYSTANDER_ARG_LEN");
+    if (len <= 0) len = 64;
+    char *buf = malloc((size_t)bytes);
+    if (buf) {
+      memset(buf, 'x', (size_t)bytes);
+      for (long i = len; i < bytes; i += len + 1) buf[i] = '\0';
+      buf[bytes - 1] = '\0';
+      if (set_arg_range(buf, buf + bytes) != 0) fprintf(stderr, "bystanders: argv range\n");
+    }
+  }
+  (void)argc;
+  (void)argv;
+  const char *hold = getenv("FAKEGPU_BYSTANDER_HOLD");
+  if (hold && *hold) {
+    int fd = open(hold, O_RDONLY);
+    long want = env_long("FAKEGPU_BYSTANDER_FDS");
+    if (fd >= 0 && want > 1) {
+      struct rlimit r;
+      if (getrlimit(RLIMIT_NOFILE, &r) == 0) {
+        r.rlim_cur = r.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &r);
+      }
+      for (long n = 1; n < want; n++)
+        if (dup(fd) < 0) break;
+    }
+  }
+  long threads = env_long("FAKEGPU_BYSTANDER_THREADS");
+  for (long i = 1; i < threads; i++) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, idle_thread, NULL) != 0) break;
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: bystanders COUNT [FIRST]\n");
@@ -213,6 +277,7 @@ int main(int argc, char **argv) {
     signal(SIGTERM, SIG_DFL);
     prctl(PR_SET_NAME, p->comm, 0, 0, 0);
     set_cmdline(argc, argv, p);
+    hostile_volume(argc, argv);
     if (write(ready[1], "b", 1) < 0) {
     }
     close(ready[0]);

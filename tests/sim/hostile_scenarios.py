@@ -154,3 +154,59 @@ def maintenance_notice(h):
     h.fleet.exec(h.name, f"printf %s {shlex.quote(MAINTENANCE_NOTICE)} > {path} && "
                          f"chmod 755 {path}", check=True)
     h.sshd_options("ForceCommand /usr/local/bin/maintenance-notice")
+
+
+# A user cannot make the host unjudgeable: volume made of processes rather
+# than of nvidia-smi's text. Each host runs one real GPU job (gpuops, GPU 3,
+# 90000 MiB) that must still be signalled.
+CTL_FLOOD = 2500
+ARGV_FLOOD_BYTES = 5 * 1000 * 1000
+
+
+def _real_job(h):
+    h.daemon("nvidia-persistenced")
+    return h.workload(gpus="3", mib=90000, user="gpuops", visible="3", detach=True,
+                      argv=("python3", "train.py"))
+
+
+@scenario
+def ctl_flood(h):
+    """2,500 of gpuops's sleepers that hold only /dev/nvidiactl (charged
+    nothing), beside one real GPU job on GPU 3 (90000 MiB)."""
+    _real_job(h)
+    h.volume_holders(CTL_FLOOD)
+
+
+@scenario
+def argv_flood(h):
+    """Two nvidiactl holders with 5 MB command lines (one of 64-byte
+    arguments, one of a single argument; PR_SET_MM_MAP, no privilege),
+    beside one real GPU job on GPU 3 (90000 MiB)."""
+    _real_job(h)
+    h.volume_holders(1, argv_bytes=ARGV_FLOOD_BYTES, arg_len=64)
+    h.volume_holders(1, argv_bytes=ARGV_FLOOD_BYTES, arg_len=ARGV_FLOOD_BYTES)
+
+
+@scenario
+def fd_flood(h):
+    """Two processes with 64 threads sharing one fd table filled to
+    RLIMIT_NOFILE's hard limit (dup()s of one fd: of /dev/nvidiactl in one,
+    of /dev/null in the other), beside one real GPU job on GPU 3 (90000
+    MiB): the fd folders hold threads x fds entries."""
+    _real_job(h)
+    h.volume_holders(1, fds=1 << 20, threads=64)
+    h.volume_holders(1, hold="/dev/null", fds=1 << 20, threads=64)
+
+
+@scenario
+def blind_watch(h):
+    """A kernel without CONFIG_PROC_CHILDREN, for one process: the parent of
+    a job on GPUs 0-1 (30000 MiB each, restarting each worker once) shows a
+    /proc/PID/task with no children file (an empty folder bound over it in
+    the host's mount namespace; its fds, none, unseen with it)."""
+    h.daemon("nvidia-persistenced")
+    job = h.workload(gpus="0-1", mib=30000, user="gpuops", visible="0-1", respawn_once=True,
+                     argv=("python3", "serve.py"))
+    parent = int(job["parent"])
+    h.fleet.exec(h.name, f"mkdir -p /run/no-children/{parent} && "
+                         f"mount --bind /run/no-children /proc/{parent}/task", check=True)

@@ -50,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -280,10 +281,21 @@ static void scan_processes(void) {
     DIR *tasks = opendir(path);
     if (!tasks) continue;
     struct dirent *te;
+    /* Threads that share one fd table show the same fd count (the folder's
+     * size): that table is read once (the real driver reads no /proc). */
+    long long counts[64];
+    int counted = 0;
     while ((te = readdir(tasks))) {
       if (!isdigit((unsigned char)te->d_name[0])) continue;
       char dir[300];
       snprintf(dir, sizeof dir, "%s/%d/task/%s/fd", proc_root, pid, te->d_name);
+      struct stat st;
+      if (stat(dir, &st) == 0 && st.st_size > 0) {
+        int seen = 0;
+        for (int i = 0; i < counted && !seen; i++) seen = counts[i] == (long long)st.st_size;
+        if (seen) continue;
+        if (counted < 64) counts[counted++] = (long long)st.st_size;
+      }
       unsigned long long h = fd_gpus(dir);
       if (h && env_tid == pid) env_tid = atoi(te->d_name);
       held |= h;

@@ -144,6 +144,25 @@ class WorkloadsMixin:
         if result.returncode != 0:
             raise RuntimeError(f"{self.name}: bystanders failed: {result.stderr}")
 
+    def volume_holders(self, count, hold="/dev/nvidiactl", fds=0, threads=0, argv_bytes=0,
+                       arg_len=0, user="gpuops", first=13):
+        """Starts 'count' sleeping processes (bystanders.c, profile 'first' on:
+        python3 -m http.server) as 'user' in their login session, each holding
+        'hold' open (a control-only holder of /dev/nvidiactl, charged
+        nothing), with 'fds' dup()s of it (up to RLIMIT_NOFILE's hard limit),
+        'threads' threads sharing that table, and a command line of
+        'argv_bytes' bytes in arguments of 'arg_len' bytes. fleetreap may
+        signal them (they end on TERM); a test finds them by their exe
+        (ground truth's "bystander")."""
+        env = {"FAKEGPU_BYSTANDER_HOLD": hold, "FAKEGPU_BYSTANDER_FDS": fds,
+               "FAKEGPU_BYSTANDER_THREADS": threads,
+               "FAKEGPU_BYSTANDER_ARGV_BYTES": argv_bytes, "FAKEGPU_BYSTANDER_ARG_LEN": arg_len}
+        assignments = " ".join(f"{k}={shlex.quote(str(v))}" for k, v in env.items() if v)
+        result = self.fleet.exec(self.name, f"env {assignments} /usr/local/bin/bystanders "
+                                            f"{int(count)} {int(first)}", timeout=300, user=user)
+        if result.returncode != 0:
+            raise RuntimeError(f"{self.name}: volume holders failed: {result.stderr}")
+
     def sleeper(self, argv=("python3", "infer.py"), comm="python3", user=None, cgroup=None,
                 exe=None):
         """A plain sleeping process holding no device (a gpuload parent with no

@@ -41,6 +41,13 @@ struct HostView {
   /// or a job queue's next job. From the latest full scan.
   std::vector<ChildProcess> newcomers = {};
   std::vector<ChildProcess> parents = {};  // watched parents seen: pid, comm
+  /// Watched parents whose children the kernel could not list (no
+  /// CONFIG_PROC_CHILDREN): the respawn watch is blind there. Every one
+  /// seen in a full scan.
+  std::vector<int> children_unlisted = {};
+  /// Control-only holders the latest full scan left out past its cap (not
+  /// described, never signalled): while any is there the host is not clean.
+  int control_only_left_out = 0;
   /// The readiness findings of the latest scan that read them
   /// (DecideReadiness), and whether one did.
   bool readiness_checked = false;
@@ -80,6 +87,16 @@ std::vector<std::string> UnitsSafeToStop(const std::vector<std::string>& active,
 /// joined by ", ", "" when none: a host where one is left is never clean,
 /// even when it holds no GPU's file (/dev/nvidiactl, /dev/nvidia-uvm only).
 std::string UnkillableHolders(const HostView& view);
+
+/// What the latest scans could not see, one note each: control-only
+/// holders left out past the scan's cap (how many, and that none was
+/// signalled), and watched parents whose children the kernel does not list
+/// (the respawn watch is blind there). Empty when neither.
+std::vector<std::string> ScanBlindSpots(const HostView& view);
+
+/// "N processes hold only NVIDIA control devices ...", "" when the latest
+/// full scan left none out: a host where one is left is never clean.
+std::string ControlOnlyLeftOut(const HostView& view);
 
 /// nvidia-smi names a lost GPU by bus id only. When exactly one index below
 /// "expected" has no reading and exactly one lost reading has no index, they

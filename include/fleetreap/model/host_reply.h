@@ -77,6 +77,12 @@ struct HostSnapshot {
   std::map<int, Holder> app_processes;
   std::vector<ChildProcess> children;  // of the watched parents
   std::vector<ChildProcess> parents;   // the watched parents seen (parent 0)
+  /// Watched parents whose children the kernel does not list (no
+  /// /proc/PID/task/*/children: CONFIG_PROC_CHILDREN off).
+  std::vector<int> children_unlisted;
+  /// Holders of control devices only (nvidiactl, nvidia-uvm...), charged
+  /// nothing, that the scan left out past its cap: not among "holders".
+  int control_only_left_out = 0;
   GpuQueryAnswer gpu_query;
   /// The readiness readings (ScanRequest::readiness): the health fields of
   /// the same GPU query, the kernel log's Xid events, the NVSwitch nodes,

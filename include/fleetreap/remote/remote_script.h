@@ -66,26 +66,34 @@ struct ScanRequest {
   /// "kernel_log" also the boot record and Xid lines of the kernel log.
   bool readiness = false;
   bool kernel_log = false;
+  /// At most this many holders of control devices only (nvidiactl,
+  /// nvidia-uvm, no GPU's own file, nothing charged) are described; past it
+  /// none of them is, and the scan says how many there were ("ctl N").
+  int control_only_cap = 64;
 };
 
-/// The scan used for inspect, re-scan and verify. Starts at most 16
-/// processes (17 with units): find and stat for the fd pass, grep and stat
-/// for the mappings, timeout and nvidia-smi for the GPU query and for the
-/// compute apps (with the holder part the compute-apps query runs beside the
-/// GPU query, its output in a mktemp file read by cat and removed by rm),
-/// grep and find for the details, systemctl, and with the kernel log dd and
-/// grep (the table adds timeout and nvidia-smi). The GPU query asks for
-/// ScanGpuFields() in one run; only a driver that names a field it does not
-/// know is asked again without that field (three such fields at most), then
-/// with the base fields (two processes a run, five runs at most).
+/// The scan used for inspect, re-scan and verify. Starts at most 20
+/// processes (21 with units): find (the fd folders' counts), find, stat and
+/// sort for the fd pass, grep, sort and stat for the mappings, timeout and
+/// nvidia-smi for the GPU query and for the compute apps (with the holder
+/// part the compute-apps query runs beside the GPU query, its output in a
+/// mktemp file read by cat and removed by rm), three greps and two finds for
+/// the details, systemctl, and with the kernel log dd and grep (the table
+/// adds timeout and nvidia-smi). The GPU query asks for ScanGpuFields() in
+/// one run; only a driver that names a field it does not know is asked
+/// again without that field (three such fields at most), then with the base
+/// fields (two processes a run, five runs at most).
 /// Prints, in order: "scan 1", "session SHELL ANCESTOR...", "clock TICKS" (the
 /// shell's start time: the scan's start), "units RC:TEXT",
 /// "gpu RC:TEXT", "apps RC:TEXT", "table RC:TEXT", with "readiness"
 /// "drv:BUS_ID...", "fabric NVSWITCHES FM" (FM 1 runs, 0 not, - no NVSwitch)
 /// and "kmsg R:TEXT" (R 0 read, 1 not readable; "kmsg -" not asked), then
-/// "majors (N NAME)...", "fd PID FD MAJ MIN",
-/// "fdp PID FD:PATH", "mmp PID:PATH", "mm PID MAJ MIN" (a mapping, by path
-/// or number), "minor N:BUS_ID", "kids PARENT CHILD...", then
+/// "majors (N NAME)...", "fd PID FD MAJ MIN", "fdp PID FD:PATH" (one per
+/// PID and device, FD one of its fds), "mmp PID:PATH", "mm PID MAJ MIN" (a
+/// mapping, by path or number), "ctl N" (N control-only holders left out
+/// past control_only_cap, whose records and details are not printed; absent
+/// when none), "minor N:BUS_ID", "kids PARENT CHILD..." ("kids PARENT -"
+/// when the kernel has no children files), then
 /// "/proc/PID/stat:..", "/proc/PID/status:..", "/proc/PID/cmdline:ARG",
 /// "/etc/passwd:..", "exe PID:TARGET", and "end". RC is "-" for a query
 /// not run (quick scan, or nvidia-smi already timed out).

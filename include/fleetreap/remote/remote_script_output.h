@@ -67,6 +67,13 @@ struct ScanOutput {
   std::string passwd;                    // /etc/passwd, for user names
   std::vector<ChildProcess> children;    // of the watched parents
   std::vector<ChildProcess> parents;     // the watched parents (pid 0, comm)
+  /// Watched parents whose children the kernel does not list (no
+  /// /proc/PID/task/*/children: a kernel without CONFIG_PROC_CHILDREN).
+  std::vector<int> children_unlisted;
+  /// Holders of control devices only (nvidiactl, nvidia-uvm...) that
+  /// nvidia-smi charges nothing, left out past the scan's cap ("ctl N"):
+  /// no records, no details; 0 when none was left out.
+  int control_only_left_out = 0;
   std::string pid_namespace;             // "pid:[4026531836]", "" unknown
   bool has_pid_marker = false;           // /etc/fleetreap/host-pid-namespace, root's
   std::string pid_marker;                // its first line

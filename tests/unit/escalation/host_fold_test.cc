@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "fleetreap/escalation/host_view.h"
+
 namespace fleetreap {
 namespace {
 
@@ -51,6 +53,37 @@ TEST(HostFoldTest, FoldsHoldersAndClassifiesGpus) {
   ASSERT_EQ(view.gpus.size(), 2u);
   EXPECT_EQ(view.gpus[0].state, GpuState::kClean);
   EXPECT_EQ(view.gpus[1].state, GpuState::kBusy);
+}
+
+// Control-only holders the scan left out, and watched parents whose
+// children the kernel does not list: the view keeps them, the notes say so,
+// and the left-out ones follow the latest full scan.
+TEST(HostFoldTest, KeepsWhatTheScanCouldNotSee) {
+  FoldContext context;
+  context.threshold_mib = 100;
+  FoldState state;
+  HostView view;
+  HostSnapshot first = Full({Worker(10, 1)}, {Gpu(0, 0), Gpu(1, 4000)});
+  first.control_only_left_out = 2500;
+  first.children_unlisted = {7};
+  ASSERT_TRUE(FoldSnapshot(first, context, &state, &view).status.ok());
+  EXPECT_EQ(view.control_only_left_out, 2500);
+  EXPECT_EQ(ControlOnlyLeftOut(view),
+            "2500 processes hold only NVIDIA control devices (/dev/nvidiactl, "
+            "/dev/nvidia-uvm...) and no GPU memory: more than a scan describes, so none of them "
+            "was described or signalled");
+  HostSnapshot second = Full({}, {Gpu(0, 0), Gpu(1, 0)});
+  second.children_unlisted = {7, 8};
+  ASSERT_TRUE(FoldSnapshot(second, context, &state, &view).status.ok());
+  EXPECT_EQ(view.control_only_left_out, 0);
+  EXPECT_EQ(ControlOnlyLeftOut(view), "");
+  EXPECT_EQ(view.children_unlisted, (std::vector<int>{7, 8}));
+  EXPECT_EQ(ScanBlindSpots(view),
+            std::vector<std::string>{
+                "respawn watch blind: the kernel lists no children (no "
+                "/proc/PID/task/*/children, CONFIG_PROC_CHILDREN off) of pid 7, 8: a worker it "
+                "starts again is seen only once it holds a GPU"});
+  EXPECT_TRUE(ScanBlindSpots(HostView()).empty());
 }
 
 TEST(HostFoldTest, FoldsTheReadinessReadingsUnderThePolicy) {

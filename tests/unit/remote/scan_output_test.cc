@@ -94,6 +94,41 @@ TEST(ScanOutputTest, HolderScan) {
   EXPECT_EQ(scan.children[0].comm, "python3?@@end");
 }
 
+// "ctl N": control-only holders left out past the cap; "kids P -": a
+// watched parent whose children the kernel does not list.
+TEST(ScanOutputTest, LeftOutHoldersAndUnlistedChildren) {
+  const std::string head =
+      ScanHead() + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("fdp 811 5:/dev/nvidia3");
+  const std::string tail = Nul("selfcg:") + Nul("show -") + Nul("end");
+  ScanOutput scan;
+  ASSERT_TRUE(ParseScanOutput(head + Nul("ctl 2500") + Nul("minor 3:0000:1a:00.0") +
+                                  Nul("kids 425 -") + Nul("kids 426 900 901") + tail,
+                              &scan)
+                  .ok());
+  EXPECT_EQ(scan.control_only_left_out, 2500);
+  EXPECT_EQ(scan.children_unlisted, std::vector<int>{425});
+  ASSERT_TRUE(ParseScanOutput(head + Nul("kids 425") + tail, &scan).ok());
+  EXPECT_EQ(scan.control_only_left_out, 0);  // none left out: no record
+  EXPECT_TRUE(scan.children_unlisted.empty());
+  struct Bad {
+    std::string out;
+    const char* error;
+  };
+  const Bad bad_scans[] = {
+      {head + Nul("ctl 0") + tail, "parse: scan output record 9: bad ctl \"ctl 0\""},
+      {head + Nul("ctl x") + tail, "parse: scan output record 9: bad ctl \"ctl x\""},
+      {head + Nul("ctl 1 2") + tail,
+       "parse: scan output record 9: expected \"ctl COUNT\", got \"ctl 1 2\""},
+      {head + Nul("kids 425 - 7") + tail, "parse: scan output record 9: bad kids \"kids 425 - 7\""},
+      {head + Nul("kids -") + tail, "parse: scan output record 9: bad kids \"kids -\""},
+      {head + Nul("minor 3:0000:1a:00.0") + Nul("ctl 2") + tail,
+       "parse: scan output record 10: expected \"FILE:TEXT\", got \"ctl 2\""},
+  };
+  for (const Bad& row : bad_scans) {
+    EXPECT_EQ(ParseScanOutput(row.out, &scan).ToString(), row.error) << row.out;
+  }
+}
+
 TEST(ScanOutputTest, ReadinessRecords) {
   ScanOutput scan;
   const std::string tail = Nul("apps -") + Nul("table -");
