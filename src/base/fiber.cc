@@ -2,12 +2,14 @@
 
 #include <poll.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <climits>
+#include <cstdint>
 #include <deque>
 #include <map>
 #include <thread>
@@ -293,6 +295,28 @@ void SleepUntil(TimePoint until) {
   }
   if (until <= std::chrono::steady_clock::now()) return;
   t_loop->WaitUntil(t_loop->current, until);
+}
+
+void RunOffLoop(const std::function<void()>& work) {
+  const int done = InFiber() ? eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) : -1;
+  if (done < 0) {
+    work();
+    return;
+  }
+  // The thread inherits the loop thread's signal mask (RunFleet blocks
+  // SIGINT and the like there); join() orders its writes before ours.
+  std::thread helper([&work, done] {
+    work();
+    const uint64_t one = 1;
+    while (write(done, &one, sizeof one) < 0 && errno == EINTR) {
+    }
+  });
+  uint64_t count = 0;
+  while (read(done, &count, sizeof count) != static_cast<ssize_t>(sizeof count)) {
+    WaitForFd(done, POLLIN, TimePoint::max());
+  }
+  helper.join();
+  close(done);
 }
 
 NoFiberWaits::NoFiberWaits() { ++t_no_waits; }

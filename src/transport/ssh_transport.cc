@@ -141,15 +141,13 @@ Status SshTransport::Connect(Clock::time_point not_after) {
   // Every way, libssh gets a socket that has already carried the banner, so
   // every wait up to here was bounded by our deadline.
   // The bastion's session and the proxy's pacer take locks across their
-  // waits: in a fiber they block its loop's thread (NoFiberWaits), and only
-  // the TCP dial waits as a fiber.
+  // waits: in a fiber they run on a thread of their own while the fiber
+  // waits (RunOffLoop), and only the TCP dial waits as a fiber.
   Status dialed = Status::Ok();
   if (!jump.empty()) {
-    NoFiberWaits blocking;
-    dialed = StartJump(jump, state.get(), deadline, where);
+    RunOffLoop([&] { dialed = StartJump(jump, state.get(), deadline, where); });
   } else if (!proxy.empty()) {
-    NoFiberWaits blocking;
-    dialed = StartProxy(proxy, state.get(), not_after, &deadline, where);
+    RunOffLoop([&] { dialed = StartProxy(proxy, state.get(), not_after, &deadline, where); });
   } else {
     dialed = DialTcp(target_host_, target_port_, deadline, &state->fd);
   }

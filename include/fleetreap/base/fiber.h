@@ -68,6 +68,12 @@ int WaitForFd(int fd, short events, std::chrono::steady_clock::time_point deadli
 /// fiber waits; elsewhere the thread sleeps.
 void SleepUntil(std::chrono::steady_clock::time_point until);
 
+/// Runs "work" to its end. In a fiber it runs on a thread of its own while
+/// only this fiber waits (for code that blocks, or holds locks across its
+/// waits: there it is not in a fiber, so its waits block that thread);
+/// elsewhere it runs on the calling thread. "work" must not throw.
+void RunOffLoop(const std::function<void()>& work);
+
 /// While one is alive on a thread, InFiber() is false there and the waits
 /// above block the thread: for code that holds a lock across its waits, or
 /// that must not let another fiber of its loop run in the middle.

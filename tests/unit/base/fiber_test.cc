@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -158,6 +159,29 @@ TEST(FiberTest, NoFiberWaitsMakesTheWaitsBlockInsideAFiber) {
   loop.Spawn([&] { trace += "b"; });
   loop.Run();
   EXPECT_EQ(trace, "a b");
+}
+
+TEST(FiberTest, RunOffLoopBlocksAThreadOfItsOwnNotTheLoop) {
+  FiberLoop loop;
+  std::atomic<bool> work_done{false};
+  bool other_ran_meanwhile = false;
+  bool work_in_fiber = true;
+  const std::thread::id loop_thread = std::this_thread::get_id();
+  bool work_on_loop_thread = true;
+  loop.Spawn([&] {
+    RunOffLoop([&] {
+      work_in_fiber = InFiber();
+      work_on_loop_thread = std::this_thread::get_id() == loop_thread;
+      std::this_thread::sleep_for(milliseconds(50));
+      work_done = true;
+    });
+  });
+  loop.Spawn([&] { other_ran_meanwhile = !work_done.load(); });
+  EXPECT_EQ(loop.Run(), 0u);
+  EXPECT_TRUE(work_done.load());
+  EXPECT_TRUE(other_ran_meanwhile);
+  EXPECT_FALSE(work_in_fiber);
+  EXPECT_FALSE(work_on_loop_thread);
 }
 
 TEST(FiberTest, LoopsOnSeveralThreadsRunApart) {
