@@ -27,9 +27,9 @@
 namespace fleetreap {
 
 #if defined(FLEETREAP_ASAN_FIBERS) || defined(FLEETREAP_TSAN_FIBERS)
-const size_t FiberLoop::kDefaultStackBytes = 1024 * 1024;
+const size_t FiberLoop::kDefaultStackBytes = size_t{1024} * 1024;
 #else
-const size_t FiberLoop::kDefaultStackBytes = 256 * 1024;
+const size_t FiberLoop::kDefaultStackBytes = size_t{256} * 1024;
 #endif
 
 namespace {
