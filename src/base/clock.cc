@@ -1,6 +1,6 @@
 #include "fleetreap/base/clock.h"
 
-#include <thread>
+#include "fleetreap/base/fiber.h"
 
 namespace fleetreap {
 
@@ -10,7 +10,8 @@ class SystemClock : public Clock {
  public:
   std::chrono::steady_clock::time_point Now() override { return std::chrono::steady_clock::now(); }
   void SleepFor(std::chrono::milliseconds duration) override {
-    std::this_thread::sleep_for(duration);
+    // In a fiber only that fiber waits; elsewhere the thread sleeps.
+    SleepUntil(std::chrono::steady_clock::now() + duration);
   }
 };
 

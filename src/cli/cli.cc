@@ -21,6 +21,7 @@ struct RawFlags {
   std::string host_timeout = "0";
   std::string deadline = "0";
   std::string host_key_policy = "strict";
+  std::string fanout = "fibers";
   std::string gpus;    // --gpus LIST
   std::string cgroup;  // --cgroup PATH
 };
@@ -73,6 +74,9 @@ po::options_description Describe(Options* o, RawFlags* raw) {
   connection.add_options()
       ("forks,f", po::value(&o->forks)->value_name("N")->default_value(64),
        "hosts in flight at once")
+      ("fanout", po::value(&raw->fanout)->value_name("HOW"),
+       "fibers (default: a few loop threads carry every host in flight) or threads "
+       "(one thread per host in flight, --forks at most 4096)")
       ("connect-timeout", po::value(&raw->connect_timeout)->value_name("DUR"),
        "TCP, banner, key exchange and authentication, ssh-agent included "
        "(default 10s)")
@@ -263,8 +267,15 @@ CliResult ParseCommandLine(int argc, const char* const* argv) {
             "\"";
     return result;
   }
-  if (o.forks < 1 || o.forks > 4096) {
-    error = "--forks: must be 1 to 4096, got " + std::to_string(o.forks);
+  if (raw.fanout != "fibers" && raw.fanout != "threads") {
+    error = "--fanout: expected fibers or threads, got \"" + raw.fanout + "\"";
+    return result;
+  }
+  o.fanout_threads = raw.fanout == "threads";
+  const int max_forks = o.fanout_threads ? 4096 : 100000;
+  if (o.forks < 1 || o.forks > max_forks) {
+    error = "--forks: must be 1 to " + std::to_string(max_forks) + ", got " +
+            std::to_string(o.forks) + (o.fanout_threads ? " (--fanout threads)" : "");
     return result;
   }
   if (o.retries < 0 || o.retries > 10) {

@@ -32,6 +32,8 @@ FleetPlanRequest FleetPlanRequestFor(const Options& options) {
 FleetSettings FleetSettingsFor(const Options& options) {
   FleetSettings settings;
   settings.forks = std::max(options.forks, 1);
+  // --local runs one host on this machine: on a thread, as before fibers.
+  settings.fanout = options.fanout_threads || options.local ? Fanout::kThreads : Fanout::kFibers;
   settings.command_timeout = options.command_timeout;
   settings.host_timeout = options.host_timeout;
   settings.deadline = options.deadline;

@@ -9,6 +9,8 @@
 #include <optional>
 #include <thread>
 
+#include "fleetreap/base/fiber.h"
+
 namespace fleetreap {
 namespace {
 
@@ -212,7 +214,13 @@ bool MayStart(Run& run) {
   return run.clock->Now() < run.deadline;
 }
 
+// One worker: takes hosts until none is left, then says it is done (also
+// when a host's code throws, so that the collector never waits for it).
 void Worker(Run& run) {
+  struct Done {
+    Run& run;
+    ~Done() { run.events->WorkerDone(); }
+  } done{run};
   while (true) {
     size_t index = run.next.fetch_add(1);
     if (index >= run.plans->size()) break;
@@ -220,7 +228,33 @@ void Worker(Run& run) {
     run.results[index] = RunHost(run, index);
     run.events->Push({Event::Kind::kFinished, index, 0, ""});
   }
-  run.events->WorkerDone();
+}
+
+// How many loop threads carry "workers" fibers: one per core, at most 8.
+size_t LoopThreads(size_t workers) {
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  return std::max<size_t>(1, std::min({workers, cores, size_t{8}}));
+}
+
+// Starts the threads that run the workers: one each (kThreads), or a few
+// loop threads each running its share of them as fibers (kFibers).
+std::vector<std::thread> StartWorkers(Run& run, size_t workers, Fanout fanout) {
+  std::vector<std::thread> threads;
+  if (fanout == Fanout::kThreads) {
+    threads.reserve(workers);
+    for (size_t i = 0; i < workers; ++i) threads.emplace_back(Worker, std::ref(run));
+    return threads;
+  }
+  const size_t loops = LoopThreads(workers);
+  for (size_t i = 0; i < loops; ++i) {
+    const size_t share = workers / loops + (i < workers % loops ? 1 : 0);
+    threads.emplace_back([&run, share] {
+      FiberLoop loop;
+      for (size_t j = 0; j < share; ++j) loop.Spawn([&run] { Worker(run); });
+      loop.Run();
+    });
+  }
+  return threads;
 }
 
 // The calling thread's half: hands each event to the observer, ticks it and
@@ -320,9 +354,7 @@ RunReport RunFleet(const std::vector<FleetPlan>& plans, const FleetSettings& set
   sigemptyset(&blocked);
   for (int signal_number : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) sigaddset(&blocked, signal_number);
   pthread_sigmask(SIG_BLOCK, &blocked, &previous);
-  std::vector<std::thread> threads;
-  threads.reserve(workers);
-  for (size_t i = 0; i < workers; ++i) threads.emplace_back(Worker, std::ref(run));
+  std::vector<std::thread> threads = StartWorkers(run, workers, settings.fanout);
   pthread_sigmask(SIG_SETMASK, &previous, nullptr);
   Collector(run, observer).Drain();
   for (std::thread& thread : threads) thread.join();

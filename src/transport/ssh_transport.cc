@@ -7,9 +7,9 @@
 #include <cerrno>
 #include <cstring>
 #include <random>
-#include <thread>
 #include <utility>
 
+#include "fleetreap/base/fiber.h"
 #include "fleetreap/base/text.h"
 #include "fleetreap/transport/proxy_pacer.h"
 #include "fleetreap/transport/ssh_jump.h"
@@ -140,9 +140,17 @@ Status SshTransport::Connect(Clock::time_point not_after) {
   if (!jump.empty()) proxy.clear();
   // Every way, libssh gets a socket that has already carried the banner, so
   // every wait up to here was bounded by our deadline.
-  Status dialed = !jump.empty()   ? StartJump(jump, state.get(), deadline, where)
-                  : proxy.empty() ? DialTcp(target_host_, target_port_, deadline, &state->fd)
-                                  : StartProxy(proxy, state.get(), not_after, &deadline, where);
+  // The bastion's session and the proxy's pacer take locks across their
+  // waits: in a fiber they run on a thread of their own while the fiber
+  // waits (RunOffLoop), and only the TCP dial waits as a fiber.
+  Status dialed = Status::Ok();
+  if (!jump.empty()) {
+    RunOffLoop([&] { dialed = StartJump(jump, state.get(), deadline, where); });
+  } else if (!proxy.empty()) {
+    RunOffLoop([&] { dialed = StartProxy(proxy, state.get(), not_after, &deadline, where); });
+  } else {
+    dialed = DialTcp(target_host_, target_port_, deadline, &state->fd);
+  }
   if (!dialed.ok()) {
     const bool named =
         options_.name.empty() || !proxy.empty() || !jump.empty() || options_.name == target_host_;
@@ -153,8 +161,21 @@ Status SshTransport::Connect(Clock::time_point not_after) {
   ssh_options_set(session, SSH_OPTIONS_FD, &fd);
   state->fd_handed = proxy.empty();
   SetSessionTimeout(session, std::chrono::duration_cast<milliseconds>(deadline - Clock::now()));
-  if (ssh_connect(session) != SSH_OK) {
+  state->nonblocking = InFiber();
+  if (state->nonblocking) ssh_set_blocking(session, 0);
+  const int connected = RetryAgain(session, state->nonblocking, SSH_AGAIN, deadline,
+                                   [session] { return ssh_connect(session); });
+  if (connected == SSH_AGAIN) {
+    return ClassifyConnectError("Timeout", where, budget);
+  }
+  if (connected != SSH_OK) {
     return ClassifyConnectError(ssh_get_error(session), where, budget);
+  }
+  if (state->known_hosts_fd >= 0) {
+    // Read in the key exchange only: one descriptor less per host in flight.
+    ssh_options_set(session, SSH_OPTIONS_KNOWNHOSTS, "/dev/null");
+    close(state->known_hosts_fd);
+    state->known_hosts_fd = -1;
   }
   session_ = std::move(state);
   Status status = VerifyHostKey();
@@ -233,7 +254,7 @@ Status SshTransport::StartProxy(const std::string& proxy, Session* state,
     slot.Release();
     const milliseconds pause = ProxyRetryPause(attempt, static_cast<uint32_t>(jitter()));
     if (Clock::now() + pause >= deadline) return status;
-    std::this_thread::sleep_for(pause);
+    SleepUntil(Clock::now() + pause);
   }
 }
 

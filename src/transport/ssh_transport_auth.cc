@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "fleetreap/transport/ssh_agent_socket.h"
@@ -73,8 +74,12 @@ Status TimedOut(const std::string& who, const std::string& when) {
   return Status::Error(ErrorKind::kConnectTimeout, who + ": the connect timeout ran out " + when);
 }
 
+// "retry" runs a libssh auth call, again while it says "again" on a
+// non-blocking session (RetryAgain), until the connect deadline.
+using AuthRetry = std::function<int(const std::function<int()>&)>;
+
 KeyOutcome TryKeyFile(ssh_session session, const std::string& path, bool named,
-                      std::vector<std::string>* notes) {
+                      const AuthRetry& retry, std::vector<std::string>* notes) {
   ssh_key key = nullptr;
   int rc = ssh_pki_import_privkey_file(path.c_str(), nullptr, RefusePassphrase, nullptr, &key);
   if (rc == SSH_EOF) {
@@ -91,7 +96,7 @@ KeyOutcome TryKeyFile(ssh_session session, const std::string& path, bool named,
     }
     return KeyOutcome::kRejected;
   }
-  rc = ssh_userauth_publickey(session, nullptr, key);
+  rc = retry([&] { return ssh_userauth_publickey(session, nullptr, key); });
   ssh_key_free(key);
   if (rc == SSH_AUTH_SUCCESS) return KeyOutcome::kAccepted;
   if (rc == SSH_AUTH_ERROR) return KeyOutcome::kSessionError;
@@ -132,8 +137,12 @@ Status SshTransport::Authenticate(Clock::time_point deadline) {
     SetSessionTimeout(session, left);
     return true;
   };
+  const bool nonblocking = session_->nonblocking;
+  const AuthRetry retry = [session, nonblocking, deadline](const std::function<int()>& call) {
+    return RetryAgain(session, nonblocking, SSH_AUTH_AGAIN, deadline, call);
+  };
   if (!time_left()) return TimedOut(who, "before authentication");
-  int rc = ssh_userauth_none(session, nullptr);
+  int rc = retry([session] { return ssh_userauth_none(session, nullptr); });
   if (rc == SSH_AUTH_SUCCESS) return Status::Ok();
   if (rc == SSH_AUTH_ERROR) return lost();
   if (rc == SSH_AUTH_AGAIN) return TimedOut(who, "during authentication");
@@ -173,7 +182,7 @@ Status SshTransport::Authenticate(Clock::time_point deadline) {
   // nothing else per host.
   auto try_agent = [&] {
     attach_agent();
-    rc = ssh_userauth_agent(session, nullptr);
+    rc = retry([session] { return ssh_userauth_agent(session, nullptr); });
     if (rc == SSH_AUTH_SUCCESS) return KeyOutcome::kAccepted;
     agent_stalled = agent.expired();
     if (agent_stalled) return KeyOutcome::kSessionError;
@@ -185,7 +194,7 @@ Status SshTransport::Authenticate(Clock::time_point deadline) {
     return KeyOutcome::kRejected;
   };
   auto try_key = [&](const std::string& path, bool named) {
-    KeyOutcome outcome = TryKeyFile(session, path, named, &notes);
+    KeyOutcome outcome = TryKeyFile(session, path, named, retry, &notes);
     timed_out = outcome == KeyOutcome::kTimedOut;
     if (timed_out) return KeyOutcome::kSessionError;
     if (outcome == KeyOutcome::kSessionError && ssh_is_connected(session)) {
@@ -226,7 +235,7 @@ Status SshTransport::Authenticate(Clock::time_point deadline) {
     // publickey_auto tries them (and the agent again), passphrases refused.
     if (!time_left()) return failed();
     attach_agent();
-    rc = ssh_userauth_publickey_auto(session, nullptr, nullptr);
+    rc = retry([session] { return ssh_userauth_publickey_auto(session, nullptr, nullptr); });
     if (rc == SSH_AUTH_SUCCESS) return Status::Ok();
     agent_stalled = agent.expired();
     timed_out = rc == SSH_AUTH_AGAIN;

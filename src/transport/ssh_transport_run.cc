@@ -94,10 +94,17 @@ CommandResult SshTransport::Run(const std::string& command, milliseconds timeout
                                                               ChannelDeleter{&state.callbacks});
   if (channel == nullptr) return finish(CommandEnd::kNotStarted, ssh_get_error(session));
   ssh_set_channel_callbacks(channel.get(), &state.callbacks);
-  int opened = ssh_channel_open_session(channel.get());
+  // A blocking session bounds these by its timeout (the connect timeout).
+  const bool nonblocking = session_->nonblocking;
+  const Clock::time_point open_by = Clock::now() + options_.connect_timeout;
+  ssh_channel_struct* raw_channel = channel.get();
+  int opened = RetryAgain(session, nonblocking, SSH_AGAIN, open_by,
+                          [raw_channel] { return ssh_channel_open_session(raw_channel); });
   const char* step = "the server opened no session channel";
   if (opened == SSH_OK) {
-    opened = ssh_channel_request_exec(channel.get(), command.c_str());
+    opened = RetryAgain(session, nonblocking, SSH_AGAIN, open_by, [raw_channel, &command] {
+      return ssh_channel_request_exec(raw_channel, command.c_str());
+    });
     step = "the server did not accept the command";
   }
   if (opened != SSH_OK) {
@@ -131,8 +138,11 @@ CommandResult SshTransport::Run(const std::string& command, milliseconds timeout
       return finish(CommandEnd::kTimedOut,
                     "no end within " + std::to_string(timeout.count()) + " ms");
     }
-    int rc =
-        ssh_event_dopoll(event.get(), static_cast<int>(std::min<long long>(left.count(), 200)));
+    // Non-blocking (in a fiber): this fiber waits for the socket, then
+    // libssh takes what came without waiting itself.
+    if (nonblocking) AwaitSession(session, std::min(deadline, Clock::now() + milliseconds(200)));
+    int rc = ssh_event_dopoll(
+        event.get(), nonblocking ? 0 : static_cast<int>(std::min<long long>(left.count(), 200)));
     // A poll() interrupted by a signal also reads as SSH_ERROR; only a
     // session that is gone, or errors that keep coming, mean a lost connection.
     errors = rc == SSH_ERROR ? errors + 1 : 0;

@@ -4,6 +4,7 @@
 
 #include <libssh/callbacks.h>
 #include <libssh/libssh.h>
+#include <poll.h>
 #include <pwd.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "fleetreap/base/fiber.h"
 #include "fleetreap/transport/proxy_command.h"
 #include "fleetreap/transport/ssh_transport.h"
 
@@ -27,6 +29,10 @@ struct SshTransport::Session {
   // types); -1 when there are none.
   int known_hosts_fd = -1;
   ProxyCommand proxy;  // when the ssh config names one; owns its own socket
+  // Connected in a fiber: libssh runs non-blocking, and every call that
+  // says "again" waits for the socket through base/fiber.h (AwaitSession),
+  // so one loop thread serves many sessions. Otherwise libssh blocks.
+  bool nonblocking = false;
 
   Session() = default;
   Session(const Session&) = delete;
@@ -57,6 +63,35 @@ inline void SetSessionTimeout(ssh_session session, std::chrono::milliseconds tim
   long micros = static_cast<long>(timeout.count() % 1000) * 1000;
   ssh_options_set(session, SSH_OPTIONS_TIMEOUT, &seconds);
   ssh_options_set(session, SSH_OPTIONS_TIMEOUT_USEC, &micros);
+}
+
+// Waits until the socket of non-blocking "session" is ready for what libssh
+// wants next (to read, and to write when it has bytes queued), at most until
+// "deadline" and at most a second: a state missed costs one more try, not a
+// hang. In a fiber only that fiber waits.
+inline void AwaitSession(ssh_session session, std::chrono::steady_clock::time_point deadline) {
+  const int fd = ssh_get_fd(session);
+  if (fd < 0) return;
+  short events = POLLIN;
+  if ((ssh_get_poll_flags(session) & SSH_WRITE_PENDING) != 0) events |= POLLOUT;
+  const auto cap = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  WaitForFd(fd, events, deadline < cap ? deadline : cap);
+}
+
+// Calls "step" (a libssh call on "session") again while it returns "again"
+// and "nonblocking" (Session::nonblocking), waiting for the socket in between, until it returns
+// something else or "deadline" passes; then it returns "again", which is how
+// a blocking call that ran out of its timeout ends too. A blocking session
+// calls "step" once.
+template <typename Step>
+int RetryAgain(ssh_session session, bool nonblocking, int again,
+               std::chrono::steady_clock::time_point deadline, Step step) {
+  int rc = step();
+  while (nonblocking && rc == again && std::chrono::steady_clock::now() < deadline) {
+    AwaitSession(session, deadline);
+    rc = step();
+  }
+  return rc;
 }
 
 // The local user's name and home directory, read once with getpwuid_r:

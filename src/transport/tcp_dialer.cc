@@ -8,12 +8,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <cstring>
 #include <memory>
 #include <mutex>
 #include <thread>
+
+#include "fleetreap/base/fiber.h"
 
 namespace fleetreap {
 namespace {
@@ -68,6 +71,12 @@ Status Resolve(const std::string& address, int port, Clock::time_point deadline,
     lookup->done_cv.notify_all();
   }).detach();
   std::unique_lock<std::mutex> lock(lookup->mu);
+  while (InFiber() && !lookup->done && Clock::now() < deadline) {
+    // A fiber must not block its loop's thread: it looks again every 5 ms.
+    lock.unlock();
+    SleepUntil(std::min(deadline, Clock::now() + std::chrono::milliseconds(5)));
+    lock.lock();
+  }
   if (!lookup->done_cv.wait_until(lock, deadline, [&] { return lookup->done; })) {
     return Status::Error(ErrorKind::kDns, "resolving " + address + " did not finish in time");
   }
@@ -101,10 +110,10 @@ int ConnectOne(const addrinfo& info, const std::string& where, Clock::time_point
   int rc = connect(fd, info.ai_addr, info.ai_addrlen);
   int error = rc == 0 ? 0 : errno;
   if (error == EINPROGRESS) {
-    pollfd pfd{fd, POLLOUT, 0};
+    // In a fiber only that fiber waits (base/fiber.h).
     int ready;
     do {
-      ready = poll(&pfd, 1, MillisLeft(deadline));
+      ready = WaitForFd(fd, POLLOUT, deadline);
     } while (ready < 0 && errno == EINTR);
     if (ready == 0) {
       close(fd);
@@ -143,10 +152,9 @@ Status AwaitBanner(int fd, const std::string& where, Clock::time_point deadline)
 
 FirstByte AwaitFirstByte(int fd, Clock::time_point deadline, int* error) {
   *error = 0;
-  pollfd pfd{fd, POLLIN, 0};
   int ready;
   do {
-    ready = poll(&pfd, 1, MillisLeft(deadline));
+    ready = WaitForFd(fd, POLLIN, deadline);
   } while ((ready < 0 && errno == EINTR) || (ready == 0 && MillisLeft(deadline) > 0));
   if (ready == 0) return FirstByte::kTimedOut;
   char byte;

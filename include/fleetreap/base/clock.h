@@ -20,7 +20,8 @@ class Clock {
   virtual void SleepFor(std::chrono::milliseconds duration) = 0;
 };
 
-/// steady_clock, system_clock and std::this_thread::sleep_for. Thread-safe.
+/// steady_clock and system_clock; SleepFor is fiber.h's SleepUntil (in a
+/// fiber only that fiber waits, elsewhere the thread sleeps). Thread-safe.
 Clock& RealClock();
 
 }  // namespace fleetreap

@@ -18,7 +18,7 @@ namespace fleetreap {
 /// the flag of its first Setting in "defaults" (highest precedence first,
 /// as LoadDefaults orders them). An error caused by a default names where
 /// it came from:
-///   --forks: must be 1 to 4096, got 0 (from FLEETREAP_FORKS)
+///   --forks: must be 1 to 100000, got 0 (from FLEETREAP_FORKS)
 /// `fleetreap merge` takes no defaults.
 CliResult ParseCommandLineWithDefaults(int argc, const char* const* argv,
                                        const std::vector<Setting>& defaults);

@@ -24,6 +24,7 @@ struct Options {
 
   // connection
   int forks = 64;
+  bool fanout_threads = false;  // --fanout threads: a thread per host in flight
   std::chrono::milliseconds connect_timeout{10000};
   std::chrono::milliseconds command_timeout{60000};
   std::chrono::milliseconds host_timeout{0};  // 0: none

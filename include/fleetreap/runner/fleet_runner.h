@@ -1,14 +1,11 @@
 // FleetRunner: the bounded parallel fan-out. It takes every selected host
-// with its playbook, runs at most "forks" hosts at once on worker threads
-// (a pool of min(forks, hosts) threads, each blocking on one host at a time:
-// one thread per host in flight; docs/scale.md has the design without),
-// and on each one connects (retrying transient failures with backoff before
-// anything was done there), runs the escalation, and closes. A slow or dead
-// host occupies one slot, never the run; a host that fails never stops the
-// others. It never prints: progress goes to a FleetObserver, results into
-// the RunReport. RunFleet itself may be called from any thread; it blocks
-// until the run is over, and that thread alone collects what the workers
-// report and calls the observer.
+// with its playbook, runs at most "forks" hosts at once, each on a worker
+// (min(forks, hosts) of them), and on each one connects (retrying transient failures with backoff
+// before anything was done there), runs the escalation, and closes. A slow or dead host occupies
+// one slot, never the run; a host that fails never stops the others. It never prints: progress goes
+// to a FleetObserver, results into the RunReport. RunFleet itself may be called from any thread; it
+// blocks until the run is over, and that thread alone collects what the workers report and calls
+// the observer.
 #pragma once
 
 #include <atomic>
@@ -29,8 +26,15 @@
 
 namespace fleetreap {
 
+/// What carries the workers. kFibers: each worker is a fiber (base/fiber.h)
+/// and min(cores, 8, workers) loop threads run them all; SSH sessions wait
+/// as fibers, so hosts in flight cost no thread each (docs/scale.md).
+/// kThreads: one thread per worker, each blocking on its host.
+enum class Fanout { kFibers, kThreads };
+
 struct FleetSettings {
   int forks = 64;  // hosts in flight at once (>= 1)
+  Fanout fanout = Fanout::kFibers;
   std::chrono::milliseconds command_timeout{60000};
   std::chrono::milliseconds host_timeout{0};      // whole escalation on a host; 0: none
   std::chrono::milliseconds deadline{0};          // whole run; 0: none
@@ -71,7 +75,9 @@ using HostCleanerFunction = std::function<HostReport(Transport&, const HostJob&)
 /// "stop_requested". "observer" (may be null), "stop_requested" (may be null)
 /// and "clock" must outlive the call.
 ///
-/// Threads: the workers only push events (host started, retrying, a step
+/// Threads: the workers (settings.fanout says on what they run; a fiber
+/// stays on its loop thread, so a host's transport is used from one thread)
+/// only push events (host started, retrying, a step
 /// begun, finished) to a queue; the calling thread drains it and makes every observer call,
 /// calls observer->Tick() about every 250 ms and checks "*stop_requested"
 /// (observer->Interrupted() once it is set). "clock" gives every time the

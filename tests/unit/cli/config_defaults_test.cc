@@ -39,7 +39,7 @@ TEST(ConfigDefaultsTest, TheFlagWinsOverEveryDefault) {
 TEST(ConfigDefaultsTest, ABadDefaultNamesWhereItCameFrom) {
   CliResult r = Parse({"-i", "x"}, {{"forks", {"0"}, "FLEETREAP_FORKS"}});
   EXPECT_EQ(r.action, CliAction::kUsageError);
-  EXPECT_EQ(r.error, "--forks: must be 1 to 4096, got 0 (from FLEETREAP_FORKS)");
+  EXPECT_EQ(r.error, "--forks: must be 1 to 100000, got 0 (from FLEETREAP_FORKS)");
   r = Parse({"-i", "x"}, {{"connect-timeout", {"10sec"}, "c.yaml:3:1"}});
   EXPECT_EQ(r.error,
             "--connect-timeout: invalid duration \"10sec\" (use e.g. 10s, 500ms, 2m) (from "

@@ -5,8 +5,10 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
+#include "fleetreap/base/fiber.h"
 #include "support/fake_clock.h"
 
 namespace fleetreap {
@@ -251,6 +253,7 @@ TEST(FleetRunnerTest, NeverMoreThanForksInFlight) {
   int most = 0;
   FleetSettings settings = FastSettings();
   settings.forks = 3;
+  settings.fanout = Fanout::kThreads;  // the cleaner below blocks its thread
   RunReport report = RunFleet(
       Plans(12), settings,
       [](const Host&) {
@@ -268,6 +271,46 @@ TEST(FleetRunnerTest, NeverMoreThanForksInFlight) {
       });
   EXPECT_EQ(report.hosts.size(), 12u);
   EXPECT_EQ(most, 3);
+}
+
+// kFibers: every host is in flight at once (the cleaners wait as fibers, as
+// the SSH transport does), yet a few loop threads carry them all.
+TEST(FleetRunnerTest, FibersCarryEveryHostInFlightOnAFewThreads) {
+  FakeClock clock;
+  constexpr int kHosts = 200;
+  std::mutex mu;
+  std::set<std::thread::id> threads;
+  std::atomic<int> in_flight{0};
+  std::atomic<int> most{0};
+  FleetSettings settings = FastSettings();
+  settings.forks = kHosts;
+  ASSERT_EQ(settings.fanout, Fanout::kFibers);  // the default
+  RunReport report = RunFleet(
+      Plans(kHosts), settings,
+      [](const Host&) {
+        return std::make_unique<ScriptedTransport>(std::vector<Status>{Status::Ok()});
+      },
+      nullptr, nullptr, clock,
+      [&](Transport& t, const HostJob& job) {
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          threads.insert(std::this_thread::get_id());
+        }
+        const int now = ++in_flight;
+        for (int seen = most.load(); seen < now && !most.compare_exchange_weak(seen, now);) {
+        }
+        // Hold the slot until every host has been in flight at once.
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (most.load() < kHosts && std::chrono::steady_clock::now() < give_up) {
+          SleepUntil(std::chrono::steady_clock::now() + milliseconds(1));
+        }
+        --in_flight;
+        return CleanReport(t, job);
+      });
+  EXPECT_EQ(report.hosts.size(), static_cast<size_t>(kHosts));
+  EXPECT_EQ(most.load(), kHosts);
+  EXPECT_GE(threads.size(), 1u);
+  EXPECT_LE(threads.size(), 8u);
 }
 
 TEST(FleetRunnerTest, StopRequestedLeavesTheRestNotStarted) {
