@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "fleetreap/escalation/shm_scope.h"
+
 namespace fleetreap {
 
 namespace {
@@ -163,11 +165,22 @@ Action QuickVerify() {
   return verify;
 }
 
-// The /dev/shm step is due: the playbook has one, and no scope (whose
-// tenants' segments look alike) forbids it.
+// The /dev/shm step is due: the playbook has one and, under a scope (whose
+// tenants' segments look alike by name), a holder this run signalled left
+// segments of its own (ShmFilesToClean).
 bool ShmToClean(const Playbook& playbook, const HostView& view, const History& history) {
-  return playbook.Runs(Step::kCleanShm) && !playbook.shm_patterns.empty() && !history.shm_done &&
-         !view.scoped;
+  if (!playbook.Runs(Step::kCleanShm) || playbook.shm_patterns.empty() || history.shm_done) {
+    return false;
+  }
+  const ShmSelection selection = ShmFilesToClean(playbook, view);
+  return selection.all || !selection.only.empty();
+}
+
+Action CleanShmAction(const Playbook& playbook, const HostView& view) {
+  Action clean;
+  clean.kind = ActionKind::kCleanShm;
+  clean.shm = ShmFilesToClean(playbook, view);
+  return clean;
 }
 
 }  // namespace
@@ -214,8 +227,7 @@ Action NextAction(const Playbook& playbook, const HostView& view, const History&
     if (history.rescans_since_signal == 0 && ShmToClean(playbook, view, history) &&
         playbook.Runs(Step::kVerify) && !history.verified) {
       // Removing unused segments is safe whatever the re-scan finds.
-      action.fused.resize(1);
-      action.fused[0].kind = ActionKind::kCleanShm;
+      action.fused.push_back(CleanShmAction(playbook, view));
       action.fused.push_back(QuickVerify());
     }
     if (history.signalled_since_scan) {
@@ -248,8 +260,7 @@ Action NextAction(const Playbook& playbook, const HostView& view, const History&
     }
   }
   if (ShmToClean(playbook, view, history)) {
-    action = Action();
-    action.kind = ActionKind::kCleanShm;
+    action = CleanShmAction(playbook, view);
     if (playbook.Runs(Step::kVerify) && !history.verified) action.fused.push_back(QuickVerify());
     return action;
   }

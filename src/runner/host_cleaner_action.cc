@@ -97,8 +97,9 @@ bool Runner::CleanShm(const Action& action) {
   TimePoint start = clock_.Now();
   ShmOutput out;
   HostSnapshot scan;
-  Status status = verify ? steps_.CleanShmThenQuickScan(dry_run, Request({}, false), &out, &scan)
-                         : steps_.CleanShm(dry_run, &out);
+  Status status =
+      verify ? steps_.CleanShmThenQuickScan(dry_run, action.shm, Request({}, false), &out, &scan)
+             : steps_.CleanShm(dry_run, action.shm, &out);
   RecordShm(out, dry_run);
   if (!Check(status)) return false;
   bool verified = !verify || QuickScan(&report_.gpus_after, &scan);
@@ -113,8 +114,8 @@ bool Runner::RescanWithShmAndVerify(const Action& action) {
   const bool quick = action.quick;
   HostSnapshot rescan, verified;
   ShmOutput shm;
-  Status status =
-      steps_.RescanShmVerify(Request({}, !quick), Request({}, false), &rescan, &shm, &verified);
+  Status status = steps_.RescanShmVerify(Request({}, !quick), action.fused.front().shm,
+                                         Request({}, false), &rescan, &shm, &verified);
   RecordShm(shm, /*dry_run=*/false);
   if (!Check(status)) return false;
   bool ok = quick ? QuickScan(&report_.gpus_after, &rescan)
