@@ -74,11 +74,11 @@ TEST(ShmHoldersTest, Refusals) {
   } rows[] = {
       {Nul("shmh 2"), "parse: scan output record 10: bad \"shmh 2\""},
       {Nul("shmh"), "parse: scan output record 10: expected \"shmh 1|-\", got \"shmh\""},
-      {Nul("shmh 1:x"), "parse: scan output record 10: expected \"shmh 1|-\", got \"shmh 1:x\""},
+      {Nul("shmh 1:x"), "parse: scan output record 10: expected \"shmh 1|-\", got \"shmh 1\""},
       {Nul("shmh -") + Nul("shmf 811 1 0"),
        "parse: scan output record 11: bad shmf record \"shmf 811 1 0\""},
       {Nul("shmf 811 1 0"),
-       "parse: scan output record 10: expected \"selfcg:TEXT\", got \"shmf 811 1 0\""},
+       "parse: scan output record 10: expected \"FILE:TEXT\", got \"shmf 811 1 0\""},
       {Nul("shmh 1") + Nul("shmf 0 1 0"),
        "parse: scan output record 11: bad shmf record \"shmf 0 1 0\""},
       {Nul("shmh 1") + Nul("shmf 811 0 0"),
@@ -107,6 +107,7 @@ TEST(ShmHoldersTest, Refusals) {
 // two files of the scratch /dev/shm by fd and one by mapping only; a file it
 // does not hold, a held file in a subfolder and files outside are not
 // listed. Names hold newlines and maps-like text: only inodes come back.
+// Every fd is close-on-exec, so the shells the test starts hold none.
 TEST(ShmHoldersTest, ScanListsTheHoldersFilesByInode) {
   char tmpl[] = "/tmp/fleetreap-shmh-XXXXXX";
   const std::string dir = mkdtemp(tmpl);
@@ -115,18 +116,18 @@ TEST(ShmHoldersTest, ScanListsTheHoldersFilesByInode) {
   mkdir(dev.c_str(), 0755);
   mkdir((shm + "/sub").c_str(), 0755);
   std::ofstream(dev + "/nvidia0") << "x";
-  const std::vector<std::string> held = {
-      "nccl-open", "nccl-x\n7f00-7f01 rw-s 00000000 00:1a 99 /dev/shm/y", "nccl-mapped\n"};
+  const std::vector<std::string> held = {"nccl-open", "nccl-x\n7f00-7f01 rw-s 00000000 00:1a 99 y",
+                                         "nccl-mapped\n"};
   for (const std::string& name : held) std::ofstream(shm + "/" + name) << "x";
   std::ofstream(shm + "/nccl-other") << "x";
   std::ofstream(shm + "/sub/nccl-inner") << "x";
   std::ofstream(dir + "/outside") << "x";
-  std::vector<int> fds = {open((dev + "/nvidia0").c_str(), O_RDONLY),
-                          open((shm + "/" + held[0]).c_str(), O_RDONLY),
-                          open((shm + "/" + held[1]).c_str(), O_RDONLY),
-                          open((shm + "/sub/nccl-inner").c_str(), O_RDONLY),
-                          open((dir + "/outside").c_str(), O_RDONLY)};
-  int map_fd = open((shm + "/" + held[2]).c_str(), O_RDONLY);
+  std::vector<int> fds = {open((dev + "/nvidia0").c_str(), O_RDONLY | O_CLOEXEC),
+                          open((shm + "/" + held[0]).c_str(), O_RDONLY | O_CLOEXEC),
+                          open((shm + "/" + held[1]).c_str(), O_RDONLY | O_CLOEXEC),
+                          open((shm + "/sub/nccl-inner").c_str(), O_RDONLY | O_CLOEXEC),
+                          open((dir + "/outside").c_str(), O_RDONLY | O_CLOEXEC)};
+  int map_fd = open((shm + "/" + held[2]).c_str(), O_RDONLY | O_CLOEXEC);
   void* map = mmap(nullptr, 1, PROT_READ, MAP_SHARED, map_fd, 0);
   close(map_fd);
   ASSERT_NE(map, MAP_FAILED);
