@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "fleetreap/escalation/shm_scope.h"
+
 namespace fleetreap {
 
 namespace {
@@ -169,11 +171,22 @@ Action QuickVerify() {
   return verify;
 }
 
-// The /dev/shm step is due: the playbook has one, and no scope (whose
-// tenants' segments look alike) forbids it.
+// The /dev/shm step is due: the playbook has one and, under a scope (whose
+// tenants' segments look alike by name), a holder this run signalled left
+// segments of its own (ShmFilesToClean).
 bool ShmToClean(const Playbook& playbook, const HostView& view, const History& history) {
-  return playbook.Runs(Step::kCleanShm) && !playbook.shm_patterns.empty() && !history.shm_done &&
-         !view.scoped;
+  if (!playbook.Runs(Step::kCleanShm) || playbook.shm_patterns.empty() || history.shm_done) {
+    return false;
+  }
+  const ShmSelection selection = ShmFilesToClean(playbook, view);
+  return selection.all || !selection.only.empty();
+}
+
+Action CleanShmAction(const Playbook& playbook, const HostView& view) {
+  Action clean;
+  clean.kind = ActionKind::kCleanShm;
+  clean.shm = ShmFilesToClean(playbook, view);
+  return clean;
 }
 
 }  // namespace
@@ -223,8 +236,7 @@ Action NextAction(const Playbook& playbook, const HostView& view, const History&
       // quick re-scan reads nvidia-smi after the removal and is the verify
       // itself; a full one reads the host before it, and a quick verify
       // follows in the same round trip.
-      action.fused.resize(1);
-      action.fused[0].kind = ActionKind::kCleanShm;
+      action.fused.push_back(CleanShmAction(playbook, view));
       if (!action.quick) action.fused.push_back(QuickVerify());
     }
     if (history.signalled_since_scan) {
@@ -257,8 +269,7 @@ Action NextAction(const Playbook& playbook, const HostView& view, const History&
     }
   }
   if (ShmToClean(playbook, view, history)) {
-    action = Action();
-    action.kind = ActionKind::kCleanShm;
+    action = CleanShmAction(playbook, view);
     if (playbook.Runs(Step::kVerify) && !history.verified) action.fused.push_back(QuickVerify());
     return action;
   }

@@ -45,6 +45,10 @@ void MergeHolderScan(const std::vector<Holder>& scanned, const ProtectList& prot
       if (fate == HolderFate::kProtected && h.exe != before.exe)
         Rejudge(protect, scope, &it->holder);
       if (h.owner.unit_restart.empty()) it->holder.owner.unit_restart = before.owner.unit_restart;
+      for (const ShmFile& file : before.shm_files) {
+        std::vector<ShmFile>& files = it->holder.shm_files;
+        if (std::find(files.begin(), files.end(), file) == files.end()) files.push_back(file);
+      }
       int round = before.round;
       it->holder.round = round;
       it->present = true;

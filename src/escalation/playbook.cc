@@ -271,6 +271,12 @@ void ApplyKey(const Reader& reader, const YAML::Node& key, const YAML::Node& val
     for (const std::string& pattern : p->shm_patterns) {
       CheckShmPattern(reader, key, pattern);
     }
+  } else if (name == "shm_under_scope") {
+    std::string text = reader.Scalar(key, value);
+    if (text != "owned" && text != "none") {
+      reader.Fail(key, "shm_under_scope must be owned or none, got \"" + text + "\"");
+    }
+    p->shm_under_scope = text == "owned" ? ShmUnderScope::kOwned : ShmUnderScope::kNone;
   } else if (name == "threshold_mib") {
     p->threshold_mib = reader.Integer(key, value, 0, 1 << 24);
   } else if (name == "protect") {

@@ -23,7 +23,8 @@ std::string Prelude(const HostPaths& paths);
 std::string StopUnitsRecords(const std::vector<std::string>& units,
                              std::chrono::milliseconds timeout, const AuditRequest& audit);
 std::string ShmCleanRecords(const std::vector<std::string>& patterns, bool dry_run,
-                            const HostPaths& paths, const AuditRequest& audit);
+                            const HostPaths& paths, const AuditRequest& audit,
+                            const ShmSelection& selection = ShmSelection());
 
 /// The audit functions a step that changes the host uses (needs z and
 /// NL): "al FIELDS" adds the line "RUN'S FIELDS FIELDS" to the step's batch

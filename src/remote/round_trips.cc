@@ -28,17 +28,18 @@ std::string ShmListingThenInspectScript(const std::vector<std::string>& patterns
 
 std::string ShmThenQuickScanScript(const std::vector<std::string>& patterns, bool dry_run,
                                    const ScanRequest& verify, const HostPaths& paths,
-                                   const AuditRequest& audit) {
+                                   const AuditRequest& audit, const ShmSelection& selection) {
   ScanRequest quick = verify;
   quick.holders = false;
-  return ShmCleanRecords(patterns, dry_run, paths, audit) + ScanScript(quick, paths);
+  return ShmCleanRecords(patterns, dry_run, paths, audit, selection) + ScanScript(quick, paths);
 }
 
 std::string RescanShmVerifyScript(const ScanRequest& rescan,
                                   const std::vector<std::string>& patterns,
                                   const ScanRequest& verify, const HostPaths& paths,
-                                  const AuditRequest& audit) {
-  return ScanScript(rescan, paths) + ShmCleanRecords(patterns, /*dry_run=*/false, paths, audit) +
+                                  const AuditRequest& audit, const ShmSelection& selection) {
+  return ScanScript(rescan, paths) +
+         ShmCleanRecords(patterns, /*dry_run=*/false, paths, audit, selection) +
          ScanScript(verify, paths);
 }
 

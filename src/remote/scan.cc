@@ -106,6 +106,11 @@ Status ReadHolders(const ScanOutput& scan, HostSnapshot* snapshot) {
   HolderScanInfo info;
   Status status = HoldersFromScan(scan, &snapshot->holders, &info);
   if (!status.ok()) return status;
+  for (Holder& holder : snapshot->holders) {
+    for (const ShmHold& hold : scan.shm_holds) {
+      if (hold.pid == holder.pid) holder.shm_files.push_back(hold.file);
+    }
+  }
   snapshot->device_gpus = info.device_gpus;
   if (scan.apps_exit == 0) {
     // A failed apps query (a lost GPU) leaves the fd pass alone to judge.

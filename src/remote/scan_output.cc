@@ -9,6 +9,7 @@
 #include "fleetreap/model/holder.h"
 #include "fleetreap/remote/proc_scan.h"
 #include "scan_records.h"
+#include "shm_holders.h"
 
 namespace fleetreap {
 namespace {
@@ -158,7 +159,7 @@ Status ParseKids(RecordReader& reader, ScanOutput* scan,
 // "/proc/PID/stat:..." and friends, "/etc/passwd:...", "exe PID:TARGET".
 Status ParseDetails(RecordReader& reader, ScanOutput* scan) {
   const HostRecord* r = nullptr;
-  static const std::set<std::string> kAfter = {"end", "pidns", "pidf", "pidmark", "selfcg"};
+  static const std::set<std::string> kAfter = {"end", "pidns", "pidf", "pidmark", "selfcg", "shmh"};
   for (std::string word = reader.PeekWord(); !kAfter.count(word) && !reader.AtEnd();
        word = reader.PeekWord()) {
     if (word == "exs") {
@@ -340,6 +341,7 @@ Status ParseScanRecords(RecordReader& reader, ScanOutput* scan) {
     if (!status.ok()) return status;
     status = ParseKids(reader, scan, &kids);
     if (status.ok()) status = ParseDetails(reader, scan);
+    if (status.ok()) status = TakeShmHolderRecords(reader, scan);
     if (status.ok()) status = ParseHostFacts(reader, scan);
     if (!status.ok()) return status;
   }

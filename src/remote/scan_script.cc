@@ -13,6 +13,7 @@
 #include "fleetreap/remote/remote_script.h"
 #include "fleetreap/remote/remote_script_output.h"
 #include "remote_script_prelude.h"
+#include "shm_holders.h"
 #include "step_records.h"
 
 namespace fleetreap {
@@ -207,6 +208,7 @@ else
   # Each PID once, in the order first seen.
   HP=; for p in $D; do add "$p"; done
   dump "$HP"
+  [ -z "$SM" ] || shmh "$HP"
   # The PID namespace this shell sees, and which of the daemons' PID files
   # (and the namespace marker) are root's and writable by no one else.
   set -f
@@ -270,6 +272,10 @@ std::string ScanScript(const ScanRequest& request, const HostPaths& paths) {
   for (const DaemonPidFile& file : DaemonPidFiles()) pid_files += " " + file.path;
   s += "PF='" + pid_files + "'\n";
   s += "FP=" + ShellQuote(FabricManagerPidFile()) + "\n";
+  const bool shm = request.holders && request.shm_files;
+  s +=
+      "SM=" + (shm ? ShellQuote(paths.shm_dir) + "\n" + remote_script_internal::ShmHolderFunctions()
+                   : "\n");
   return s + kScanBody;
 }
 

@@ -8,9 +8,12 @@
 #include "fleetreap/remote/remote_script_output.h"
 #include "remote_script_prelude.h"
 #include "scan_records.h"
+#include "shm_holders.h"
 #include "step_records.h"
 
 namespace fleetreap {
+
+using remote_script_internal::ShmHolderFunctions;
 
 namespace {
 
@@ -36,10 +39,23 @@ std::string FailureReason(const std::string& errors) {
   return joined.empty() ? "unknown" : joined.substr(0, 200);
 }
 
+// The find expression of the selected files: each inode with the owner
+// its file must have; " -false" when none is.
+std::string SelectedFiles(const ShmSelection& selection) {
+  std::string any;
+  for (const ShmFile& file : selection.only) {
+    if (file.inode == 0 || file.uid < 0) continue;
+    any += std::string(any.empty() ? "" : " -o") + " \\( -inum " + std::to_string(file.inode) +
+           " -uid " + std::to_string(file.uid) + " \\)";
+  }
+  return any.empty() ? " -false" : any;
+}
+
 }  // namespace
 
 // The /dev/shm step's body. Inputs: M (the folder), DRY, and cand, the
-// find over M's regular files matching the playbook's patterns.
+// find over M's regular files matching the playbook's patterns (and, under
+// a scope, being one of the selected inodes with its owner).
 constexpr char kShmBody[] = R"SH(z 'shm 1'
 # The candidates' inodes, then which of them any process has open (the fd
 # pass) or mapped (maps lines on /dev/shm's device with that inode). No
@@ -49,18 +65,7 @@ if [ -n "$CI" ]; then
   SD=$(find "$M" -maxdepth 0 -printf '%D' 2>/dev/null)
   case $SD in ''|*[!0-9]*) SD=;; esac
   if [ -n "$SD" ]; then
-    # st_dev as glibc encodes it, and its spelling in maps ("00:1a").
-    mj=$(( ((SD >> 8) & 0xfff) | ((SD >> 32) & ~0xfff) )); mn=$(( (SD & 0xff) | ((SD >> 12) & ~0xff) ))
-    hx() {
-      h=; n=$1
-      while [ "$n" -gt 0 ] || [ -z "$h" ]; do
-        d=$((n % 16))
-        case $d in 10) d=a;; 11) d=b;; 12) d=c;; 13) d=d;; 14) d=e;; 15) d=f;; esac
-        h=$d$h; n=$((n / 16))
-      done
-      [ ${#h} -ge 2 ] || h=0$h
-    }
-    hx $mj; SX=$h; hx $mn; SX=$SX:$h
+    sdx "$SD"
     nvm; Q=1; fds /proc/[0-9]*/task
     # shellcheck disable=SC2086  # CI is a list of inode numbers
     set -- $CI; IFS='|'; e="$*"; IFS=" 	$NL"
@@ -101,19 +106,24 @@ aud
 )SH";
 
 std::string ShmCleanScript(const std::vector<std::string>& patterns, bool dry_run,
-                           const HostPaths& paths, const AuditRequest& audit) {
-  return remote_script_internal::ShmCleanRecords(patterns, dry_run, paths, audit) + "z end\n";
+                           const HostPaths& paths, const AuditRequest& audit,
+                           const ShmSelection& selection) {
+  return remote_script_internal::ShmCleanRecords(patterns, dry_run, paths, audit, selection) +
+         "z end\n";
 }
 
 std::string remote_script_internal::ShmCleanRecords(const std::vector<std::string>& patterns,
                                                     bool dry_run, const HostPaths& paths,
-                                                    const AuditRequest& audit) {
+                                                    const AuditRequest& audit,
+                                                    const ShmSelection& selection) {
   std::string names;
   for (const std::string& pattern : patterns) {
     names += std::string(names.empty() ? "" : " -o") + " -name " + ShellQuote(pattern);
   }
   if (names.empty()) names = " -false";
-  std::string s = Prelude(paths) + AuditPrelude(dry_run ? AuditRequest() : audit);
+  if (!selection.all) names += " \\) \\(" + SelectedFiles(selection);
+  std::string s =
+      Prelude(paths) + ShmHolderFunctions() + AuditPrelude(dry_run ? AuditRequest() : audit);
   if (!dry_run && audit.enabled()) s += AuditHexDecoder();
   s += "M=" + ShellQuote(paths.shm_dir) + "\nMA=" + ShellQuote(AuditValue(paths.shm_dir)) + "\n";
   s += std::string("DRY=") + (dry_run ? "1" : "") + "\n";

@@ -97,8 +97,9 @@ bool Runner::CleanShm(const Action& action) {
   TimePoint start = clock_.Now();
   ShmOutput out;
   HostSnapshot scan;
-  Status status = verify ? steps_.CleanShmThenQuickScan(dry_run, Request({}, false), &out, &scan)
-                         : steps_.CleanShm(dry_run, &out);
+  Status status =
+      verify ? steps_.CleanShmThenQuickScan(dry_run, action.shm, Request({}, false), &out, &scan)
+             : steps_.CleanShm(dry_run, action.shm, &out);
   RecordShm(out, dry_run);
   if (!Check(status)) return false;
   bool verified = !verify || QuickScan(&report_.gpus_after, &scan);
@@ -117,12 +118,14 @@ bool Runner::RescanWithShmAndVerify(const Action& action) {
                                   [](const Action& a) { return a.kind == ActionKind::kVerify; });
   HostSnapshot rescan, verified;
   ShmOutput shm;
+  const ShmSelection& which = action.fused.front().shm;
   Status status;
   if (quick && !verify) {
-    status = steps_.CleanShmThenQuickScan(/*dry_run=*/false, Request({}, false), &shm, &rescan);
+    status = steps_.CleanShmThenQuickScan(/*dry_run=*/false, which, Request({}, false), &shm,
+                                          &rescan);
   } else {
-    status =
-        steps_.RescanShmVerify(Request({}, !quick), Request({}, false), &rescan, &shm, &verified);
+    status = steps_.RescanShmVerify(Request({}, !quick), which, Request({}, false), &rescan, &shm,
+                                    &verified);
   }
   RecordShm(shm, /*dry_run=*/false);
   if (!Check(status)) return false;

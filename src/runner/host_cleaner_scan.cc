@@ -21,6 +21,10 @@ ScanRequest Runner::Request(const std::vector<std::string>& units, bool holders)
   request.table = table_scan_;
   request.readiness = !playbook_.ready.AllOff();
   request.kernel_log = playbook_.ready.xid != CheckMode::kOff;
+  // Under a scope the segments the holders hold tell the run's own apart.
+  request.shm_files = holders && view_.scoped && !job_.dry_run && playbook_.Runs(Step::kCleanShm) &&
+                      !playbook_.shm_patterns.empty() &&
+                      playbook_.shm_under_scope == ShmUnderScope::kOwned;
   return request;
 }
 

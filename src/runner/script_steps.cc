@@ -135,20 +135,21 @@ Status ScriptSteps::StopUnitsThenSignal(const std::vector<std::string>& units,
   return ParseStopAndSignalOutput(result.out, units, stops, reply, audit);
 }
 
-Status ScriptSteps::CleanShm(bool dry_run, ShmOutput* shm) {
+Status ScriptSteps::CleanShm(bool dry_run, const ShmSelection& which, ShmOutput* shm) {
   CommandResult result;
   Status status =
-      Exec(ShmCleanScript(job_.playbook->shm_patterns, dry_run, HostPaths(), job_.audit),
+      Exec(ShmCleanScript(job_.playbook->shm_patterns, dry_run, HostPaths(), job_.audit, which),
            job_.command_timeout + nvidia_smi_timeout_, &result);
   if (!status.ok()) return status;
   return ParseShmOutput(result.out, shm, nullptr);
 }
 
-Status ScriptSteps::CleanShmThenQuickScan(bool dry_run, const ScanRequest& quick, ShmOutput* shm,
+Status ScriptSteps::CleanShmThenQuickScan(bool dry_run, const ShmSelection& which,
+                                          const ScanRequest& quick, ShmOutput* shm,
                                           HostSnapshot* verify) {
   CommandResult result;
-  const std::string script =
-      ShmThenQuickScanScript(job_.playbook->shm_patterns, dry_run, quick, HostPaths(), job_.audit);
+  const std::string script = ShmThenQuickScanScript(job_.playbook->shm_patterns, dry_run, quick,
+                                                    HostPaths(), job_.audit, which);
   Status status = Exec(script, job_.command_timeout + nvidia_smi_timeout_, &result);
   if (!status.ok()) return status;
   ScanOutput scan;
@@ -173,12 +174,12 @@ Status ScriptSteps::ShmListingThenInspect(const ScanRequest& inspect, ShmOutput*
   return ReadScan(scan, snapshot);
 }
 
-Status ScriptSteps::RescanShmVerify(const ScanRequest& rescan, const ScanRequest& verify,
-                                    HostSnapshot* rescanned, ShmOutput* shm,
-                                    HostSnapshot* verified) {
+Status ScriptSteps::RescanShmVerify(const ScanRequest& rescan, const ShmSelection& which,
+                                    const ScanRequest& verify, HostSnapshot* rescanned,
+                                    ShmOutput* shm, HostSnapshot* verified) {
   CommandResult result;
-  const std::string script =
-      RescanShmVerifyScript(rescan, job_.playbook->shm_patterns, verify, HostPaths(), job_.audit);
+  const std::string script = RescanShmVerifyScript(rescan, job_.playbook->shm_patterns, verify,
+                                                   HostPaths(), job_.audit, which);
   Status status = Exec(script, job_.command_timeout + 3 * nvidia_smi_timeout_, &result);
   if (!status.ok()) return status;
   ScanOutput first, second;

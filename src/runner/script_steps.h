@@ -36,13 +36,14 @@ class ScriptSteps : public HostSteps {
   Status StopUnitsThenSignal(const std::vector<std::string>& units, const SignalRequest& wave,
                              std::vector<UnitStop>* stops, SignalReply* reply,
                              AuditOutcome* audit) override;
-  Status CleanShm(bool dry_run, ShmOutput* shm) override;
-  Status CleanShmThenQuickScan(bool dry_run, const ScanRequest& quick, ShmOutput* shm,
-                               HostSnapshot* verify) override;
+  Status CleanShm(bool dry_run, const ShmSelection& which, ShmOutput* shm) override;
+  Status CleanShmThenQuickScan(bool dry_run, const ShmSelection& which, const ScanRequest& quick,
+                               ShmOutput* shm, HostSnapshot* verify) override;
   Status ShmListingThenInspect(const ScanRequest& inspect, ShmOutput* shm,
                                HostSnapshot* snapshot) override;
-  Status RescanShmVerify(const ScanRequest& rescan, const ScanRequest& verify,
-                         HostSnapshot* rescanned, ShmOutput* shm, HostSnapshot* verified) override;
+  Status RescanShmVerify(const ScanRequest& rescan, const ShmSelection& which,
+                         const ScanRequest& verify, HostSnapshot* rescanned, ShmOutput* shm,
+                         HostSnapshot* verified) override;
   Status ResetGpus(const std::vector<int>& gpus, const std::vector<std::string>& units,
                    GpuResetReply* reply) override;
 

@@ -1,8 +1,9 @@
 """A scope reaches everything that acts, end to end: the real fleetreap
 binary against simulated GPU nodes over real SSH, checked against the fleet's
 own ground truth. Under --gpus a unit whose cgroup runs an out-of-scope
-holder is skipped (systemctl stop would kill its whole cgroup) and no
-/dev/shm segment is removed; owner names found in a user's delegated cgroup
+holder is skipped (systemctl stop would kill its whole cgroup) and another
+tenant's unused /dev/shm segment is kept (test_shm_scope.py: the job's own
+segments go); owner names found in a user's delegated cgroup
 subtree (user@UID.service) are not believed, so --spare-pods does not spare
 a user's process that dressed its cgroup as a pod's.
 Needs root and the built sim tools (FLEETREAP_SIM_BIN_DIR, FLEETREAP_BIN).
@@ -56,7 +57,7 @@ class ScopeReachTest(FleetCase):
         workers_b = [pid for gpu, pid in self.b.items() if gpu != "parent"]
         self.assertEqual(self.alive("units", workers_a), sorted(workers_a))
         self.assertEqual(self.alive("units", workers_b), [])
-        # /dev/shm: under a scope nothing is removed.
+        # /dev/shm: no holder of this run held torch_abc, so it stays.
         self.assertEqual(host["shm_removed"], [])
         self.assertIn("torch_abc", self.fleet.ground_truth()["units"]["shm_remaining"])
 

@@ -56,6 +56,9 @@
  *                      it); threads: a thread opens them and the main thread
  *                      exits (state Z, /proc/PID/fd empty, the fds under
  *                      /proc/PID/task/TID/fd; seen on an H200).
+ *   FAKEGPU_SHM=PREFIX  each worker maps /dev/shm/PREFIX<gpu> (made 0600 if
+ *                      missing) and closes its fd, as NCCL's SHM transport;
+ *                      FAKEGPU_SHM_FD=1 keeps the fd open too.
  *   FAKEGPU_REAP_MS=N  the parent reaps a dead worker N ms after it died
  *                      (-1: never), as a slow or missing init does orphans.
  */
@@ -208,6 +211,27 @@ static void clobber_argv(int argc, char **argv, const char *title, char pad) {
   *end = '\0';
 }
 
+/* FAKEGPU_SHM=PREFIX: the worker's NCCL-like segment /dev/shm/PREFIX<gpu>
+ * (opened, or made 0600 by this process's uid, sized and mapped shared); its
+ * fd is closed after the mapping, as NCCL does, unless FAKEGPU_SHM_FD is
+ * set. Cleanup must remove it when the worker is gone. */
+static void open_shm_segment(void) {
+  char path[256];
+  const char *prefix = getenv("FAKEGPU_SHM");
+  if (!prefix || !*prefix) return;
+  snprintf(path, sizeof path, "/dev/shm/%s%s", prefix, env_or("FAKEGPU_GPU", "0"));
+  int fd = open(path, O_RDWR | O_CLOEXEC); /* another user's (protected_regular) */
+  if (fd < 0 && errno == ENOENT) fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    fprintf(stderr, "gpuload: %s: %s\n", path, strerror(errno));
+    return;
+  }
+  if (ftruncate(fd, 4096) != 0 ||
+      mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) == MAP_FAILED)
+    fprintf(stderr, "gpuload: %s: %s\n", path, strerror(errno));
+  if (!getenv("FAKEGPU_SHM_FD")) close(fd);
+}
+
 /* Opens the worker's devices, tells the parent, and serves until TERM. */
 static void *worker_thread(void *unused) {
   char path[64];
@@ -226,6 +250,7 @@ static void *worker_thread(void *unused) {
     }
   }
   if (strcmp(env_or("FAKEGPU_HOLD", "fd"), "map") == 0) map_and_close_devices();
+  open_shm_segment();
   const char *ready_fd = getenv("FAKEGPU_READY_FD");
   if (ready_fd) {
     int fd = atoi(ready_fd);

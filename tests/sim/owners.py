@@ -64,7 +64,8 @@ class OwnersMixin:
 
     def slurm_job(self, job_id, gpus, user="gpuops", mib=70000, step="0", orphaned=True,
                   title="VLLM::Worker_TP%d", argv=("python3", "-m", "vllm.entrypoints.openai."
-                                                   "api_server", "--tensor-parallel-size", "4")):
+                                                   "api_server", "--tensor-parallel-size", "4"),
+                  shm=None):
         """A Slurm job as slurmstepd (cgroup v2 plugin) lays it out: the job's
         tasks in /system.slice/slurmstepd.scope/job_ID/step_STEP/user/task_0,
         one 'slurmstepd: [ID.STEP]' and one 'slurmstepd: [ID.extern]' in
@@ -72,7 +73,8 @@ class OwnersMixin:
         (host indexes, "0-3"), charged 'mib' on its own GPU; each opens only
         the job's GPUs (visible=gpus: with ConstrainDevices=yes a job cannot
         open the node's other GPUs). orphaned: the launcher is gone, workers
-        re-parented to init (the job ended, its workers did not). Recorded
+        re-parented to init (the job ended, its workers did not). shm: each
+        worker maps its NCCL-like /dev/shm/SHM<gpu> (workload). Recorded
         in host.jobs[str(job_id)] with the epilog's environment."""
         base = f"/system.slice/slurmstepd.scope/job_{job_id}"
         stepds = [self.sleeper(argv=(f"slurmstepd: [{job_id}.extern]",), comm="slurmstepd",
@@ -80,7 +82,8 @@ class OwnersMixin:
                   self.sleeper(argv=(f"slurmstepd: [{job_id}.{step}]",), comm="slurmstepd",
                                cgroup=f"{base}/step_{step}/slurm", exe="/usr/sbin/slurmstepd")]
         pids = self.workload(gpus=gpus, mib=mib, title=title, argv=argv, detach=orphaned,
-                             user=user, visible=gpus, cgroup=f"{base}/step_{step}/user/task_0")
+                             user=user, visible=gpus, cgroup=f"{base}/step_{step}/user/task_0",
+                             shm=shm)
         workers = sorted(pid for key, pid in pids.items() if key != "parent")
         indexes = sorted(k for k in pids if k != "parent")
         self.host.jobs[str(job_id)] = {

@@ -31,7 +31,7 @@ class WorkloadsMixin:
                  argv=("python3", "-m", "vllm.entrypoints.openai.api_server"), comm=None,
                  user=None, exe=None, hold_all=False, visible=None, worker_argv=None,
                  worker_comm=None, title_pad=None, wrap=None, cgroup=None, hold_gpus=None,
-                 own_pidfile=None, hold="fd", reap_ms=0):
+                 own_pidfile=None, hold="fd", reap_ms=0, shm=None, shm_fd=False):
         """Starts a gpuload parent with one worker per GPU in 'gpus' ("all",
         "0-7", "5"); returns {"parent": pid, gpu: worker pid, ...}.
 
@@ -57,6 +57,8 @@ class WorkloadsMixin:
         main thread exits: state Z, the fds under /proc/PID/task/TID/fd).
         reap_ms: the parent reaps a dead worker that long after it died
         (-1: never), as a slow or missing init does orphans.
+        shm: each worker maps an NCCL-like segment /dev/shm/SHM<gpu> (made
+        0600 by its user if missing) and closes its fd (shm_fd: keeps it).
         The launch command is kept in self.last_command (ExecStart=)."""
         if gpus == "all":
             gpus = f"0-{self.gpus - 1}"
@@ -74,6 +76,10 @@ class WorkloadsMixin:
             env["FAKEGPU_HOLD"] = hold
         if reap_ms:
             env["FAKEGPU_REAP_MS"] = str(reap_ms)
+        if shm:
+            env["FAKEGPU_SHM"] = shm
+        if shm_fd:
+            env["FAKEGPU_SHM_FD"] = "1"
         if detach:
             env["FAKEGPU_DETACH"] = "1"
         if unit:

@@ -94,6 +94,16 @@ int main(int argc, char** argv) {
               fleetreap::ShmCleanScript({}, /*dry_run=*/false));
   ok &= Write(dir, "rescan_shm_verify", "the fused verify: scan, /dev/shm, quick scan",
               fleetreap::RescanShmVerifyScript(plain, shm, quick), kJoined);
+  ScanRequest scoped;
+  scoped.shm_files = true;
+  ok &= Write(dir, "scan_scoped", "a scoped run's scan: the holders' /dev/shm files too",
+              fleetreap::ScanScript(scoped, stand_in));
+  fleetreap::ShmSelection selection;
+  selection.all = false;
+  selection.only = {{4242, 1001}, {18446744073709551615u, 0}};
+  ok &= Write(dir, "shm_clean_scoped", "under a scope: the selected inodes only",
+              fleetreap::ShmCleanScript(shm, /*dry_run=*/false, stand_in, fleetreap::AuditRequest(),
+                                        selection));
   ok &= Write(dir, "gpu_reset", "GPUs 0 and 1",
               fleetreap::GpuResetScript({0, 1}, milliseconds(30000)));
   fleetreap::AuditRequest audit;

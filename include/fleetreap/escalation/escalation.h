@@ -51,6 +51,7 @@
 #include "fleetreap/escalation/playbook.h"
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/model/holder.h"
+#include "fleetreap/model/shm_file.h"
 #include "fleetreap/model/target.h"
 
 namespace fleetreap {
@@ -99,6 +100,9 @@ struct Action {
   /// kInspect: list the /dev/shm leftovers in the same round trip;
   /// kCleanShm: list them, remove nothing. Dry runs only.
   bool dry_run = false;
+  /// kCleanShm: which leftovers it may remove (shm_scope.h: under a scope,
+  /// the segments of the holders this run signalled).
+  ShmSelection shm;
   /// The actions that ride along in the same round trip, in order:
   /// kStopUnits + the TERM or KILL wave on the holders the inspect found;
   /// kCleanShm + kVerify; the first kRescan after a wave + kCleanShm, and

@@ -53,7 +53,8 @@ struct HostView {
   bool readiness_checked = false;
   std::vector<ReadinessFinding> readiness = {};
   /// The run has a scope (--gpus, --cgroup, --spare-pods, Slurm): /dev/shm
-  /// segments cannot be told apart by owner, so none is removed or listed.
+  /// segments cannot be told apart by name, so only those of the holders
+  /// the run signalled may be removed (shm_scope.h), and a dry run lists none.
   bool scoped = false;
 };
 

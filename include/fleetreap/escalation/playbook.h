@@ -34,6 +34,14 @@ enum class Step {
 /// "reset_ghosts".
 const char* StepName(Step step);
 
+/// What clean_shm removes under a scope (--gpus, --cgroup, --spare-pods,
+/// Slurm), playbook key shm_under_scope (docs/safety.md, "/dev/shm under a
+/// scope").
+enum class ShmUnderScope {
+  kOwned,  // "owned": the unused segments of the holders this run signalled
+  kNone,   // "none": nothing
+};
+
 struct Playbook {
   std::string name = "default";
   std::string description;
@@ -67,6 +75,9 @@ struct Playbook {
   /// /dev/shm entry names (shell globs, no '/') that may be removed when no
   /// live process has them open or mapped.
   std::vector<std::string> shm_patterns;
+  /// Under a scope only the segments that a holder this run signalled had
+  /// open or mapped, owned by that holder's uid (kOwned), or none.
+  ShmUnderScope shm_under_scope = ShmUnderScope::kOwned;
 
   /// A GPU is clean at or below this many MiB (per host overridable).
   int64_t threshold_mib = 0;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "fleetreap/model/process_owner.h"
+#include "fleetreap/model/shm_file.h"
 
 namespace fleetreap {
 
@@ -55,6 +56,9 @@ struct Holder {
   /// Its environment (/proc/PID/environ, where readable) sets LD_PRELOAD or
   /// LD_AUDIT: someone's code runs inside its executable.
   bool preloaded = false;
+  /// The /dev/shm files it had open or mapped, by inode (every scan that
+  /// saw it, joined).
+  std::vector<ShmFile> shm_files;
   int round = 1;  // the scan round that found it
 };
 

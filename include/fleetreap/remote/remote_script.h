@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "fleetreap/base/shell.h"
+#include "fleetreap/model/shm_file.h"
 #include "fleetreap/model/target.h"
 #include "fleetreap/remote/audit.h"
 #include "fleetreap/remote/remote_script_output.h"
@@ -70,6 +71,9 @@ struct ScanRequest {
   /// nvidia-uvm, no GPU's own file, nothing charged) are described; past it
   /// none of them is, and the scan says how many there were ("ctl N").
   int control_only_cap = 64;
+  /// Also the /dev/shm files the holders hold, by inode (with "holders"):
+  /// a run under a scope reads which segments are its holders'.
+  bool shm_files = false;
 };
 
 /// The scan used for inspect, re-scan and verify. Starts at most 20
@@ -95,7 +99,9 @@ struct ScanRequest {
 /// when none), "minor N:BUS_ID", "kids PARENT CHILD..." ("kids PARENT -"
 /// when the kernel has no children files), then
 /// "/proc/PID/stat:..", "/proc/PID/status:..", "/proc/PID/cmdline:ARG",
-/// "/etc/passwd:..", "exe PID:TARGET", and "end". RC is "-" for a query
+/// "/etc/passwd:..", "exe PID:TARGET", with "shm_files" "shmh 1" (or
+/// "shmh -") and "shmf PID INODE UID" (the /dev/shm files the holders hold;
+/// up to six more processes), and "end". RC is "-" for a query
 /// not run (quick scan, or nvidia-smi already timed out).
 std::string ScanScript(const ScanRequest& request, const HostPaths& paths = HostPaths());
 
@@ -172,10 +178,14 @@ std::string SignalScript(const std::string& signal, const std::vector<Target>& t
 /// error lines, which say why a removal failed) when find printed any, then
 /// (with "audit"'s run id and a file removed) "audit N RC" for the lines
 /// "action=shm_remove file=PATH", then "end" (ParseShmOutput). With a scan
-/// in the same round trip: round_trips.h.
+/// in the same round trip: round_trips.h. Under a scope "selection" lists
+/// the only files that are candidates at all, by inode and the owner's uid
+/// each must still have (the segments of the holders the run signalled);
+/// the others matching "patterns" are neither read nor listed.
 std::string ShmCleanScript(const std::vector<std::string>& patterns, bool dry_run,
                            const HostPaths& paths = HostPaths(),
-                           const AuditRequest& audit = AuditRequest());
+                           const AuditRequest& audit = AuditRequest(),
+                           const ShmSelection& selection = ShmSelection());
 
 // ---------------------------------------------------------------- reset
 

@@ -15,6 +15,7 @@
 #include "fleetreap/base/status.h"
 #include "fleetreap/model/host_reply.h"
 #include "fleetreap/model/process_tree.h"
+#include "fleetreap/model/shm_file.h"
 #include "fleetreap/remote/host_records.h"
 
 namespace fleetreap {
@@ -45,6 +46,12 @@ struct ProcessText {
   int exe_uid = -1;        // the executable file's owner and mode
   int exe_mode = -1;       // (through the link), -1 unknown
   bool preloaded = false;  // /proc/PID/environ sets LD_PRELOAD or LD_AUDIT
+};
+
+/// A /dev/shm file a process held when the scan read it (by inode).
+struct ShmHold {
+  int pid = 0;
+  ShmFile file;
 };
 
 struct ScanOutput {
@@ -87,6 +94,8 @@ struct ScanOutput {
   int fabric_manager = -1;               // 1 root's runs, 0 not, -1 not looked (no NVSwitch)
   int kmsg_exit = -1;                    // -1 not asked, 0 read, 1 not readable
   std::string kmsg_out;                  // its boot record and Xid lines
+  bool shm_read = false;                 // the holders' /dev/shm files were read
+  std::vector<ShmHold> shm_holds;        // ScanRequest::shm_files
 };
 
 /// Parses ScanScript's stdout.

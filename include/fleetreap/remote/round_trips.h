@@ -45,18 +45,20 @@ std::string ShmListingThenInspectScript(const std::vector<std::string>& patterns
                                         const ScanRequest& inspect,
                                         const HostPaths& paths = HostPaths());
 
-/// The /dev/shm clean (or, with "dry_run", its listing), then the verify's
-/// quick scan ("verify", its holder part off whatever it says); read by
-/// ParseShmOutput with a scan.
+/// The /dev/shm clean (or, with "dry_run", its listing; "selection" as
+/// ShmCleanScript's), then the verify's quick scan ("verify", its holder part off whatever it
+/// says); read by ParseShmOutput with a scan.
 std::string ShmThenQuickScanScript(const std::vector<std::string>& patterns, bool dry_run,
                                    const ScanRequest& verify, const HostPaths& paths = HostPaths(),
-                                   const AuditRequest& audit = AuditRequest());
+                                   const AuditRequest& audit = AuditRequest(),
+                                   const ShmSelection& selection = ShmSelection());
 
 /// The first re-scan after a wave, the /dev/shm clean and the verify's scan;
 /// read by ParseRescanShmVerifyOutput.
 std::string RescanShmVerifyScript(const ScanRequest& rescan,
                                   const std::vector<std::string>& patterns,
                                   const ScanRequest& verify, const HostPaths& paths = HostPaths(),
-                                  const AuditRequest& audit = AuditRequest());
+                                  const AuditRequest& audit = AuditRequest(),
+                                  const ShmSelection& selection = ShmSelection());
 
 }  // namespace fleetreap

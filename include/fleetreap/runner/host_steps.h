@@ -50,17 +50,19 @@ class HostSteps {
   virtual Status StopUnitsThenSignal(const std::vector<std::string>& units,
                                      const SignalRequest& wave, std::vector<UnitStop>* stops,
                                      SignalReply* reply, AuditOutcome* audit) = 0;
-  /// ShmCleanScript: the /dev/shm clean, or with "dry_run" its listing.
-  virtual Status CleanShm(bool dry_run, ShmOutput* shm) = 0;
+  /// ShmCleanScript: the /dev/shm clean, or with "dry_run" its listing,
+  /// of the candidates "which" lets it remove.
+  virtual Status CleanShm(bool dry_run, const ShmSelection& which, ShmOutput* shm) = 0;
   /// The clean (or listing), then the verify's quick scan.
-  virtual Status CleanShmThenQuickScan(bool dry_run, const ScanRequest& quick, ShmOutput* shm,
+  virtual Status CleanShmThenQuickScan(bool dry_run, const ShmSelection& which,
+                                       const ScanRequest& quick, ShmOutput* shm,
                                        HostSnapshot* verify) = 0;
   /// A dry run's inspect: the /dev/shm listing, then the scan "inspect".
   virtual Status ShmListingThenInspect(const ScanRequest& inspect, ShmOutput* shm,
                                        HostSnapshot* snapshot) = 0;
   /// The first re-scan after a wave, the /dev/shm clean and the verify's scan.
-  virtual Status RescanShmVerify(const ScanRequest& rescan, const ScanRequest& verify,
-                                 HostSnapshot* rescanned, ShmOutput* shm,
+  virtual Status RescanShmVerify(const ScanRequest& rescan, const ShmSelection& which,
+                                 const ScanRequest& verify, HostSnapshot* rescanned, ShmOutput* shm,
                                  HostSnapshot* verified) = 0;
   /// GpuResetScript: one reset per GPU of "gpus", with "units" (the
   /// protected clients' units) stopped before and started after.

@@ -248,6 +248,40 @@ TEST(EscalationTest, ScopedRunLeavesShmAlone) {
   EXPECT_EQ(NextAction(p, view, Did().Inspect().StopUnits()).kind, ActionKind::kCleanShm);
 }
 
+// Under a scope the segments of a holder the run signalled are cleaned, and
+// only they: the first re-scan carries a clean_shm limited to them, and a
+// clean host gets one; with shm_under_scope none, none.
+TEST(EscalationTest, ScopedRunCleansItsHoldersSegments) {
+  Playbook p = DefaultPlaybook();
+  HostView view;
+  view.gpus = {G(0, GpuState::kClean)};
+  TrackedHolder ours = H(10, HolderFate::kTerminated, 1, true, false, false);
+  ours.holder.uid = 1001;
+  ours.holder.shm_files = {{77, 1001}, {78, 0}};  // 78 is root's: not this job's
+  TrackedHolder theirs = H(11, HolderFate::kOutOfScope);
+  theirs.holder.uid = 1001;
+  theirs.holder.shm_files = {{79, 1001}};
+  view.holders = {ours, theirs};
+  view.scoped = true;
+  Action rescan = NextAction(p, view, Did().Inspect().StopUnits().Waves(1).SignalSinceScan());
+  EXPECT_EQ(rescan.kind, ActionKind::kRescan);
+  ASSERT_EQ(rescan.fused.size(), 2u);
+  EXPECT_EQ(rescan.fused[0].kind, ActionKind::kCleanShm);
+  EXPECT_FALSE(rescan.fused[0].shm.all);
+  EXPECT_EQ(rescan.fused[0].shm.only, (std::vector<ShmFile>{{77, 1001}}));
+  Action clean = NextAction(p, view, Did().Inspect().StopUnits().Waves(1).Rescans(1));
+  EXPECT_EQ(clean.kind, ActionKind::kCleanShm);
+  EXPECT_EQ(clean.shm.only, (std::vector<ShmFile>{{77, 1001}}));
+  p.shm_under_scope = ShmUnderScope::kNone;
+  EXPECT_TRUE(
+      NextAction(p, view, Did().Inspect().StopUnits().Waves(1).SignalSinceScan()).fused.empty());
+  EXPECT_EQ(NextAction(p, view, Did().Inspect().StopUnits().Waves(1).Rescans(1)).kind,
+            ActionKind::kVerify);
+  // Without a scope every unused candidate may go.
+  view.scoped = false;
+  EXPECT_TRUE(NextAction(p, view, Did().Inspect().StopUnits().Waves(1).Rescans(1)).shm.all);
+}
+
 TEST(EscalationTest, NewcomersKeepTheHostUnderWatch) {
   // The supervisor (ppid 500) restarted its killed worker: the new child
   // holds no GPU yet, every GPU reads clean.

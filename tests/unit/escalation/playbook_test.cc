@@ -154,6 +154,8 @@ TEST(PlaybookTest, Errors) {
        "x.yaml:1:1: reset_stops_daemons must be true or false, got \"yes\""},
       {"steps: [inspect, verify]\nreset_stops_daemons: true\n",
        "x.yaml: reset_stops_daemons needs step reset_ghosts"},
+      {"shm_under_scope: all\n", "x.yaml:1:1: shm_under_scope must be owned or none, got \"all\""},
+      {"shm_under_scope: [owned]\n", "x.yaml:1:1: shm_under_scope must be a single value"},
   };
   for (const Row& row : rows) {
     Playbook p;
@@ -181,6 +183,17 @@ TEST(PlaybookTest, MissingFile) {
   Status status = LoadPlaybookFile("/nonexistent/p.yaml", &p);
   EXPECT_EQ(status.kind(), ErrorKind::kInvalidInput);
   EXPECT_EQ(status.message(), "/nonexistent/p.yaml: cannot read the playbook file");
+}
+
+// Under a scope clean_shm removes the signalled holders' own segments
+// unless the playbook says none (shm_scope.h).
+TEST(PlaybookTest, ShmUnderScope) {
+  EXPECT_EQ(DefaultPlaybook().shm_under_scope, ShmUnderScope::kOwned);
+  Playbook p;
+  ASSERT_TRUE(ParsePlaybook("shm_under_scope: none\n", "x.yaml", &p).ok());
+  EXPECT_EQ(p.shm_under_scope, ShmUnderScope::kNone);
+  ASSERT_TRUE(ParsePlaybook("shm_under_scope: owned\n", "x.yaml", &p).ok());
+  EXPECT_EQ(p.shm_under_scope, ShmUnderScope::kOwned);
 }
 
 }  // namespace

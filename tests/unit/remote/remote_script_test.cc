@@ -674,5 +674,56 @@ TEST(RemoteScriptTest, ShmCleanKeepsWhatIsInUseAndReadsEveryName) {
   close(open_fd);
 }
 
+// Under a scope only the selected files are candidates, each by inode and
+// only while its owner is the uid given: the others are neither removed nor
+// listed, and a selected file still in use is kept.
+TEST(RemoteScriptTest, ShmCleanUnderAScopeRemovesOnlyTheSelected) {
+  ScriptRunner runner;
+  std::string shm = runner.dir() + "/shm";
+  mkdir(shm.c_str(), 0755);
+  HostPaths paths;
+  paths.shm_dir = shm;
+  const int uid = static_cast<int>(getuid());
+  auto inode = [&](const std::string& name) {
+    struct stat st;
+    std::ofstream(shm + "/" + name) << "x";
+    EXPECT_EQ(stat((shm + "/" + name).c_str(), &st), 0);
+    return static_cast<uint64_t>(st.st_ino);
+  };
+  const uint64_t ours = inode("nccl-ours\n@@end"), open_one = inode("nccl-open");
+  const uint64_t other_uid = inode("nccl-other-uid");
+  inode("nccl-tenant");
+  const uint64_t no_pattern = inode("keep.db");
+  int open_fd = open((shm + "/nccl-open").c_str(), O_RDONLY);
+  ShmSelection selection;
+  selection.all = false;
+  selection.only = {{ours, uid}, {open_one, uid}, {other_uid, uid + 1}, {no_pattern, uid}};
+
+  ShmOutput dry;
+  std::string out = runner.Run(ShmCleanScript({"nccl-*"}, true, paths, AuditRequest(), selection));
+  ASSERT_TRUE(ParseShmOutput(out, &dry).ok()) << out;
+  EXPECT_EQ(dry.removed, std::vector<std::string>{"nccl-ours\n@@end"});
+  EXPECT_EQ(dry.in_use, std::vector<std::string>{"nccl-open"});
+
+  ShmOutput real;
+  out = runner.Run(ShmCleanScript({"nccl-*"}, false, paths, AuditRequest(), selection));
+  ASSERT_TRUE(ParseShmOutput(out, &real).ok()) << out;
+  EXPECT_EQ(real.removed, std::vector<std::string>{"nccl-ours\n@@end"});
+  EXPECT_EQ(real.in_use, std::vector<std::string>{"nccl-open"});
+  EXPECT_TRUE(real.failed.empty());
+  EXPECT_FALSE(runner.Exists("shm/nccl-ours\n@@end"));
+  for (const char* kept : {"nccl-open", "nccl-other-uid", "nccl-tenant", "keep.db"}) {
+    EXPECT_TRUE(runner.Exists("shm/" + std::string(kept))) << kept;
+  }
+
+  // Nothing selected: nothing is a candidate.
+  selection.only.clear();
+  out = runner.Run(ShmCleanScript({"nccl-*"}, false, paths, AuditRequest(), selection));
+  ASSERT_TRUE(ParseShmOutput(out, &real).ok()) << out;
+  EXPECT_TRUE(real.removed.empty() && real.in_use.empty() && real.failed.empty()) << out;
+  EXPECT_TRUE(runner.Exists("shm/nccl-tenant"));
+  close(open_fd);
+}
+
 }  // namespace
 }  // namespace fleetreap

@@ -107,15 +107,18 @@ class FakeSteps : public HostSteps {
     return Status::Ok();
   }
 
-  Status CleanShm(bool dry_run, ShmOutput* shm) override {
+  Status CleanShm(bool dry_run, const ShmSelection& which, ShmOutput* shm) override {
     if (!RoundTrip(dry_run ? "shm?" : "shm")) return Refused();
+    shm_selections.push_back(which);
     *shm = Shm(dry_run);
     return Status::Ok();
   }
 
-  Status CleanShmThenQuickScan(bool dry_run, const ScanRequest& /*quick*/, ShmOutput* shm,
+  Status CleanShmThenQuickScan(bool dry_run, const ShmSelection& which,
+                               const ScanRequest& /*quick*/, ShmOutput* shm,
                                HostSnapshot* verify) override {
     if (!RoundTrip(dry_run ? "shm?+smi" : "shm+smi")) return Refused();
+    shm_selections.push_back(which);
     *shm = Shm(dry_run);
     *verify = Snapshot(false);
     return Status::Ok();
@@ -129,9 +132,10 @@ class FakeSteps : public HostSteps {
     return Status::Ok();
   }
 
-  Status RescanShmVerify(const ScanRequest& rescan, const ScanRequest&, HostSnapshot* rescanned,
-                         ShmOutput* shm, HostSnapshot* verified) override {
+  Status RescanShmVerify(const ScanRequest& rescan, const ShmSelection& which, const ScanRequest&,
+                         HostSnapshot* rescanned, ShmOutput* shm, HostSnapshot* verified) override {
     if (!RoundTrip(std::string(rescan.holders ? "scan" : "smi") + "+shm+smi")) return Refused();
+    shm_selections.push_back(which);
     *rescanned = Snapshot(rescan.holders);
     *shm = Shm(/*dry_run=*/false);
     *verified = Snapshot(false);
@@ -152,6 +156,8 @@ class FakeSteps : public HostSteps {
     return out;
   }
   const FakeHost& host() const { return host_; }
+  /// What each /dev/shm step was allowed to remove, in order.
+  std::vector<ShmSelection> shm_selections;
 
  private:
   // One round trip: time passes, and it is logged unless sudo refuses it.
