@@ -159,8 +159,8 @@ int OutcomeRank(OutcomeKind kind) {
 std::string OutcomeShape(const std::string& detail) { return ShapeOf(Cut(detail)); }
 
 struct OutcomeFold::Gathering {
-  OutcomeKind kind;
-  size_t first;               // the lowest order among the members
+  OutcomeKind kind = OutcomeKind::kClean;
+  size_t first = 0;           // the lowest order among the members
   std::vector<Piece> pieces;  // the first member's, counts and GPUs folded in
   std::vector<std::pair<size_t, std::string>> members;  // order, name
 };

@@ -38,7 +38,7 @@ class PlanFold {
  private:
   struct Plan {
     std::string text;
-    size_t first;
+    size_t first = 0;
     std::vector<std::pair<size_t, std::string>> hosts;  // index, name
   };
   std::vector<Plan> plans_;

@@ -40,9 +40,9 @@ inline constexpr int kDefaultTableWidth = 100;
 std::string RenderTable(const RunReport& report, const TableStyle& style);
 
 /// RenderTable of a run whose hosts were folded into "fold" as they ended
-/// (the same text, byte for byte): "header" gives the run's flags, times
+/// (the same text, byte for byte): "report" gives the run's flags, times
 /// and hosts without a result; its hosts are not read.
-std::string RenderTable(const RunReport& header, const ReportFold& fold, const TableStyle& style);
+std::string RenderTable(const RunReport& report, const ReportFold& fold, const TableStyle& style);
 
 /// The lines the table prints under a row for "host": its
 /// GpuAttentionLines, then "/dev/shm kept NAME: why" per entry left in
@@ -63,8 +63,8 @@ std::vector<std::string> GpuAttentionLines(const HostReport& host);
 /// "NOT READY: 60/64 hosts clean, 1 dirty, 2 unreachable, 1 failed in 12.3 s (exit 3)",
 /// "DRY RUN: ..." for dry runs, "INTERRUPTED: ..." when Ctrl-C cut it short.
 std::string RenderVerdict(const RunReport& report, const TableStyle& style);
-/// RenderVerdict of a folded run ("header" as for RenderTable).
-std::string RenderVerdict(const RunReport& header, const ReportFold& fold, const TableStyle& style);
+/// RenderVerdict of a folded run ("report" as for RenderTable).
+std::string RenderVerdict(const RunReport& report, const ReportFold& fold, const TableStyle& style);
 
 /// The ANSI colour that marks "kind" on a terminal: green for clean and
 /// cleaned, cyan for would clean, yellow for dirty, red for failed and
