@@ -23,6 +23,7 @@
 #include "fleetreap/escalation/scope.h"
 #include "fleetreap/report/journal.h"
 #include "fleetreap/report/report_files.h"
+#include "fleetreap/report/report_stream.h"
 #include "fleetreap/runner/wave_runner.h"
 #include "fleetreap/transport/command_log.h"
 
@@ -117,15 +118,24 @@ int CleanAndReport(const Options& options, const Environment& env, RunInputs* in
   std::unique_ptr<Journal> journal;
   status = OpenJournal(options, *in, settings, &journal);
   if (!status.ok()) return FailUsage("--journal " + status.message());
+  // The reports are made as hosts end; the runner drops each host's report
+  // once they have it, unless a report still needs them whole.
+  std::unique_ptr<ReportStream> stream;
+  status = ReportStream::Open(in->files, in->set.playbook_name, settings.dry_run,
+                              in->set.plans.size(), &stream);
+  if (!status.ok()) return FailUsage(status.message());
+  settings.keep_host_reports = ReportStream::NeedsWholeReports(in->files);
+  StreamObserver stream_observer(stream.get(), in->set.plans);
   JournalObserver journal_observer(journal.get());
   HostLogObserver host_log(options.dry_run);
   ObserverList observers({journal ? &journal_observer : nullptr,
-                          options.verbosity > 0 ? &host_log : nullptr, progress.get()});
+                          options.verbosity > 0 ? &host_log : nullptr, progress.get(),
+                          &stream_observer});
   const RunReport report = CleanFleet(options, in, settings, &observers);
   if (journal) (void)journal->Ended(report.interrupted, report.stopped);
   spdlog::set_default_logger(plain_logger);
   progress.reset();
-  const int code = FinishRun(report, in->files, options.color, options.verbosity > 0);
+  const int code = FinishRun(report, stream.get(), in->files, options.color, options.verbosity > 0);
   // The journal stands in for the report until it is written: one that
   // defaulted to beside --json goes once the report is there.
   if (journal && options.journal.empty() && code != kExitSoftware) {

@@ -72,6 +72,20 @@ void JournalObserver::Check(const Status& status) {
                 status.message());
 }
 
+StreamObserver::StreamObserver(ReportStream* stream, const std::vector<FleetPlan>& plans)
+    : stream_(stream) {
+  for (size_t i = 0; i < plans.size(); ++i) places_[plans[i].host.name].push_back(i);
+}
+
+void StreamObserver::HostFinished(const HostReport& report) {
+  auto it = places_.find(report.name);
+  if (it == places_.end() || it->second.empty()) return;  // not a selected host: none such
+  const size_t index = it->second.front();
+  it->second.pop_front();
+  if (it->second.empty()) places_.erase(it);
+  stream_->Add(index, report);
+}
+
 void HostLogObserver::HostStarted(const Host& host) {
   const std::string user = host.user.empty() ? "" : host.user + "@";
   spdlog::info("{}: started: connect to {}{}:{}", host.name, user,

@@ -1,5 +1,6 @@
-// GroupOutcomes (host_outcome.h): hosts gathered into one row per reason,
-// their counts and GPU lists folded into the row instead of splitting it.
+// GroupOutcomes (host_outcome.h) and OutcomeFold (outcome_fold.h): hosts
+// gathered into one row per reason, their counts and GPU lists folded into
+// the row instead of splitting it.
 #include <algorithm>
 #include <cctype>
 #include <set>
@@ -7,6 +8,7 @@
 
 #include "fleetreap/base/text.h"
 #include "fleetreap/report/host_outcome.h"
+#include "fleetreap/report/outcome_fold.h"
 
 namespace fleetreap {
 namespace {
@@ -16,7 +18,8 @@ namespace {
 struct Piece {
   enum class Kind { kText, kCount, kGpus } kind = Kind::kText;
   std::string text;     // kText
-  long long count = 0;  // kCount
+  long long count = 0;  // kCount; the lowest of a group's
+  long long high = 0;   // kCount: the highest of a group's
   std::set<int> gpus;   // kGpus
 };
 
@@ -105,34 +108,35 @@ std::string ShapeOf(const std::vector<Piece>& pieces) {
   return shape;
 }
 
-// The members' pieces (same shape) as one detail.
-std::string Fold(const std::vector<std::vector<Piece>>& members) {
-  const std::vector<Piece>& first = members.front();
+// A group's folded pieces as one detail: each count as its range, each GPU
+// list as the union.
+std::string Render(const std::vector<Piece>& pieces) {
   std::string out;
-  for (size_t i = 0; i < first.size(); ++i) {
-    switch (first[i].kind) {
-      case Piece::Kind::kText: out += first[i].text; break;
-      case Piece::Kind::kCount: {
-        long long low = first[i].count;
-        long long high = low;
-        for (const auto& member : members) {
-          low = std::min(low, member[i].count);
-          high = std::max(high, member[i].count);
-        }
-        out += std::to_string(low) + (high > low ? "-" + std::to_string(high) : "");
+  for (const Piece& piece : pieces) {
+    switch (piece.kind) {
+      case Piece::Kind::kText: out += piece.text; break;
+      case Piece::Kind::kCount:
+        out += std::to_string(piece.count) +
+               (piece.high > piece.count ? "-" + std::to_string(piece.high) : "");
         break;
-      }
       case Piece::Kind::kGpus: {
-        std::set<int> all;
-        for (const auto& member : members) all.insert(member[i].gpus.begin(), member[i].gpus.end());
         std::vector<std::string> names;
-        for (int gpu : all) names.push_back(std::to_string(gpu));
-        out += (all.size() == 1 ? "GPU " : "GPUs ") + Join(names, ",");
+        for (int gpu : piece.gpus) names.push_back(std::to_string(gpu));
+        out += (piece.gpus.size() == 1 ? "GPU " : "GPUs ") + Join(names, ",");
         break;
       }
     }
   }
   return out;
+}
+
+// Whether "a" and "b" are cut alike (the same kinds in the same places).
+bool SameCut(const std::vector<Piece>& a, const std::vector<Piece>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].kind != b[i].kind) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -154,40 +158,76 @@ int OutcomeRank(OutcomeKind kind) {
 
 std::string OutcomeShape(const std::string& detail) { return ShapeOf(Cut(detail)); }
 
+struct OutcomeFold::Gathering {
+  OutcomeKind kind = OutcomeKind::kClean;
+  size_t first = 0;           // the lowest order among the members
+  std::vector<Piece> pieces;  // the first member's, counts and GPUs folded in
+  std::vector<std::pair<size_t, std::string>> members;  // order, name
+};
+
+OutcomeFold::OutcomeFold() = default;
+OutcomeFold::~OutcomeFold() = default;
+OutcomeFold::OutcomeFold(const OutcomeFold&) = default;
+OutcomeFold& OutcomeFold::operator=(const OutcomeFold&) = default;
+OutcomeFold::OutcomeFold(OutcomeFold&&) noexcept = default;
+OutcomeFold& OutcomeFold::operator=(OutcomeFold&&) noexcept = default;
+
+void OutcomeFold::Add(size_t order, OutcomeKind kind, const std::string& detail,
+                      const std::string& name) {
+  std::vector<Piece> pieces = Cut(detail);
+  for (Piece& piece : pieces) piece.high = piece.count;
+  auto key = std::make_pair(kind, ShapeOf(pieces));
+  auto it = by_shape_.find(key);
+  if (it == by_shape_.end()) {
+    by_shape_.emplace(std::move(key), gatherings_.size());
+    gatherings_.push_back(Gathering{kind, order, std::move(pieces), {{order, name}}});
+    return;
+  }
+  Gathering& g = gatherings_[it->second];
+  g.members.emplace_back(order, name);
+  if (!SameCut(g.pieces, pieces)) return;
+  const bool earlier = order < g.first;
+  g.first = std::min(g.first, order);
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    Piece& into = g.pieces[i];
+    if (earlier) into.text = pieces[i].text;
+    into.count = std::min(into.count, pieces[i].count);
+    into.high = std::max(into.high, pieces[i].high);
+    into.gpus.insert(pieces[i].gpus.begin(), pieces[i].gpus.end());
+  }
+}
+
+std::vector<OutcomeGroup> OutcomeFold::Groups() const {
+  std::vector<const Gathering*> sorted;
+  for (const Gathering& g : gatherings_) sorted.push_back(&g);
+  std::sort(sorted.begin(), sorted.end(), [](const Gathering* a, const Gathering* b) {
+    const int rank_a = OutcomeRank(a->kind);
+    const int rank_b = OutcomeRank(b->kind);
+    return rank_a != rank_b ? rank_a < rank_b : a->first < b->first;
+  });
+  std::vector<OutcomeGroup> groups;
+  for (const Gathering* g : sorted) {
+    std::vector<std::pair<size_t, std::string>> members = g->members;
+    std::sort(members.begin(), members.end());
+    OutcomeGroup group{g->kind, Render(g->pieces), {}};
+    for (auto& member : members) group.names.push_back(std::move(member.second));
+    groups.push_back(std::move(group));
+  }
+  return groups;
+}
+
 std::vector<OutcomeGroup> GroupOutcomes(const RunReport& report) {
-  struct Gathering {
-    OutcomeKind kind;
-    std::string shape;
-    std::vector<std::vector<Piece>> details;
-    std::vector<std::string> names;
-  };
-  std::vector<Gathering> gatherings;
-  auto add = [&gatherings](OutcomeKind kind, const std::string& detail, const std::string& name) {
-    std::vector<Piece> pieces = Cut(detail);
-    const std::string shape = ShapeOf(pieces);
-    for (Gathering& g : gatherings) {
-      if (g.kind == kind && g.shape == shape) {
-        g.details.push_back(std::move(pieces));
-        g.names.push_back(name);
-        return;
-      }
-    }
-    gatherings.push_back(Gathering{kind, shape, {std::move(pieces)}, {name}});
-  };
+  OutcomeFold fold;
+  size_t order = 0;
   for (const HostReport& host : report.hosts) {
     HostOutcome outcome = OutcomeOf(host, report.dry_run);
-    add(outcome.kind, outcome.detail, host.name);
+    fold.Add(order++, outcome.kind, outcome.detail, host.name);
   }
   for (const HostWithoutResult& host : HostsWithoutResult(report)) {
-    add(host.started_never ? OutcomeKind::kNotStarted : OutcomeKind::kNoReport, host.why,
-        host.name);
+    fold.Add(order++, host.started_never ? OutcomeKind::kNotStarted : OutcomeKind::kNoReport,
+             host.why, host.name);
   }
-  std::vector<OutcomeGroup> groups;
-  for (const Gathering& g : gatherings) groups.push_back({g.kind, Fold(g.details), g.names});
-  std::stable_sort(groups.begin(), groups.end(), [](const OutcomeGroup& a, const OutcomeGroup& b) {
-    return OutcomeRank(a.kind) < OutcomeRank(b.kind);
-  });
-  return groups;
+  return fold.Groups();
 }
 
 }  // namespace fleetreap

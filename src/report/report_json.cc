@@ -150,27 +150,21 @@ Json ScopeJson(const Scope& scope) {
   return out;
 }
 
-Json SummaryJson(const RunReport& report) {
-  int counts[5] = {0, 0, 0, 0, 0};
-  int changed = 0;
-  for (const HostReport& host : report.hosts) {
-    ++counts[static_cast<int>(host.status)];
-    if (HostChanged(host)) ++changed;
-  }
+Json SummaryJson(const RunReport& report, const ReportFold& fold) {
   Json out;
-  out["total"] = report.hosts.size() + report.not_started.size() + report.no_report.size();
-  out["clean"] = counts[static_cast<int>(HostStatus::kClean)];
-  out["dirty"] = counts[static_cast<int>(HostStatus::kDirty)];
-  out["unreachable"] = counts[static_cast<int>(HostStatus::kUnreachable)];
-  out["failed"] = counts[static_cast<int>(HostStatus::kFailed)];
-  out["not_ready"] = counts[static_cast<int>(HostStatus::kNotReady)];
+  out["total"] = fold.hosts() + report.not_started.size() + report.no_report.size();
+  out["clean"] = fold.Count(HostStatus::kClean);
+  out["dirty"] = fold.Count(HostStatus::kDirty);
+  out["unreachable"] = fold.Count(HostStatus::kUnreachable);
+  out["failed"] = fold.Count(HostStatus::kFailed);
+  out["not_ready"] = fold.Count(HostStatus::kNotReady);
   out["not_started"] = report.not_started.size();
   out["no_report"] = report.no_report.size();
-  out["changed"] = changed;
+  out["changed"] = fold.changed();
   return out;
 }
 
-Json DocumentJson(const RunReport& report) {
+Json DocumentJson(const RunReport& report, const ReportFold& fold) {
   Json doc;
   doc["schema_version"] = kReportSchemaVersion;
   doc["tool"] = Json{{"name", "fleetreap"}, {"version", report.tool_version}};
@@ -183,8 +177,8 @@ Json DocumentJson(const RunReport& report) {
   doc["stopped"] = OptionalText(report.stopped);
   doc["host_key_policy"] = OptionalText(report.host_key_policy);
   doc["scope"] = ScopeJson(report.scope);
-  doc["exit_code"] = ExitCodeFor(report);
-  doc["summary"] = SummaryJson(report);
+  doc["exit_code"] = ExitCodeFor(report, fold);
+  doc["summary"] = SummaryJson(report, fold);
   doc["hosts"] = Json::array();
   doc["not_started"] = report.not_started;
   Json missing = Json::array();
@@ -214,23 +208,45 @@ std::string Indented(const std::string& text, const std::string& prefix) {
 
 }  // namespace
 
-void RenderJsonPieces(const RunReport& report, const JsonPieceSink& emit) {
+std::string RenderHostJsonPiece(const HostReport& host, bool dry_run) {
+  return Indented(Dump(HostJson(host, dry_run), 2), "    ");
+}
+
+void RenderJsonPieces(const RunReport& header, const ReportFold& fold, const HostJsonSource& hosts,
+                      const JsonPieceSink& emit) {
   // The document around an empty "hosts", split where the hosts go: the
   // top-level key is the only one at two spaces' indent after a newline.
-  const std::string frame = Dump(DocumentJson(report), 2) + "\n";
+  const std::string frame = Dump(DocumentJson(header, fold), 2) + "\n";
   const std::string key = "\n  \"hosts\": ";
   const size_t at = frame.find(key) + key.size();
   emit(frame.substr(0, at));
-  if (report.hosts.empty()) {
+  // One host held back: the last one closes the array.
+  bool any = false;
+  std::string held;
+  hosts([&](const std::string& host) {
+    if (any) {
+      emit(held + ",\n");
+    } else {
+      emit("[\n");
+    }
+    held = host;
+    any = true;
+  });
+  if (!any) {
     emit(frame.substr(at));
     return;
   }
-  emit("[\n");
-  for (size_t i = 0; i < report.hosts.size(); ++i) {
-    const std::string host = Indented(Dump(HostJson(report.hosts[i], report.dry_run), 2), "    ");
-    emit(i + 1 < report.hosts.size() ? host + ",\n" : host + "\n  ]");
-  }
+  emit(held + "\n  ]");
   emit(frame.substr(at + 2));  // after the empty array's "[]"
+}
+
+void RenderJsonPieces(const RunReport& report, const JsonPieceSink& emit) {
+  RenderJsonPieces(
+      report, ReportFold::Of(report),
+      [&report](const JsonPieceSink& host) {
+        for (const HostReport& each : report.hosts) host(RenderHostJsonPiece(each, report.dry_run));
+      },
+      emit);
 }
 
 std::string RenderJson(const RunReport& report) {
@@ -240,7 +256,7 @@ std::string RenderJson(const RunReport& report) {
 }
 
 std::string RenderJsonLine(const RunReport& report) {
-  Json doc = DocumentJson(report);
+  Json doc = DocumentJson(report, ReportFold::Of(report));
   Json hosts = Json::array();
   for (const HostReport& host : report.hosts) hosts.push_back(HostJson(host, report.dry_run));
   doc["hosts"] = std::move(hosts);

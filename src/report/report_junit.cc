@@ -91,12 +91,13 @@ std::string SuiteName(const RunReport& report) {
 }
 
 // Everything before the first <testcase>: the counts need every host.
-std::string Header(const RunReport& report, size_t without_result) {
-  int tests = static_cast<int>(report.hosts.size() + without_result);
-  int failures = static_cast<int>(without_result);
-  for (const HostReport& host : report.hosts) {
-    if (IsFailure(host, report.dry_run)) ++failures;
-  }
+std::string Header(const RunReport& report, const ReportFold& fold, size_t without_result) {
+  int tests = static_cast<int>(fold.hosts() + without_result);
+  // IsFailure, counted.
+  int failures = static_cast<int>(without_result) + fold.Count(HostStatus::kUnreachable) +
+                 fold.Count(HostStatus::kFailed);
+  if (!report.dry_run)
+    failures += fold.Count(HostStatus::kDirty) + fold.Count(HostStatus::kNotReady);
   std::string counts = Attr("tests", std::to_string(tests)) +
                        Attr("failures", std::to_string(failures)) + Attr("errors", "0") +
                        Attr("time", FormatSecondsMillis(report.duration));
@@ -113,7 +114,7 @@ std::string Header(const RunReport& report, size_t without_result) {
   out += property("dry_run", report.dry_run ? "true" : "false");
   out += property("interrupted", report.interrupted ? "true" : "false");
   if (!report.stopped.empty()) out += property("stopped", report.stopped);
-  out += property("exit_code", std::to_string(ExitCodeFor(report)));
+  out += property("exit_code", std::to_string(ExitCodeFor(report, fold)));
   out += "    </properties>\n";
   return out;
 }
@@ -152,17 +153,33 @@ std::string MissingCase(const HostWithoutResult& host, const std::string& suite,
 // XML must be well-formed UTF-8 whatever bytes a process name held: each
 // piece is made so on its own (a piece ends on our own markup, never inside
 // a host's text).
-void RenderJunitPieces(const RunReport& report, const JunitPieceSink& emit) {
-  const std::string suite = SuiteName(report);
-  const std::vector<HostWithoutResult> without = HostsWithoutResult(report);
-  emit(ReplaceInvalidUtf8(Header(report, without.size())));
-  for (const HostReport& host : report.hosts) {
-    emit(ReplaceInvalidUtf8(HostCase(host, suite, report.dry_run)));
-  }
+std::string RenderJunitCase(const HostReport& host, const std::string& playbook, bool dry_run) {
+  RunReport named;
+  named.playbook = playbook;
+  return ReplaceInvalidUtf8(HostCase(host, SuiteName(named), dry_run));
+}
+
+void RenderJunitPieces(const RunReport& header, const ReportFold& fold,
+                       const JunitCaseSource& cases, const JunitPieceSink& emit) {
+  const std::string suite = SuiteName(header);
+  const std::vector<HostWithoutResult> without = HostsWithoutResult(header);
+  emit(ReplaceInvalidUtf8(Header(header, fold, without.size())));
+  cases(emit);
   for (const HostWithoutResult& host : without) {
-    emit(ReplaceInvalidUtf8(MissingCase(host, suite, report.stopped)));
+    emit(ReplaceInvalidUtf8(MissingCase(host, suite, header.stopped)));
   }
   emit("  </testsuite>\n</testsuites>\n");
+}
+
+void RenderJunitPieces(const RunReport& report, const JunitPieceSink& emit) {
+  RenderJunitPieces(
+      report, ReportFold::Of(report),
+      [&report](const JunitPieceSink& host) {
+        for (const HostReport& each : report.hosts) {
+          host(RenderJunitCase(each, report.playbook, report.dry_run));
+        }
+      },
+      emit);
 }
 
 std::string RenderJunit(const RunReport& report) {

@@ -66,8 +66,12 @@ std::string MarkdownEscape(const std::string& text) {
 }
 
 std::string RenderMarkdown(const RunReport& report) {
+  return RenderMarkdown(report, ReportFold::Of(report));
+}
+
+std::string RenderMarkdown(const RunReport& report, const ReportFold& fold) {
   TableStyle plain;
-  std::string verdict = RenderVerdict(report, plain);
+  std::string verdict = RenderVerdict(report, fold, plain);
   std::string word = verdict.substr(0, verdict.find(':'));
   std::string rest = verdict.substr(verdict.find(':') + 2);
 
@@ -79,7 +83,7 @@ std::string RenderMarkdown(const RunReport& report) {
          FormatUtcTimestamp(report.start_time) +
          (report.run_id.empty() ? std::string() : ", run `" + report.run_id + "`") + ".\n\n";
 
-  std::vector<OutcomeGroup> groups = GroupOutcomes(report);
+  std::vector<OutcomeGroup> groups = fold.Groups(report);
   if (!groups.empty()) {
     out += "| Hosts | Count | Outcome | Details |\n";
     out += "|---|---:|---|---|\n";

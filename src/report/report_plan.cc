@@ -36,11 +36,6 @@ std::pair<std::string, std::string> Verdict(const Holder& holder) {
   }
 }
 
-struct Plan {
-  std::string text;  // the lines under the host set
-  std::vector<std::string> names;
-};
-
 std::string HostPlan(const HostReport& host, std::string* headline) {
   std::vector<std::vector<std::string>> rows;
   int signals = 0;
@@ -84,23 +79,41 @@ std::string HostPlan(const HostReport& host, std::string* headline) {
 
 std::string RenderPlan(const RunReport& report) {
   if (!report.dry_run) return "";
-  std::vector<Plan> plans;
-  for (const HostReport& host : report.hosts) {
-    if (host.status == HostStatus::kUnreachable || host.status == HostStatus::kFailed) continue;
-    std::string headline;
-    std::string body = HostPlan(host, &headline);
-    if (body.empty()) continue;
-    const std::string text = headline + "\n" + body;
-    auto it = std::find_if(plans.begin(), plans.end(),
-                           [&text](const Plan& plan) { return plan.text == text; });
-    if (it == plans.end()) {
-      plans.push_back({text, {host.name}});
-    } else {
-      it->names.push_back(host.name);
-    }
+  PlanFold fold;
+  for (size_t i = 0; i < report.hosts.size(); ++i) fold.Add(i, report.hosts[i]);
+  return fold.Render();
+}
+
+void PlanFold::Add(size_t index, const HostReport& host) {
+  if (host.status == HostStatus::kUnreachable || host.status == HostStatus::kFailed) return;
+  std::string headline;
+  std::string body = HostPlan(host, &headline);
+  if (body.empty()) return;
+  std::string text = headline + "\n" + body;
+  auto it = by_text_.find(text);
+  if (it == by_text_.end()) {
+    by_text_.emplace(text, plans_.size());
+    plans_.push_back({std::move(text), index, {{index, host.name}}});
+    return;
   }
+  Plan& plan = plans_[it->second];
+  plan.first = std::min(plan.first, index);
+  plan.hosts.emplace_back(index, host.name);
+}
+
+std::string PlanFold::Render() const {
+  std::vector<const Plan*> sorted;
+  for (const Plan& plan : plans_) sorted.push_back(&plan);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const Plan* a, const Plan* b) { return a->first < b->first; });
   std::string out;
-  for (const Plan& plan : plans) out += FoldHostNames(plan.names) + ": " + plan.text;
+  for (const Plan* plan : sorted) {
+    std::vector<std::pair<size_t, std::string>> hosts = plan->hosts;
+    std::sort(hosts.begin(), hosts.end());
+    std::vector<std::string> names;
+    for (auto& host : hosts) names.push_back(std::move(host.second));
+    out += FoldHostNames(names) + ": " + plan->text;
+  }
   return out;
 }
 

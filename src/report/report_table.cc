@@ -1,7 +1,6 @@
 #include "fleetreap/report/report_table.h"
 
 #include <algorithm>
-#include <map>
 #include <vector>
 
 #include "fleetreap/base/text.h"
@@ -59,29 +58,33 @@ std::vector<std::string> GpuAttentionLines(const HostReport& host) {
   return lines;
 }
 
-std::string RenderVerdict(const RunReport& report, const TableStyle& style) {
-  int clean = 0, cleaned = 0, would_clean = 0, dirty = 0, not_ready = 0, unreachable = 0,
-      failed = 0;
-  for (const HostReport& host : report.hosts) {
-    switch (OutcomeOf(host, report.dry_run).kind) {
-      case OutcomeKind::kClean: ++clean; break;
-      case OutcomeKind::kCleaned:
-        ++clean;
-        ++cleaned;
-        break;
-      case OutcomeKind::kWouldClean: ++would_clean; break;
-      case OutcomeKind::kDirty: ++dirty; break;
-      case OutcomeKind::kNotReady: ++not_ready; break;
-      case OutcomeKind::kFailed: ++failed; break;
-      case OutcomeKind::kUnreachable: ++unreachable; break;
-      case OutcomeKind::kNotStarted:
-      case OutcomeKind::kNoReport: break;
-    }
+std::vector<std::string> RowDetailLines(const HostReport& host) {
+  std::vector<std::string> lines = GpuAttentionLines(host);
+  // Each /dev/shm entry left in place, and why (names escaped).
+  for (const std::string& kept : host.shm_kept) {
+    lines.push_back("/dev/shm kept " + OneLineDetail(kept));
   }
+  for (const std::string& note : host.notes) lines.push_back("note: " + OneLineDetail(note));
+  return lines;
+}
+
+std::string RenderVerdict(const RunReport& report, const TableStyle& style) {
+  return RenderVerdict(report, ReportFold::Of(report), style);
+}
+
+std::string RenderVerdict(const RunReport& report, const ReportFold& fold,
+                          const TableStyle& style) {
+  const int cleaned = fold.Count(OutcomeKind::kCleaned);
+  const int clean = fold.Count(OutcomeKind::kClean) + cleaned;
+  const int would_clean = fold.Count(OutcomeKind::kWouldClean);
+  const int dirty = fold.Count(OutcomeKind::kDirty);
+  const int not_ready = fold.Count(OutcomeKind::kNotReady);
+  const int failed = fold.Count(OutcomeKind::kFailed);
+  const int unreachable = fold.Count(OutcomeKind::kUnreachable);
   int not_started = static_cast<int>(report.not_started.size());
   int no_report = static_cast<int>(report.no_report.size());
-  int total = static_cast<int>(report.hosts.size()) + not_started + no_report;
-  int exit_code = ExitCodeFor(report);
+  int total = static_cast<int>(fold.hosts()) + not_started + no_report;
+  int exit_code = ExitCodeFor(report, fold);
 
   std::string word;
   const char* color;
@@ -122,30 +125,36 @@ std::string RenderVerdict(const RunReport& report, const TableStyle& style) {
 
 namespace {
 
+// A row's host and its notes (null: none).
+struct RowHost {
+  const std::string* name;
+  const HostRowNotes* notes;
+};
+
 // The reasons of a row's hosts, each distinct one once: the whole row's
 // when every host shares it, else prefixed with the hosts that share it.
-std::vector<std::string> ReasonLines(const std::vector<const HostReport*>& hosts, bool dry_run) {
+std::vector<std::string> ReasonLines(const std::vector<RowHost>& hosts) {
   struct Reason {
     std::string generic;
-    std::vector<const HostReport*> hosts;
+    std::vector<const RowHost*> hosts;
   };
   std::vector<Reason> reasons;
   size_t with_reason = 0;
-  for (const HostReport* host : hosts) {
-    std::string generic = GenericReason(*host, dry_run);
-    if (generic.empty()) continue;
+  for (const RowHost& host : hosts) {
+    if (host.notes == nullptr || host.notes->generic_reason.empty()) continue;
+    const std::string& generic = host.notes->generic_reason;
     ++with_reason;
     auto it = std::find_if(reasons.begin(), reasons.end(),
                            [&generic](const Reason& r) { return r.generic == generic; });
     if (it == reasons.end()) {
-      reasons.push_back({generic, {host}});
+      reasons.push_back({generic, {&host}});
     } else {
-      it->hosts.push_back(host);
+      it->hosts.push_back(&host);
     }
   }
   // One host's own words, or the words its hosts share.
-  auto text = [dry_run](const Reason& reason) {
-    return reason.hosts.size() == 1 ? HostReason(*reason.hosts[0], dry_run) : reason.generic;
+  auto text = [](const Reason& reason) {
+    return reason.hosts.size() == 1 ? reason.hosts[0]->notes->reason : reason.generic;
   };
   std::vector<std::string> lines;
   if (reasons.size() == 1 && with_reason == hosts.size()) {
@@ -154,7 +163,7 @@ std::vector<std::string> ReasonLines(const std::vector<const HostReport*>& hosts
   }
   for (const Reason& reason : reasons) {
     std::vector<std::string> names;
-    for (const HostReport* host : reason.hosts) names.push_back(host->name);
+    for (const RowHost* host : reason.hosts) names.push_back(*host->name);
     lines.push_back(FoldHostNames(names) + ": " + text(reason));
   }
   return lines;
@@ -183,37 +192,30 @@ std::vector<std::string> WrapHostSet(const std::string& folded, size_t width) {
 
 // The indented lines under a row: its hosts' GPU attention lines and
 // /dev/shm entries kept, then their reasons.
-std::string RowDetails(const OutcomeGroup& row,
-                       const std::map<std::string, const HostReport*>& by_name, bool dry_run) {
-  std::vector<const HostReport*> hosts;
-  for (const std::string& name : row.names) {
-    auto it = by_name.find(name);
-    if (it != by_name.end()) hosts.push_back(it->second);
-  }
+std::string RowDetails(const OutcomeGroup& row, const ReportFold& fold) {
+  std::vector<RowHost> hosts;
+  for (const std::string& name : row.names) hosts.push_back({&name, fold.NotesOf(name)});
   std::string out;
-  for (const HostReport* host : hosts) {
-    std::vector<std::string> lines = GpuAttentionLines(*host);
-    // Each /dev/shm entry left in place, and why (names escaped).
-    for (const std::string& kept : host->shm_kept) {
-      lines.push_back("/dev/shm kept " + OneLineDetail(kept));
-    }
-    for (const std::string& note : host->notes) lines.push_back("note: " + OneLineDetail(note));
-    for (const std::string& line : lines) {
-      out += "    " + (row.names.size() > 1 ? host->name + ": " : std::string()) + line + "\n";
+  for (const RowHost& host : hosts) {
+    if (host.notes == nullptr) continue;
+    for (const std::string& line : host.notes->lines) {
+      out += "    " + (row.names.size() > 1 ? *host.name + ": " : std::string()) + line + "\n";
     }
   }
-  for (const std::string& line : ReasonLines(hosts, dry_run)) out += "    " + line + "\n";
+  for (const std::string& line : ReasonLines(hosts)) out += "    " + line + "\n";
   return out;
 }
 
 }  // namespace
 
 std::string RenderTable(const RunReport& report, const TableStyle& style) {
+  return RenderTable(report, ReportFold::Of(report), style);
+}
+
+std::string RenderTable(const RunReport& report, const ReportFold& fold, const TableStyle& style) {
   const size_t width = static_cast<size_t>(style.width > 0 ? style.width : kDefaultTableWidth);
   const size_t name_cap = std::max<size_t>(16, width / 3);
-  std::vector<OutcomeGroup> rows = GroupOutcomes(report);
-  std::map<std::string, const HostReport*> by_name;
-  for (const HostReport& host : report.hosts) by_name.emplace(host.name, &host);
+  std::vector<OutcomeGroup> rows = fold.Groups(report);
   std::vector<std::string> folded;
   std::vector<std::string> cells;
   size_t name_width = 0;
@@ -236,10 +238,10 @@ std::string RenderTable(const RunReport& report, const TableStyle& style) {
     if (!listed && (rows[i].kind != OutcomeKind::kClean || style.verbose)) {
       for (const std::string& line : WrapHostSet(folded[i], width)) out += line + "\n";
     }
-    out += RowDetails(rows[i], by_name, report.dry_run);
+    out += RowDetails(rows[i], fold);
   }
-  if (style.verbose) out += RenderStepTimes(report);
-  return out + RenderVerdict(report, style) + "\n";
+  if (style.verbose) out += fold.step_times().Render();
+  return out + RenderVerdict(report, fold, style) + "\n";
 }
 
 }  // namespace fleetreap

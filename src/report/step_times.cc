@@ -11,12 +11,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// Every host's time in one step, with the host's index in the report.
-struct StepSamples {
-  std::string step;
-  std::vector<std::pair<milliseconds, size_t>> samples;
-};
-
 // The host's timings, then kBetweenSteps when its duration holds more.
 std::vector<StepTiming> TimingsOf(const HostReport& host) {
   std::vector<StepTiming> timings = host.timings;
@@ -26,22 +20,6 @@ std::vector<StepTiming> TimingsOf(const HostReport& host) {
     timings.push_back({kBetweenSteps, host.duration - timed});
   }
   return timings;
-}
-
-std::vector<StepSamples> CollectSteps(const RunReport& report) {
-  std::vector<StepSamples> steps;
-  for (size_t i = 0; i < report.hosts.size(); ++i) {
-    for (const StepTiming& timing : TimingsOf(report.hosts[i])) {
-      auto it = std::find_if(steps.begin(), steps.end(),
-                             [&timing](const StepSamples& s) { return s.step == timing.step; });
-      if (it == steps.end()) it = steps.insert(steps.end(), StepSamples{timing.step, {}});
-      it->samples.emplace_back(timing.duration, i);
-    }
-  }
-  // The time between steps goes last, whichever host first had some.
-  std::stable_partition(steps.begin(), steps.end(),
-                        [](const StepSamples& s) { return s.step != kBetweenSteps; });
-  return steps;
 }
 
 }  // namespace
@@ -56,19 +34,50 @@ std::string DescribeTimings(const HostReport& host) {
 }
 
 std::string RenderStepTimes(const RunReport& report) {
-  std::vector<StepSamples> steps = CollectSteps(report);
-  if (steps.empty()) return "";
+  StepTimesFold fold;
+  for (size_t i = 0; i < report.hosts.size(); ++i) fold.Add(i, report.hosts[i]);
+  return fold.Render();
+}
+
+void StepTimesFold::Add(size_t index, const HostReport& host) {
+  const std::vector<StepTiming> timings = TimingsOf(host);
+  for (size_t place = 0; place < timings.size(); ++place) {
+    const StepTiming& timing = timings[place];
+    auto it = std::find_if(steps_.begin(), steps_.end(),
+                           [&timing](const Step& s) { return s.step == timing.step; });
+    if (it == steps_.end()) {
+      it = steps_.insert(steps_.end(),
+                         Step{timing.step, {index, place}, {}, timing.duration, index, host.name});
+    }
+    it->first = std::min(it->first, std::make_pair(index, place));
+    it->times.push_back(timing.duration);
+    // The slowest: the longest time, the later host of equal ones.
+    if (std::make_pair(timing.duration, index) > std::make_pair(it->slowest, it->slowest_index)) {
+      it->slowest = timing.duration;
+      it->slowest_index = index;
+      it->slowest_host = host.name;
+    }
+  }
+}
+
+std::string StepTimesFold::Render() const {
+  if (steps_.empty()) return "";
+  std::vector<Step> steps = steps_;
+  // In the order steps first appear; the time between steps goes last,
+  // whichever host first had some.
+  std::sort(steps.begin(), steps.end(),
+            [](const Step& a, const Step& b) { return a.first < b.first; });
+  std::stable_partition(steps.begin(), steps.end(),
+                        [](const Step& s) { return s.step != kBetweenSteps; });
   size_t step_width = 0;
-  for (const StepSamples& s : steps) step_width = std::max(step_width, s.step.size());
+  for (const Step& s : steps) step_width = std::max(step_width, s.step.size());
   std::string out = "where the time went (median / slowest host, per step):\n";
-  for (StepSamples& s : steps) {
-    std::sort(s.samples.begin(), s.samples.end());
-    const milliseconds median = s.samples[(s.samples.size() - 1) / 2].first;
-    const auto& slowest = s.samples.back();
+  for (Step& s : steps) {
+    std::sort(s.times.begin(), s.times.end());
+    const milliseconds median = s.times[(s.times.size() - 1) / 2];
     out += "    " + s.step + std::string(step_width - s.step.size() + 2, ' ') +
-           FormatSeconds(median) + " / " + FormatSeconds(slowest.first) + " " +
-           report.hosts[slowest.second].name + " (" + std::to_string(s.samples.size()) +
-           (s.samples.size() == 1 ? " host)\n" : " hosts)\n");
+           FormatSeconds(median) + " / " + FormatSeconds(s.slowest) + " " + s.slowest_host + " (" +
+           std::to_string(s.times.size()) + (s.times.size() == 1 ? " host)\n" : " hosts)\n");
   }
   return out;
 }

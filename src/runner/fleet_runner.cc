@@ -257,11 +257,21 @@ std::vector<std::thread> StartWorkers(Run& run, size_t workers, Fanout fanout) {
   return threads;
 }
 
+// What is kept of a finished host whose report the observer has had, when
+// the run keeps no reports: what the run's own bookkeeping reads.
+HostReport Outline(HostReport&& report) {
+  HostReport outline;
+  outline.name = std::move(report.name);
+  outline.status = report.status;
+  outline.error_kind = report.error_kind;
+  return outline;
+}
+
 // The calling thread's half: hands each event to the observer, ticks it and
 // tells it once about a stop request, until every worker is done.
 class Collector {
  public:
-  Collector(const Run& run, FleetObserver* observer) : run_(run), observer_(observer) {}
+  Collector(Run& run, FleetObserver* observer) : run_(run), observer_(observer) {}
 
   void Drain() {
     TimePoint next_tick = run_.clock->Now() + kTickInterval;
@@ -310,11 +320,16 @@ class Collector {
       case Event::Kind::kStarted: observer_->HostStarted(host); break;
       case Event::Kind::kRetrying: observer_->HostRetrying(host, event.attempt, event.why); break;
       case Event::Kind::kStep: observer_->HostStep(host, event.why); break;
-      case Event::Kind::kFinished: observer_->HostFinished(*run_.results[event.index]); break;
+      case Event::Kind::kFinished: {
+        std::optional<HostReport>& result = run_.results[event.index];
+        observer_->HostFinished(*result);
+        if (!run_.settings->keep_host_reports) result = Outline(std::move(*result));
+        break;
+      }
     }
   }
 
-  const Run& run_;
+  Run& run_;
   FleetObserver* observer_;
   bool told_stop_ = false;
 };

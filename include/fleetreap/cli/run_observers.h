@@ -1,15 +1,21 @@
 // RunObservers: the FleetObservers a run wires besides the progress display:
-// ObserverList hands every call to several observers in order, and
+// ObserverList hands every call to several observers in order,
 // JournalObserver appends each host's start and result to the run's Journal
-// (journal.h) as they happen. Like every FleetObserver they are called from
+// (journal.h) as they happen, and StreamObserver hands each finished host to
+// the run's ReportStream (report_stream.h). Like every FleetObserver they are called from
 // the one thread that runs RunFleet; not thread-safe.
 #pragma once
 
+#include <cstddef>
+#include <deque>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "fleetreap/report/journal.h"
+#include "fleetreap/report/report_stream.h"
 #include "fleetreap/runner/fleet_observer.h"
+#include "fleetreap/runner/fleet_plan.h"
 
 namespace fleetreap {
 
@@ -51,6 +57,21 @@ class JournalObserver : public FleetObserver {
 
   Journal* journal_;
   bool ok_ = true;
+};
+
+/// Adds each finished host to "stream" at its place in "plans" (inventory
+/// order, whatever order the hosts end in), so that the runner may drop the
+/// report (FleetSettings::keep_host_reports). Keeps a map from each host's
+/// name to its place. "stream" must outlive it.
+class StreamObserver : public FleetObserver {
+ public:
+  StreamObserver(ReportStream* stream, const std::vector<FleetPlan>& plans);
+
+  void HostFinished(const HostReport& report) override;
+
+ private:
+  ReportStream* stream_;
+  std::unordered_map<std::string, std::deque<size_t>> places_;  // name: its places not yet ended
 };
 
 /// -v: logs (spdlog info) each host's start, its connect retries with the

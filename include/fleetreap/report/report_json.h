@@ -8,6 +8,7 @@
 #include <string>
 
 #include "fleetreap/report/report.h"
+#include "fleetreap/report/report_fold.h"
 
 namespace fleetreap {
 
@@ -29,6 +30,22 @@ using JsonPieceSink = std::function<void(const std::string& piece)>;
 /// 10,000-host report on disk one host at a time. The pieces joined are
 /// RenderJson(report), byte for byte.
 void RenderJsonPieces(const RunReport& report, const JsonPieceSink& emit);
+
+/// One host's object as RenderJson's "hosts" holds it: pretty-printed, each
+/// line indented by four spaces, no separator and no '\n' at the end. A
+/// run that streams its hosts spills these as they end.
+std::string RenderHostJsonPiece(const HostReport& host, bool dry_run);
+
+/// Hands the host pieces (RenderHostJsonPiece) of a run to "emit", one
+/// call a host, in report order.
+using HostJsonSource = std::function<void(const JsonPieceSink& emit)>;
+
+/// RenderJsonPieces of a run whose hosts were folded into "fold" as they
+/// ended and whose host objects "hosts" gives: the same document, byte for
+/// byte. "header" gives the run's fields and hosts without a result; its
+/// hosts are not read.
+void RenderJsonPieces(const RunReport& header, const ReportFold& fold, const HostJsonSource& hosts,
+                      const JsonPieceSink& emit);
 
 /// The same document on one line, without the '\n' (the journal's run line).
 std::string RenderJsonLine(const RunReport& report);

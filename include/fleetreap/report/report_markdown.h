@@ -7,6 +7,7 @@
 #include <string>
 
 #include "fleetreap/report/report.h"
+#include "fleetreap/report/report_fold.h"
 
 namespace fleetreap {
 
@@ -14,6 +15,12 @@ namespace fleetreap {
 /// table; the "Needs attention" section lists every host that is not clean
 /// (one row each, never folded), and is left out when there is none.
 std::string RenderMarkdown(const RunReport& report);
+
+/// RenderMarkdown of a run whose hosts were folded into "fold" as they
+/// ended (the same text): "report" gives the run's fields, the hosts
+/// without a result and, in its hosts, at least those that are not clean
+/// (ReportFold::WithHostsNotClean), the only ones the summary lists.
+std::string RenderMarkdown(const RunReport& report, const ReportFold& fold);
 
 /// "a \| b": text that cannot break a Markdown table cell or start markup;
 /// line breaks become spaces and other control characters '?'.

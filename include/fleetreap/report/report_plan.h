@@ -6,7 +6,11 @@
 // ("gpu[01-04]"). Pure function of the report; thread-compatible.
 #pragma once
 
+#include <cstddef>
+#include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "fleetreap/report/report.h"
 
@@ -20,5 +24,25 @@ namespace fleetreap {
 ///     nvidia-persistenced stop   vllm.service remove /dev/shm/nccl-xyz
 /// Remote text (names, users, paths) is made one printable line.
 std::string RenderPlan(const RunReport& report);
+
+/// RenderPlan made one host at a time, in any order: each distinct plan's
+/// text and its hosts' names, not their reports. Thread-compatible.
+class PlanFold {
+ public:
+  /// Adds the plan of "host", at place "index" in the report.
+  void Add(size_t index, const HostReport& host);
+  /// RenderPlan of a dry run of the hosts added, as if they came in index
+  /// order.
+  std::string Render() const;
+
+ private:
+  struct Plan {
+    std::string text;
+    size_t first = 0;
+    std::vector<std::pair<size_t, std::string>> hosts;  // index, name
+  };
+  std::vector<Plan> plans_;
+  std::map<std::string, size_t> by_text_;
+};
 
 }  // namespace fleetreap

@@ -10,6 +10,7 @@
 #include "fleetreap/base/time_format.h"  // FormatSeconds, for the human reports
 #include "fleetreap/report/host_outcome.h"
 #include "fleetreap/report/report.h"
+#include "fleetreap/report/report_fold.h"
 
 namespace fleetreap {
 
@@ -38,6 +39,16 @@ inline constexpr int kDefaultTableWidth = 100;
 /// no hosts renders only the verdict.
 std::string RenderTable(const RunReport& report, const TableStyle& style);
 
+/// RenderTable of a run whose hosts were folded into "fold" as they ended
+/// (the same text, byte for byte): "report" gives the run's flags, times
+/// and hosts without a result; its hosts are not read.
+std::string RenderTable(const RunReport& report, const ReportFold& fold, const TableStyle& style);
+
+/// The lines the table prints under a row for "host": its
+/// GpuAttentionLines, then "/dev/shm kept NAME: why" per entry left in
+/// place and "note: TEXT" per note (control bytes escaped).
+std::vector<std::string> RowDetailLines(const HostReport& host);
+
 /// One line per GPU of "host" (its last readings) that no cleaning can fix
 /// and a person must act on, in the words of nvidia-smi or the driver:
 /// "GPU 0000:B1:00.0 lost: Unable to determine the device handle for
@@ -52,6 +63,8 @@ std::vector<std::string> GpuAttentionLines(const HostReport& host);
 /// "NOT READY: 60/64 hosts clean, 1 dirty, 2 unreachable, 1 failed in 12.3 s (exit 3)",
 /// "DRY RUN: ..." for dry runs, "INTERRUPTED: ..." when Ctrl-C cut it short.
 std::string RenderVerdict(const RunReport& report, const TableStyle& style);
+/// RenderVerdict of a folded run ("report" as for RenderTable).
+std::string RenderVerdict(const RunReport& report, const ReportFold& fold, const TableStyle& style);
 
 /// The ANSI colour that marks "kind" on a terminal: green for clean and
 /// cleaned, cyan for would clean, yellow for dirty, red for failed and

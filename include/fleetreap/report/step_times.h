@@ -5,7 +5,11 @@
 // thread-compatible.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "fleetreap/report/report.h"
 
@@ -30,5 +34,27 @@ std::string DescribeTimings(const HostReport& host);
 /// The median of an even count is the lower middle value. "" when no host
 /// has timings.
 std::string RenderStepTimes(const RunReport& report);
+
+/// RenderStepTimes made one host at a time, in any order: per step, the
+/// order it first appears in, every host's time in it and its slowest host
+/// (name and place), not the hosts' reports. Thread-compatible.
+class StepTimesFold {
+ public:
+  /// Adds the timings of "host", at place "index" in the report.
+  void Add(size_t index, const HostReport& host);
+  /// RenderStepTimes of the hosts added, as if they came in index order.
+  std::string Render() const;
+
+ private:
+  struct Step {
+    std::string step;
+    std::pair<size_t, size_t> first;  // host index, place among its steps
+    std::vector<std::chrono::milliseconds> times;
+    std::chrono::milliseconds slowest{0};
+    size_t slowest_index = 0;
+    std::string slowest_host;
+  };
+  std::vector<Step> steps_;
+};
 
 }  // namespace fleetreap

@@ -31,7 +31,8 @@ class FleetObserver {
     (void)host;
     (void)step;
   }
-  /// "host" is finished; "report" is final.
+  /// "host" is finished; "report" is final. It may be dropped once this
+  /// returns (FleetSettings::keep_host_reports): copy what is needed.
   virtual void HostFinished(const HostReport& report) { (void)report; }
   /// The stop flag was seen set (Ctrl-C): no new host starts. Called at most
   /// once, between RunStarted and RunFinished.

@@ -44,6 +44,12 @@ struct FleetSettings {
   std::vector<std::string> extra_protect;  // --protect
   Scope scope;                             // --gpus, --cgroup, Slurm
   AuditRequest audit;                      // HostJob::audit of every host
+  /// false: once the observer has had a finished host's report, the run
+  /// keeps of it only its name, status and error kind (report.hosts holds
+  /// those outlines), so that memory holds the hosts in flight, not every
+  /// report: for an observer that makes the reports as hosts end
+  /// (report_stream.h). Kept whole without an observer.
+  bool keep_host_reports = true;
 };
 
 /// Makes the (not yet connected) transport for one host. Called on a worker

@@ -485,5 +485,41 @@ TEST(FleetRunnerTest, ObserverCallsComeFromTheCallingThread) {
   EXPECT_EQ(observer.elsewhere, 0);
 }
 
+// Records each finished host's report as the observer was handed it.
+class KeepingObserver : public FleetObserver {
+ public:
+  void HostFinished(const HostReport& report) override { seen.push_back(report); }
+  std::vector<HostReport> seen;
+};
+
+TEST(FleetRunnerTest, DropsEachReportOnceTheObserverHadItWhenAsked) {
+  FakeClock clock;
+  FleetSettings settings = FastSettings();
+  settings.forks = 4;
+  settings.retries = 0;
+  settings.keep_host_reports = false;
+  KeepingObserver observer;
+  RunReport report = RunFleet(
+      Plans(10), settings,
+      [](const Host& host) {
+        return std::make_unique<ScriptedTransport>(std::vector<Status>{
+            host.port % 2 == 1 ? Err(ErrorKind::kConnectTimeout) : Status::Ok()});
+      },
+      &observer, nullptr, clock, CleanReport);
+  // The observer had every report whole; the run kept only outlines.
+  ASSERT_EQ(observer.seen.size(), 10u);
+  for (const HostReport& seen : observer.seen) EXPECT_FALSE(seen.timings.empty());
+  ASSERT_EQ(report.hosts.size(), 10u);
+  EXPECT_TRUE(report.not_started.empty());
+  for (int i = 0; i < 10; ++i) {
+    const HostReport& host = report.hosts[i];
+    EXPECT_EQ(host.name, "gpu" + std::to_string(i));
+    EXPECT_EQ(host.status, i % 2 ? HostStatus::kUnreachable : HostStatus::kClean);
+    EXPECT_EQ(host.error_kind, i % 2 ? ErrorKind::kConnectTimeout : ErrorKind::kNone);
+    EXPECT_TRUE(host.timings.empty());
+    EXPECT_TRUE(host.address.empty());
+  }
+}
+
 }  // namespace
 }  // namespace fleetreap
