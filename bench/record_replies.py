@@ -58,8 +58,15 @@ def commands(path):
     return result
 
 
+STEP_WORDS = (b"scan", b"signal", b"shm", b"stop")
+MAX_OCCURRENCES = 4  # replay_sshd.cc kMaxOccurrences
+
+
 def steps_of(command):
-    return "+".join(w.decode() for w in re.findall(rb"z '\\''([a-z]+) 1'\\''", command))
+    # Only the steps' own headers (replay_sshd.cc's kStepWords): a record
+    # such as "shmh 1" that a step prints is not a step.
+    words = re.findall(rb"z '\\''([a-z]+) 1'\\''", command)
+    return "+".join(w.decode() for w in words if w in STEP_WORDS)
 
 
 def main():
@@ -71,19 +78,21 @@ def main():
     args = ap.parse_args()
     target = os.path.join(args.out, args.profile)
     os.makedirs(target, exist_ok=True)
-    seen = set()
+    seen = {}
     for command, rc, out in commands(args.log):
         steps = steps_of(command)
-        # The first of each: the inspect's scan, not a later quick re-scan
-        # (a replayed host answers each step the same way every time).
-        if steps in seen:
+        # The Nth time a step was sent is STEPS@N (the first plain STEPS:
+        # the inspect's scan, the settle's re-scan is scan@2); replay_sshd
+        # answers a session's Nth such step with the latest of them <= N.
+        n = seen[steps] = seen.get(steps, 0) + 1
+        if n > MAX_OCCURRENCES:
             continue
-        seen.add(steps)
-        with open(os.path.join(target, steps + ".out"), "wb") as f:
+        name = steps if n == 1 else f"{steps}@{n}"
+        with open(os.path.join(target, name + ".out"), "wb") as f:
             f.write(out)
-        with open(os.path.join(target, steps + ".rc"), "w") as f:
+        with open(os.path.join(target, name + ".rc"), "w") as f:
             f.write(f"{rc}\n")
-        print(f"{args.profile}/{steps}: {len(out)} bytes, exit {rc}")
+        print(f"{args.profile}/{name}: {len(out)} bytes, exit {rc}")
 
 
 if __name__ == "__main__":

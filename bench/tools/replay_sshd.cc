@@ -32,6 +32,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -39,6 +40,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -47,6 +49,10 @@
 namespace {
 
 using SteadyClock = std::chrono::steady_clock;
+
+// A step sent more than once in a session: STEPS, STEPS@2 ... STEPS@4
+// (record_replies.py MAX_OCCURRENCES).
+constexpr int kMaxOccurrences = 4;
 
 struct Reply {
   std::string out;
@@ -76,7 +82,10 @@ std::string StepsOf(const std::string& command) {
     size_t end = at;
     while (end < command.size() && command[end] >= 'a' && command[end] <= 'z') ++end;
     // "scan 1" closed by its quote: a record like z 'kmsg 1:' is not a step.
-    if (end > at && command.compare(end, 6, " 1'\\''") == 0) {
+    // Only the steps' own headers: a record such as "shmh 1" is not one.
+    static const std::set<std::string> kStepWords = {"scan", "signal", "shm", "stop"};
+    if (end > at && command.compare(end, 6, " 1'\\''") == 0 &&
+        kStepWords.count(command.substr(at, end - at)) > 0) {
       steps += (steps.empty() ? "" : "+") + command.substr(at, end - at);
     }
   }
@@ -100,6 +109,7 @@ struct Session {
   ssh_channel_callbacks_struct channel_cb{};
   ssh_server_callbacks_struct server_cb{};
   std::vector<Pending>* queue = nullptr;
+  std::map<std::string, int> sent;  // steps -> how many times this session sent them
 };
 
 int OnExec(ssh_session, ssh_channel channel, const char* command, void* userdata) {
@@ -108,7 +118,12 @@ int OnExec(ssh_session, ssh_channel channel, const char* command, void* userdata
             nullptr, ""};
   std::string steps = StepsOf(command);
   const auto& replies = g_profiles.at(s->profile);
-  auto found = replies.find(steps);
+  // The session's Nth such step: the latest recording STEPS@K, K <= N.
+  const int n = ++s->sent[steps];
+  auto found = replies.end();
+  for (int k = std::min(n, kMaxOccurrences); k >= 1 && found == replies.end(); --k) {
+    found = replies.find(k == 1 ? steps : steps + "@" + std::to_string(k));
+  }
   if (found == replies.end()) {
     p.error = "replay_sshd: no recording of step '" + steps + "' for profile " + s->profile + "\n";
   } else {
@@ -163,13 +178,16 @@ bool LoadRecordings(const std::string& dir) {
   static const char* kSteps[] = {"scan", "signal", "scan+shm+scan", "shm+scan", "shm", "stop"};
   for (const char* profile : {"clean", "incident"}) {
     for (const char* steps : kSteps) {
-      std::string base = dir + "/" + profile + "/" + steps;
-      bool ok = false;
-      std::string out = ReadFile(base + ".out", &ok);
-      if (!ok) continue;
-      bool rc_ok = false;
-      std::string rc = ReadFile(base + ".rc", &rc_ok);
-      g_profiles[profile][steps] = Reply{out, rc_ok ? std::atoi(rc.c_str()) : 0};
+      for (int k = 1; k <= kMaxOccurrences; ++k) {
+        std::string name = k == 1 ? steps : std::string(steps) + "@" + std::to_string(k);
+        std::string base = dir + "/" + profile + "/" + name;
+        bool ok = false;
+        std::string out = ReadFile(base + ".out", &ok);
+        if (!ok) continue;
+        bool rc_ok = false;
+        std::string rc = ReadFile(base + ".rc", &rc_ok);
+        g_profiles[profile][name] = Reply{out, rc_ok ? std::atoi(rc.c_str()) : 0};
+      }
     }
   }
   g_profiles["slow"] = g_profiles["clean"];

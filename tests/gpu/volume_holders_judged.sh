@@ -40,7 +40,11 @@ done
 python3 - "$work/fds.pid" <<'PY' &
 import os, resource, sys, threading, time
 limit = min(1 << 20, int(open("/proc/sys/fs/nr_open").read()))
-resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+try:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+except (ValueError, OSError):  # no CAP_SYS_RESOURCE (a container): the hard limit
+    limit = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
 fd = os.open("/dev/nvidiactl", os.O_RDONLY)
 for _ in range(limit - 64):
     os.dup(fd)
