@@ -121,8 +121,8 @@ bool Runner::RescanWithShmAndVerify(const Action& action) {
   const ShmSelection& which = action.fused.front().shm;
   Status status;
   if (quick && !verify) {
-    status = steps_.CleanShmThenQuickScan(/*dry_run=*/false, which, Request({}, false), &shm,
-                                          &rescan);
+    status =
+        steps_.CleanShmThenQuickScan(/*dry_run=*/false, which, Request({}, false), &shm, &rescan);
   } else {
     status = steps_.RescanShmVerify(Request({}, !quick), which, Request({}, false), &rescan, &shm,
                                     &verified);
