@@ -53,8 +53,11 @@ struct Fiber {
 };
 
 int MillisUntil(TimePoint deadline) {
-  const auto left = deadline - std::chrono::steady_clock::now();
-  if (left <= TimePoint::duration::zero()) return 0;
+  // Compared before subtracting: a deadline of TimePoint::min() (already
+  // past) would overflow the difference.
+  const TimePoint now = std::chrono::steady_clock::now();
+  if (deadline <= now) return 0;
+  const auto left = deadline - now;
   const auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
   return ms > INT_MAX ? INT_MAX : static_cast<int>(ms);
 }
