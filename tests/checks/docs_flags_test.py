@@ -47,7 +47,8 @@ ALLOWED = {
     "scripts/fleet: up, down (simulated-fleet.md, development.md, benchmarks.md)": {
         "--dir", "--demo", "--scenario", "--all", "--stale"},
     "bench/*.py (benchmarks.md, scale.md)": {"--quick", "--parts", "--incident-shape", "--scenarios",
-                                            "--runs", "--before", "--extra", "--fleetreap"},
+                                            "--runs", "--before", "--extra", "--fleetreap",
+                                            "--peers", "--replay-sshd"},
     "systemctl enable --now (sweep.md, contrib/systemd)": {"--now"},
 }
 ALLOWED_FLAGS = set().union(*ALLOWED.values())
