@@ -13,7 +13,6 @@
 
 namespace fleetreap {
 
-using remote_script_internal::ShmHolderFunctions;
 
 namespace {
 
