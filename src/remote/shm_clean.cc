@@ -13,7 +13,6 @@
 
 namespace fleetreap {
 
-
 namespace {
 
 // Why find's -delete failed, from its error lines ("find: cannot delete
