@@ -51,23 +51,71 @@ nvm; Q=1; HP=
 pst $$; z "now $S"
 cs() { read -r u _ </proc/uptime; C=$(( ${u%.*} * 100 + 1${u#*.} - 100 )); }
 cs; B=$C
-# The check and the kill, back to back: the PID still has the start time
-# it had when seen, is not a zombie (lv), was born before the scan that saw
-# it began (SB), and still holds an NVIDIA device file (an fd of any
-# thread, or a mapping).
-W=
+# The checks: the PID still has the start time it had when seen, is not a
+# zombie (lv), was born before the scan that saw it began (SB), and still
+# holds an NVIDIA device file (an fd of any thread, or a mapping).
+E=
 for t in $TG; do
   p=${t%%:*}; r=${t#*:}; w=${r%%:*}; m=${r#*:}
   if lv "$p" "$w" && { [ -z "$SB" ] || [ "$w" -lt "$SB" ]; } &&
      { [ "$m" = m ] || case " $HP " in *" $p "*) true;; *) false;; esac; }; then
-    # A holder that exits between the check and the kill is gone, not refused.
-    if kill -s "$SIG" "$p" 2>/dev/null; then z "sent $p"; W="$W $t"; atl "$p"
-    elif lv "$p" "$w"; then z "failed $p"
-    else z "gone $p"; fi
+    E="$E $t"
   else
     z "gone $p"
   fi
 done
+# The kill. Where the host has perl and the kernel pidfds (Linux 5.3), one
+# perl opens a pidfd for each target, reads its start time and state again
+# through /proc, and signals through the pidfd: a PID freed and reused after
+# the check is never the one signalled. It answers "sent|gone|failed T" per
+# target T (PID:START:f|m), or "kill T" where no pidfd opens (ENOSYS, a
+# seccomp filter): kill(1) then, the check and the kill back to back.
+# pidfd_open is 434 and pidfd_send_signal 424 on every architecture but alpha.
+y=
+if [ -n "$E" ] && command -v perl >/dev/null 2>&1; then
+  # shellcheck disable=SC2016,SC2086  # perl's own variables; E's words
+  y=$(perl -e '$n = $ARGV[0] eq "KILL" ? 9 : 15; shift;
+for $t (@ARGV) {
+  ($p, $w) = split /:/, $t; $p += 0;
+  $f = syscall(434, $p, 0);
+  if ($f < 0) { print $! + 0 == 3 ? "gone" : "kill", " $t\n"; next; }
+  $s = ""; if (open(S, "<", "/proc/$p/stat")) { local $/; $s = <S>; close S; }
+  $s =~ s/^.*\)//s; @a = split " ", $s;
+  if ($a[0] =~ /^[ZX]$/) { opendir(T, "/proc/$p/task"); @k = grep /^[0-9]/, readdir T; closedir T; @a = () if @k < 2; }
+  if (@a < 20 || $a[19] ne $w) { print "gone $t\n"; }
+  elsif (syscall(424, $f, $n, 0, 0) == 0) { print "sent $t\n"; }
+  else { print $! + 0 == 3 ? "gone" : "failed", " $t\n"; }
+  open(F, "<&=", $f) && close F;
+}' "$SIG" $E 2>/dev/null)
+fi
+W=; R=; N=0
+set -f; IFS=$NL
+for l in $y; do
+  IFS=' '
+  # shellcheck disable=SC2086  # the line's two words
+  set -- $l
+  IFS=$NL
+  [ $# -eq 2 ] || continue
+  case " $E " in *" $2 "*) ;; *) continue;; esac
+  case " $R " in *" $2 "*) continue;; esac
+  t=$2; p=${t%%:*}
+  case $1 in
+    sent) R="$R $t"; z "sent $p"; W="$W $t"; N=$((N + 1)); atl "$p";;
+    gone|failed) R="$R $t"; z "$1 $p";;
+  esac
+done
+IFS=" 	$NL"; set +f
+# The targets perl did not answer for (no perl, no pidfd): kill(1).
+for t in $E; do
+  case " $R " in *" $t "*) continue;; esac
+  p=${t%%:*}; r=${t#*:}; w=${r%%:*}
+  # A holder that exits between the check and the kill is gone, not refused.
+  if ! lv "$p" "$w"; then z "gone $p"
+  elif kill -s "$SIG" "$p" 2>/dev/null; then z "sent $p"; W="$W $t"; atl "$p"
+  elif lv "$p" "$w"; then z "failed $p"
+  else z "gone $p"; fi
+done
+[ -z "$E" ] || z "pidfd $N"
 aud
 # Waits by looking at the targets every 10 ms for the first second (a holder
 # that answers TERM is gone within it; a killed one once the driver has freed
@@ -135,6 +183,14 @@ Status TakeSignalRecords(RecordReader& reader, SignalReply* result) {
     } else {
       result->failed.push_back(pid);
     }
+  }
+  if (reader.PeekWord() == "pidfd") {
+    status = reader.Take("pidfd", 2, false, "pidfd COUNT", &r);
+    if (status.ok() && (!ParseTagInt(r->Words()[1], &result->pidfd_sent) ||
+                        result->pidfd_sent > static_cast<int>(result->sent.size()))) {
+      status = reader.Error("bad " + QuoteForMessage(r->tag, 40));
+    }
+    if (!status.ok()) return status;
   }
   status = TakeAuditRecord(reader, &result->audit);
   if (!status.ok()) return status;

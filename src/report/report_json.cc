@@ -120,6 +120,7 @@ Json HostJson(const HostReport& host, bool dry_run) {
   out["shm_kept"] = host.shm_kept;
   out["term_sent"] = host.term_sent;
   out["kill_sent"] = host.kill_sent;
+  out["pidfd_sent"] = host.pidfd_sent;
   out["rounds"] = host.rounds;
   out["respawning_parent"] = OptionalText(host.respawning_parent);
   out["gpus_reset"] = host.gpus_reset;

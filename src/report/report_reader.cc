@@ -127,6 +127,7 @@ void ReadHost(FieldReader& r, const Json& o, const std::string& at, HostReport* 
   r.TextList(o, at, "notes", &host->notes);
   r.Integer(o, at, "term_sent", &host->term_sent);
   r.Integer(o, at, "kill_sent", &host->kill_sent);
+  r.Integer(o, at, "pidfd_sent", &host->pidfd_sent);
   r.Integer(o, at, "rounds", &host->rounds);
   r.Text(o, at, "respawning_parent", &host->respawning_parent);
   r.IntList(o, at, "gpus_reset", &host->gpus_reset);

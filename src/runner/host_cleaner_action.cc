@@ -61,6 +61,7 @@ void Runner::ApplySignal(const Action& action, const SignalReply& reply, TimePoi
   last_signal_ = signalled;
   SignalFold fold = FoldSignal(action, reply, &view_);
   (action.kind == ActionKind::kKill ? report_.kill_sent : report_.term_sent) += fold.sent;
+  report_.pidfd_sent += reply.pidfd_sent;
   refused_.insert(refused_.end(), fold.refused.begin(), fold.refused.end());
 }
 

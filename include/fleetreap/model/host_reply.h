@@ -110,6 +110,7 @@ struct SignalReply {
   std::vector<int> live_parents;           // of the parents asked about, those alive
   int waited_cs = 0;                       // from the signals to the end of the wait
   AuditOutcome audit = {};                 // the lines of the signals sent
+  int pidfd_sent = 0;                      // of "sent", those signalled through a pidfd
 };
 
 }  // namespace fleetreap

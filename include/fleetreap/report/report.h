@@ -62,6 +62,7 @@ struct HostReport {
   std::vector<StepTiming> timings;
   int term_sent = 0;
   int kill_sent = 0;
+  int pidfd_sent = 0;             // of term_sent + kill_sent, those sent through a pidfd
   int rounds = 0;                 // scan rounds run
   std::string respawning_parent;  // "1234 (python3)" when holders kept coming
   std::vector<int> gpus_reset;

@@ -488,6 +488,8 @@ TEST_F(SignalLiveTest, HolderThatExitsBeforeItsSignalIsGone) {
   usleep(200 * 1000);
   HostPaths paths;
   paths.dev_dir = runner.dir() + "/dev";
+  // kill(1)'s path (a perl that answers nothing); signal_pidfd_test has the pidfd one.
+  runner.Write(runner.dir() + "/bin/perl", "#!/bin/sh\nexit 0\n", 0755);
   std::string racing = "kill() { command kill -s KILL \"$3\"; sleep 0.2; return 1; }\n";
   std::string out = runner.Run(racing + SignalScript("TERM", {{holder, StartTime(holder), true}},
                                                      milliseconds(300), milliseconds(50), paths));

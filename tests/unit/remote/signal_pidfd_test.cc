@@ -1,0 +1,160 @@
+// The signal step's kill through pidfds (signal.cc): one perl per wave opens
+// a pidfd for each target, checks its start time again and signals through
+// it; without perl, or with a perl that answers nothing, kill(1) in the
+// shell. Run with /bin/sh against children this test starts and ends by PID.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <thread>
+
+#include "fleetreap/remote/proc_scan.h"
+#include "fleetreap/remote/remote_script.h"
+#include "fleetreap/remote/remote_script_output.h"
+#include "support/script_dir.h"
+
+namespace fleetreap {
+namespace {
+
+using std::chrono::milliseconds;
+
+class SignalPidfdTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/fleetreap-pidfd-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    mkdir((dir_ + "/bin").c_str(), 0755);
+    mkdir((dir_ + "/dev").c_str(), 0755);
+    std::ofstream(dir_ + "/dev/nvidia0") << "";
+    paths_.dev_dir = dir_ + "/dev";
+  }
+  void TearDown() override {
+    for (pid_t pid : children_) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+    std::string cmd = "rm -rf '" + dir_ + "'";
+    if (std::system(cmd.c_str()) != 0) {
+    }
+  }
+  // A sleep that holds dev/nvidia0 open.
+  pid_t StartHolder() {
+    pid_t pid = fork();
+    if (pid == 0) {
+      if (open((dir_ + "/dev/nvidia0").c_str(), O_RDONLY) < 0) _exit(3);
+      execl("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr));
+      _exit(4);
+    }
+    children_.push_back(pid);
+    return pid;
+  }
+  static uint64_t StartTime(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    Holder holder;
+    EXPECT_TRUE(ParseProcStat(text, &holder).ok());
+    return holder.start_time;
+  }
+  // A stand-in perl on PATH before the real one.
+  void FakePerl(const std::string& body) {
+    std::string path = dir_ + "/bin/perl";
+    std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+    chmod(path.c_str(), 0755);
+  }
+  SignalReply Signal(const std::vector<Target>& targets) {
+    std::string out = RunScriptIn(
+        dir_, SignalScript("TERM", targets, milliseconds(1000), milliseconds(50), paths_));
+    SignalReply reply;
+    EXPECT_TRUE(ParseSignalOutput(out, &reply).ok()) << out;
+    std::sort(reply.sent.begin(), reply.sent.end());
+    return reply;
+  }
+  static bool HasPerl() { return std::system("command -v perl >/dev/null 2>&1") == 0; }
+
+  std::string dir_;
+  HostPaths paths_;
+  std::vector<pid_t> children_;
+};
+
+TEST_F(SignalPidfdTest, TargetsAreSignalledThroughPidfds) {
+  if (!HasPerl()) GTEST_SKIP() << "no perl on this machine";
+  pid_t a = StartHolder();
+  pid_t b = StartHolder();
+  usleep(200 * 1000);
+  SignalReply reply = Signal({{a, StartTime(a), true}, {b, StartTime(b), true}});
+  std::vector<int> both = {a, b};
+  std::sort(both.begin(), both.end());
+  EXPECT_EQ(reply.sent, both);
+  EXPECT_EQ(reply.pidfd_sent, 2);
+  EXPECT_TRUE(reply.left.empty());
+}
+
+TEST_F(SignalPidfdTest, ATargetThatDiesBeforeItsPidfdOpensIsGone) {
+  if (!HasPerl()) GTEST_SKIP() << "no perl on this machine";
+  pid_t a = StartHolder();
+  usleep(200 * 1000);
+  // perl runs after the shell's check: the target is killed and reaped in
+  // between (the pidfd cannot open: ESRCH), so it is gone, never failed.
+  FakePerl("kill -KILL " + std::to_string(a) + "; sleep 0.3; exec /usr/bin/perl \"$@\"");
+  std::thread reaper([a] { waitpid(a, nullptr, 0); });
+  SignalReply reply = Signal({{a, StartTime(a), true}});
+  reaper.join();
+  children_.clear();
+  EXPECT_TRUE(reply.sent.empty());
+  EXPECT_EQ(reply.gone, std::vector<int>{a});
+  EXPECT_TRUE(reply.failed.empty());
+  EXPECT_EQ(reply.pidfd_sent, 0);
+}
+
+TEST_F(SignalPidfdTest, WithoutAnAnswerFromPerlKillInTheShellSignals) {
+  // A perl that prints nothing (a host without pidfds would answer "kill")
+  // leaves every target to kill(1): each is still signalled once.
+  FakePerl("exit 0");
+  pid_t a = StartHolder();
+  usleep(200 * 1000);
+  SignalReply reply = Signal({{a, StartTime(a), true}});
+  EXPECT_EQ(reply.sent, std::vector<int>{a});
+  EXPECT_EQ(reply.pidfd_sent, 0);
+  FakePerl("for t in \"$@\"; do case $t in *:*) echo \"kill $t\";; esac; done");
+  pid_t b = StartHolder();
+  usleep(200 * 1000);
+  reply = Signal({{b, StartTime(b), true}});
+  EXPECT_EQ(reply.sent, std::vector<int>{b});
+  EXPECT_EQ(reply.pidfd_sent, 0);
+}
+
+TEST_F(SignalPidfdTest, AForgedAnswerNamesOnlyTheWavesOwnTargets) {
+  // Whatever perl prints, only the wave's own targets are reported, each once,
+  // and a line for another PID signals nothing.
+  pid_t a = StartHolder();
+  usleep(200 * 1000);
+  const std::string t = std::to_string(a) + ":" + std::to_string(StartTime(a)) + ":f";
+  FakePerl("echo 'sent 1:1:f'; echo 'sent " + t + "'; echo 'sent " + t + "'; echo 'gone " + t +
+           "'; echo 'sent'");
+  SignalReply reply = Signal({{a, StartTime(a), true}});
+  EXPECT_EQ(reply.sent, std::vector<int>{a});
+  EXPECT_TRUE(reply.gone.empty());
+  EXPECT_EQ(reply.pidfd_sent, 1);
+  EXPECT_EQ(kill(a, 0), 0);  // the stand-in sent nothing: a still lives (reaped in TearDown)
+}
+
+TEST(SignalPidfdOutputTest, ThePidfdCountIsCheckedAgainstTheSent) {
+  auto nul = [](const std::string& s) { return s + std::string(1, '\0'); };
+  const std::string head = nul("signal 1") + nul("now 5") + nul("sent 10");
+  SignalReply reply;
+  ASSERT_TRUE(ParseSignalOutput(head + nul("pidfd 1") + nul("end"), &reply).ok());
+  EXPECT_EQ(reply.pidfd_sent, 1);
+  EXPECT_FALSE(ParseSignalOutput(head + nul("pidfd 2") + nul("end"), &reply).ok());
+  EXPECT_FALSE(ParseSignalOutput(head + nul("pidfd x") + nul("end"), &reply).ok());
+  ASSERT_TRUE(ParseSignalOutput(head + nul("end"), &reply).ok());  // an older host's reply
+  EXPECT_EQ(reply.pidfd_sent, 0);
+}
+
+}  // namespace
+}  // namespace fleetreap
