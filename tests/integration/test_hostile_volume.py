@@ -22,6 +22,8 @@ VolumeHoldersTest: volume made of processes, each beside one real GPU job
   gpu02 argv_flood  two nvidiactl holders with 5 MB command lines
   gpu03 fd_flood    64 threads x a full fd table (dup()s), twice
   gpu04 blind_watch the job's parent shows no /proc/PID/task/*/children
+  gpu05 fd_million  a million fds on /dev/nvidiactl (50 processes at a
+                    hard limit of 20,000: no CAP_SYS_RESOURCE here)
 
 Printed, not asserted: each host's inspect time and stdout size (from the
 --log-dir transcript).
@@ -43,6 +45,7 @@ import unittest
 from fleet_case import (FleetCase, by_name, fleetreap_argv, local_command, parse_report,
                         playbook_path)
 import ground_truth
+import hostile_scenarios
 import procfs
 from simfleet import HostSpec
 
@@ -201,14 +204,17 @@ class VolumeHoldersTest(FleetCase):
     SPECS = [HostSpec("gpu01", scenario="ctl_flood", bystanders=20),
              HostSpec("gpu02", scenario="argv_flood", bystanders=20),
              HostSpec("gpu03", scenario="fd_flood", bystanders=20),
-             HostSpec("gpu04", scenario="blind_watch", bystanders=20)]
+             HostSpec("gpu04", scenario="blind_watch", bystanders=20),
+             HostSpec("gpu05", scenario="fd_million", bystanders=20)]
 
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
         cls.logs = os.path.join(cls.tmp, "logs")
+        # The default bound (120 s): a million fds cost the kernel about 16 us
+        # each to look up through /proc (56 s of inspect at load 4 here).
         argv = fleetreap_argv(cls.fleet, "--playbook", playbook_path("default.yaml"),
-                              "--command-timeout", "60s", "--log-dir", cls.logs,
+                              "--log-dir", cls.logs,
                               "--json", "-", "--quiet", "--color", "never")
         start = time.monotonic()
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=600)
@@ -229,7 +235,7 @@ class VolumeHoldersTest(FleetCase):
         return [p for p in self.after[name]["gpu_processes"] if 3 in p["charged_gpus"]]
 
     def test_each_host_is_judged_and_its_gpu_job_signalled(self):
-        for name in ("gpu01", "gpu02", "gpu03", "gpu04"):
+        for name in ("gpu01", "gpu02", "gpu03", "gpu04", "gpu05"):
             with self.subTest(host=name):
                 r = self.report[name]
                 self.assertNotEqual(r["status"], "failed", r.get("error_message"))
@@ -265,6 +271,20 @@ class VolumeHoldersTest(FleetCase):
         self.assertLess(size, 200000)
         flood = [h for h in r["holders"] if h["devices"] == ["/dev/nvidiactl"]]
         self.assertEqual(len(flood), 1, r["holders"])
+
+    def test_a_million_fds_cost_one_record_per_process_and_device(self):
+        r = self.report["gpu05"]
+        processes = hostile_scenarios.fd_million_processes()
+        took, size = inspect_cost(os.path.join(self.logs, "gpu05.log"))
+        print(f"\n  a million fds in {processes} processes: inspect {took}, {size} bytes",
+              file=sys.stderr)
+        self.assertLess(size, 200000)
+        flood = [h for h in r["holders"] if h["devices"] == ["/dev/nvidiactl"]]
+        if processes <= 64:  # the control-only cap: described and signalled
+            self.assertEqual(r["status"], "clean", r.get("error_message"))
+            self.assertEqual(len(flood), processes, len(r["holders"]))
+        else:
+            self.assertEqual(r["status"], "dirty", r.get("error_message"))
 
     def test_a_blind_respawn_watch_says_so(self):
         r = self.report["gpu04"]

@@ -5,6 +5,7 @@ a ForceCommand that never runs the command). Registered by name in
 scenario_registry; scenarios.py imports this module.
 """
 
+import resource
 import shlex
 
 from scenario_registry import VLLM_ARGV, get, scenario
@@ -196,6 +197,28 @@ def fd_flood(h):
     _real_job(h)
     h.volume_holders(1, fds=1 << 20, threads=64)
     h.volume_holders(1, hold="/dev/null", fds=1 << 20, threads=64)
+
+
+# A million fds in all: one process where RLIMIT_NOFILE's hard limit allows
+# it, else as many processes at that limit as make a million (50 at 20,000,
+# the limit of this machine and of the GPU machine, which grant no
+# CAP_SYS_RESOURCE to raise it).
+FD_MILLION = 1000 * 1000
+
+
+def fd_million_processes():
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    hard = FD_MILLION + 16 if hard == resource.RLIM_INFINITY else hard
+    return -(-FD_MILLION // max(1, hard - 16))
+
+
+@scenario
+def fd_million(h):
+    """A million fds open on /dev/nvidiactl (dup()s, one table per process:
+    fd_million_processes() of them, each filled to the hard limit), beside
+    one real GPU job on GPU 3 (90000 MiB)."""
+    _real_job(h)
+    h.volume_holders(fd_million_processes(), fds=1 << 20)
 
 
 @scenario
