@@ -13,7 +13,8 @@ namespace {
 constexpr std::chrono::milliseconds kRespawnPoll{500};
 
 bool Signalable(const Playbook& playbook, const TrackedHolder& t) {
-  return t.present && !NeverSignalled(t.holder.fate) && t.holder.round <= playbook.max_rounds;
+  return t.present && !t.unheld && !NeverSignalled(t.holder.fate) &&
+         t.holder.round <= playbook.max_rounds;
 }
 
 std::vector<Target> SortedTargets(std::vector<Target> targets) {

@@ -196,6 +196,9 @@ SignalFold FoldSignal(const Action& wave, const SignalReply& reply, HostView* vi
       fold.refused.push_back(std::to_string(target.pid) + " (" + it->holder.user + ")");
       continue;
     }
+    // Named only by nvidia-smi and holding no device file at the kill: not
+    // the process the driver charged, or not one a signal would free.
+    if (!target.needs_fd && in(reply.gone, target.pid)) it->unheld = true;
     if (in(reply.sent, target.pid)) {
       if (it->signalled_at == 0) it->signalled_at = reply.now;
       (kill ? it->kill_sent : it->term_sent) = true;

@@ -242,6 +242,13 @@ std::vector<std::string> ScanBlindSpots(const HostView& view) {
         "/proc/PID/task/*/children, CONFIG_PROC_CHILDREN off) of pid " +
         pids + ": a worker it starts again is seen only once it holds a GPU");
   }
+  for (const TrackedHolder& t : view.holders) {
+    if (!t.present || !t.unheld) continue;
+    notes.push_back("pid " + std::to_string(t.holder.pid) + " (" + t.holder.comm +
+                    "): nvidia-smi charges it GPU memory but it holds no NVIDIA device file "
+                    "(no fd of any thread, no mapping): not signalled, as it is not the process "
+                    "the driver charged or not one a signal would free");
+  }
   return notes;
 }
 

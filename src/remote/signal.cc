@@ -53,12 +53,15 @@ cs() { read -r u _ </proc/uptime; C=$(( ${u%.*} * 100 + 1${u#*.} - 100 )); }
 cs; B=$C
 # The checks: the PID still has the start time it had when seen, is not a
 # zombie (lv), was born before the scan that saw it began (SB), and still
-# holds an NVIDIA device file (an fd of any thread, or a mapping).
+# holds an NVIDIA device file (an fd of any thread, or a mapping), also when
+# only nvidia-smi named it ("m"): every CUDA process holds the device files
+# (an H200's MPS client too), so one that holds none is not the process
+# nvidia-smi charged, or not one a signal would free.
 E=
 for t in $TG; do
-  p=${t%%:*}; r=${t#*:}; w=${r%%:*}; m=${r#*:}
+  p=${t%%:*}; r=${t#*:}; w=${r%%:*}
   if lv "$p" "$w" && { [ -z "$SB" ] || [ "$w" -lt "$SB" ]; } &&
-     { [ "$m" = m ] || case " $HP " in *" $p "*) true;; *) false;; esac; }; then
+     case " $HP " in *" $p "*) true;; *) false;; esac; then
     E="$E $t"
   else
     z "gone $p"

@@ -82,9 +82,10 @@ def unknown_error(h):
 @scenario
 def nvsmi_only_holder(h):
     """nvidia-smi charges 30720 MiB on GPU 1 to a sleeping python3 that holds
-    no device descriptor (it mapped its memory and closed its fds): only
-    nvidia-smi's compute-apps names it. Plus nvidia-persistenced. fleetreap
-    must find and clean it."""
+    no device descriptor and maps none: only nvidia-smi's compute-apps names
+    it. Plus nvidia-persistenced. No real CUDA process looks so (an H200's
+    holders all hold fds or mappings, its MPS client too): fleetreap finds
+    it, never signals it, and calls the host dirty."""
     h.daemon("nvidia-persistenced")
     pid = h.sleeper(argv=("python3", "-m", "sglang.launch_server", "--port", "30000"),
                     comm="python3")

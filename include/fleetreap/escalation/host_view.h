@@ -29,6 +29,9 @@ struct TrackedHolder {
   bool term_sent = false;
   bool kill_sent = false;
   uint64_t signalled_at = 0;  // host clock ticks at its first signal; 0: never
+  /// Only nvidia-smi named it and, at a wave, it held no NVIDIA device file:
+  /// never a target again (the host stays dirty while it is charged).
+  bool unheld = false;
 };
 
 /// What the host looks like now.
@@ -92,7 +95,9 @@ std::string UnkillableHolders(const HostView& view);
 /// What the latest scans could not see, one note each: control-only
 /// holders left out past the scan's cap (how many, and that none was
 /// signalled), and watched parents whose children the kernel does not list
-/// (the respawn watch is blind there). Empty when neither.
+/// (the respawn watch is blind there), and holders that only nvidia-smi
+/// names and that held no device file at a wave (never signalled). Empty
+/// when none.
 std::vector<std::string> ScanBlindSpots(const HostView& view);
 
 /// "N processes hold only NVIDIA control devices ...", "" when the latest

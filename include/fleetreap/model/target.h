@@ -12,9 +12,10 @@ namespace fleetreap {
 struct Target {
   int pid = 0;
   uint64_t start_time = 0;
-  /// Signalled only while it still holds an NVIDIA device file; false for a
-  /// process that only nvidia-smi charges memory to (its start time alone
-  /// proves it is the same process).
+  /// False for a process that only nvidia-smi named (no device file seen by
+  /// the scan): "m" in the signal step's transcript. Every target, this one
+  /// too, is signalled only while it holds an NVIDIA device file (an fd of
+  /// any thread, or a mapping) at the kill.
   bool needs_fd = true;
   bool operator==(const Target& other) const {
     return pid == other.pid && start_time == other.start_time;

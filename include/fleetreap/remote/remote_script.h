@@ -135,9 +135,9 @@ std::string StopUnitsScript(const std::vector<std::string>& units,
 /// Reads the targets' fds and mappings afresh (the fd and maps passes
 /// limited to them), then sends "signal" ("TERM" or "KILL") to each target
 /// whose start time still matches, that is not a zombie, and that still
-/// holds an NVIDIA device file, by an fd of any thread or a mapping (or,
-/// for a target with needs_fd false, one that nvidia-smi charged, its start
-/// time alone); then waits on the host until every target is gone or "wait"
+/// holds an NVIDIA device file, by an fd of any thread or a mapping (also
+/// a target that only nvidia-smi named, needs_fd false), through a pidfd
+/// where the host has perl and the kernel pidfds; then waits on the host until every target is gone or "wait"
 /// has passed, looking at the targets every 10 ms for the first second and
 /// every "poll" after it (one sleep per look: a wait of W seconds past its
 /// first starts at most 100 + W / poll processes). A process whose every
