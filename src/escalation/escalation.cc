@@ -231,8 +231,13 @@ Action NextAction(const Playbook& playbook, const HostView& view, const History&
     // every re-scan when a signalled holder's parent may restart it.
     const bool parents_watched = !WatchedParents(view.holders).empty();
     action.quick = history.rescans_since_signal == 0 && !parents_watched;
-    if (history.rescans_since_signal == 0 && ShmToClean(playbook, view, history) &&
-        playbook.Runs(Step::kVerify) && !history.verified) {
+    // With a live parent a clean first re-scan is followed by the full
+    // settle, after which the clean counts: it rides on the settle instead
+    // (below), not on both.
+    const bool settle_follows = parents_watched && playbook.settle > playbook.settle_if_clean;
+    const bool clean_and_verify =
+        ShmToClean(playbook, view, history) && playbook.Runs(Step::kVerify) && !history.verified;
+    if (history.rescans_since_signal == 0 && clean_and_verify && !settle_follows) {
       // Removing unused segments is safe whatever the re-scan finds. A
       // quick re-scan reads nvidia-smi after the removal and is the verify
       // itself; a full one reads the host before it, and a quick verify
@@ -258,6 +263,11 @@ Action NextAction(const Playbook& playbook, const HostView& view, const History&
         playbook.settle > playbook.settle_if_clean) {
       action.kind = ActionKind::kRescan;
       action.wait = playbook.settle;
+      // The settle's read is the verify; the clean follows it in the same
+      // round trip instead of a round trip of its own.
+      if (settle_follows && ShmToClean(playbook, view, history)) {
+        action.fused.push_back(CleanShmAction(playbook, view));
+      }
       return action;
     }
     // A restarted worker that has not opened its GPU yet: look again soon.

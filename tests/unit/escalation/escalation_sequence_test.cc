@@ -219,16 +219,25 @@ TEST(EscalationSequenceTest, DirtyQuickRescanIsNotTheVerify) {
 
 TEST(EscalationSequenceTest, SupervisedRestartGetsTheFullSettle) {
   // The worker's parent (500) lives: every re-scan reads the device files,
-  // and a clean first re-scan is followed by the full settle.
+  // and a clean first re-scan is followed by the full settle, which is the
+  // verify and carries the /dev/shm clean (no round trip after it).
   TrackedHolder w = Worker(10, 0, /*ppid=*/500);
   const HostView busy{{w}, Gpus({kBusy}), {}};
   const HostView termed{{Signalled(w, "TERM", true)}, Gpus({kClean}), {}};
   Play(DefaultPlaybook(), EscalationMode::kRun,
        {{"inspect", busy},
         {"term pids=10 10000ms", termed},
+        {"rescan 500ms", termed},
+        {"rescan+clean_shm 2000ms", termed},
+        {"done", {}}});
+  // Where no full settle follows (settle no longer than settle_if_clean),
+  // the first re-scan carries them, as before.
+  Playbook short_settle = DefaultPlaybook();
+  short_settle.settle = short_settle.settle_if_clean;
+  Play(short_settle, EscalationMode::kRun,
+       {{"inspect", busy},
+        {"term pids=10 10000ms", termed},
         {"rescan+clean_shm+verify 500ms", termed},
-        {"rescan 2000ms", termed},
-        {"clean_shm", termed},  // the settle's read is the verify
         {"done", {}}});
 }
 
