@@ -3,8 +3,9 @@
 // playbooks/default.yaml compiled into the binary. Only this module knows the
 // playbook YAML (src/escalation/playbook*.cc: the keys, the ready section,
 // the value readers, the step names); yaml-cpp errors are translated here
-// into Status values that name the file, the line and the problem. Plain value type; the loaders are
-// thread-safe (DefaultPlaybook() parses once, on first use).
+// into Status values that name the file, the line and the problem. Plain
+// value type; the loaders are thread-safe (DefaultPlaybook() parses once, on
+// first use).
 #pragma once
 
 #include <chrono>
