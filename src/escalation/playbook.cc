@@ -1,14 +1,14 @@
+// The playbook loader: walks a playbook document's keys into a Playbook
+// (playbook.h); the readers of single values are in playbook_reader.h.
 #include "fleetreap/escalation/playbook.h"
 
-#include <fnmatch.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <fstream>
 #include <sstream>
 
-#include "fleetreap/base/duration.h"
-#include "fleetreap/escalation/unit_properties.h"
+#include "playbook_reader.h"
 
 namespace fleetreap {
 
@@ -16,210 +16,14 @@ extern const char kDefaultPlaybookYaml[];
 
 namespace {
 
-constexpr Step kAllSteps[] = {Step::kInspect, Step::kStopUnits, Step::kTerm,   Step::kKill,
-                              Step::kRescan,  Step::kCleanShm,  Step::kVerify, Step::kResetGhosts};
+using playbook_internal::CheckShmPattern;
+using playbook_internal::CheckUnitPattern;
+using playbook_internal::PlaybookError;
+using playbook_internal::PlaybookReader;
+using playbook_internal::ReadReadyPolicy;
 
-// Thrown only inside this file and caught in ParsePlaybook.
-struct PlaybookError {
-  std::string message;
-};
-
-class Reader {
- public:
-  explicit Reader(std::string source) : source_(std::move(source)) {}
-
-  [[noreturn]] void Fail(const YAML::Node& at, const std::string& what) const {
-    throw PlaybookError{Where(at) + ": " + what};
-  }
-
-  std::string Where(const YAML::Node& at) const {
-    YAML::Mark mark = at.Mark();
-    if (mark.is_null()) return source_;
-    return source_ + ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
-  }
-
-  std::string Scalar(const YAML::Node& key, const YAML::Node& value) const {
-    if (!value.IsScalar()) Fail(key, Key(key) + " must be a single value");
-    return value.Scalar();
-  }
-
-  std::chrono::milliseconds Duration(const YAML::Node& key, const YAML::Node& value) const {
-    std::string text = Scalar(key, value);
-    std::chrono::milliseconds out{0};
-    if (!ParseDuration(text, &out)) {
-      Fail(key, Key(key) + " must be a duration like \"10s\", got \"" + text + "\"");
-    }
-    return out;
-  }
-
-  int64_t Integer(const YAML::Node& key, const YAML::Node& value, int64_t min, int64_t max) const {
-    std::string text = Scalar(key, value);
-    std::istringstream in(text);
-    int64_t out = 0;
-    char rest = 0;
-    if (!(in >> out) || (in >> rest) || out < min || out > max) {
-      Fail(key, Key(key) + " must be a whole number from " + std::to_string(min) + " to " +
-                    std::to_string(max) + ", got \"" + text + "\"");
-    }
-    return out;
-  }
-
-  std::vector<std::string> List(const YAML::Node& key, const YAML::Node& value) const {
-    std::vector<std::string> out;
-    if (value.IsNull()) return out;
-    if (!value.IsSequence()) Fail(key, Key(key) + " must be a list");
-    for (const YAML::Node& item : value) {
-      if (!item.IsScalar() || item.Scalar().empty()) {
-        Fail(item, Key(key) + " entries must be non-empty strings");
-      }
-      out.push_back(item.Scalar());
-    }
-    return out;
-  }
-
-  static std::string Key(const YAML::Node& key) { return key.Scalar(); }
-
- private:
-  std::string source_;
-};
-
-bool StepFromName(const std::string& name, Step* step) {
-  for (Step candidate : kAllSteps) {
-    if (name == StepName(candidate)) {
-      *step = candidate;
-      return true;
-    }
-  }
-  return false;
-}
-
-void CheckShmPattern(const Reader& reader, const YAML::Node& at, const std::string& pattern) {
-  // Two literal characters at least, so that no pattern can sweep /dev/shm.
-  size_t literal = pattern.find_first_of("*?[");
-  if (pattern.find('/') != std::string::npos || pattern == "." || pattern == ".." || literal < 2) {
-    reader.Fail(at, "shm_patterns entry \"" + pattern +
-                        "\" must be a file name glob starting with at least "
-                        "two literal characters");
-  }
-}
-
-// A unit pattern names units to stop: never one that sshd, systemd, the
-// container runtime or a protected daemon runs in, and never a sweep.
-void CheckUnitPattern(const Reader& reader, const YAML::Node& at, const std::string& unit) {
-  if (unit[0] == '-' || unit.find('/') != std::string::npos) {
-    reader.Fail(at, "units entry \"" + unit + "\" is not a unit name");
-  }
-  size_t literal = unit.find_first_of("*?[");
-  if (literal < 2) {
-    reader.Fail(at, "units entry \"" + unit + "\" must start with at least two literal characters");
-  }
-  std::string reason = ProtectedUnitReason(unit);
-  std::string match = unit;
-  for (const std::string& name : ProtectedUnitNames()) {
-    if (!reason.empty()) break;
-    if (fnmatch(unit.c_str(), name.c_str(), 0) == 0) {
-      reason = ProtectedUnitReason(name);
-      match = name;
-    }
-  }
-  if (!reason.empty()) {
-    reader.Fail(at, "units entry \"" + unit + "\" would stop " +
-                        (match == unit ? "" : match + ", ") + reason +
-                        "; fleetreap never stops it");
-  }
-}
-
-CheckMode Mode(const Reader& reader, const YAML::Node& key, const YAML::Node& value) {
-  std::string text = reader.Scalar(key, value);
-  if (text == "off" || text == "false") return CheckMode::kOff;
-  if (text == "warn") return CheckMode::kWarn;
-  if (text == "block" || text == "true") return CheckMode::kBlock;
-  reader.Fail(key,
-              "ready." + Reader::Key(key) + " must be off, warn or block, got \"" + text + "\"");
-}
-
-std::vector<int> XidList(const Reader& reader, const YAML::Node& key, const YAML::Node& value) {
-  std::vector<int> codes;
-  if (value.IsNull()) return codes;
-  if (!value.IsSequence()) reader.Fail(key, "ready." + Reader::Key(key) + " must be a list");
-  for (const YAML::Node& item : value) {
-    int code = static_cast<int>(reader.Integer(key, item, 1, 999));
-    if (std::count(codes.begin(), codes.end(), code)) {
-      reader.Fail(item,
-                  "ready." + Reader::Key(key) + " lists Xid " + std::to_string(code) + " twice");
-    }
-    codes.push_back(code);
-  }
-  return codes;
-}
-
-// The "ready:" section (escalation/readiness.h, docs/readiness.md).
-void ApplyReady(const Reader& reader, const YAML::Node& key, const YAML::Node& value,
-                ReadyPolicy* ready) {
-  if (value.IsScalar()) {
-    if (value.Scalar() != "off" && value.Scalar() != "false") {
-      reader.Fail(key, "ready must be a mapping of checks, or off");
-    }
-    for (CheckMode* mode :
-         {&ready->ecc, &ready->remapped_rows, &ready->retired_pages, &ready->fabric,
-          &ready->persistence, &ready->pcie_link, &ready->xid, &ready->gpu_count}) {
-      *mode = CheckMode::kOff;
-    }
-    return;
-  }
-  if (!value.IsMap()) reader.Fail(key, "ready must be a mapping of checks, or off");
-  const std::map<std::string, CheckMode*> modes = {{"ecc", &ready->ecc},
-                                                   {"remapped_rows", &ready->remapped_rows},
-                                                   {"retired_pages", &ready->retired_pages},
-                                                   {"fabric", &ready->fabric},
-                                                   {"persistence", &ready->persistence},
-                                                   {"pcie_link", &ready->pcie_link},
-                                                   {"xid", &ready->xid},
-                                                   {"gpu_count", &ready->gpu_count},
-                                                   {"xid_unlisted", &ready->xid_unlisted}};
-  YAML::Node fatal_key;
-  for (const auto& entry : value) {
-    const YAML::Node& k = entry.first;
-    const YAML::Node& v = entry.second;
-    if (!k.IsScalar()) reader.Fail(k, "keys must be names");
-    const std::string& name = k.Scalar();
-    auto mode = modes.find(name);
-    if (mode != modes.end()) {
-      *mode->second = Mode(reader, k, v);
-    } else if (name == "ecc_volatile_max") {
-      ready->ecc_volatile_max = reader.Integer(k, v, 0, 1 << 30);
-    } else if (name == "ecc_aggregate_max") {
-      ready->ecc_aggregate_max = reader.Integer(k, v, 0, 1 << 30);
-    } else if (name == "retired_pages_max") {
-      ready->retired_pages_max = reader.Integer(k, v, 0, 1 << 20);
-    } else if (name == "pcie_gen") {
-      std::string text = reader.Scalar(k, v);
-      if (text != "true" && text != "false") {
-        reader.Fail(k, "ready.pcie_gen must be true or false, got \"" + text + "\"");
-      }
-      ready->pcie_gen = text == "true";
-    } else if (name == "xid_fatal") {
-      ready->xid_fatal = XidList(reader, k, v);
-      fatal_key = k;
-    } else if (name == "xid_informational") {
-      ready->xid_informational = XidList(reader, k, v);
-    } else {
-      reader.Fail(k, "unknown ready setting \"" + name +
-                         "\"; they are ecc, remapped_rows, retired_pages, fabric, persistence, "
-                         "pcie_link, xid, gpu_count, ecc_volatile_max, ecc_aggregate_max, "
-                         "retired_pages_max, pcie_gen, xid_fatal, xid_informational, "
-                         "xid_unlisted");
-    }
-  }
-  for (int code : ready->xid_fatal) {
-    if (std::count(ready->xid_informational.begin(), ready->xid_informational.end(), code)) {
-      reader.Fail(fatal_key.IsDefined() ? fatal_key : key,
-                  "Xid " + std::to_string(code) + " is in both xid_fatal and xid_informational");
-    }
-  }
-}
-
-void ApplyKey(const Reader& reader, const YAML::Node& key, const YAML::Node& value, Playbook* p) {
+void ApplyKey(const PlaybookReader& reader, const YAML::Node& key, const YAML::Node& value,
+              Playbook* p) {
   const std::string& name = key.Scalar();
   if (name == "name") {
     p->name = reader.Scalar(key, value);
@@ -298,7 +102,7 @@ void ApplyKey(const Reader& reader, const YAML::Node& key, const YAML::Node& val
     }
     p->reset_stops_daemons = text == "true";
   } else if (name == "ready") {
-    ApplyReady(reader, key, value, &p->ready);
+    ReadReadyPolicy(reader, key, value, &p->ready);
   } else {
     reader.Fail(key, "unknown setting \"" + name + "\"");
   }
@@ -306,26 +110,8 @@ void ApplyKey(const Reader& reader, const YAML::Node& key, const YAML::Node& val
 
 }  // namespace
 
-const char* StepName(Step step) {
-  switch (step) {
-    case Step::kInspect: return "inspect";
-    case Step::kStopUnits: return "stop_units";
-    case Step::kTerm: return "term";
-    case Step::kKill: return "kill";
-    case Step::kRescan: return "rescan";
-    case Step::kCleanShm: return "clean_shm";
-    case Step::kVerify: return "verify";
-    case Step::kResetGhosts: return "reset_ghosts";
-  }
-  return "inspect";
-}
-
-bool Playbook::Runs(Step step) const {
-  return std::find(steps.begin(), steps.end(), step) != steps.end();
-}
-
 Status ParsePlaybook(const std::string& yaml, const std::string& source, Playbook* playbook) {
-  Reader reader(source);
+  PlaybookReader reader(source);
   Playbook parsed;
   parsed.source = source;
   try {
@@ -379,11 +165,6 @@ Status LoadPlaybookFile(const std::string& path, Playbook* playbook) {
   std::ostringstream text;
   text << in.rdbuf();
   return ParsePlaybook(text.str(), path, playbook);
-}
-
-std::vector<Step> DefaultPlaybookSteps() {
-  return {Step::kInspect, Step::kStopUnits, Step::kTerm,  Step::kKill,
-          Step::kRescan,  Step::kCleanShm,  Step::kVerify};
 }
 
 const char* DefaultPlaybookText() { return kDefaultPlaybookYaml; }

@@ -267,4 +267,16 @@ std::vector<ReadinessFinding> DecideReadiness(const HostHealth& health,
   return all;
 }
 
+bool HostGpusEmptyButForNamedMissing(const std::vector<GpuReading>& gpus, int64_t threshold_mib,
+                                     const std::vector<ReadinessFinding>& findings) {
+  const bool named = std::any_of(findings.begin(), findings.end(), [](const ReadinessFinding& f) {
+    return f.check == "gpu_count" && f.severity == FindingSeverity::kBlock;
+  });
+  std::vector<GpuReading> present;
+  for (const GpuReading& gpu : gpus) {
+    if (!(named && gpu.state == GpuState::kMissing)) present.push_back(gpu);
+  }
+  return named && present.size() < gpus.size() && HostGpusEmpty(present, threshold_mib);
+}
+
 }  // namespace fleetreap

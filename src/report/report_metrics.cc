@@ -86,6 +86,10 @@ std::string RenderMetrics(const RunReport& report) {
   m.Sample({}, report.stopped.empty() ? 0 : 1);
   m.Family("fleetreap_run_dry_run", "1 for a dry run (nothing was changed).");
   m.Sample({}, report.dry_run ? 1 : 0);
+  if (!report.run_id.empty()) {
+    m.Family("fleetreap_run_info", "1, labelled with the run's id (the JSON report's run_id).");
+    m.Sample({{"run_id", report.run_id}}, 1);
+  }
 
   std::vector<std::pair<std::string, std::string>> outcomes;  // host, outcome
   for (const HostReport& host : report.hosts) {

@@ -8,6 +8,7 @@
 #include "fleetreap/base/shell.h"
 #include "fleetreap/escalation/escalation.h"
 #include "fleetreap/escalation/gpu_state.h"
+#include "fleetreap/escalation/readiness.h"
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/runner/step_log.h"
 #include "fleetreap/transport/transport.h"
@@ -16,26 +17,6 @@
 namespace fleetreap {
 
 namespace host_cleaner_internal {
-
-namespace {
-
-// The GPUs read empty (HostGpusEmpty) but for ones only missing from
-// nvidia-smi that a blocking gpu_count finding names (the driver lists
-// them): the readiness reports those, with their next step, so the host is
-// not ready rather than dirty.
-bool EmptyButForNamedMissing(const std::vector<GpuReading>& gpus, int64_t threshold_mib,
-                             const std::vector<ReadinessFinding>& findings) {
-  const bool named = std::any_of(findings.begin(), findings.end(), [](const ReadinessFinding& f) {
-    return f.check == "gpu_count" && f.severity == FindingSeverity::kBlock;
-  });
-  std::vector<GpuReading> present;
-  for (const GpuReading& gpu : gpus) {
-    if (!(named && gpu.state == GpuState::kMissing)) present.push_back(gpu);
-  }
-  return named && present.size() < gpus.size() && HostGpusEmpty(present, threshold_mib);
-}
-
-}  // namespace
 
 using std::chrono::duration_cast;
 using std::chrono::milliseconds;
@@ -136,7 +117,7 @@ bool Runner::EndedClean() {
   const bool empty =
       view_.readiness_checked
           ? HostGpusEmpty(report_.gpus_after, threshold) ||
-                EmptyButForNamedMissing(report_.gpus_after, threshold, report_.readiness)
+                HostGpusEmptyButForNamedMissing(report_.gpus_after, threshold, report_.readiness)
           : HostGpusClean(report_.gpus_after);
   const std::string unkillable = UnkillableHolders(view_);
   const std::string left_out = ControlOnlyLeftOut(view_);

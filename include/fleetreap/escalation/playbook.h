@@ -1,9 +1,11 @@
 // Playbook: the escalation ladder and its settings for one run, loaded from
 // YAML (playbooks/*.yaml) or from the built-in default, which is the text of
 // playbooks/default.yaml compiled into the binary. Only this module knows the
-// playbook YAML; yaml-cpp errors are translated here into Status values that
-// name the file, the line and the problem. Plain value type; the loaders are
-// thread-safe (DefaultPlaybook() parses once, on first use).
+// playbook YAML (src/escalation/playbook*.cc: the keys, the ready section,
+// the value readers, the step names); yaml-cpp errors are translated here
+// into Status values that name the file, the line and the problem. Plain
+// value type; the loaders are thread-safe (DefaultPlaybook() parses once, on
+// first use).
 #pragma once
 
 #include <chrono>
@@ -33,6 +35,10 @@ enum class Step {
 /// "inspect", "stop_units", "term", "kill", "rescan", "clean_shm", "verify",
 /// "reset_ghosts".
 const char* StepName(Step step);
+
+/// The step named "name" (one of StepName's), in "*step"; false for any
+/// other name, "*step" unchanged.
+bool StepFromName(const std::string& name, Step* step);
 
 /// What clean_shm removes under a scope (--gpus, --cgroup, --spare-pods,
 /// Slurm), playbook key shm_under_scope (docs/safety.md, "/dev/shm under a

@@ -66,4 +66,12 @@ std::vector<ReadinessFinding> DecideReadiness(const HostHealth& health,
                                               const std::vector<GpuReading>& gpus,
                                               const ReadyPolicy& policy);
 
+/// True when "gpus" read empty (HostGpusEmpty at "threshold_mib") but for
+/// GPUs only missing from nvidia-smi (kMissing) while a blocking gpu_count
+/// finding of "findings" names them (the driver lists them): the readiness
+/// reports those, with their next step, so the host is not ready rather
+/// than dirty. False without such a finding, or when no GPU is missing.
+bool HostGpusEmptyButForNamedMissing(const std::vector<GpuReading>& gpus, int64_t threshold_mib,
+                                     const std::vector<ReadinessFinding>& findings);
+
 }  // namespace fleetreap

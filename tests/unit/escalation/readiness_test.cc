@@ -221,5 +221,52 @@ TEST(ReadinessTest, TheDriversRecoveryActionBlocksWithItsNextStep) {
   EXPECT_TRUE(AnyBlocking(findings));
 }
 
+// HostGpusEmptyButForNamedMissing: GPU states (c clean, m missing, b busy,
+// r recovery with 0 MiB used), the findings, and the answer.
+TEST(HostGpusEmptyButForNamedMissingTest, Table) {
+  struct Finding {
+    const char* check;
+    FindingSeverity severity;
+  };
+  struct Case {
+    const char* name;
+    std::string states;
+    std::vector<Finding> findings;
+    bool expected;
+  };
+  const Finding kGpuCountBlocks{"gpu_count", FindingSeverity::kBlock};
+  const std::vector<Case> cases = {
+      {"missing, named by a blocking gpu_count", "cm", {kGpuCountBlocks}, true},
+      {"missing and recovery at 0 MiB, named", "rm", {kGpuCountBlocks}, true},
+      {"missing, no finding", "cm", {}, false},
+      {"missing, gpu_count only warns", "cm", {{"gpu_count", FindingSeverity::kWarn}}, false},
+      {"missing, another check blocks", "cm", {{"ecc", FindingSeverity::kBlock}}, false},
+      {"none missing: HostGpusEmpty's answer, not this one", "cc", {kGpuCountBlocks}, false},
+      {"missing and a busy GPU", "bm", {kGpuCountBlocks}, false},
+      {"every GPU missing", "mm", {kGpuCountBlocks}, false},
+      {"no GPUs", "", {kGpuCountBlocks}, false},
+  };
+  for (const Case& c : cases) {
+    std::vector<GpuReading> gpus;
+    for (char state : c.states) {
+      GpuReading gpu = Reading(static_cast<int>(gpus.size()), "");
+      gpu.used_mib = 0;
+      gpu.state = state == 'm'   ? GpuState::kMissing
+                  : state == 'b' ? GpuState::kBusy
+                  : state == 'r' ? GpuState::kRecovery
+                                 : GpuState::kClean;
+      gpus.push_back(gpu);
+    }
+    std::vector<ReadinessFinding> findings;
+    for (const Finding& f : c.findings) {
+      ReadinessFinding finding;
+      finding.check = f.check;
+      finding.severity = f.severity;
+      findings.push_back(finding);
+    }
+    EXPECT_EQ(HostGpusEmptyButForNamedMissing(gpus, 0, findings), c.expected) << c.name;
+  }
+}
+
 }  // namespace
 }  // namespace fleetreap

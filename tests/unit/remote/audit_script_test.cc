@@ -2,9 +2,7 @@
 // a fake logger that records its arguments and its stdin.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -17,6 +15,7 @@
 #include "fleetreap/remote/proc_scan.h"
 #include "fleetreap/remote/remote_script.h"
 #include "fleetreap/remote/remote_script_output.h"
+#include "support/scratch_dir.h"
 #include "support/script_dir.h"
 
 namespace fleetreap {
@@ -27,11 +26,6 @@ using std::chrono::milliseconds;
 class AuditScriptTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/fleetreap-audit-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    mkdir((dir_ + "/bin").c_str(), 0755);
-    mkdir((dir_ + "/dev").c_str(), 0755);
-    mkdir((dir_ + "/shm").c_str(), 0755);
     Logger(0);
     Write(dir_ + "/bin/systemctl", "#!/bin/sh\nexit 0\n", 0755);
     request_.run_id = "20261202T061902Z-4f1c2a";
@@ -39,15 +33,6 @@ class AuditScriptTest : public ::testing::Test {
     request_.operator_name = "alice";
     paths_.dev_dir = dir_ + "/dev";
     paths_.shm_dir = dir_ + "/shm";
-  }
-  void TearDown() override {
-    for (pid_t pid : children_) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-    std::string cmd = "rm -rf '" + dir_ + "'";
-    if (std::system(cmd.c_str()) != 0) {
-    }
   }
   // A logger that appends its arguments and its stdin to "log", then exits
   // with "code".
@@ -83,7 +68,7 @@ class AuditScriptTest : public ::testing::Test {
       execl("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr));
       _exit(4);
     }
-    children_.push_back(pid);
+    scratch_.Adopt(pid);
     return pid;
   }
   static uint64_t StartTime(pid_t pid) {
@@ -94,10 +79,10 @@ class AuditScriptTest : public ::testing::Test {
     return holder.start_time;
   }
 
-  std::string dir_;
+  ScratchDir scratch_{"audit", {"bin", "dev", "shm"}};
+  const std::string dir_ = scratch_.path();
   AuditRequest request_;
   HostPaths paths_;
-  std::vector<pid_t> children_;
 };
 
 const char kRun[] = "run=20261202T061902Z-4f1c2a controller=ctl1 operator=alice ";

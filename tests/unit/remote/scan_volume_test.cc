@@ -6,11 +6,9 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +19,7 @@
 #include "fleetreap/remote/proc_scan.h"
 #include "fleetreap/remote/remote_script.h"
 #include "fleetreap/remote/remote_script_output.h"
+#include "support/scratch_dir.h"
 #include "support/script_dir.h"
 
 namespace fleetreap {
@@ -34,23 +33,10 @@ void* Idle(void*) {
 class ScanVolumeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/fleetreap-sv-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    mkdir((dir_ + "/dev").c_str(), 0755);
-    mkdir((dir_ + "/bin").c_str(), 0755);
     for (const char* name : {"nvidiactl", "nvidia-uvm", "nvidia0"}) {
       std::ofstream(dir_ + "/dev/" + name) << "";
     }
     paths_.dev_dir = dir_ + "/dev";
-  }
-  void TearDown() override {
-    for (pid_t pid : children_) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-    std::string cmd = "rm -rf '" + dir_ + "'";
-    if (std::system(cmd.c_str()) != 0) {
-    }
   }
   // A child holding dev/FILE ("" none) in "fds" fds and "threads" threads,
   // its argv "args" after sleep's own; returns once it is set up.
@@ -88,7 +74,7 @@ class ScanVolumeTest : public ::testing::Test {
     EXPECT_GE(read(ready[0], &c, 1), 0);
     close(ready[0]);
     if (!args.empty()) usleep(200 * 1000);  // exec'd
-    children_.push_back(pid);
+    scratch_.Adopt(pid);
     return pid;
   }
   std::string Scan(int cap = 64) {
@@ -102,9 +88,9 @@ class ScanVolumeTest : public ::testing::Test {
     for (size_t at = out.find(text); at != std::string::npos; at = out.find(text, at + 1)) ++n;
     return n;
   }
-  std::string dir_;
+  ScratchDir scratch_{"sv", {"dev", "bin"}};
+  const std::string dir_ = scratch_.path();
   HostPaths paths_;
-  std::vector<pid_t> children_;
 };
 
 TEST_F(ScanVolumeTest, OneRecordPerPidAndDeviceWhateverTheFdsAndThreads) {

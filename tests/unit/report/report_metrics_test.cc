@@ -25,5 +25,13 @@ TEST(ReportMetricsTest, LabelsAreEscapedAndValidUtf8) {
   EXPECT_NE(text.find("fleetreap_gpu_memory_used_bytes{host="), std::string::npos);
 }
 
+TEST(ReportMetricsTest, RunInfoCarriesTheRunIdWhenThereIsOne) {
+  RunReport run = testing_fixture::MixedFleet();
+  EXPECT_NE(RenderMetrics(run).find("fleetreap_run_info{run_id=\"20261130T030405Z-4f1c2a\"} 1\n"),
+            std::string::npos);
+  run.run_id.clear();
+  EXPECT_EQ(RenderMetrics(run).find("fleetreap_run_info"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace fleetreap
