@@ -137,14 +137,12 @@ std::string StopUnitsScript(const std::vector<std::string>& units,
 /// whose start time still matches, that is not a zombie, and that still
 /// holds an NVIDIA device file, by an fd of any thread or a mapping (also
 /// a target that only nvidia-smi named, needs_fd false), through a pidfd
-/// where the host has perl and the kernel pidfds; then waits on the host until every target is gone or "wait"
-/// has passed, looking at the targets every 10 ms for the first second and
-/// every "poll" after it (one sleep per look: a wait of W seconds past its
-/// first starts at most 100 + W / poll processes). A process whose every
-/// thread has exited (a zombie waiting for its reaper) is gone: it has
-/// closed its files, and the verify proves its memory; a leader in state Z
-/// whose other threads run is present.
-/// Prints "signal 1", "now TICKS" (the host's clock at the signals, in the
+/// where the host has perl and the kernel pidfds; then waits on the host until every target is gone
+/// or "wait" has passed, looking at the targets every 10 ms for the first second and every "poll"
+/// after it (one sleep per look: a wait of W seconds past its first starts at most 100 + W / poll
+/// processes). A process whose every thread has exited (a zombie waiting for its reaper) is gone:
+/// it has closed its files, and the verify proves its memory; a leader in state Z whose other
+/// threads run is present. Prints "signal 1", "now TICKS" (the host's clock at the signals, in the
 /// unit of process start times), "sent PID", "gone PID" (never signalled:
 /// exited, reused, or no longer holding a device), "failed PID" (kill
 /// refused), then, with "audit"'s run id and a signal sent, "audit N RC"
