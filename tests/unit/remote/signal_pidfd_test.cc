@@ -17,6 +17,7 @@
 #include "fleetreap/remote/proc_scan.h"
 #include "fleetreap/remote/remote_script.h"
 #include "fleetreap/remote/remote_script_output.h"
+#include "support/scratch_dir.h"
 #include "support/script_dir.h"
 
 namespace fleetreap {
@@ -27,21 +28,9 @@ using std::chrono::milliseconds;
 class SignalPidfdTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/fleetreap-pidfd-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    mkdir((dir_ + "/bin").c_str(), 0755);
-    mkdir((dir_ + "/dev").c_str(), 0755);
+    dir_ = scratch_.path();
     std::ofstream(dir_ + "/dev/nvidia0") << "";
     paths_.dev_dir = dir_ + "/dev";
-  }
-  void TearDown() override {
-    for (pid_t pid : children_) {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-    std::string cmd = "rm -rf '" + dir_ + "'";
-    if (std::system(cmd.c_str()) != 0) {
-    }
   }
   // A sleep that holds dev/nvidia0 open.
   pid_t StartHolder() {
@@ -51,7 +40,7 @@ class SignalPidfdTest : public ::testing::Test {
       execl("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr));
       _exit(4);
     }
-    children_.push_back(pid);
+    scratch_.Adopt(pid);
     return pid;
   }
   static uint64_t StartTime(pid_t pid) {
@@ -77,9 +66,9 @@ class SignalPidfdTest : public ::testing::Test {
   }
   static bool HasPerl() { return std::system("command -v perl >/dev/null 2>&1") == 0; }
 
+  ScratchDir scratch_{"pidfd", {"bin", "dev"}};
   std::string dir_;
   HostPaths paths_;
-  std::vector<pid_t> children_;
 };
 
 TEST_F(SignalPidfdTest, TargetsAreSignalledThroughPidfds) {
@@ -105,7 +94,7 @@ TEST_F(SignalPidfdTest, ATargetThatDiesBeforeItsPidfdOpensIsGone) {
   std::thread reaper([a] { waitpid(a, nullptr, 0); });
   SignalReply reply = Signal({{a, StartTime(a), true}});
   reaper.join();
-  children_.clear();
+  scratch_.Disown(a);
   EXPECT_TRUE(reply.sent.empty());
   EXPECT_EQ(reply.gone, std::vector<int>{a});
   EXPECT_TRUE(reply.failed.empty());
@@ -141,7 +130,7 @@ TEST_F(SignalPidfdTest, AForgedAnswerNamesOnlyTheWavesOwnTargets) {
   EXPECT_EQ(reply.sent, std::vector<int>{a});
   EXPECT_TRUE(reply.gone.empty());
   EXPECT_EQ(reply.pidfd_sent, 1);
-  EXPECT_EQ(kill(a, 0), 0);  // the stand-in sent nothing: a still lives (reaped in TearDown)
+  EXPECT_EQ(kill(a, 0), 0);  // the stand-in sent nothing: a still lives (ScratchDir reaps it)
 }
 
 TEST(SignalPidfdOutputTest, ThePidfdCountIsCheckedAgainstTheSent) {

@@ -40,6 +40,13 @@ class ScratchDir {
   const std::string& path() const { return path_; }
   /// "pid", a child this test forked, is killed and reaped at the end.
   void Adopt(pid_t pid) { children_.push_back(pid); }
+  /// "pid" was reaped by the test itself: never signalled here (its PID may
+  /// be another process's by then).
+  void Disown(pid_t pid) {
+    for (size_t i = 0; i < children_.size(); ++i) {
+      if (children_[i] == pid) children_.erase(children_.begin() + static_cast<long>(i--));
+    }
+  }
 
  private:
   std::string path_;
