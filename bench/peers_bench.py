@@ -25,6 +25,9 @@ the plain OpenSSH client with the fleet's generated key and known_hosts
      run: sshd, the scripts, nvidia-smi), fleetreap's per-step medians (its
      report's timings, what -v prints) and the wall ratio to each peer,
      run by run (the target: fleetreap at most 0.5x pdsh's one-liner).
+     With --floor, also the floor (FLOOR below: the least a correct cleanup
+     runs on a host, one command through pdsh with curve25519) and what
+     0.5x of pdsh leaves a host's CPU against the floor's.
   c. one `slow_exit` host (workers exit 1.5 s after SIGTERM): fleetreap's wall
      time and host time, and the TERM/KILL counts from its JSON report.
   d. controller CPU per host: fleetreap's user+sys (wait4) on the dry run of
@@ -34,7 +37,7 @@ the plain OpenSSH client with the fleet's generated key and known_hosts
 
   bench/peers_bench.py [--runs 3] [--fanout 64] [--clean-hosts 50]
                        [--incident-hosts 200] [--parts abcd] [--peers pdsh,clush,pssh]
-                       [--fleetreap build/fleetreap] [--quick]
+                       [--floor] [--fleetreap build/fleetreap] [--quick]
 
 --quick: 2 clean hosts, 3 incident hosts, 1 run of everything; a peer that is
 not installed is skipped instead of installed. Without --quick, missing peers
@@ -66,6 +69,21 @@ QUERY = "nvidia-smi --query-gpu=index,memory.used --format=csv,noheader"
 # The field's one-liner (research notes, section 3.5); fuser -k sends SIGKILL
 # unless told otherwise, so this is the same as `fuser -k -9 /dev/nvidia*`.
 ONE_LINER = "fuser -k /dev/nvidia*"
+# The floor (part b, --floor): the least any correct cleanup of a
+# vllm_incident host runs there, in one command over one connection, with no
+# check between the steps: the GPU reading before, the PIDs nvidia-smi
+# charges, the unit stop, the holders (fuser) but nvidia-persistenced
+# SIGKILLed, the reading after. Run by pdsh with fleetreap's key exchange
+# (curve25519), its hosts' CPU is a lower bound on what a correct tool costs
+# a host here; it is not a tool anyone should run (no protection but one
+# comm, no wait before the verify, no verdict).
+GPU_READING = "nvidia-smi --query-gpu=index,memory.used --format=csv,noheader"
+FLOOR = (f"{GPU_READING} >/dev/null; "
+         "nvidia-smi --query-compute-apps=pid --format=csv,noheader >/dev/null; "
+         "systemctl stop vllm.service; "
+         "for p in $(fuser /dev/nvidia* 2>/dev/null); do read -r c </proc/$p/comm && "
+         "case $c in nvidia-persiste*) ;; *) kill -9 $p;; esac; done; "
+         f"{GPU_READING}")
 PEERS = {  # tool -> (binary, Debian package)
     "pdsh": ("pdsh", "pdsh"),
     "clush": ("clush", "clustershell"),
@@ -139,6 +157,8 @@ def timed(argv, env=None, cwd=None):
 def peer_argv(tool, fleet, addrs, fanout, command, workdir):
     """argv and env for peer 'tool'; "pdsh/x25519" is pdsh with curve25519 KEX."""
     tool, _, variant = tool.partition("/")
+    if tool == "floor":  # pdsh with curve25519, running the given command
+        tool, variant = "pdsh", "x25519"
     opts = ssh_options(fleet, kex=variant == "x25519")
     if tool == "pdsh":
         env = dict(os.environ, PDSH_RCMD_TYPE="ssh",
@@ -296,6 +316,8 @@ def part_a_d(args, binary, peers, base):
 def part_b(args, binary, peers, base):
     """Full escalation of M vllm_incident hosts, fresh fleet per run."""
     m = args.incident_hosts
+    if args.floor and "pdsh" in peers:
+        peers = peers + ["floor"]
     res = {t: [] for t in ["fleetreap"] + peers}
     log(f"\n[b] {m} vllm_incident hosts ({args.incident_shape or 'default'} shape), "
         f"fresh fleet per run; fan-out {args.fanout}, "
@@ -323,7 +345,8 @@ def part_b(args, binary, peers, base):
                     note = f"exit {rc} {statuses}; steps (median ms): " + ", ".join(
                         f"{k} {v:.0f}" for k, v in steps.items())
                 else:
-                    argv, env = peer_argv(tool, fleet, addrs, args.fanout, ONE_LINER, workdir)
+                    command = FLOOR if tool == "floor" else ONE_LINER
+                    argv, env = peer_argv(tool, fleet, addrs, args.fanout, command, workdir)
                     wall, cpu, rc, text = timed(argv, env=env)
                     note = f"exit {rc}"
                 host_cpu1 = hosts_cpu(fleet)
@@ -381,6 +404,23 @@ def part_c(args, binary, base):
     return rows
 
 
+def log_floor(b, m):
+    """What 0.5x of pdsh leaves a host, against the floor's hosts' CPU: with
+    every core busy the walls follow the CPU, so fleetreap's controller and
+    hosts' CPU together may be half of pdsh's controller and hosts' at most."""
+    def cpu_ms(rows, key):
+        v = [r[key] for r in rows if r[key] is not None]
+        return statistics.median(v) * 1000 / m if v else float("nan")
+    pdsh = cpu_ms(b["pdsh"], "cpu") + cpu_ms(b["pdsh"], "host_cpu")
+    budget = 0.5 * pdsh - cpu_ms(b["fleetreap"], "cpu")
+    ratio = [f["wall"] / p["wall"] for f, p in zip(b["floor"], b["pdsh"])]
+    log(f"floor / pdsh wall, run by run: " + ", ".join(f"{x:.2f}" for x in ratio))
+    log(f"0.5x of pdsh leaves a host {budget:.0f} ms of CPU (pdsh: {pdsh:.0f} ms per host, "
+        f"controller and host; fleetreap's controller {cpu_ms(b['fleetreap'], 'cpu'):.1f}); "
+        f"the floor costs a host {cpu_ms(b['floor'], 'host_cpu'):.0f} ms, fleetreap "
+        f"{cpu_ms(b['fleetreap'], 'host_cpu'):.0f} ms")
+
+
 # ---- main -----------------------------------------------------------------
 
 def med(rows, key):
@@ -401,6 +441,9 @@ def main():
                         help="simfleet host shape for part b (default simple: 200 "
                         "realistic hosts, 100 bystanders each, exceed pid_max 32768; "
                         "'realistic' needs --incident-hosts 100 or so)")
+    parser.add_argument("--floor", action="store_true",
+                        help="part b also runs the floor (FLOOR: the least a correct "
+                        "cleanup runs on a host) through pdsh with curve25519")
     parser.add_argument("--fleetreap")
     parser.add_argument("--quick", action="store_true",
                         help="tiny run for a test: 2+3 hosts, 1 run, skip missing peers")
@@ -476,6 +519,8 @@ def main():
                 continue
             ratio = [f["wall"] / p["wall"] for f, p in zip(b["fleetreap"], b[t])]
             log(f"fleetreap / {t} wall, run by run: " + ", ".join(f"{x:.2f}" for x in ratio))
+        if "floor" in b and "pdsh" in b:
+            log_floor(b, m)
     if c:
         log("\n(c) one slow_exit host (workers exit 1.5 s after SIGTERM), fleetreap")
         log(f"wall median {med(c, 'wall'):.2f} s (host {med(c, 'host_ms'):.0f} ms); "
