@@ -43,8 +43,11 @@ const std::atomic<bool>* InstallInterruptHandler() {
   action.sa_handler = OnInterrupt;
   action.sa_flags = SA_RESETHAND;
   sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  // A hangup (the operator's SSH session or terminal gone) stops the run as
+  // Ctrl-C does, instead of ending it in the middle of a ladder; a closed
+  // stdout or stderr makes writes fail (EPIPE) instead of ending it.
+  for (int signal_number : {SIGINT, SIGTERM, SIGHUP}) sigaction(signal_number, &action, nullptr);
+  signal(SIGPIPE, SIG_IGN);
   return &g_stop_requested;
 }
 

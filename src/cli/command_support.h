@@ -1,5 +1,5 @@
 // CommandSupport: what the commands of commands.h share: the process's
-// logger, the SIGINT/SIGTERM flag, the one-line failures before any host is
+// logger, the SIGINT/SIGTERM/SIGHUP flag, the one-line failures before any host is
 // touched, and the host cleaner that redacts. Part of the Commands module,
 // internal to src/. SetUpLogging and InstallInterruptHandler change
 // process-wide state (call them from one thread); the rest is thread-safe.
@@ -21,11 +21,11 @@ extern const char kLogPattern[];
 /// at the level --quiet and -v ask for.
 void SetUpLogging(const Options& options);
 
-/// Installs the handler of SIGINT and SIGTERM and returns the flag it sets.
-/// The first signal asks the run to start no new host and to stop the hosts
-/// in flight at their next step boundary (reported interrupted), then the
-/// reports are written; the handler is reset, so a second one ends the
-/// process.
+/// Installs the handler of SIGINT, SIGTERM and SIGHUP and returns the flag
+/// it sets; SIGPIPE is ignored. The first signal asks the run to start no
+/// new host and to stop the hosts in flight at their next step boundary
+/// (reported interrupted), then the reports are written; the handler is
+/// reset, so a second one ends the process.
 const std::atomic<bool>* InstallInterruptHandler();
 
 /// The flag InstallInterruptHandler's handler sets.

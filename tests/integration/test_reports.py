@@ -188,6 +188,14 @@ class InterruptTest(unittest.TestCase):
     is still written and names the hosts never started."""
 
     def test_ctrl_c_still_writes_every_report(self):
+        self.interrupt_writes_every_report(signal.SIGINT)
+
+    def test_hangup_stops_like_ctrl_c(self):
+        """The operator's SSH session drops (SIGHUP): the run stops at a step
+        boundary and writes every report, as for Ctrl-C."""
+        self.interrupt_writes_every_report(signal.SIGHUP)
+
+    def interrupt_writes_every_report(self, signal_number):
         specs = [HostSpec("gpu01", scenario="clean"),
                  HostSpec("gpu02", scenario="no_banner"),  # in flight for 3 s
                  HostSpec("gpu03", scenario="clean"),
@@ -211,7 +219,7 @@ class InterruptTest(unittest.TestCase):
                 except OSError:
                     return False
             self.assertTrue(wait_until(gpu02_connecting, timeout=60))
-            proc.send_signal(signal.SIGINT)
+            proc.send_signal(signal_number)
             stdout, stderr = proc.communicate(timeout=120)
             self.assertEqual(proc.returncode, 2, stderr)
             self.assertIn("interrupted: starting no new hosts, waiting for 1 in flight", stderr)
