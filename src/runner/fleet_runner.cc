@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <condition_variable>
 #include <deque>
+#include <exception>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 
 #include "fleetreap/base/fiber.h"
@@ -185,6 +187,28 @@ HostReport ConnectAndClean(Run& run, size_t index, TimePoint start, TimePoint ho
   return report;
 }
 
+// Connects and cleans; a throw out of the host's code (a library's
+// bad_alloc, a bug) fails this host alone, as an internal error, instead of
+// ending the process with every other host in flight.
+HostReport ConnectAndCleanGuarded(Run& run, size_t index, TimePoint start, TimePoint host_deadline,
+                                  int* attempts, milliseconds* connect_time) {
+  std::string what;
+  try {
+    return ConnectAndClean(run, index, start, host_deadline, attempts, connect_time);
+  } catch (const std::exception& e) {
+    what = e.what();
+  } catch (...) {
+    what = "unknown exception";
+  }
+  HostReport report;
+  report.status = HostStatus::kFailed;
+  report.error_kind = ErrorKind::kInternal;
+  report.error_message = "internal error (" + what +
+                         "): the host's ladder stopped where it was; its journal and the "
+                         "host's audit lines say what was done";
+  return report;
+}
+
 HostReport RunHost(Run& run, size_t index) {
   const Host& host = (*run.plans)[index].host;
   const TimePoint start = run.clock->Now();
@@ -195,7 +219,8 @@ HostReport RunHost(Run& run, size_t index) {
   run.events->Push({Event::Kind::kStarted, index, 0, ""});
   int attempts = 0;
   milliseconds connect_time{0};
-  HostReport report = ConnectAndClean(run, index, start, host_deadline, &attempts, &connect_time);
+  HostReport report =
+      ConnectAndCleanGuarded(run, index, start, host_deadline, &attempts, &connect_time);
   report.name = host.name;
   report.address = host.address;
   report.port = host.port;
@@ -214,8 +239,8 @@ bool MayStart(Run& run) {
   return run.clock->Now() < run.deadline;
 }
 
-// One worker: takes hosts until none is left, then says it is done (also
-// when a host's code throws, so that the collector never waits for it).
+// One worker: takes hosts until none is left, then says it is done (a
+// host's throw is its own failure, ConnectAndCleanGuarded).
 void Worker(Run& run) {
   struct Done {
     Run& run;

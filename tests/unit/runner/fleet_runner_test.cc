@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 #include "fleetreap/base/fiber.h"
@@ -400,6 +401,34 @@ TEST(FleetRunnerTest, NullTransportFailsOnlyThatHost) {
   EXPECT_EQ(report.hosts[0].status, HostStatus::kFailed);
   EXPECT_EQ(report.hosts[0].error_kind, ErrorKind::kInternal);
   EXPECT_EQ(report.hosts[1].status, HostStatus::kClean);
+}
+
+// A throw out of one host's cleaner fails that host alone (internal), on
+// threads and on fibers; the others end as usual.
+TEST(FleetRunnerTest, AThrowFailsOnlyThatHost) {
+  for (Fanout fanout : {Fanout::kThreads, Fanout::kFibers}) {
+    FakeClock clock;
+    FleetSettings settings = FastSettings();
+    settings.fanout = fanout;
+    settings.forks = 2;
+    RunReport report = RunFleet(
+        Plans(3), settings,
+        [](const Host&) {
+          return std::make_unique<ScriptedTransport>(std::vector<Status>{Status::Ok()});
+        },
+        nullptr, nullptr, clock,
+        [](Transport& t, const HostJob& job) -> HostReport {
+          if (job.host->name == "gpu1") throw std::length_error("basic_string::_M_create");
+          return CleanReport(t, job);
+        });
+    ASSERT_EQ(report.hosts.size(), 3u);
+    EXPECT_EQ(report.hosts[0].status, HostStatus::kClean);
+    EXPECT_EQ(report.hosts[1].status, HostStatus::kFailed);
+    EXPECT_EQ(report.hosts[1].error_kind, ErrorKind::kInternal);
+    EXPECT_EQ(report.hosts[1].name, "gpu1");
+    EXPECT_NE(report.hosts[1].error_message.find("basic_string::_M_create"), std::string::npos);
+    EXPECT_EQ(report.hosts[2].status, HostStatus::kClean);
+  }
 }
 
 // Offers a host key on connect, then succeeds or fails as told.
