@@ -52,12 +52,15 @@ lv() {
 # one table show the same fd count (the folder's size), so a PID's folders
 # are read once per count (a folder that shows 0 is empty, or its kernel
 # counts nothing: read). The records wait in FR, HP gets each holder, GP
-# those that hold a GPU's own file (/dev/nvidiaN).
-# shellcheck disable=SC2086  # splits find's lines into words, under set -f
+# those that hold a GPU's own file (/dev/nvidiaN). FE=1 when a find could
+# not walk (exit 2 or more: an argument list too long, a find that would not
+# start; 1 is only files gone while it walked).
+# shellcheck disable=SC2086,SC2034  # splits find's lines into words, under set -f; FE is the caller's
 fds() {
-  HP=; GP=; FR=; LP=; K=; w=
+  HP=; GP=; FR=; LP=; K=; w=; FE=
   if [ -n "$SD" ]; then t=f; else t=c; fi
   x=$(find "$@" -mindepth 2 -maxdepth 2 -name fd -printf '%s %p\n' 2>/dev/null)
+  [ $? -lt 2 ] || FE=1
   set -f; IFS=$NL
   for l in $x; do
     n=${l%% *}; d=${l#* }; p=${d#/proc/}; p=${p%%/*}
@@ -68,9 +71,10 @@ fds() {
     w="$w$NL$d"
   done
   x=
-  [ -z "$w" ] || x=$(find $w -mindepth 1 -maxdepth 1 \( -lname "$DV/nvidia*" ! -lname '*[!-a-zA-Z0-9/_.]*' -printf 'p %p %l\n' \) , \( \( -xtype c -o -xtype $t \) -exec stat -L --printf 'c %f %t %T %d %i %n\n' {} + \) 2>/dev/null | sort -u -t/ -k1,1 -k3,3 -k8)
+  [ -z "$w" ] || x=$( { find $w -mindepth 1 -maxdepth 1 \( -lname "$DV/nvidia*" ! -lname '*[!-a-zA-Z0-9/_.]*' -printf 'p %p %l\n' \) , \( \( -xtype c -o -xtype $t \) -exec stat -L --printf 'c %f %t %T %d %i %n\n' {} + \) 2>/dev/null || printf 'E %s\n' $?; } | sort -u -t/ -k1,1 -k3,3 -k8)
   for l in $x; do
     IFS=' '; set -- $l
+    if [ "$1" = E ] && [ $# -eq 2 ]; then [ "$2" -lt 2 ] 2>/dev/null || FE=1; continue; fi
     if [ "$1" = c ] && [ $# -eq 7 ]; then p=$7; elif [ "$1" = p ] && [ $# -eq 3 ]; then p=$2; else continue; fi
     p=${p#/proc/}; f=${p##*/}; p=${p%%/*}
     case $p$f in *[!0-9]*) continue;; esac

@@ -57,9 +57,12 @@ std::string SelectedFiles(const ShmSelection& selection) {
 constexpr char kShmBody[] = R"SH(z 'shm 1'
 # The candidates' inodes, then which of them any process has open (the fd
 # pass) or mapped (maps lines on /dev/shm's device with that inode). No
-# candidate (the usual case): nothing more to read or start.
+# candidate (the usual case): nothing more to read or start. Only these
+# inodes are ever removed (CV): a file made after this listing was checked by
+# no one and is left for the next run.
 set -f; CI=$(cand -printf '%i ' 2>/dev/null); set +f
 if [ -n "$CI" ]; then
+  CV=; for u in $CI; do CV="$CV -o -inum $u"; done; CV=${CV# -o }
   SD=$(find "$M" -maxdepth 0 -printf '%D' 2>/dev/null)
   case $SD in ''|*[!0-9]*) SD=;; esac
   if [ -n "$SD" ]; then
@@ -68,21 +71,24 @@ if [ -n "$CI" ]; then
     # shellcheck disable=SC2086  # CI is a list of inode numbers
     set -- $CI; IFS='|'; e="$*"; IFS=" 	$NL"
     y=$(find /proc/[0-9]*/maps -exec grep -h -E " $SX ($e) " {} + 2>/dev/null)
+    [ $? -lt 2 ] || FE=1
     set -f; IFS=$NL
     # shellcheck disable=SC2086  # the maps line's fields
     for l in $y; do IFS=' '; set -- $l; [ "$4" = "$SX" ] && UI="$UI $5"; done
     IFS=" 	$NL"; set +f
   fi
   i=; for u in $UI; do case " $CI " in *" $u "*) i="$i -o -inum $u";; esac; done
-  # Unknown device: every match counts as in use, nothing is removed.
-  i=${i# -o }; [ -n "$i" ] || i=-false; [ -n "$SD" ] || i=-true
+  # Unknown device, or a walk that could not run (FE): every match counts
+  # as in use, nothing is removed.
+  i=${i# -o }; [ -n "$i" ] || i=-false
+  if [ -z "$SD" ] || [ -n "$FE" ]; then i=-true; fi
   set -f
-  # shellcheck disable=SC2086  # i is find's -inum expression, word by word
+  # shellcheck disable=SC2086  # i and CV are find's -inum expressions, word by word
   if [ -n "$DRY" ]; then
-    cand \( \( $i \) -printf 'inuse:%f\0' -o -printf 'would:%f\0' \) 2>/dev/null
+    cand \( $CV \) \( \( $i \) -printf 'inuse:%f\0' -o -printf 'would:%f\0' \) 2>/dev/null
   else
     # find's own errors say why a removal failed ("...: Permission denied").
-    rmv() { cand \( \( $i \) -printf 'inuse:%f\0' -o -delete -printf 'removed:%f\0' "$@" -o -printf 'failed:%f\0' \); }
+    rmv() { cand \( $CV \) \( \( $i \) -printf 'inuse:%f\0' -o -delete -printf 'removed:%f\0' "$@" -o -printf 'failed:%f\0' \); }
     exec 3>&1
     if [ -n "$AP" ]; then
       # The removed names also go, NUL-ended, to one od: hex bytes the

@@ -680,6 +680,59 @@ TEST(RemoteScriptTest, ShmCleanKeepsWhatIsInUseAndReadsEveryName) {
   close(open_fd);
 }
 
+// Only the inodes the step listed are removed: a file made after the
+// listing (here by a find that makes one as it ends) was checked by no
+// one, and is left for the next run.
+// The runner's shm folder holding one stale segment, nccl-old.
+HostPaths ShmWithAStaleSegment(ScriptRunner& runner) {
+  HostPaths paths;
+  paths.shm_dir = runner.dir() + "/shm";
+  mkdir(paths.shm_dir.c_str(), 0755);
+  std::ofstream(paths.shm_dir + "/nccl-old") << "x";
+  return paths;
+}
+
+TEST(RemoteScriptTest, ShmCleanRemovesOnlyTheFilesItListed) {
+  ScriptRunner runner;
+  const HostPaths paths = ShmWithAStaleSegment(runner);
+  const std::string& shm = paths.shm_dir;
+  runner.Write(runner.dir() + "/bin/find",
+               "#!/bin/sh\n/usr/bin/find \"$@\"; r=$?\nfor a in \"$@\"; do case $a in '%i ') "
+               "[ -e " +
+                   runner.dir() + "/made ] || { : >" + runner.dir() + "/made; echo x >" + shm +
+                   "/nccl-late; };; esac; done\nexit $r\n",
+               0755);
+  ShmOutput real;
+  std::string out = runner.Run(ShmCleanScript({"nccl-*"}, false, paths));
+  ASSERT_TRUE(ParseShmOutput(out, &real).ok()) << out;
+  EXPECT_EQ(real.removed, std::vector<std::string>{"nccl-old"});
+  EXPECT_TRUE(real.in_use.empty());
+  EXPECT_TRUE(runner.Exists("made"));
+  EXPECT_TRUE(runner.Exists("shm/nccl-late"));
+  EXPECT_FALSE(runner.Exists("shm/nccl-old"));
+}
+
+// A walk of the holders that cannot run (an argument list too long on a
+// host of ~100,000 processes: find exits 126) leaves every candidate in
+// use: nothing is removed on a guess.
+TEST(RemoteScriptTest, ShmCleanRemovesNothingWhenTheHoldersWalkFails) {
+  for (const char* failing : {"*/maps", "*/task"}) {
+    ScriptRunner runner;
+    const HostPaths paths = ShmWithAStaleSegment(runner);
+    runner.Write(runner.dir() + "/bin/find",
+                 std::string("#!/bin/sh\nfor a in \"$@\"; do case $a in ") + failing +
+                     ") echo 'find: Argument list too long' >&2; exit 126;; esac; done\n"
+                     "exec /usr/bin/find \"$@\"\n",
+                 0755);
+    ShmOutput real;
+    std::string out = runner.Run(ShmCleanScript({"nccl-*"}, false, paths));
+    ASSERT_TRUE(ParseShmOutput(out, &real).ok()) << out;
+    EXPECT_TRUE(real.removed.empty()) << failing;
+    EXPECT_EQ(real.in_use, std::vector<std::string>{"nccl-old"}) << failing;
+    EXPECT_TRUE(runner.Exists("shm/nccl-old")) << failing;
+  }
+}
+
 // Under a scope only the selected files are candidates, each by inode and
 // only while its owner is the uid given: the others are neither removed nor
 // listed, and a selected file still in use is kept.
