@@ -84,6 +84,7 @@ void FoldHolders(const HostSnapshot& snapshot, const FoldContext& context,
   }
   view->newcomers = FindNewcomers(snapshot.children, view->holders);
   view->control_only_left_out = snapshot.control_only_left_out;
+  view->holder_walk_failed = snapshot.holder_walk_failed;
   for (int pid : snapshot.children_unlisted) {
     if (std::find(view->children_unlisted.begin(), view->children_unlisted.end(), pid) ==
         view->children_unlisted.end()) {

@@ -230,10 +230,18 @@ std::string ControlOnlyLeftOut(const HostView& view) {
          "no GPU memory: more than a scan describes, so none of them was described or signalled";
 }
 
+std::string HolderWalkFailed(const HostView& view) {
+  if (!view.holder_walk_failed) return "";
+  return "the holder walk could not run (a find or grep over /proc did not start: an argument "
+         "list too long?): processes holding the GPUs may be unseen, so the host is not judged "
+         "clean";
+}
+
 std::vector<std::string> ScanBlindSpots(const HostView& view) {
   std::vector<std::string> notes;
-  const std::string left_out = ControlOnlyLeftOut(view);
-  if (!left_out.empty()) notes.push_back(left_out);
+  for (const std::string& note : {HolderWalkFailed(view), ControlOnlyLeftOut(view)}) {
+    if (!note.empty()) notes.push_back(note);
+  }
   if (!view.children_unlisted.empty()) {
     std::string pids;
     for (int pid : view.children_unlisted) pids += (pids.empty() ? "" : ", ") + std::to_string(pid);

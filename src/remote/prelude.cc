@@ -97,13 +97,15 @@ fds() {
 # $DV counts by path (mmp); any other file counts by the device number of
 # the file behind the mapping (map_files, else the path in the process's
 # root), stat'ed in one call (mm). The records wait in MR; GP gets the PIDs
-# that map a GPU's own file.
-# shellcheck disable=SC2086  # splits grep's lines, under set -f
+# that map a GPU's own file. FE=1 when grep could not start (126 or more:
+# an argument list too long; 2 is only maps files gone while it read).
+# shellcheck disable=SC2086,SC2034  # splits grep's lines, under set -f; FE is the caller's
 mps() {
   MR=
-  x=$(grep -H -E ' /([^ ]*/)?nvidia[^/ ]*( \(deleted\))?$' "$@" 2>/dev/null | sort -u -t/ -k3,3 -k5)
+  x=$( { grep -H -E ' /([^ ]*/)?nvidia[^/ ]*( \(deleted\))?$' "$@" 2>/dev/null || printf 'E %s\n' $?; } | sort -u -t/ -k3,3 -k5)
   set -f; IFS=$NL; LP=; K=; y=
   for l in $x; do
+    case $l in 'E '*) [ "${l#E }" -lt 126 ] 2>/dev/null || FE=1; continue;; esac
     p=${l#/proc/}; p=${p%%/*}
     case $p in ''|*[!0-9]*) continue;; esac
     r=${l#*/maps:}; r=${r%% *}

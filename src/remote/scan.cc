@@ -129,6 +129,7 @@ Status ReadHolders(const ScanOutput& scan, HostSnapshot* snapshot) {
   snapshot->parents = scan.parents;
   snapshot->children_unlisted = scan.children_unlisted;
   snapshot->control_only_left_out = scan.control_only_left_out;
+  snapshot->holder_walk_failed = scan.holder_walk_failed;
   return Status::Ok();
 }
 

@@ -72,7 +72,8 @@ void ReadUnits(const std::string& text, std::vector<std::string>* units) {
 
 // The holder part: "majors", then "fd" and "fdp" records, the mappings'
 // "mmp" and "mm" records, "ctl COUNT" (control-only holders left out),
-// "minor" records; the "kids" records are read by ParseKids.
+// "blind" (a walk that could not run), "minor" records; the "kids" records
+// are read by ParseKids.
 Status ParseHolderPart(RecordReader& reader, ScanOutput* scan) {
   const HostRecord* r = nullptr;
   Status status = reader.Take("majors", -1, false, "majors (N NAME)...", &r);
@@ -123,6 +124,11 @@ Status ParseHolderPart(RecordReader& reader, ScanOutput* scan) {
       return reader.Error("bad ctl " + QuoteForMessage(r->tag, 40));
     }
     scan->control_only_left_out = count;
+  }
+  if (reader.PeekWord() == "blind") {
+    status = reader.Take("blind", 1, false, "blind", &r);
+    if (!status.ok()) return status;
+    scan->holder_walk_failed = true;
   }
   while (reader.PeekWord() == "minor") {
     status = reader.Take("minor", 2, true, "minor N:BUS_ID", &r);

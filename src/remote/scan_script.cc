@@ -185,6 +185,8 @@ else
   fds /proc/[0-9]*/task
   mps /proc/[0-9]*/maps
   cap "$CC"
+  # A walk that could not run saw no holder: said, never read as none.
+  [ -z "$FE" ] || z 'blind'
   for g in "$DR"/*; do
     [ -r "$g/information" ] || continue
     { while IFS=: read -r k v; do

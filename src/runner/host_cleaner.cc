@@ -111,7 +111,9 @@ bool Runner::Rescan(const Action& action) {
 // With readiness read, a GPU that only asks for a recovery action is empty:
 // the host is not_ready (its finding names the action), not dirty. A
 // daemon's unit stopped for a GPU reset and not active again: dirty; so is a
-// holder that survived SIGKILL, whatever the GPUs read (named in the message).
+// holder that survived SIGKILL, and a scan that could not see every holder
+// (a walk that did not run, control-only holders past the cap), whatever
+// the GPUs read (named in the message).
 bool Runner::EndedClean() {
   const int64_t threshold = job_.host->threshold_mib.value_or(playbook_.threshold_mib);
   const bool empty =
@@ -120,7 +122,8 @@ bool Runner::EndedClean() {
                 HostGpusEmptyButForNamedMissing(report_.gpus_after, threshold, report_.readiness)
           : HostGpusClean(report_.gpus_after);
   const std::string unkillable = UnkillableHolders(view_);
-  const std::string left_out = ControlOnlyLeftOut(view_);
+  const std::string left_out =
+      view_.holder_walk_failed ? HolderWalkFailed(view_) : ControlOnlyLeftOut(view_);
   const bool clean = empty && view_.newcomers.empty() &&
                      report_.reset_units_started.size() == report_.reset_units_stopped.size();
   if (clean && !unkillable.empty() && report_.error_message.empty()) {

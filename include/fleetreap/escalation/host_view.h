@@ -51,6 +51,9 @@ struct HostView {
   /// Control-only holders the latest full scan left out past its cap (not
   /// described, never signalled): while any is there the host is not clean.
   int control_only_left_out = 0;
+  /// The latest full scan's holder walk could not run: the host is not
+  /// judged clean on it.
+  bool holder_walk_failed = false;
   /// The readiness findings of the latest scan that read them
   /// (DecideReadiness), and whether one did.
   bool readiness_checked = false;
@@ -103,6 +106,10 @@ std::vector<std::string> ScanBlindSpots(const HostView& view);
 /// "N processes hold only NVIDIA control devices ...", "" when the latest
 /// full scan left none out: a host where one is left is never clean.
 std::string ControlOnlyLeftOut(const HostView& view);
+
+/// "the holder walk could not run ...", "" when the latest full scan's
+/// walk ran: a host whose walk failed is never clean.
+std::string HolderWalkFailed(const HostView& view);
 
 /// nvidia-smi names a lost GPU by bus id only. When exactly one index below
 /// "expected" has no reading and exactly one lost reading has no index, they

@@ -83,6 +83,8 @@ struct HostSnapshot {
   /// Holders of control devices only (nvidiactl, nvidia-uvm...), charged
   /// nothing, that the scan left out past its cap: not among "holders".
   int control_only_left_out = 0;
+  /// The scan's holder walk could not run: "holders" is not all there is.
+  bool holder_walk_failed = false;
   GpuQueryAnswer gpu_query;
   /// The readiness readings (ScanRequest::readiness): the health fields of
   /// the same GPU query, the kernel log's Xid events, the NVSwitch nodes,

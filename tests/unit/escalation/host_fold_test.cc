@@ -77,6 +77,7 @@ TEST(HostFoldTest, KeepsWhatTheScanCouldNotSee) {
   ASSERT_TRUE(FoldSnapshot(second, context, &state, &view).status.ok());
   EXPECT_EQ(view.control_only_left_out, 0);
   EXPECT_EQ(ControlOnlyLeftOut(view), "");
+  EXPECT_EQ(HolderWalkFailed(view), "");
   EXPECT_EQ(view.children_unlisted, (std::vector<int>{7, 8}));
   EXPECT_EQ(ScanBlindSpots(view),
             std::vector<std::string>{
@@ -84,6 +85,28 @@ TEST(HostFoldTest, KeepsWhatTheScanCouldNotSee) {
                 "/proc/PID/task/*/children, CONFIG_PROC_CHILDREN off) of pid 7, 8: a worker it "
                 "starts again is seen only once it holds a GPU"});
   EXPECT_TRUE(ScanBlindSpots(HostView()).empty());
+}
+
+// A full scan whose holder walk did not run: the view says so, the notes
+// name it first, and the next full scan that walked clears it.
+TEST(HostFoldTest, AWalkThatDidNotRunIsNamed) {
+  FoldContext context;
+  FoldState state;
+  HostView view;
+  HostSnapshot blind = Full({}, {Gpu(0, 0), Gpu(1, 0)});
+  blind.holder_walk_failed = true;
+  blind.control_only_left_out = 70;
+  ASSERT_TRUE(FoldSnapshot(blind, context, &state, &view).status.ok());
+  EXPECT_TRUE(view.holder_walk_failed);
+  const std::string said =
+      "the holder walk could not run (a find or grep over /proc did not start: an argument list "
+      "too long?): processes holding the GPUs may be unseen, so the host is not judged clean";
+  EXPECT_EQ(HolderWalkFailed(view), said);
+  ASSERT_EQ(ScanBlindSpots(view).size(), 2u);
+  EXPECT_EQ(ScanBlindSpots(view)[0], said);
+  ASSERT_TRUE(FoldSnapshot(Full({}, {Gpu(0, 0), Gpu(1, 0)}), context, &state, &view).status.ok());
+  EXPECT_FALSE(view.holder_walk_failed);
+  EXPECT_TRUE(ScanBlindSpots(view).empty());
 }
 
 TEST(HostFoldTest, FoldsTheReadinessReadingsUnderThePolicy) {

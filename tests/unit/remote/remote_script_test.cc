@@ -733,6 +733,31 @@ TEST(RemoteScriptTest, ShmCleanRemovesNothingWhenTheHoldersWalkFails) {
   }
 }
 
+// A holder walk that cannot start (find or grep exiting 126: an argument
+// list too long on a host of ~100,000 processes) is said ("blind"), never
+// read as no holder; a walk that ran is not.
+TEST(RemoteScriptTest, ScanSaysWhenTheHolderWalkCouldNotRun) {
+  struct Row {
+    const char* tool;
+    const char* failing;
+  };
+  for (const Row& row : {Row{"find", "*/task"}, Row{"grep", "*/maps"}, Row{"", ""}}) {
+    ScriptRunner runner;
+    if (*row.tool != '\0') {
+      runner.Write(
+          runner.dir() + "/bin/" + row.tool,
+          std::string("#!/bin/sh\nfor a in \"$@\"; do case $a in ") + row.failing +
+              ") echo 'Argument list too long' >&2; exit 126;; esac; done\nexec /usr/bin/" +
+              row.tool + " \"$@\"\n",
+          0755);
+    }
+    std::string out = runner.Run(ScanScript(Request()));
+    ScanOutput scan;
+    ASSERT_TRUE(ParseScanOutput(out, &scan).ok()) << out;
+    EXPECT_EQ(scan.holder_walk_failed, *row.tool != '\0') << row.tool;
+  }
+}
+
 // Under a scope only the selected files are candidates, each by inode and
 // only while its owner is the uid given: the others are neither removed nor
 // listed, and a selected file still in use is kept.

@@ -107,7 +107,11 @@ TEST(ScanOutputTest, LeftOutHoldersAndUnlistedChildren) {
                   .ok());
   EXPECT_EQ(scan.control_only_left_out, 2500);
   EXPECT_EQ(scan.children_unlisted, std::vector<int>{425});
+  EXPECT_FALSE(scan.holder_walk_failed);
+  ASSERT_TRUE(ParseScanOutput(head + Nul("ctl 3") + Nul("blind") + tail, &scan).ok());
+  EXPECT_TRUE(scan.holder_walk_failed);
   ASSERT_TRUE(ParseScanOutput(head + Nul("kids 425") + tail, &scan).ok());
+  EXPECT_FALSE(scan.holder_walk_failed);
   EXPECT_EQ(scan.control_only_left_out, 0);  // none left out: no record
   EXPECT_TRUE(scan.children_unlisted.empty());
   struct Bad {
@@ -123,6 +127,12 @@ TEST(ScanOutputTest, LeftOutHoldersAndUnlistedChildren) {
       {head + Nul("kids -") + tail, "parse: scan output record 9: bad kids \"kids -\""},
       {head + Nul("minor 3:0000:1a:00.0") + Nul("ctl 2") + tail,
        "parse: scan output record 10: expected \"FILE:TEXT\", got \"ctl 2\""},
+      {head + Nul("blind 1") + tail,
+       "parse: scan output record 9: expected \"blind\", got \"blind 1\""},
+      {head + Nul("blind:") + tail,
+       "parse: scan output record 9: expected \"blind\", got \"blind\""},
+      {head + Nul("minor 3:0000:1a:00.0") + Nul("blind") + tail,
+       "parse: scan output record 10: expected \"FILE:TEXT\", got \"blind\""},
   };
   for (const Bad& row : bad_scans) {
     EXPECT_EQ(ParseScanOutput(row.out, &scan).ToString(), row.error) << row.out;
