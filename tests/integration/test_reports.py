@@ -151,8 +151,12 @@ class ReportsTest(FleetCase):
     def test_log_dir_has_every_command(self):
         logs = os.path.join(self.out, "logs")
         self.assertEqual(sorted(os.listdir(logs)), sorted(s.name + ".log" for s in self.SPECS))
-        with open(os.path.join(logs, "gpu04.log")) as f:
-            text = f.read()
+        with open(os.path.join(logs, "gpu04.log"), "rb") as f:
+            raw = f.read()
+        # Text: the host's NUL-separated records show each NUL as "\0" and a line break.
+        self.assertNotIn(b"\0", raw)
+        text = raw.decode(errors="replace")
+        self.assertRegex(text, r"\n  \| scan 1\\0\n")
         self.assertRegex(text, r"connected \(\d+ ms\)")
         self.assertRegex(text, r"run \(timeout \d+ ms\):\n  \$ ")
         self.assertRegex(text, r"exited 0 \(\d+ ms\)")
