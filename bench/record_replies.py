@@ -5,7 +5,8 @@ the recorded replies bench/tools/replay_sshd serves (bench/replies/).
   bench/record_replies.py --profile incident LOG [--out bench/replies]
 
 Each command in LOG becomes PROFILE/STEPS.out (its stdout, the exact bytes:
-the log prefixes each line with "  | " and states the byte count, which is
+the log prefixes each line with "  | ", writes each NUL as "\\0" and a line
+break and each backslash as "\\\\", and states the byte count, which is
 checked) and PROFILE/STEPS.rc (its exit status), STEPS being the step
 headers the command prints (z 'scan 1', ...) joined by '+'. To re-record,
 bring up one host of a scenario (scripts/fleet up --dir D --hosts 1
@@ -17,6 +18,24 @@ import os
 import re
 
 STAMP = rb"^\d{4}-\d\d-\d\dT\S+ "
+
+
+def unescape(shown):
+    """The bytes a logged stream held: "\\0" and the line break after it a
+    NUL, "\\\\" a backslash (command_log.cc)."""
+    out, i = bytearray(), 0
+    while i < len(shown):
+        c = shown[i:i + 1]
+        if c == b"\\" and shown[i + 1:i + 2] == b"0":
+            out += b"\0"
+            i += 3 if shown[i + 2:i + 3] == b"\n" else 2
+        elif c == b"\\" and shown[i + 1:i + 2] == b"\\":
+            out += b"\\"
+            i += 2
+        else:
+            out += c
+            i += 1
+    return bytes(out)
 
 
 def commands(path):
@@ -49,7 +68,7 @@ def commands(path):
             cur["out"].append(line[4:])
     result = []
     for r in runs:
-        out = b"\n".join(r["out"])
+        out = unescape(b"\n".join(r["out"]))
         if r["outn"] and len(out) == r["outn"] - 1:
             out += b"\n"
         if len(out) != r["outn"]:

@@ -2,11 +2,13 @@
 // (playbook.h); the readers of single values are in playbook_reader.h.
 #include "fleetreap/escalation/playbook.h"
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
+#include <cerrno>
+#include <cstring>
 
 #include "playbook_reader.h"
 
@@ -21,6 +23,28 @@ using playbook_internal::CheckUnitPattern;
 using playbook_internal::PlaybookError;
 using playbook_internal::PlaybookReader;
 using playbook_internal::ReadReadyPolicy;
+
+// Reads all of "path" into "*text"; returns 0, or the errno that stopped it
+// (a directory is EISDIR, not an empty playbook).
+int ReadWholeFile(const std::string& path, std::string* text) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno;
+  char buffer[8192];
+  int error = 0;
+  for (;;) {
+    const ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n > 0) {
+      text->append(buffer, static_cast<size_t>(n));
+    } else if (n == 0) {
+      break;
+    } else if (errno != EINTR) {
+      error = errno;
+      break;
+    }
+  }
+  close(fd);
+  return error;
+}
 
 void ApplyKey(const PlaybookReader& reader, const YAML::Node& key, const YAML::Node& value,
               Playbook* p) {
@@ -158,13 +182,13 @@ Status ParsePlaybook(const std::string& yaml, const std::string& source, Playboo
 }
 
 Status LoadPlaybookFile(const std::string& path, Playbook* playbook) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Status::Error(ErrorKind::kInvalidInput, path + ": cannot read the playbook file");
+  std::string text;
+  const int error = ReadWholeFile(path, &text);
+  if (error != 0) {
+    return Status::Error(ErrorKind::kInvalidInput,
+                         path + ": cannot read the playbook file: " + std::strerror(error));
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParsePlaybook(text.str(), path, playbook);
+  return ParsePlaybook(text, path, playbook);
 }
 
 const char* DefaultPlaybookText() { return kDefaultPlaybookYaml; }

@@ -95,6 +95,7 @@ std::vector<std::string> Problems(const HostReport& host) {
   for (const StateProblem& problem : kStateProblems) {
     std::vector<std::string> names;
     std::vector<std::string> actions;  // kRecovery: what the driver asks for
+    int64_t used_mib = 0;              // kGhost: the memory no process holds
     for (const GpuReading& gpu : FinalGpus(host)) {
       if (gpu.state != problem.state) continue;
       // A GPU nvidia-smi could not number is named by its bus id.
@@ -102,12 +103,16 @@ std::vector<std::string> Problems(const HostReport& host) {
       if (std::find(actions.begin(), actions.end(), gpu.recovery_action) == actions.end()) {
         actions.push_back(gpu.recovery_action);
       }
+      if (gpu.used_mib) used_mib += *gpu.used_mib;
     }
     if (names.empty()) continue;
     std::string text =
         (names.size() == 1 ? "GPU " : "GPUs ") + JoinNonEmpty(names, ",") + " " + problem.text;
     if (problem.state == GpuState::kRecovery)
       text += " (" + OneLine(JoinNonEmpty(actions, ", ")) + ")";
+    if (problem.state == GpuState::kGhost && used_mib > 0) {
+      text += " (" + std::to_string(used_mib) + " MiB)";
+    }
     problems.push_back(text);
   }
   int unkillable = CountFate(host, HolderFate::kUnkillable);
@@ -225,11 +230,26 @@ std::string ReplaceWord(const std::string& text, const std::string& word, const 
 
 }  // namespace
 
+std::string GhostMemoryRemedy(const HostReport& host) {
+  if (!host.gpus_reset.empty() || !host.reset_blocked_by.empty()) return "";
+  for (const GpuReading& gpu : FinalGpus(host)) {
+    if (gpu.state == GpuState::kGhost) {
+      return "ghost memory needs a GPU reset: run with --playbook reset.yaml";
+    }
+  }
+  return "";
+}
+
 std::string HostReason(const HostReport& host, bool dry_run) {
-  if (host.status == HostStatus::kClean || host.error_message.empty()) return "";
-  const std::string reason = OneLine(host.error_message, 300);
-  const std::string detail = OutcomeOf(host, dry_run).detail;
-  return detail.find(reason) == std::string::npos ? reason : "";
+  if (host.status == HostStatus::kClean) return "";
+  std::string reason;
+  if (!host.error_message.empty()) {
+    reason = OneLine(host.error_message, 300);
+    if (OutcomeOf(host, dry_run).detail.find(reason) != std::string::npos) reason.clear();
+  }
+  const std::string remedy = GhostMemoryRemedy(host);
+  if (!remedy.empty()) reason += (reason.empty() ? "" : "; ") + remedy;
+  return reason;
 }
 
 std::string GenericReason(const HostReport& host, bool dry_run) {

@@ -28,6 +28,8 @@ std::string ErrorText(const HostReport& host) {
     if (!text.empty()) text += "; ";
     text += FindingText(finding);
   }
+  const std::string remedy = GhostMemoryRemedy(host);
+  if (!remedy.empty()) text += (text.empty() ? "" : "; ") + remedy;
   return text;
 }
 

@@ -43,12 +43,31 @@ std::string Indent(const std::string& text, const std::string& prefix) {
   return out;
 }
 
+// "bytes" as text: each NUL (the host's records end in one) as the two
+// characters "\0" and a line break, each backslash doubled, every other byte
+// as sent.
+std::string ShowNuls(const std::string& bytes) {
+  std::string out;
+  out.reserve(bytes.size());
+  for (char c : bytes) {
+    if (c == '\0') {
+      out += "\\0\n";
+    } else if (c == '\\') {
+      out += "\\\\";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// The counts are of the bytes the host sent, before ShowNuls.
 std::string StreamBlock(const char* name, const std::string& text, bool capped, size_t max_bytes) {
   if (text.empty()) return std::string("  ") + name + ": empty\n";
   std::string out = std::string("  ") + name + " (" + std::to_string(text.size()) + " bytes" +
                     (capped ? ", capped by the transport" : "") + "):\n";
-  if (text.size() <= max_bytes) return out + Indent(text, "  | ");
-  out += Indent(text.substr(0, max_bytes), "  | ");
+  if (text.size() <= max_bytes) return out + Indent(ShowNuls(text), "  | ");
+  out += Indent(ShowNuls(text.substr(0, max_bytes)), "  | ");
   return out + "  ... " + std::to_string(text.size() - max_bytes) + " more bytes not logged\n";
 }
 

@@ -75,11 +75,12 @@ class ReportsTest(FleetCase):
         # Indented lines under a row are its hosts' reasons.
         reasons = [line for line in lines[:-1] if line.startswith("    ")]
         self.assertTrue(any("connection refused" in line for line in reasons), reasons)
+        self.assertIn("    ghost memory needs a GPU reset: run with --playbook reset.yaml", reasons)
         lines = [line for line in lines if not line.startswith("    ")]
         rows = {line.split()[0]: line for line in lines[:-1]}
         self.assertRegex(rows["gpu[01-03]"], r"^gpu\[01-03\]\s+clean\s+8/8 GPUs 0 MiB$")
         self.assertRegex(rows["gpu[04-05]"], r"^gpu\[04-05\]\s+cleaned\s+8 killed \(TERM 8\)")
-        self.assertRegex(rows["gpu06"], r"^gpu06\s+dirty\s+.*GPU 2 ghost memory")
+        self.assertRegex(rows["gpu06"], r"^gpu06\s+dirty\s+.*GPU 2 ghost memory \(10151 MiB\)")
         self.assertRegex(rows["gpu07"], r"^gpu07\s+unreachable\s+refused")
         self.assertRegex(rows["gpu08"], r"^gpu08\s+failed\s+sudo")
         self.assertRegex(rows["gpu09"], r"^gpu09\s+cleaned\s+.*/dev/shm entr")
@@ -138,6 +139,10 @@ class ReportsTest(FleetCase):
         attention = md.split("### Needs attention", 1)[1]
         self.assertEqual(re.findall(r"^\| `(gpu\d+)` ", attention, re.M),
                          ["gpu06", "gpu07", "gpu08"])
+        # Ghost memory: how much in the details, what frees it in the Error column.
+        self.assertRegex(attention, r"\| `gpu06` \| [^|]+ \| dirty \| GPU 2 ghost memory \(10151 "
+                                    r"MiB\) \| ghost memory needs a GPU reset: run with --playbook "
+                                    r"reset.yaml \|\n")
 
     def test_failed_hosts_rerun_selects_just_those(self):
         self.assertEqual(self.read("failed.txt"), "gpu06\ngpu07\ngpu08\n")
@@ -151,8 +156,12 @@ class ReportsTest(FleetCase):
     def test_log_dir_has_every_command(self):
         logs = os.path.join(self.out, "logs")
         self.assertEqual(sorted(os.listdir(logs)), sorted(s.name + ".log" for s in self.SPECS))
-        with open(os.path.join(logs, "gpu04.log")) as f:
-            text = f.read()
+        with open(os.path.join(logs, "gpu04.log"), "rb") as f:
+            raw = f.read()
+        # Text: the host's NUL-separated records show each NUL as "\0" and a line break.
+        self.assertNotIn(b"\0", raw)
+        text = raw.decode(errors="replace")
+        self.assertRegex(text, r"\n  \| scan 1\\0\n")
         self.assertRegex(text, r"connected \(\d+ ms\)")
         self.assertRegex(text, r"run \(timeout \d+ ms\):\n  \$ ")
         self.assertRegex(text, r"exited 0 \(\d+ ms\)")
@@ -162,7 +171,9 @@ class ReportsTest(FleetCase):
     def test_dry_run_exits_0_unless_a_host_could_not_be_inspected(self):
         dirty = self.fleetreap("--dry-run", "--limit", "gpu01,gpu06", "--color", "never")
         self.assertEqual(dirty.returncode, 0, dirty.stderr)
-        self.assertRegex(dirty.stdout, r"gpu06\s+dirty\s+GPU 2 ghost memory\n")
+        self.assertRegex(dirty.stdout, r"gpu06\s+dirty\s+GPU 2 ghost memory \(10151 MiB\)\n"
+                                       r"    ghost memory needs a GPU reset: run with --playbook "
+                                       r"reset\.yaml\n")
         self.assertRegex(dirty.stdout.splitlines()[-1],
                          r"^DRY RUN: 1/2 hosts clean, 1 dirty in .*nothing changed \(exit 0\)$")
         unreachable = self.fleetreap("--dry-run", "--limit", "gpu06,gpu07", "--retries", "0")

@@ -116,8 +116,10 @@ struct Playbook {
 /// Unknown keys are errors. "*playbook" is written only on success.
 Status ParsePlaybook(const std::string& yaml, const std::string& source, Playbook* playbook);
 
-/// Reads and parses the playbook at "path". A missing or unreadable file is
-/// ErrorKind::kInvalidInput naming the path.
+/// Reads and parses the playbook at "path". A missing or unreadable file
+/// (a directory too) is ErrorKind::kInvalidInput naming the path and the
+/// system's reason:
+/// `p.yaml: cannot read the playbook file: No such file or directory`.
 Status LoadPlaybookFile(const std::string& path, Playbook* playbook);
 
 /// The built-in default playbook (the text of playbooks/default.yaml).

@@ -38,7 +38,8 @@ struct HostOutcome {
   OutcomeKind kind = OutcomeKind::kFailed;
   /// Counts and kinds only, never addresses or PIDs, so that hosts with the
   /// same story get the same text and fold together: "8/8 GPUs 0 MiB",
-  /// "8 killed (TERM 6, KILL 2), 1 unit stopped", "connect_timeout".
+  /// "8 killed (TERM 6, KILL 2), 1 unit stopped", "connect_timeout",
+  /// "GPUs 2,6 ghost memory (2048 MiB)" (the ghost GPUs' memory in all).
   std::string detail;
 };
 
@@ -57,9 +58,18 @@ std::string KilledSummary(const HostReport& host);
 /// it, what to do ("host key for gpu03 ([127.0.1.3]:22) is not in known_hosts
 /// ... (offered SHA256:...); add it, or use --host-key-policy accept-new"):
 /// its error_message made one printable line (control characters '?', line
-/// breaks spaces, cut at 300 characters). "" for a clean host, for one
-/// without a message, and when the outcome's detail already holds it.
+/// breaks spaces, cut at 300 characters), left out when the outcome's detail
+/// already holds it, then its GhostMemoryRemedy (after "; " when both are
+/// there). "" for a clean host, and for one with neither.
 std::string HostReason(const HostReport& host, bool dry_run);
+
+/// What to do about ghost memory (a GPU over the threshold that no process
+/// holds: only a GPU reset frees it): "ghost memory needs a GPU reset: run
+/// with --playbook reset.yaml" when a GPU of "host"'s last reading is ghost
+/// and the run tried no reset there; "" otherwise (a reset that was blocked
+/// or done is in the outcome already). The same for every host, so that the
+/// hosts of a table row share it.
+std::string GhostMemoryRemedy(const HostReport& host);
 
 /// The blocking readiness findings of "host" as one line: the first one's
 /// FindingText and " (+N more)"; "" when none blocks.

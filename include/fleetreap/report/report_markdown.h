@@ -13,7 +13,9 @@ namespace fleetreap {
 
 /// The whole summary, ending with '\n'. Hosts are folded as in the terminal
 /// table; the "Needs attention" section lists every host that is not clean
-/// (one row each, never folded), and is left out when there is none.
+/// (one row each, never folded), and is left out when there is none. Its
+/// Error column holds the host's error message, nvidia-smi's error, the
+/// blocking readiness findings and the GhostMemoryRemedy, joined by "; ".
 std::string RenderMarkdown(const RunReport& report);
 
 /// RenderMarkdown of a run whose hosts were folded into "fold" as they

@@ -2,8 +2,11 @@
 // Transport so that every connect, every command sent (with its timeout),
 // how it ended (exit code, signal, timeout), how long it took and what it
 // printed land in DIR/<host>.log, appended, one timestamped entry at a time.
-// Output past a cap per stream is cut with a note saying how much was left
-// out. The CommandLog is shared by every worker thread; each wrapped
+// The log is text: in what a command printed, each NUL byte (the host's
+// records are NUL-separated) is written as "\0" and a line break, and each
+// backslash as "\\"; every other byte as the host sent it. Output past a cap
+// per stream is cut with a note saying how much was left out (the byte
+// counts are of the output as sent). The CommandLog is shared by every worker thread; each wrapped
 // transport writes only its own host's file, so hosts never interleave.
 // Thread-safe.
 #pragma once

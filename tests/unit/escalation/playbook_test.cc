@@ -178,11 +178,28 @@ TEST(PlaybookTest, NoStepsMeansTheDefaultLadder) {
   EXPECT_TRUE(p.Runs(Step::kStopUnits));
 }
 
-TEST(PlaybookTest, MissingFile) {
-  Playbook p;
-  Status status = LoadPlaybookFile("/nonexistent/p.yaml", &p);
-  EXPECT_EQ(status.kind(), ErrorKind::kInvalidInput);
-  EXPECT_EQ(status.message(), "/nonexistent/p.yaml: cannot read the playbook file");
+// A file that cannot be read says why, in the system's words.
+TEST(PlaybookTest, UnreadableFile) {
+  const std::string dir = FLEETREAP_SOURCE_DIR "/playbooks";
+  struct Case {
+    std::string path;
+    std::string message;
+  };
+  const Case kCases[] = {
+      {"/nonexistent/p.yaml",
+       "/nonexistent/p.yaml: cannot read the playbook file: No such file or directory"},
+      {dir, dir + ": cannot read the playbook file: Is a directory"},
+      {dir + "/default.yaml/x.yaml",
+       dir + "/default.yaml/x.yaml: cannot read the playbook file: Not a directory"},
+  };
+  for (const Case& c : kCases) {
+    Playbook p;
+    p.name = "untouched";
+    Status status = LoadPlaybookFile(c.path, &p);
+    EXPECT_EQ(status.kind(), ErrorKind::kInvalidInput) << c.path;
+    EXPECT_EQ(status.message(), c.message);
+    EXPECT_EQ(p.name, "untouched") << c.path;
+  }
 }
 
 // Under a scope clean_shm removes the signalled holders' own segments

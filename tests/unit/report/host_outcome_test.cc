@@ -64,7 +64,7 @@ TEST(HostOutcomeTest, OneLinePerKind) {
       {term_only, OutcomeKind::kCleaned, "3 killed (TERM 3)"},
       {gone, OutcomeKind::kCleaned, "1 gone"},
       {mixed.hosts[12], OutcomeKind::kDirty,
-       "GPU 7 busy, GPU 3 ghost memory, 1 unkillable; after 7 killed (TERM 7)"},
+       "GPU 7 busy, GPU 3 ghost memory (2048 MiB), 1 unkillable; after 7 killed (TERM 7)"},
       {dirty_unknown, OutcomeKind::kDirty, "not clean"},
       {smi, OutcomeKind::kDirty, "nvidia-smi failed"},
       {lost, OutcomeKind::kDirty,
@@ -96,7 +96,7 @@ TEST(HostOutcomeTest, DryRunSaysWhatWouldHappen) {
   const Row rows[] = {
       {0, OutcomeKind::kWouldClean,
        "would signal 2 (TERM 2), would stop 1 unit, would remove 1 /dev/shm entry"},
-      {2, OutcomeKind::kDirty, "GPU 5 ghost memory"},
+      {2, OutcomeKind::kDirty, "GPU 5 ghost memory (512 MiB)"},
       {3, OutcomeKind::kUnreachable, "connect_timeout after 3 attempts"},
   };
   for (const Row& row : rows) {
@@ -199,6 +199,52 @@ TEST(HostOutcomeTest, ReasonsSayWhyAndShareWhatDiffersOnlyByHost) {
   host.error_kind = ErrorKind::kCommandFailed;
   host.error_message = "nvidia-smi: boom";
   EXPECT_EQ(HostReason(host, false), "");
+}
+
+// Ghost memory: the row says how much, the reason what frees it, unless the
+// run already tried a reset there.
+TEST(HostOutcomeTest, GhostMemorySaysHowMuchAndWhatFreesIt) {
+  const std::string kRemedy = "ghost memory needs a GPU reset: run with --playbook reset.yaml";
+  HostReport one = CleanHost("gpu08", 8);
+  one.status = HostStatus::kDirty;
+  one.gpus_after = Gpus({0, 0, 10151, 0},
+                        {GpuState::kClean, GpuState::kClean, GpuState::kGhost, GpuState::kClean});
+  HostReport two = one;
+  two.gpus_after = Gpus({0, 0, 1024, 0, 0, 0, 512, 0},
+                        {GpuState::kClean, GpuState::kClean, GpuState::kGhost, GpuState::kClean,
+                         GpuState::kClean, GpuState::kClean, GpuState::kGhost, GpuState::kClean});
+  HostReport with_error = one;
+  with_error.error_message = "not active again after the GPU reset: nvidia-dcgm.service (failed)";
+  HostReport blocked = one;
+  blocked.reset_blocked_by = "nv-hostengine (pid 4)";
+  HostReport reset = one;
+  reset.gpus_reset = {2};
+  HostReport busy = one;
+  busy.gpus_after[2].state = GpuState::kBusy;
+  struct Row {
+    const char* what;
+    HostReport host;
+    std::string detail;
+    std::string reason;
+  };
+  const Row rows[] = {
+      {"one GPU", one, "GPU 2 ghost memory (10151 MiB)", kRemedy},
+      {"two GPUs: their memory in all", two, "GPUs 2,6 ghost memory (1536 MiB)", kRemedy},
+      {"an error too", with_error, "GPU 2 ghost memory (10151 MiB)",
+       with_error.error_message + "; " + kRemedy},
+      {"reset blocked", blocked,
+       "GPU 2 ghost memory (10151 MiB), reset blocked by nv-hostengine (pid 4)", ""},
+      {"reset done", reset, "GPU 2 ghost memory (10151 MiB); after GPU 2 reset", ""},
+      {"no ghost", busy, "GPU 2 busy", ""},
+  };
+  for (const Row& row : rows) {
+    EXPECT_EQ(OutcomeOf(row.host, false).detail, row.detail) << row.what;
+    EXPECT_EQ(HostReason(row.host, false), row.reason) << row.what;
+    EXPECT_EQ(HostReason(row.host, true), row.reason) << row.what;
+    EXPECT_EQ(GhostMemoryRemedy(row.host), row.reason.empty() ? "" : kRemedy) << row.what;
+  }
+  // Amounts fold into a range, so ghost hosts share a row.
+  EXPECT_EQ(OutcomeShape("GPU 2 ghost memory (10151 MiB)"), "GPU @ ghost memory (# MiB)");
 }
 
 TEST(HostOutcomeTest, TheSummaryCountsOnlyGpusInScope) {

@@ -36,6 +36,22 @@ TEST(ReportMarkdownTest, NamesGpusByBusIdAndKeepsTheDriversWords) {
       << md;
 }
 
+// The Error column of a host with ghost memory says what frees it; the
+// details say how much.
+TEST(ReportMarkdownTest, GhostMemorySaysWhatFreesIt) {
+  RunReport run = testing_fixture::MixedFleet();
+  HostReport ghost = testing_fixture::CleanHost("gpu08", 8);
+  ghost.status = HostStatus::kDirty;
+  ghost.gpus_after[2].state = GpuState::kGhost;
+  ghost.gpus_after[2].used_mib = 10151;
+  run.hosts = {ghost};
+  std::string md = RenderMarkdown(run);
+  EXPECT_NE(md.find("| `gpu08` | 127.0.1.8 | dirty | GPU 2 ghost memory (10151 MiB) | ghost memory "
+                    "needs a GPU reset: run with --playbook reset.yaml |\n"),
+            std::string::npos)
+      << md;
+}
+
 TEST(ReportMarkdownTest, Escape) {
   struct Row {
     const char* in;

@@ -151,5 +151,25 @@ TEST(ReportTableTest, RowsFoldCountsAndGpuLists) {
   EXPECT_EQ(OutcomeShape("8/8 GPUs 0 MiB"), "#/# GPUs # MiB");
 }
 
+// Ghost memory: the row says how much (a range when its hosts differ), and
+// one line under it, shared by the row's hosts, what frees it.
+TEST(ReportTableTest, GhostMemorySaysHowMuchAndWhatFreesIt) {
+  RunReport run = testing_fixture::MixedFleet();
+  HostReport a = testing_fixture::CleanHost("gpu01", 1);
+  a.status = HostStatus::kDirty;
+  a.gpus_after[2].state = GpuState::kGhost;
+  a.gpus_after[2].used_mib = 1024;
+  HostReport b = testing_fixture::CleanHost("gpu02", 2);
+  b.status = HostStatus::kDirty;
+  b.gpus_after[2].state = GpuState::kGhost;
+  b.gpus_after[2].used_mib = 10151;
+  run.hosts = {a, b};
+  const std::string table = RenderTable(run, TableStyle{});
+  EXPECT_EQ(table.substr(0, table.find("NOT READY")),
+            "gpu[01-02]  dirty  GPU 2 ghost memory (1024-10151 MiB)\n"
+            "    ghost memory needs a GPU reset: run with --playbook reset.yaml\n")
+      << table;
+}
+
 }  // namespace
 }  // namespace fleetreap

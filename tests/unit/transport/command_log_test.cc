@@ -159,6 +159,40 @@ TEST_F(CommandLogTest, CutsOutputPastTheCap) {
       << text;
 }
 
+// The host's NUL-separated records stay text: each NUL as "\0" and a line
+// break, a backslash doubled so that a "\0" the host printed reads "\\0".
+TEST_F(CommandLogTest, ShowsNulBytesAsText) {
+  std::unique_ptr<CommandLog> log;
+  ASSERT_TRUE(CommandLog::Open(root_, &log, SteppingClock(), 20).ok());
+  const std::string records("@@pid 42\0cmd a\\0b\0\0", 19);
+  std::unique_ptr<Transport> transport = log->Wrap(
+      "gpu02",
+      std::make_unique<ScriptedTransport>(
+          Status::Ok(), std::vector<CommandResult>{
+                            Exited(0, records, std::string("e\0", 2), 3),
+                            Exited(0, std::string("0123456789abcdefghi\0tail", 24), "", 4)}));
+  transport->Run("scan", std::chrono::milliseconds(1000));
+  transport->Run("cut", std::chrono::milliseconds(1000));
+  const std::string text = ReadFile(root_ + "/gpu02.log");
+  EXPECT_EQ(text.find('\0'), std::string::npos);
+  EXPECT_NE(text.find("exited 0 (3 ms)\n"
+                      "  stdout (19 bytes):\n"
+                      "  | @@pid 42\\0\n"
+                      "  | cmd a\\\\0b\\0\n"
+                      "  | \\0\n"
+                      "  stderr (2 bytes):\n"
+                      "  | e\\0\n"),
+            std::string::npos)
+      << text;
+  // The cap counts the bytes as sent, not as shown.
+  EXPECT_NE(text.find("exited 0 (4 ms)\n"
+                      "  stdout (24 bytes):\n"
+                      "  | 0123456789abcdefghi\\0\n"
+                      "  ... 4 more bytes not logged\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST_F(CommandLogTest, FileNamesCannotEscapeTheDirectory) {
   std::unique_ptr<CommandLog> log;
   ASSERT_TRUE(CommandLog::Open(root_, &log).ok());
