@@ -370,7 +370,7 @@ std::string HelpText() {
           "  A dry run exits 0 unless a host could not be inspected.\n"
           "\nPlaybooks (default, inspect, reset, vllm) ship in\n"
           "  /usr/share/fleetreap/playbooks (the .deb; PREFIX/share/fleetreap/playbooks\n"
-          "  after cmake --install).\n"
+          "  after cmake --install); --playbook NAME.yaml finds them by name.\n"
           "\nExamples:\n"
           "  fleetreap --hosts inventory.yaml --list-hosts\n"
           "  fleetreap --hosts inventory.yaml --limit 'h200:&rack_b1' --dry-run\n"

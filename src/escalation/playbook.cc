@@ -181,9 +181,26 @@ Status ParsePlaybook(const std::string& yaml, const std::string& source, Playboo
   return Status::Ok();
 }
 
+std::vector<std::string> ShippedPlaybookDirs(const std::string& exe) {
+  const size_t slash = exe.rfind('/');
+  if (slash == std::string::npos || slash == 0) return {};
+  const std::string up = exe.substr(0, slash) + "/..";
+  return {up + "/share/fleetreap/playbooks", up + "/playbooks"};
+}
+
 Status LoadPlaybookFile(const std::string& path, Playbook* playbook) {
   std::string text;
   const int error = ReadWholeFile(path, &text);
+  if (error == ENOENT && path.find('/') == std::string::npos) {
+    char exe[4096] = {};
+    const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    for (const std::string& dir : ShippedPlaybookDirs(n > 0 ? std::string(exe, n) : "")) {
+      text.clear();
+      if (ReadWholeFile(dir + "/" + path, &text) == 0) {
+        return ParsePlaybook(text, dir + "/" + path, playbook);
+      }
+    }
+  }
   if (error != 0) {
     return Status::Error(ErrorKind::kInvalidInput,
                          path + ": cannot read the playbook file: " + std::strerror(error));

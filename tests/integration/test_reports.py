@@ -64,6 +64,18 @@ class ReportsTest(FleetCase):
         with open(self.files[name]) as f:
             return f.read()
 
+    def test_the_ghost_memory_hint_runs_as_written(self):
+        """The row's next step, `--playbook reset.yaml`, from a folder that
+        has no such file: the shipped reset playbook is found and planned."""
+        proc = subprocess.run(
+            fleetreap_argv(self.fleet, "--limit", "gpu06", "--playbook", "reset.yaml",
+                           "--dry-run", "--json", "-", "--quiet", identity=False),
+            capture_output=True, text=True, timeout=120, cwd=self.tmp)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        doc = json.loads(proc.stdout)
+        self.assertEqual(doc["playbook"], "reset")
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "reset.yaml")))
+
     def test_exit_code_has_both_bits(self):
         self.assertEqual(self.result.returncode, 3, self.result.stderr)
         self.assertEqual(self.report["exit_code"], 3)

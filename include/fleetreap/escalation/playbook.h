@@ -116,11 +116,19 @@ struct Playbook {
 /// Unknown keys are errors. "*playbook" is written only on success.
 Status ParsePlaybook(const std::string& yaml, const std::string& source, Playbook* playbook);
 
-/// Reads and parses the playbook at "path". A missing or unreadable file
-/// (a directory too) is ErrorKind::kInvalidInput naming the path and the
-/// system's reason:
+/// Reads and parses the playbook at "path". A name without a folder that
+/// is no file here is a shipped playbook ("reset.yaml"): looked for in
+/// ShippedPlaybookDirs of this binary, the first there taken. A missing or
+/// unreadable file (a directory too) is ErrorKind::kInvalidInput naming the
+/// path and the system's reason:
 /// `p.yaml: cannot read the playbook file: No such file or directory`.
 Status LoadPlaybookFile(const std::string& path, Playbook* playbook);
+
+/// Where the shipped playbooks are for the binary at "exe": an install's
+/// PREFIX/share/fleetreap/playbooks (PREFIX/bin/fleetreap), then a source
+/// tree's playbooks/ (a build folder's fleetreap). Empty for an "exe"
+/// without a folder.
+std::vector<std::string> ShippedPlaybookDirs(const std::string& exe);
 
 /// The built-in default playbook (the text of playbooks/default.yaml).
 const Playbook& DefaultPlaybook();

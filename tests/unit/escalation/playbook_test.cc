@@ -202,6 +202,19 @@ TEST(PlaybookTest, UnreadableFile) {
   }
 }
 
+// A name without a folder is also looked for among the shipped playbooks:
+// an install's share folder, then a source tree's playbooks/.
+TEST(PlaybookTest, ShippedPlaybooksBesideTheBinary) {
+  EXPECT_EQ(
+      ShippedPlaybookDirs("/usr/bin/fleetreap"),
+      (std::vector<std::string>{"/usr/bin/../share/fleetreap/playbooks", "/usr/bin/../playbooks"}));
+  EXPECT_EQ(ShippedPlaybookDirs("/src/fleetreap/build/fleetreap"),
+            (std::vector<std::string>{"/src/fleetreap/build/../share/fleetreap/playbooks",
+                                      "/src/fleetreap/build/../playbooks"}));
+  EXPECT_TRUE(ShippedPlaybookDirs("fleetreap").empty());
+  EXPECT_TRUE(ShippedPlaybookDirs("").empty());
+}
+
 // Under a scope clean_shm removes the signalled holders' own segments
 // unless the playbook says none (shm_scope.h).
 TEST(PlaybookTest, ShmUnderScope) {
