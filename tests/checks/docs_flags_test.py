@@ -48,7 +48,7 @@ ALLOWED = {
         "--dir", "--demo", "--scenario", "--all", "--stale"},
     "bench/*.py (benchmarks.md, scale.md)": {"--quick", "--parts", "--incident-shape", "--scenarios",
                                             "--runs", "--before", "--extra", "--fleetreap",
-                                            "--peers", "--replay-sshd"},
+                                            "--peers", "--replay-sshd", "--floor"},
     "systemctl enable --now (sweep.md, contrib/systemd)": {"--now"},
 }
 ALLOWED_FLAGS = set().union(*ALLOWED.values())
