@@ -2,9 +2,11 @@
 # A holder walk that cannot run, on a real GPU: on a host of ~100,000
 # processes the scan's grep over every maps file, or its find over every
 # thread's fd folder, can fail to start (an argument list too long, exit
-# 126). Here a wrapper first in PATH (for fleetreap's scripts alone, in a
-# folder of this script's own) makes grep, then find, fail that way when
-# handed maps files or task folders. Each round starts an orphaned PyTorch
+# 126). Here a wrapper bind-mounted over /usr/bin/grep, then /usr/bin/find,
+# in a mount namespace of fleetreap's own (its scripts run with a fixed
+# PATH, so a folder first in PATH would not reach them; the machine's own
+# /usr/bin is never changed) makes the tool fail that way when handed maps
+# files or task folders. Each round starts an orphaned PyTorch
 # worker that maps an NCCL-style /dev/shm segment, runs `fleetreap --local`
 # (a dry run first: the real run only if the plan names the worker alone)
 # and checks: the scan says the walk could not run, the host is dirty
@@ -12,6 +14,7 @@
 # walk) is signalled and the GPU freed; with find failing, /dev/shm keeps
 # the segment. Ends only the PIDs it started; never resets a GPU.
 #   FLEETREAP=build/device/run-fleetreap OUT=/tmp/out bash tests/gpu/blind_walk_judged.sh
+# Needs unshare(1) and mount in a new mount namespace (root).
 set -u
 out=${OUT:-.}
 bin=${FLEETREAP:?set FLEETREAP to the fleetreap binary}
@@ -42,18 +45,26 @@ PY
   seg=/dev/shm/nccl-fleetreap-blind-$worker
 }
 
+# blind TOOL ARGS...: fleetreap ARGS with the wrapper over /usr/bin/TOOL.
+# shellcheck disable=SC2016  # the inner shell expands them
+blind() {
+  local tool=$1; shift
+  unshare -m --propagation private sh -c 'mount --bind "$1" "/usr/bin/$2" && shift 2 && exec "$@"' \
+    sh "$fake/$tool" "$tool" "$bin" "$@"
+}
+
 # round TOOL TAIL: TOOL exits 126 when handed a path ending in TAIL.
 round() {
-  local tool=$1 tail=$2 real
-  real=$(command -v "$tool")
+  local tool=$1 tail=$2
   rm -f "$fake"/*
+  cp "/usr/bin/$tool" "$fake/$tool.real"
   # shellcheck disable=SC2016  # the wrapper expands them, not this script
   printf '#!/bin/sh\nfor a in "$@"; do case $a in *%s) echo "%s: Argument list too long" >&2; exit 126;; esac; done\nexec %s "$@"\n' \
-    "$tail" "$tool" "$real" > "$fake/$tool"
+    "$tail" "$tool" "$fake/$tool.real" > "$fake/$tool"
   chmod 755 "$fake/$tool"
   start_worker
   echo "== $tool failing on *$tail; orphaned worker $worker, segment $seg"
-  PATH=$fake:$PATH "$bin" --local --dry-run --json "$out/blind-$tool-dry.json"; echo "dry-run exit $?"
+  blind "$tool" --local --dry-run --json "$out/blind-$tool-dry.json"; echo "dry-run exit $?"
   if ! python3 - "$out/blind-$tool-dry.json" "$worker" <<'PY'; then
 import json, sys
 host = json.load(open(sys.argv[1]))["hosts"][0]
@@ -64,7 +75,7 @@ sys.exit(0 if targets == {int(sys.argv[2])} and blind else 1)
 PY
     echo "plan names something else, or no blind note: stopping"; kill -KILL "$worker"; rm -f "$seg"; ok=; return
   fi
-  PATH=$fake:$PATH "$bin" --local --json "$out/blind-$tool-run.json"; rc=$?
+  blind "$tool" --local --json "$out/blind-$tool-run.json"; rc=$?
   echo "run exit $rc"
   python3 - "$out/blind-$tool-run.json" <<'PY' || ok=
 import json, sys
