@@ -145,16 +145,6 @@ std::vector<std::string> UnitsSafeToStop(const std::vector<std::string>& active,
   return safe;
 }
 
-std::string UnkillableHolders(const HostView& view) {
-  std::string out;
-  for (const TrackedHolder& t : view.holders) {
-    if (!t.present || t.holder.fate != HolderFate::kUnkillable) continue;
-    out += (out.empty() ? "" : ", ") + std::to_string(t.holder.pid) + " (" + t.holder.comm +
-           ") in state " + std::string(1, t.holder.state);
-  }
-  return out;
-}
-
 void NumberTheLostGpu(int expected, std::vector<GpuReading>* gpus) {
   GpuReading* lost = nullptr;
   int unnumbered = 0;
@@ -221,43 +211,6 @@ std::string ParentName(int pid, const std::vector<TrackedHolder>& holders,
     if (p.parent == pid) return name + " (" + p.comm + ")";
   }
   return name;
-}
-
-std::string ControlOnlyLeftOut(const HostView& view) {
-  if (view.control_only_left_out <= 0) return "";
-  return std::to_string(view.control_only_left_out) +
-         " processes hold only NVIDIA control devices (/dev/nvidiactl, /dev/nvidia-uvm...) and "
-         "no GPU memory: more than a scan describes, so none of them was described or signalled";
-}
-
-std::string HolderWalkFailed(const HostView& view) {
-  if (!view.holder_walk_failed) return "";
-  return "the holder walk could not run (a find or grep over /proc did not start: an argument "
-         "list too long?): processes holding the GPUs may be unseen, so the host is not judged "
-         "clean";
-}
-
-std::vector<std::string> ScanBlindSpots(const HostView& view) {
-  std::vector<std::string> notes;
-  for (const std::string& note : {HolderWalkFailed(view), ControlOnlyLeftOut(view)}) {
-    if (!note.empty()) notes.push_back(note);
-  }
-  if (!view.children_unlisted.empty()) {
-    std::string pids;
-    for (int pid : view.children_unlisted) pids += (pids.empty() ? "" : ", ") + std::to_string(pid);
-    notes.push_back(
-        "respawn watch blind: the kernel lists no children (no "
-        "/proc/PID/task/*/children, CONFIG_PROC_CHILDREN off) of pid " +
-        pids + ": a worker it starts again is seen only once it holds a GPU");
-  }
-  for (const TrackedHolder& t : view.holders) {
-    if (!t.present || !t.unheld) continue;
-    notes.push_back("pid " + std::to_string(t.holder.pid) + " (" + t.holder.comm +
-                    "): nvidia-smi charges it GPU memory but it holds no NVIDIA device file "
-                    "(no fd of any thread, no mapping): not signalled, as it is not the process "
-                    "the driver charged or not one a signal would free");
-  }
-  return notes;
 }
 
 bool HostLooksDirty(const HostView& view) {

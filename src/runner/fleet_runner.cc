@@ -3,19 +3,20 @@
 #include <signal.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <deque>
 #include <exception>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
+#include "fleet_events.h"
 #include "fleetreap/base/fiber.h"
 
 namespace fleetreap {
 namespace {
 
+using fleet_runner_internal::Event;
+using fleet_runner_internal::EventQueue;
 using TimePoint = std::chrono::steady_clock::time_point;
 using std::chrono::milliseconds;
 
@@ -23,54 +24,6 @@ using std::chrono::milliseconds;
 // flag, and the longest single sleep of a connect retry's backoff.
 constexpr milliseconds kTickInterval{250};
 constexpr milliseconds kBackoffSlice{100};
-
-// What a worker tells the collecting thread. A finished host's report is in
-// its result slot, written before the event is pushed.
-struct Event {
-  enum class Kind { kStarted, kRetrying, kStep, kFinished };
-  Kind kind;
-  size_t index;
-  int attempt = 0;
-  std::string why;
-};
-
-// Workers push, the thread that called RunFleet takes. Thread-safe.
-class EventQueue {
- public:
-  explicit EventQueue(size_t workers) : workers_left_(workers) {}
-
-  void Push(Event event) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      events_.push_back(std::move(event));
-    }
-    changed_.notify_one();
-  }
-
-  void WorkerDone() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      --workers_left_;
-    }
-    changed_.notify_one();
-  }
-
-  // Waits up to "timeout" for an event, then moves every queued event into
-  // "*out". Returns false once every worker is done and nothing is left.
-  bool Take(milliseconds timeout, std::deque<Event>* out) {
-    std::unique_lock<std::mutex> lock(mu_);
-    changed_.wait_for(lock, timeout, [this] { return !events_.empty() || workers_left_ == 0; });
-    out->swap(events_);
-    events_.clear();
-    return !out->empty() || workers_left_ > 0;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable changed_;
-  std::deque<Event> events_;
-  size_t workers_left_;
-};
 
 milliseconds Between(TimePoint start, TimePoint end) {
   return std::chrono::duration_cast<milliseconds>(end - start);
