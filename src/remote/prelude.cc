@@ -162,19 +162,25 @@ cap() {
 # dump PIDS: describes processes: stat, status, cgroup whole (the kernel
 # bounds them), cmdline's first 32 arguments each cut at 256 bytes (empty
 # ones left out), the exe, and only the names of the loader's injection
-# variables in environ.
-# shellcheck disable=SC2086  # $f, $c, $e and $v are lists of /proc paths, under set -f
+# variables in environ. The find of the exe links also reads the paths in
+# NY (the scan's PID namespace and PID files: "L TARGET" for a link, "O
+# PATH" for root's files writable by no one else), one line each in NS.
+# shellcheck disable=SC2086,SC2034  # $f, $c, $e, $v and NY are lists of paths, under set -f; NS is the caller's
 dump() {
-  set -f; f=; c=; e=; v=
+  set -f; f=; c=; e=; v=; NS=
   for p in $1; do f="$f /proc/$p/stat /proc/$p/status /proc/$p/cgroup"; c="$c /proc/$p/cmdline"; e="$e /proc/$p/exe"; v="$v /proc/$p/environ"; done
   if [ -n "$f" ]; then
     grep -a -z -H '' $f /etc/passwd 2>/dev/null
     grep -a -z -H -o -m 32 -E '^.{0,256}' $c 2>/dev/null
     # Only the names of the loader's injection variables, never a value.
     grep -a -z -H -o -E '^LD_(PRELOAD|AUDIT)=' $v 2>/dev/null
-    find $e -maxdepth 0 -printf 'exe %h:%l\0' 2>/dev/null
-    find -L $e -maxdepth 0 -printf 'exs %h %U %m\0' 2>/dev/null
   fi
+  if [ -n "$e$NY" ]; then
+    exec 3>&1
+    NS=$(find $e $NY -maxdepth 0 \( -path '/proc/[0-9]*/exe' -printf 'exe %h:%l\0' \) -o \( -type l -fprintf /proc/self/fd/4 'L %l\n' \) -o \( -user 0 ! -perm /022 -fprintf /proc/self/fd/4 'O %p\n' \) 4>&1 >&3 2>/dev/null)
+    exec 3>&-
+  fi
+  [ -z "$e" ] || find -L $e -maxdepth 0 -printf 'exs %h %U %m\0' 2>/dev/null
   set +f
 }
 # shellcheck disable=SC2034  # sets o and r for the caller

@@ -22,7 +22,8 @@ std::string StopUnitsThenSignalScript(const std::vector<std::string>& units,
 
 std::string ShmListingThenInspectScript(const std::vector<std::string>& patterns,
                                         const ScanRequest& inspect, const HostPaths& paths) {
-  return ShmCleanRecords(patterns, /*dry_run=*/true, paths, AuditRequest()) +
+  // RW: the listing's fd pass, where it ran, is the inspect's (ScanScript's walk).
+  return ShmCleanRecords(patterns, /*dry_run=*/true, paths, AuditRequest()) + "RW=1\n" +
          ScanScript(inspect, paths);
 }
 

@@ -94,6 +94,15 @@ rdy() {
     z 'kmsg 1:'
   fi
 }
+# walk: the holder walk (nvm, fds, mps), which only fills variables. The fd
+# pass of a /dev/shm listing earlier in the same round trip (RW: the listing
+# and this scan are one read of the host; FW: its pass ran, FF its FE) is
+# this scan's: one walk of every thread's fds per round trip.
+walk() {
+  nvm
+  if [ -n "$RW" ] && [ -n "$FW" ]; then FE=$FF; else fds /proc/[0-9]*/task; fi
+  mps /proc/[0-9]*/maps; WK=1; RW=
+}
 # d: the folder of PID file $1, /var/run read as the /run it links to.
 pdir() { d=${1%/*}; case $d in /var/run) d=/run;; /var/run/*) d=/run/${d#/var/run/};; esac; }
 # The session: this shell and its ancestors, by the PPid line of status.
@@ -121,20 +130,31 @@ else
   for l in $u; do IFS=' '; set -- $l; case $1 in *[!A-Za-z0-9:_.@-]*) ;; ?*) UN="$UN $1";; esac; IFS=$NL; done
   IFS=" 	$NL"; set +f
 fi
-# With the holder part, the compute-apps query runs beside the GPU query,
-# into a file of its own (where none can be made: after it, below), which
-# ulimit -f keeps to 8 MiB or more (512- or 1024-byte blocks) whatever a
-# flooding nvidia-smi prints: past it the query is cut, read as broken.
-AF=; AP=
+# With the holder part, the GPU query and the compute-apps query run beside
+# each other and beside the holder walk (nvm, fds, mps: they only fill
+# variables, printed below in their order), each query into a file of its
+# own in one folder (where none can be made: the queries one after the
+# other, then the walk), which ulimit -f keeps to 8 MiB or more (512- or
+# 1024-byte blocks) whatever a flooding nvidia-smi prints: past it the query
+# is cut, read as broken. The scan's own nvidia-smi runs, which may hold
+# device files while the walk looks, have ended and been reaped before the
+# holders are described (dump), so none of them is ever described: their
+# records name no process.
+AF=; AP=; GQ=; WK=
 # shellcheck disable=SC2086  # AQ is nvidia-smi's arguments, one word each
-if [ -n "$HOLD" ] && AF=$(mktemp 2>/dev/null); then
-  (ulimit -f 16384 2>/dev/null; exec timeout -k 1 "$T" nvidia-smi $AQ >"$AF" 2>&1 </dev/null) &
+if [ -n "$HOLD" ] && AF=$(mktemp -d 2>/dev/null); then
+  (ulimit -f 16384 2>/dev/null; exec timeout -k 1 "$T" nvidia-smi $AQ >"$AF/a" 2>&1 </dev/null) &
   AP=$!
+  (ulimit -f 16384 2>/dev/null; exec timeout -k 1 "$T" nvidia-smi --query-gpu="$GF" --format=csv,nounits >"$AF/g" 2>&1 </dev/null) &
+  GQ=$!
+  walk
+  wait "$GQ"; r=$?; o=$(cat "$AF/g" 2>/dev/null)
+else
+  # The GPU query; a driver that does not know a field names it: asked again
+  # without it (three such fields at most), then with the base fields alone
+  # (GB): five runs at most, one on a driver that knows every field.
+  q --query-gpu="$GF" --format=csv,nounits
 fi
-# The GPU query; a driver that does not know a field names it: asked again
-# without it (three such fields at most), then with the base fields alone
-# (GB): five runs at most, one on a driver that knows every field.
-q --query-gpu="$GF" --format=csv,nounits
 i=0
 while [ $i -lt 4 ]; do
   case $o in *'not a valid field'*) ;; *) break;; esac
@@ -155,7 +175,7 @@ else
     z 'apps -'
   else
     if [ -n "$AP" ]; then
-      wait "$AP"; r=$?; o=$(cat "$AF" 2>/dev/null)
+      wait "$AP"; r=$?; o=$(cat "$AF/a" 2>/dev/null)
     else
       # shellcheck disable=SC2086
       q $AQ
@@ -180,10 +200,10 @@ else
     done
     IFS=" 	$NL"; set +f
   fi
-  [ -z "$AF" ] || rm -f "$AF"
-  rdy; nvm; z "majors$MN"
-  fds /proc/[0-9]*/task
-  mps /proc/[0-9]*/maps
+  [ -z "$AF" ] || rm -rf "$AF"
+  rdy
+  [ -n "$WK" ] || walk
+  z "majors$MN"
   cap "$CC"
   # A walk that could not run saw no holder: said, never read as none.
   [ -z "$FE" ] || z 'blind'
@@ -209,16 +229,19 @@ else
   done
   # Each PID once, in the order first seen.
   HP=; for p in $D; do add "$p"; done
-  dump "$HP"
-  [ -z "$SM" ] || shmh "$HP"
   # The PID namespace this shell sees, and which of the daemons' PID files
-  # (and the namespace marker) are root's and writable by no one else.
-  set -f
+  # (and the namespace marker) are root's and writable by no one else: read
+  # by dump's find of the exe links (NY), printed after the details.
   # Each file's folder is vouched for too: /var/run is a link to /run, so
   # a file directly in it is judged by /run.
+  set -f
   PD=; for f in $PF; do pdir "$f"; PD="$PD $d"; done
-  # shellcheck disable=SC2086  # PF and PD are lists of paths, under set -f
-  y=$(find /proc/$$/ns/pid $PF $PD /etc/fleetreap/host-pid-namespace -maxdepth 0 \( -type l -printf 'L %l\n' \) -o \( -user 0 ! -perm /022 -printf 'O %p\n' \) 2>/dev/null)
+  NY="/proc/$$/ns/pid $PF $PD /etc/fleetreap/host-pid-namespace"
+  set +f
+  dump "$HP"
+  [ -z "$SM" ] || shmh "$HP"
+  set -f
+  y=$NS
   IFS=$NL; ok=
   for l in $y; do
     case $l in 'L pid:['*']') printf 'pidns:%s\0' "${l#L }";; 'O '*) ok="$ok ${l#O }";; esac

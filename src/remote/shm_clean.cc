@@ -68,6 +68,8 @@ if [ -n "$CI" ]; then
   if [ -n "$SD" ]; then
     sdx "$SD"
     nvm; Q=1; fds /proc/[0-9]*/task
+    # shellcheck disable=SC2034  # FW and FF are for a scan after it (walk)
+    FW=1 FF=$FE
     # shellcheck disable=SC2086  # CI is a list of inode numbers
     set -- $CI; IFS='|'; e="$*"; IFS=" 	$NL"
     y=$(find /proc/[0-9]*/maps -exec grep -h -E " $SX ($e) " {} + 2>/dev/null)

@@ -76,14 +76,18 @@ struct ScanRequest {
   bool shm_files = false;
 };
 
-/// The scan used for inspect, re-scan and verify. Starts at most 20
-/// processes (21 with units): find (the fd folders' counts), find, stat and
-/// sort for the fd pass, grep, sort and stat for the mappings, timeout and
-/// nvidia-smi for the GPU query and for the compute apps (with the holder
-/// part the compute-apps query runs beside the GPU query, its output in a
-/// mktemp file read by cat and removed by rm), three greps and two finds for
-/// the details, systemctl, and with the kernel log dd and grep (the table
-/// adds timeout and nvidia-smi). The GPU query asks for ScanGpuFields() in
+/// The scan used for inspect, re-scan and verify. Starts at most 21
+/// programs (22 with units; tests/unit/remote/process_budget_test.cc counts
+/// them): find (the fd folders' counts), find, stat and sort for the fd
+/// pass, grep, sort and stat for the mappings, timeout and nvidia-smi for
+/// the GPU query and for the compute apps (with the holder part both queries
+/// run beside each other and beside the fd and mapping walk, their output
+/// in a mktemp -d folder read by two cats and removed by rm), three greps
+/// and two finds for the details (the first find also reads the PID
+/// namespace and the PID files), systemctl, and with the kernel log dd and
+/// grep (the table adds timeout and nvidia-smi). After a /dev/shm listing in
+/// the same round trip (ShmListingThenInspectScript) the listing's fd pass
+/// is the scan's, and the fd pass starts nothing more. The GPU query asks for ScanGpuFields() in
 /// one run; only a driver that names a field it does not know is asked
 /// again without that field (three such fields at most), then with the base
 /// fields (two processes a run, five runs at most).

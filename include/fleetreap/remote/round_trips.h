@@ -40,7 +40,8 @@ std::string StopUnitsThenSignalScript(const std::vector<std::string>& units,
                                       const HostPaths& paths = HostPaths());
 
 /// A dry run's inspect: the /dev/shm listing (nothing removed), then the
-/// scan; read by ParseShmOutput with a scan.
+/// scan, whose holder walk takes the listing's fd pass (where it ran: there
+/// were candidates) as its own; read by ParseShmOutput with a scan.
 std::string ShmListingThenInspectScript(const std::vector<std::string>& patterns,
                                         const ScanRequest& inspect,
                                         const HostPaths& paths = HostPaths());
