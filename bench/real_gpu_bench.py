@@ -184,7 +184,8 @@ def main():
         worst = max(walls)
         verdicts.append(f"{'PASS' if ok and worst <= target else 'FAIL'} {label}: worst "
                         f"{worst:.3f} s against the target {target:.3f} s (driver's limit "
-                        f"{limit:.3f} s + {allowed:.1f} s){'' if ok else '; a run was not clean'}")
+                        f"{limit:.3f} s + {allowed:.1f} s; worst - limit {worst - limit:.3f} s)"
+                        f"{'' if ok else '; a run was not clean'}")
     for line in verdicts:
         print(line)
 
