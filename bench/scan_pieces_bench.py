@@ -13,7 +13,9 @@ each: a piece's cost is the whole's median less the median without it.
 Pieces (left out by a shell function defined before the scan's body, or by
 naming `true` instead of the tool; the replayed command changes nothing on
 the host either way):
-  fds        the fd walk: every thread's fd folders (find, find + stat, sort)
+  fds        the scan's fd walk: every thread's fd folders (find, find + stat,
+             sort; where the /dev/shm listing before it walked, the scan takes
+             that walk and has none of its own to leave out)
   mps        the mapping walk: every /proc/PID/maps (grep, sort, stat)
   dump       the holders' details (three grep, two find)
   nvidia-smi the GPU query and the compute-apps query (the fake nvidia-smi)
