@@ -33,6 +33,7 @@ Needs root (the simulated fleet) and cgroups. Prints numbers; asserts nothing.
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -155,6 +156,7 @@ def main():
             master.wait()
         fleet.down()
         Fleet.cleanup(workdir)
+        shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":
