@@ -73,7 +73,7 @@ Status WriteReportFile(const std::string& path, const std::string& content,
 }
 
 Status WriteReportPieces(const std::string& path, const ReportRenderer& render,
-                         std::FILE* stdout_stream) {
+                         std::FILE* stdout_stream, unsigned mode) {
   if (path == "-") {
     bool written = true;
     render([&](const std::string& piece) {
@@ -91,7 +91,7 @@ Status WriteReportPieces(const std::string& path, const ReportRenderer& render,
   std::string temp = dir + "." + base + ".XXXXXX";
   int fd = mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0) return WriteError(path, errno);
-  bool written = fchmod(fd, 0600) == 0 && WriteBuffered(fd, render) && fsync(fd) == 0;
+  bool written = fchmod(fd, static_cast<mode_t>(mode)) == 0 && WriteBuffered(fd, render) && fsync(fd) == 0;
   int error = errno;
   if (close(fd) != 0 && written) {
     written = false;
@@ -155,6 +155,7 @@ Status WriteReports(const RunReport& report, const ReportFiles& files, std::FILE
   struct Output {
     const std::string& path;
     ReportRenderer render;
+    unsigned mode = kPrivateReportMode;
   };
   const Output outputs[] = {
       {files.json, [&report](const ReportPieceSink& emit) { RenderJsonPieces(report, emit); }},
@@ -162,13 +163,13 @@ Status WriteReports(const RunReport& report, const ReportFiles& files, std::FILE
       {files.summary_md, whole(RenderMarkdown)},
       {files.failed_hosts, whole(RenderFailedHosts)},
       {files.drain_reasons, whole(RenderDrainReasons)},
-      {files.metrics, whole(RenderMetrics)},
+      {files.metrics, whole(RenderMetrics), kPublicReportMode},
       {files.html, whole(RenderHtml)},
   };
   Status first;
   for (const Output& output : outputs) {
     if (output.path.empty()) continue;
-    Status status = WriteReportPieces(output.path, output.render, stdout_stream);
+    Status status = WriteReportPieces(output.path, output.render, stdout_stream, output.mode);
     if (!status.ok() && first.ok()) first = status;
   }
   return first;

@@ -12,15 +12,21 @@ std::string Attr(const char* name, const std::string& value) {
   return std::string(" ") + name + "=\"" + XmlEscape(value) + "\"";
 }
 
-bool IsFailure(const HostReport& host, bool dry_run) {
+// What a host's testcase carries, as CI servers read JUnit (Jenkins, GitLab):
+// <failure> an assertion that did not hold (the host was reached and is not
+// clean), <error> the check itself could not be made (unreachable, failed,
+// never started, no report).
+enum class CaseResult { kPassed, kFailure, kError };
+
+CaseResult ResultOf(const HostReport& host, bool dry_run) {
   switch (host.status) {
-    case HostStatus::kClean: return false;
+    case HostStatus::kClean: return CaseResult::kPassed;
     case HostStatus::kDirty:
-    case HostStatus::kNotReady: return !dry_run;
+    case HostStatus::kNotReady: return dry_run ? CaseResult::kPassed : CaseResult::kFailure;
     case HostStatus::kUnreachable:
-    case HostStatus::kFailed: return true;
+    case HostStatus::kFailed: return CaseResult::kError;
   }
-  return true;
+  return CaseResult::kError;
 }
 
 std::string MibText(const std::optional<int64_t>& mib) { return mib ? std::to_string(*mib) : "?"; }
@@ -93,14 +99,14 @@ std::string SuiteName(const RunReport& report) {
 // Everything before the first <testcase>: the counts need every host.
 std::string Header(const RunReport& report, const ReportFold& fold, size_t without_result) {
   int tests = static_cast<int>(fold.hosts() + without_result);
-  // IsFailure, counted.
-  int failures = static_cast<int>(without_result) + fold.Count(HostStatus::kUnreachable) +
-                 fold.Count(HostStatus::kFailed);
-  if (!report.dry_run)
-    failures += fold.Count(HostStatus::kDirty) + fold.Count(HostStatus::kNotReady);
-  std::string counts = Attr("tests", std::to_string(tests)) +
-                       Attr("failures", std::to_string(failures)) + Attr("errors", "0") +
-                       Attr("time", FormatSecondsMillis(report.duration));
+  // ResultOf, counted.
+  const int errors = static_cast<int>(without_result) + fold.Count(HostStatus::kUnreachable) +
+                     fold.Count(HostStatus::kFailed);
+  const int failures =
+      report.dry_run ? 0 : fold.Count(HostStatus::kDirty) + fold.Count(HostStatus::kNotReady);
+  std::string counts =
+      Attr("tests", std::to_string(tests)) + Attr("failures", std::to_string(failures)) +
+      Attr("errors", std::to_string(errors)) + Attr("time", FormatSecondsMillis(report.duration));
   auto property = [](const char* name, const std::string& value) {
     return "      <property" + Attr("name", name) + Attr("value", value) + "/>\n";
   };
@@ -124,11 +130,13 @@ std::string HostCase(const HostReport& host, const std::string& suite, bool dry_
   std::string line = std::string(OutcomeKindLabel(outcome.kind)) + ": " + outcome.detail;
   std::string out = "    <testcase" + Attr("classname", suite) + Attr("name", host.name) +
                     Attr("time", FormatSecondsMillis(host.duration)) + ">\n";
-  if (IsFailure(host, dry_run)) {
+  const CaseResult result = ResultOf(host, dry_run);
+  if (result != CaseResult::kPassed) {
+    const char* element = result == CaseResult::kError ? "error" : "failure";
     std::string type = host.error_kind != ErrorKind::kNone ? ErrorKindName(host.error_kind)
                                                            : HostStatusName(host.status);
-    out += "      <failure" + Attr("type", type) + Attr("message", line) + ">" +
-           XmlEscape(FailureDetails(host)) + "</failure>\n";
+    out += std::string("      <") + element + Attr("type", type) + Attr("message", line) + ">" +
+           XmlEscape(FailureDetails(host)) + "</" + element + ">\n";
   }
   out += "      <system-out>" + XmlEscape(line) + "</system-out>\n";
   out += "    </testcase>\n";
@@ -139,7 +147,7 @@ std::string MissingCase(const HostWithoutResult& host, const std::string& suite,
                         const std::string& stopped) {
   std::string out = "    <testcase" + Attr("classname", suite) + Attr("name", host.name) +
                     Attr("time", "0.000") + ">\n";
-  out += "      <failure" + Attr("type", host.started_never ? "not_started" : "no_report") +
+  out += "      <error" + Attr("type", host.started_never ? "not_started" : "no_report") +
          Attr("message", !host.started_never ? "no report: " + host.why
                          : stopped.empty()   ? "not started: the run was interrupted"
                                              : "not started: " + host.why) +

@@ -57,90 +57,141 @@ std::string Seconds(std::chrono::milliseconds duration) {
   return std::to_string(ms / 1000) + "." + std::string(3 - fraction.size(), '0') + fraction;
 }
 
-std::string GpuName(const GpuReading& gpu) {
-  return gpu.index >= 0 ? std::to_string(gpu.index) : gpu.bus_id;
+void RenderRun(const RunReport& report, Exposition* m) {
+  const int exit_code = ExitCodeFor(report);
+  const auto start_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(report.start_time.time_since_epoch());
+  m->Family("fleetreap_run_timestamp_seconds", "When the run started, seconds since the epoch.");
+  m->Sample({}, Seconds(start_ms));
+  m->Family("fleetreap_run_duration_seconds", "How long the whole run took.");
+  m->Sample({}, Seconds(report.duration));
+  m->Family("fleetreap_run_exit_code",
+            "The run's exit code: 0 clean, bit 1 dirty, bit 2 unreachable, failed or not started, "
+            "bit 4 stopped by --max-fail.");
+  m->Sample({}, exit_code);
+  m->Family("fleetreap_run_ready",
+            "1 when the run changed hosts and every selected host is clean.");
+  m->Sample({}, !report.dry_run && !report.interrupted && exit_code == 0 ? 1 : 0);
+  m->Family("fleetreap_run_stopped",
+            "1 when --max-fail (or a wave whose every host failed) stopped the run's waves.");
+  m->Sample({}, report.stopped.empty() ? 0 : 1);
+  m->Family("fleetreap_run_dry_run", "1 for a dry run (nothing was changed).");
+  m->Sample({}, report.dry_run ? 1 : 0);
+  if (!report.run_id.empty()) {
+    m->Family("fleetreap_run_info", "1, labelled with the run's id (the JSON report's run_id).");
+    m->Sample({{"run_id", report.run_id}}, 1);
+  }
 }
 
-const char* const kOutcomes[] = {"clean",  "cleaned",     "would clean", "dirty",
-                                 "failed", "unreachable", "not started", "no report"};
+// Label values are snake_case, as the JSON report writes outcomes.
+std::string SnakeCase(const char* words) {
+  std::string out = words;
+  for (char& c : out) {
+    if (c == ' ') c = '_';
+  }
+  return out;
+}
+
+constexpr OutcomeKind kOutcomes[] = {
+    OutcomeKind::kClean,       OutcomeKind::kCleaned,    OutcomeKind::kWouldClean,
+    OutcomeKind::kDirty,       OutcomeKind::kNotReady,   OutcomeKind::kFailed,
+    OutcomeKind::kUnreachable, OutcomeKind::kNotStarted, OutcomeKind::kNoReport};
+
+// GPU states and holder fates a host always has a sample for (0 when none),
+// so an alert on them sees its series go to 0 rather than vanish; others
+// appear when a GPU or holder is in them.
+constexpr GpuState kAlwaysCountedStates[] = {GpuState::kClean,   GpuState::kBusy,
+                                             GpuState::kGhost,   GpuState::kLost,
+                                             GpuState::kMissing, GpuState::kRecovery};
+constexpr HolderFate kAlwaysCountedFates[] = {HolderFate::kTerminated, HolderFate::kKilled,
+                                              HolderFate::kUnkillable};
+
+void RenderHostOutcomes(const RunReport& report, Exposition* m) {
+  std::vector<std::pair<std::string, OutcomeKind>> outcomes;  // host, outcome
+  for (const HostReport& host : report.hosts) {
+    outcomes.emplace_back(host.name, OutcomeOf(host, report.dry_run).kind);
+  }
+  for (const HostWithoutResult& host : HostsWithoutResult(report)) {
+    outcomes.emplace_back(host.name,
+                          host.started_never ? OutcomeKind::kNotStarted : OutcomeKind::kNoReport);
+  }
+  std::map<OutcomeKind, int> counts;
+  for (const auto& [name, outcome] : outcomes) ++counts[outcome];
+  m->Family("fleetreap_hosts", "Selected hosts by outcome.");
+  for (OutcomeKind kind : kOutcomes) {
+    m->Sample({{"outcome", SnakeCase(OutcomeKindLabel(kind))}}, counts[kind]);
+  }
+  m->Family("fleetreap_host_outcome",
+            "1 for the host's outcome, 0 for each other outcome (every outcome present).");
+  for (const auto& [name, outcome] : outcomes) {
+    for (OutcomeKind kind : kOutcomes) {
+      m->Sample({{"host", name}, {"outcome", SnakeCase(OutcomeKindLabel(kind))}},
+                kind == outcome ? 1 : 0);
+    }
+  }
+}
+
+void RenderHostActions(const RunReport& report, Exposition* m) {
+  m->Family("fleetreap_host_duration_seconds", "How long the host took, connect included.");
+  for (const HostReport& host : report.hosts) {
+    m->Sample({{"host", host.name}}, Seconds(host.duration));
+  }
+  m->Family("fleetreap_host_signals", "Signals sent to the host's holders, by signal.");
+  for (const HostReport& host : report.hosts) {
+    m->Sample({{"host", host.name}, {"signal", "TERM"}}, host.term_sent);
+    m->Sample({{"host", host.name}, {"signal", "KILL"}}, host.kill_sent);
+  }
+  m->Family("fleetreap_host_holders",
+            "Processes found holding the host's GPUs, by what became of them (terminated, "
+            "killed and unkillable always present).");
+  for (const HostReport& host : report.hosts) {
+    std::map<std::string, int> fates;
+    for (HolderFate fate : kAlwaysCountedFates) fates[HolderFateName(fate)] = 0;
+    for (const Holder& holder : host.holders) ++fates[HolderFateName(holder.fate)];
+    for (const auto& [fate, count] : fates) m->Sample({{"host", host.name}, {"fate", fate}}, count);
+  }
+}
+
+void RenderHostGpus(const RunReport& report, Exposition* m) {
+  m->Family("fleetreap_host_gpus",
+            "The host's GPUs by their last state (clean, busy, ghost, lost, missing and "
+            "needs_recovery always present).");
+  for (const HostReport& host : report.hosts) {
+    std::map<std::string, int> states;
+    for (GpuState state : kAlwaysCountedStates) states[GpuStateName(state)] = 0;
+    const std::vector<GpuReading>& gpus =
+        host.gpus_after.empty() ? host.gpus_before : host.gpus_after;
+    for (const GpuReading& gpu : gpus) ++states[GpuStateName(gpu.state)];
+    for (const auto& [state, count] : states) {
+      m->Sample({{"host", host.name}, {"state", state}}, count);
+    }
+  }
+  m->Family("fleetreap_host_gpu_memory_used_bytes",
+            "GPU memory in use on the host, its GPUs together, before and after the run.");
+  for (const HostReport& host : report.hosts) {
+    for (const auto& [when, gpus] :
+         {std::pair<const char*, const std::vector<GpuReading>*>{"before", &host.gpus_before},
+          {"after", &host.gpus_after}}) {
+      long long mib = 0;
+      bool read = false;
+      for (const GpuReading& gpu : *gpus) {
+        if (!gpu.used_mib) continue;
+        mib += *gpu.used_mib;
+        read = true;
+      }
+      if (read) m->Sample({{"host", host.name}, {"when", when}}, mib * kBytesPerMib);
+    }
+  }
+}
 
 }  // namespace
 
 std::string RenderMetrics(const RunReport& report) {
   Exposition m;
-  const int exit_code = ExitCodeFor(report);
-  const auto start_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(report.start_time.time_since_epoch());
-  m.Family("fleetreap_run_timestamp_seconds", "When the run started, seconds since the epoch.");
-  m.Sample({}, Seconds(start_ms));
-  m.Family("fleetreap_run_duration_seconds", "How long the whole run took.");
-  m.Sample({}, Seconds(report.duration));
-  m.Family("fleetreap_run_exit_code",
-           "The run's exit code: 0 clean, bit 1 dirty, bit 2 unreachable, failed or not started, "
-           "bit 4 stopped by --max-fail.");
-  m.Sample({}, exit_code);
-  m.Family("fleetreap_run_ready", "1 when the run changed hosts and every selected host is clean.");
-  m.Sample({}, !report.dry_run && !report.interrupted && exit_code == 0 ? 1 : 0);
-  m.Family("fleetreap_run_stopped",
-           "1 when --max-fail (or a wave whose every host failed) stopped the run's waves.");
-  m.Sample({}, report.stopped.empty() ? 0 : 1);
-  m.Family("fleetreap_run_dry_run", "1 for a dry run (nothing was changed).");
-  m.Sample({}, report.dry_run ? 1 : 0);
-  if (!report.run_id.empty()) {
-    m.Family("fleetreap_run_info", "1, labelled with the run's id (the JSON report's run_id).");
-    m.Sample({{"run_id", report.run_id}}, 1);
-  }
-
-  std::vector<std::pair<std::string, std::string>> outcomes;  // host, outcome
-  for (const HostReport& host : report.hosts) {
-    outcomes.emplace_back(host.name, OutcomeKindLabel(OutcomeOf(host, report.dry_run).kind));
-  }
-  for (const HostWithoutResult& host : HostsWithoutResult(report)) {
-    outcomes.emplace_back(host.name, host.started_never ? "not started" : "no report");
-  }
-  std::map<std::string, int> counts;
-  for (const auto& [name, outcome] : outcomes) ++counts[outcome];
-  m.Family("fleetreap_hosts", "Selected hosts by outcome.");
-  for (const char* outcome : kOutcomes) m.Sample({{"outcome", outcome}}, counts[outcome]);
-  m.Family("fleetreap_host_outcome", "1 for each host with its outcome.");
-  for (const auto& [name, outcome] : outcomes) {
-    m.Sample({{"host", name}, {"outcome", outcome}}, 1);
-  }
-  m.Family("fleetreap_host_duration_seconds", "How long the host took, connect included.");
-  for (const HostReport& host : report.hosts)
-    m.Sample({{"host", host.name}}, Seconds(host.duration));
-  m.Family("fleetreap_host_signals", "Signals sent to the host's holders, by signal.");
-  for (const HostReport& host : report.hosts) {
-    m.Sample({{"host", host.name}, {"signal", "TERM"}}, host.term_sent);
-    m.Sample({{"host", host.name}, {"signal", "KILL"}}, host.kill_sent);
-  }
-  m.Family("fleetreap_host_holders",
-           "Processes found holding the host's GPUs, by what became of them.");
-  for (const HostReport& host : report.hosts) {
-    std::map<std::string, int> fates;
-    for (const Holder& holder : host.holders) ++fates[HolderFateName(holder.fate)];
-    for (const auto& [fate, count] : fates) m.Sample({{"host", host.name}, {"fate", fate}}, count);
-  }
-  m.Family("fleetreap_gpu_state", "1 for each GPU with its state after the run.");
-  for (const HostReport& host : report.hosts) {
-    const std::vector<GpuReading>& gpus =
-        host.gpus_after.empty() ? host.gpus_before : host.gpus_after;
-    for (const GpuReading& gpu : gpus) {
-      m.Sample({{"host", host.name}, {"gpu", GpuName(gpu)}, {"state", GpuStateName(gpu.state)}}, 1);
-    }
-  }
-  m.Family("fleetreap_gpu_memory_used_bytes", "GPU memory in use before and after the run.");
-  for (const HostReport& host : report.hosts) {
-    for (const auto& [when, gpus] :
-         {std::pair<const char*, const std::vector<GpuReading>*>{"before", &host.gpus_before},
-          {"after", &host.gpus_after}}) {
-      for (const GpuReading& gpu : *gpus) {
-        if (!gpu.used_mib) continue;
-        m.Sample({{"host", host.name}, {"gpu", GpuName(gpu)}, {"when", when}},
-                 *gpu.used_mib * kBytesPerMib);
-      }
-    }
-  }
+  RenderRun(report, &m);
+  RenderHostOutcomes(report, &m);
+  RenderHostActions(report, &m);
+  RenderHostGpus(report, &m);
   return m.text();
 }
 

@@ -49,6 +49,7 @@ Status ReportStream::WriteReports(const RunReport& header, const ReportFiles& fi
     const std::string& path;
     HostSpill* spill;  // the pieces it is put together from, if any
     ReportRenderer render;
+    unsigned mode = kPrivateReportMode;
   };
   const Output outputs[] = {
       {files.json, json_.get(),
@@ -65,7 +66,7 @@ Status ReportStream::WriteReports(const RunReport& header, const ReportFiles& fi
        [&](const ReportPieceSink& emit) { emit(RenderMarkdown(not_clean, fold_)); }},
       {files.failed_hosts, nullptr, whole(not_clean, RenderFailedHosts)},
       {files.drain_reasons, nullptr, whole(not_clean, RenderDrainReasons)},
-      {files.metrics, nullptr, whole(header, RenderMetrics)},
+      {files.metrics, nullptr, whole(header, RenderMetrics), kPublicReportMode},
       {files.html, nullptr, whole(header, RenderHtml)},
   };
   Status first;
@@ -74,7 +75,7 @@ Status ReportStream::WriteReports(const RunReport& header, const ReportFiles& fi
     // A spill that lost a piece during the run would make a report that
     // lies: the existing file is left as it is.
     Status status = output.spill != nullptr ? output.spill->status() : Status::Ok();
-    if (status.ok()) status = WriteReportPieces(output.path, output.render, stdout_stream);
+    if (status.ok()) status = WriteReportPieces(output.path, output.render, stdout_stream, output.mode);
     if (status.ok() && output.spill != nullptr) status = output.spill->status();
     if (!status.ok() && first.ok()) first = status;
   }

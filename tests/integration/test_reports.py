@@ -139,10 +139,13 @@ class ReportsTest(FleetCase):
     def test_junit_fails_dirty_unreachable_and_failed_hosts(self):
         root = ET.parse(self.files["report.xml"]).getroot()
         suite = root.find("testsuite")
-        self.assertEqual((suite.get("tests"), suite.get("failures")), ("9", "3"))
-        failures = {case.get("name"): case.find("failure").get("type")
-                    for case in suite.findall("testcase") if case.find("failure") is not None}
-        self.assertEqual(failures, {"gpu06": "dirty", "gpu07": "refused", "gpu08": "sudo"})
+        self.assertEqual((suite.get("tests"), suite.get("failures"), suite.get("errors")),
+                         ("9", "1", "2"))
+        failures = {case.get("name"): (bad.tag, bad.get("type"))
+                    for case in suite.findall("testcase")
+                    for bad in list(case) if bad.tag in ("failure", "error")}
+        self.assertEqual(failures, {"gpu06": ("failure", "dirty"), "gpu07": ("error", "refused"),
+                                    "gpu08": ("error", "sudo")})
 
     def test_markdown_summary(self):
         md = self.read("summary.md")

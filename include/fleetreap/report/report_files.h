@@ -61,12 +61,19 @@ using ReportRenderer = std::function<void(const ReportPieceSink& emit)>;
 
 /// WriteReportFile for a report rendered in pieces (RenderJsonPieces): each
 /// piece is written as it comes (in writes of about 64 KiB), so the whole
-/// text is never held. The same temporary file, rename and errors.
+/// text is never held. The same temporary file, rename and errors. "mode" is
+/// the file's mode: kPrivateReportMode (0600) for reports that name processes
+/// and command lines, kPublicReportMode (0644) for --metrics, which holds host
+/// names and counts only and is read by node_exporter as its own user.
+constexpr unsigned kPrivateReportMode = 0600;
+constexpr unsigned kPublicReportMode = 0644;
 Status WriteReportPieces(const std::string& path, const ReportRenderer& render,
-                         std::FILE* stdout_stream = stdout);
+                         std::FILE* stdout_stream = stdout,
+                         unsigned mode = kPrivateReportMode);
 
 /// Renders and writes every report that "files" names; the JSON and JUnit
-/// documents are written host by host (WriteReportPieces).
+/// documents are written host by host (WriteReportPieces). Every file is
+/// 0600 except --metrics, 0644 (a textfile collector runs as another user).
 /// Keeps going after a failure, so one bad path does not cost the other
 /// reports, and returns the first error. At most one of them may be "-" (cli.cc checks).
 Status WriteReports(const RunReport& report, const ReportFiles& files,

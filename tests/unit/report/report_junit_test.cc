@@ -38,22 +38,26 @@ TEST(ReportJunitTest, PiecesAreOneTestCaseEach) {
   ExpectGolden("report.xml", RenderJunit(testing_fixture::MixedFleet()));
 }
 
-TEST(ReportJunitTest, UnreachableFailedAndNotStartedAreFailures) {
+TEST(ReportJunitTest, DirtyIsAFailureUnreachableFailedAndNotStartedAreErrors) {
   RunReport run = testing_fixture::MixedFleet();
   run.not_started = {"gpu17"};
   std::string xml = RenderJunit(run);
   EXPECT_EQ(Count(xml, "<testcase "), 17);
-  // gpu13 dirty, gpu14 and gpu16 unreachable, gpu15 failed, gpu17 not started.
-  EXPECT_EQ(Count(xml, "<failure "), 5);
-  EXPECT_NE(xml.find("tests=\"17\" failures=\"5\""), std::string::npos);
-  EXPECT_NE(xml.find("<failure type=\"connect_timeout\""), std::string::npos);
-  EXPECT_NE(xml.find("<failure type=\"sudo\""), std::string::npos);
-  EXPECT_NE(xml.find("<failure type=\"not_started\""), std::string::npos);
+  // gpu13 dirty: a failure; gpu14 and gpu16 unreachable, gpu15 failed, gpu17
+  // not started: errors (Jenkins and GitLab read <error> as infrastructure).
+  EXPECT_EQ(Count(xml, "<failure "), 1);
+  EXPECT_EQ(Count(xml, "<error "), 4);
+  EXPECT_NE(xml.find("tests=\"17\" failures=\"1\" errors=\"4\""), std::string::npos);
+  EXPECT_NE(xml.find("<failure type=\"dirty\""), std::string::npos);
+  EXPECT_NE(xml.find("<error type=\"connect_timeout\""), std::string::npos);
+  EXPECT_NE(xml.find("<error type=\"sudo\""), std::string::npos);
+  EXPECT_NE(xml.find("<error type=\"not_started\""), std::string::npos);
 }
 
 TEST(ReportJunitTest, DryRunDirtyIsNoFailure) {
   std::string xml = RenderJunit(testing_fixture::DryRunFleet());
-  EXPECT_EQ(Count(xml, "<failure "), 1);  // only the unreachable host
+  EXPECT_EQ(Count(xml, "<failure "), 0);
+  EXPECT_EQ(Count(xml, "<error "), 1);  // only the unreachable host
 }
 
 TEST(ReportJunitTest, XmlEscape) {

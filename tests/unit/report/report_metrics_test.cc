@@ -22,7 +22,20 @@ TEST(ReportMetricsTest, LabelsAreEscapedAndValidUtf8) {
       << text;
   EXPECT_NE(text.find("fleetreap_run_timestamp_seconds 1796007845.123\n"), std::string::npos);
   EXPECT_NE(text.find("fleetreap_run_ready 1\n"), std::string::npos);
-  EXPECT_NE(text.find("fleetreap_gpu_memory_used_bytes{host="), std::string::npos);
+  EXPECT_NE(text.find("fleetreap_host_gpu_memory_used_bytes{host="), std::string::npos);
+}
+
+TEST(ReportMetricsTest, EveryOutcomeIsPresentForEachHostAsZeroOrOne) {
+  RunReport run = testing_fixture::MixedFleet();
+  run.hosts.resize(1);
+  const std::string text = RenderMetrics(run);
+  const std::string host = "fleetreap_host_outcome{host=\"" + run.hosts[0].name + "\",";
+  EXPECT_NE(text.find(host + "outcome=\"clean\"} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(host + "outcome=\"dirty\"} 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(host + "outcome=\"would_clean\"} 0\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("fleetreap_hosts{outcome=\"not_started\"} 0\n"), std::string::npos);
+  EXPECT_EQ(text.find("outcome=\"would clean\""), std::string::npos);
+  EXPECT_EQ(text.find("fleetreap_gpu_"), std::string::npos);  // no series per GPU
 }
 
 TEST(ReportMetricsTest, RunInfoCarriesTheRunIdWhenThereIsOne) {
