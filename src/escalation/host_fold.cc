@@ -141,6 +141,8 @@ ScanFold FoldSnapshot(const HostSnapshot& snapshot, const FoldContext& context, 
   int expected = context.expected_gpus > 0 ? context.expected_gpus
                                            : std::max(state->device_gpus, state->driver_gpus);
   NumberTheLostGpu(expected, &gpus);
+  fold.status = CheckGpuIndexes(gpus, state->scope);  // --gpus 9-12 on 8 GPUs fails
+  if (!fold.status.ok()) return fold;
   ClassifyGpus(current, expected, context.threshold_mib, &gpus, context.allowances);
   ApplyScopeToGpus(state->scope, current, &gpus);
   if (holders) {

@@ -116,6 +116,25 @@ Status TranslateGpuMinors(const std::map<std::string, int>& minor_by_bus_id,
   return Status::Ok();
 }
 
+Status CheckGpuIndexes(const std::vector<GpuReading>& gpus, const Scope& scope) {
+  if (!scope.gpus || scope.gpus_are_minors) return Status::Ok();
+  std::set<int> present;
+  for (const GpuReading& gpu : gpus) {
+    if (gpu.index >= 0) present.insert(gpu.index);
+  }
+  std::vector<int> absent;
+  for (int index : *scope.gpus) {
+    if (present.count(index) == 0) absent.push_back(index);
+  }
+  if (absent.empty()) return Status::Ok();
+  const std::string flag = scope.source == "slurm" ? "SLURM_JOB_GPUS " : "--gpus ";
+  const std::vector<int> has(present.begin(), present.end());
+  return Status::Error(
+      ErrorKind::kCommandFailed,
+      flag + FoldIndexes(*scope.gpus) + ": this host has no GPU " + FoldIndexes(absent) +
+          " (its GPUs: " + (has.empty() ? std::string("none listed") : FoldIndexes(has)) + ")");
+}
+
 std::string OutOfScopeReason(const Holder& holder, const Scope& scope) {
   if (scope.gpus) {
     const std::vector<int>& used = holder.charged_gpus.empty() ? holder.gpus : holder.charged_gpus;

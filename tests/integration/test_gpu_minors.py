@@ -4,7 +4,8 @@ device minors are not nvidia-smi's indexes (/dev/nvidia0 is GPU 6 and
 job 41 holds minors 0-3 (indexes 6,1,2,3), job 42 minors 4-7 (indexes
 4,5,0,7). The minors are turned into indexes through the driver's minors the
 scan reads, so job 41's run never judges GPU 0, job 42's; a minor the host
-lacks fails the host and names the minors it has.
+lacks fails the host and names the minors it has; so does an index the host
+lacks (--gpus 9-12 on 8 GPUs), never "clean" with every GPU out of scope.
 Needs root and the built sim tools (FLEETREAP_SIM_BIN_DIR, FLEETREAP_BIN).
 """
 
@@ -37,6 +38,13 @@ class GpuMinorsTest(FleetCase):
         self.assertEqual(host["error_message"],
                          "--gpus minor 9: no GPU of this host has device minor 9 "
                          "(the driver's minors: 0,1,2,3,4,5,6,7)")
+
+    def test_1_unknown_index_fails_the_host(self):
+        code, host, _ = self.run_permuted("--gpus", "6-9", "--dry-run")
+        self.assertEqual(code & 2, 2)
+        self.assertEqual(host["status"], "failed")
+        self.assertEqual(host["error_message"],
+                         "--gpus 6-9: this host has no GPU 8-9 (its GPUs: 0-7)")
 
     def test_2_minors_select_the_jobs_gpus_by_device_file(self):
         code, host, report = self.run_permuted("--gpus", "minor:0-3")

@@ -38,6 +38,14 @@ struct GpuReading;
 [[nodiscard]] Status TranslateGpuMinors(const std::map<std::string, int>& minor_by_bus_id,
                                         const std::vector<GpuReading>& gpus, Scope* scope);
 
+/// With a --gpus list of nvidia-smi indexes, a kCommandFailed error when an
+/// index names no GPU of "gpus" (this host's, as nvidia-smi listed them):
+///   --gpus 9-12: this host has no GPU 9-12 (its GPUs: 0-7)
+/// A typo'd scope must fail the host, never leave it "clean" with every GPU
+/// out of scope. Ok without a list, or while the list still holds device
+/// minors (TranslateGpuMinors checks those).
+[[nodiscard]] Status CheckGpuIndexes(const std::vector<GpuReading>& gpus, const Scope& scope);
+
 /// Why "holder" is outside "scope" ("uses GPU 2, outside --gpus 4-7",
 /// "cgroup /system.slice/x.service is outside /slurm/job_42", "not in Slurm
 /// job 42 (slurm job 41)", "owned by Kubernetes pod UID 0f1e... (--spare-pods)"),

@@ -82,6 +82,25 @@ TEST(ScopeTest, SlurmGpusAreMinorsTranslatedToIndexes) {
   EXPECT_EQ(*flags.gpus, std::vector<int>{0});
 }
 
+TEST(ScopeTest, AnIndexTheHostLacksFailsIt) {
+  std::vector<GpuReading> gpus(8);
+  for (int i = 0; i < 8; ++i) gpus[i].index = i;
+  Scope scope;
+  EXPECT_TRUE(CheckGpuIndexes(gpus, scope).ok());  // no list
+  scope.gpus = std::vector<int>{4, 5, 6, 7};
+  EXPECT_TRUE(CheckGpuIndexes(gpus, scope).ok());
+  scope.gpus = std::vector<int>{9, 10, 11, 12};
+  EXPECT_EQ(CheckGpuIndexes(gpus, scope).ToString(),
+            "command_failed: --gpus 9-12: this host has no GPU 9-12 (its GPUs: 0-7)");
+  scope.gpus = std::vector<int>{6, 7, 8};
+  EXPECT_EQ(CheckGpuIndexes(gpus, scope).ToString(),
+            "command_failed: --gpus 6-8: this host has no GPU 8 (its GPUs: 0-7)");
+  EXPECT_EQ(CheckGpuIndexes({}, scope).ToString(),
+            "command_failed: --gpus 6-8: this host has no GPU 6-8 (its GPUs: none listed)");
+  scope.gpus_are_minors = true;  // TranslateGpuMinors checks those
+  EXPECT_TRUE(CheckGpuIndexes(gpus, scope).ok());
+}
+
 TEST(ScopeTest, SlurmScopeAndDescription) {
   Scope scope;
   ASSERT_TRUE(SlurmScope("42", "1,3", &scope).ok());
