@@ -83,6 +83,14 @@ void Progress::HostFinished(const HostReport& report) {
                      FormatSeconds(report.duration) + ")";
   const std::string reason = HostReason(report, style_.dry_run);
   if (!reason.empty()) line += ": " + reason;
+  if (!report.host_key_accepted_into.empty()) {
+    // Trust on first use is an event to keep in the log, as ssh's
+    // "Permanently added" line.
+    if (style_.live) Clear();
+    std::fprintf(out_, "%s: accepted new host key %s %s into %s\n", report.name.c_str(),
+                 report.host_key_type.c_str(), report.host_key_fingerprint.c_str(),
+                 report.host_key_accepted_into.c_str());
+  }
   if (!style_.live) {
     std::fprintf(out_, "[%d/%d] %s\n", finished_, total_, line.c_str());
     std::fflush(out_);

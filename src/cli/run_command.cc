@@ -26,6 +26,7 @@
 #include "fleetreap/report/report_stream.h"
 #include "fleetreap/runner/wave_runner.h"
 #include "fleetreap/transport/command_log.h"
+#include "fleetreap/transport/ssh_known_hosts.h"
 
 namespace fleetreap {
 namespace {
@@ -55,6 +56,10 @@ Status OpenOutputs(const Options& options, RunInputs* in) {
   in->files = ReportFilesFor(options);
   in->files.journal = JournalPathFor(options);
   Status status = CheckOutputPaths(in->files);
+  if (status.ok() && !options.local && options.host_key_policy != HostKeyPolicy::kOff) {
+    status = CheckKnownHostsFile(options.known_hosts,
+                                 options.host_key_policy == HostKeyPolicy::kAcceptNew);
+  }
   if (status.ok() && !options.log_dir.empty()) status = CommandLog::Open(options.log_dir, &in->log);
   return status;
 }

@@ -18,6 +18,7 @@
 #include "fleetreap/report/report_files.h"
 #include "fleetreap/report/report_table.h"
 #include "fleetreap/runner/sweep.h"
+#include "fleetreap/transport/ssh_known_hosts.h"
 
 namespace fleetreap {
 namespace {
@@ -60,6 +61,10 @@ int SweepCommand(const Options& options, const Environment& env) {
   if (!status.ok()) return ExitCodeForLoadError(status);
   const ReportFiles files = ReportFilesFor(options);
   status = CheckOutputPaths(files);
+  if (status.ok() && !options.local && options.host_key_policy != HostKeyPolicy::kOff) {
+    status = CheckKnownHostsFile(options.known_hosts,
+                                 options.host_key_policy == HostKeyPolicy::kAcceptNew);
+  }
   if (!status.ok()) return FailUsage(status.message());
   FleetSettings settings = FleetSettingsFor(options);
   status = RunScopeFor(options, env, &settings.scope);

@@ -105,6 +105,8 @@ Json HostJson(const HostReport& host, bool dry_run) {
       host.error_kind == ErrorKind::kNone ? Json(nullptr) : Json(ErrorKindName(host.error_kind));
   out["error_message"] = OptionalText(host.error_message);
   out["host_key_fingerprint"] = OptionalText(host.host_key_fingerprint);
+  out["host_key_type"] = OptionalText(host.host_key_type);
+  out["host_key_accepted_into"] = OptionalText(host.host_key_accepted_into);
   out["attempts"] = host.attempts;
   out["duration_ms"] = host.duration.count();
   out["gpus_before"] = GpusJson(host.gpus_before);

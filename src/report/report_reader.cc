@@ -106,6 +106,8 @@ void ReadHost(FieldReader& r, const Json& o, const std::string& at, HostReport* 
           &host->error_kind);
   r.Text(o, at, "error_message", &host->error_message);
   r.Text(o, at, "host_key_fingerprint", &host->host_key_fingerprint);
+  r.Text(o, at, "host_key_type", &host->host_key_type);
+  r.Text(o, at, "host_key_accepted_into", &host->host_key_accepted_into);
   r.Integer(o, at, "attempts", &host->attempts);
   r.Millis(o, at, "duration_ms", &host->duration);
   ReadGpus(r, o, at, "gpus_before", &host->gpus_before);

@@ -136,6 +136,8 @@ HostReport ConnectAndClean(Run& run, size_t index, TimePoint start, TimePoint ho
     ReportNotConnected(run, connected, host_deadline, &report);
   }
   report.host_key_fingerprint = transport->HostKeyFingerprint();
+  report.host_key_type = transport->HostKeyType();
+  report.host_key_accepted_into = transport->HostKeyAcceptedInto();
   transport->Close();
   return report;
 }

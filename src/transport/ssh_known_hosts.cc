@@ -254,8 +254,11 @@ std::string KeyFingerprint(const std::string& key) {
 }
 
 Status AppendKnownHostsEntry(const std::string& path, const std::string& host_name,
-                             const std::string& key) {
+                             const std::string& key, bool* appended) {
   std::lock_guard<std::mutex> process_lock(g_append_mutex);
+  if (appended != nullptr) *appended = false;
+  Status dir = EnsureKnownHostsDirectory(path);
+  if (!dir.ok()) return dir;
   FdCloser file{open(path.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600)};
   if (file.fd < 0) {
     return Status::Error(ErrorKind::kInternal,
@@ -293,6 +296,7 @@ Status AppendKnownHostsEntry(const std::string& path, const std::string& host_na
     return Status::Error(ErrorKind::kInternal,
                          "cannot append to known_hosts " + path + ": " + std::strerror(errno));
   }
+  if (appended != nullptr) *appended = true;
   return Status::Ok();
 }
 

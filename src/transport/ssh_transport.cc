@@ -69,6 +69,8 @@ std::string SshTransport::Describe() const {
 Status SshTransport::Connect(Clock::time_point not_after) {
   Close();
   fingerprint_.clear();
+  key_type_.clear();
+  accepted_into_.clear();
   const Clock::time_point start = Clock::now();
   Clock::time_point deadline =  // later by the wait for a proxy's turn, if any
       not_after - start < options_.connect_timeout ? not_after : start + options_.connect_timeout;

@@ -39,6 +39,20 @@ int MemoryFile(const std::string& text) {
   return fd;
 }
 
+// The key type as ssh's "Permanently added ... (ED25519)" names it.
+std::string OpenSshKeyType(enum ssh_keytypes_e type) {
+  switch (type) {
+    case SSH_KEYTYPE_ED25519: return "ED25519";
+    case SSH_KEYTYPE_RSA: return "RSA";
+    case SSH_KEYTYPE_ECDSA_P256:
+    case SSH_KEYTYPE_ECDSA_P384:
+    case SSH_KEYTYPE_ECDSA_P521: return "ECDSA";
+    default: break;
+  }
+  const char* name = ssh_key_type_to_char(type);
+  return name != nullptr ? name : "";
+}
+
 }  // namespace
 
 Status SshTransport::PrepareKnownHosts(Session* state) {
@@ -115,6 +129,7 @@ Status SshTransport::VerifyHostKey() {
     key = std::string(ssh_key_type_to_char(ssh_key_type(server_key))) + " " + base64;
     ssh_string_free_char(base64);
   }
+  key_type_ = OpenSshKeyType(ssh_key_type(server_key));
   ssh_key_free(server_key);
   fingerprint_ = KeyFingerprint(key);
   if (options_.host_key_policy == HostKeyPolicy::kOff) return Status::Ok();
@@ -138,7 +153,11 @@ Status SshTransport::VerifyHostKey() {
   std::vector<std::string> files = user_known_hosts_;
   files.insert(files.end(), global_known_hosts_.begin(), global_known_hosts_.end());
   if (options_.host_key_policy == HostKeyPolicy::kAcceptNew && !user_known_hosts_.empty()) {
-    return AppendKnownHostsEntry(user_known_hosts_.front(), known_hosts_name_, key);
+    bool appended = false;
+    Status status =
+        AppendKnownHostsEntry(user_known_hosts_.front(), known_hosts_name_, key, &appended);
+    if (appended) accepted_into_ = user_known_hosts_.front();
+    return status;
   }
   return Status::Error(ErrorKind::kHostKey,
                        "host key for " + who + " is not in known_hosts " + JoinFiles(files) +

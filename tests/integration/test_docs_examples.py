@@ -378,6 +378,45 @@ def _add_page_tests():
 _add_page_tests()
 
 
+class FreshControllerTest(unittest.TestCase):
+    """docs/first-run.md's step 1 on a controller account that has never used
+    ssh (a new CI runner, a fresh root): no ~/.ssh at all. accept-new creates
+    ~/.ssh 0700 and known_hosts as OpenSSH does, and prints each key it
+    accepted (host, type, fingerprint); a --known-hosts path in a missing
+    directory is refused before any host (64)."""
+
+    def test_accept_new_on_a_fresh_home(self):
+        specs, groups = parse_fleet("gpu01=clean gpu02=clean")
+        ws = Workspace("docs-examples-fresh-", specs, groups, ["inventory.yaml"])
+        try:
+            shutil.rmtree(os.path.join(ws.home, ".ssh"))
+            bad = ws.run("fleetreap --hosts inventory.yaml --identity \"$FLEETREAP_SSH_KEY\" "
+                         "--host-key-policy accept-new --known-hosts nodir/sub/kh --dry-run")
+            self.assertEqual(bad.returncode, 64, bad.stderr)
+            self.assertIn("--known-hosts nodir/sub/kh: no such directory nodir/sub", bad.stderr)
+            self.assertFalse(os.path.exists(os.path.join(ws.home, ".ssh")))
+            proc = ws.run("fleetreap --hosts inventory.yaml --identity \"$FLEETREAP_SSH_KEY\" "
+                          "--host-key-policy accept-new --dry-run --color never")
+            self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
+            ssh = os.path.join(ws.home, ".ssh")
+            self.assertEqual(os.stat(ssh).st_mode & 0o777, 0o700)
+            known = os.path.join(ssh, "known_hosts")
+            self.assertEqual(os.stat(known).st_mode & 0o777, 0o600)
+            with open(known) as f:
+                self.assertEqual(len(f.read().splitlines()), 2)
+            accepted = re.findall(r"^(gpu0\d): accepted new host key (\w+) (SHA256:\S+) into (\S+)$",
+                                  proc.stderr, re.M)
+            self.assertEqual(sorted(a[0] for a in accepted), ["gpu01", "gpu02"], proc.stderr)
+            self.assertTrue(all(a[3] == os.path.join(HOME, ".ssh", "known_hosts")
+                                for a in accepted), accepted)
+            again = ws.run("fleetreap --hosts inventory.yaml --identity \"$FLEETREAP_SSH_KEY\" "
+                           "--host-key-policy accept-new --dry-run --color never")
+            self.assertEqual(again.returncode, 0, again.stderr)
+            self.assertNotIn("accepted new host key", again.stderr)   # known now
+        finally:
+            ws.down()
+
+
 class ContribCiExamplesTest(unittest.TestCase):
     """The FLEETREAP_ARGS examples of contrib/ci, through the gate script."""
 

@@ -47,6 +47,11 @@ struct HostReport {
   /// The host key the server offered ("SHA256:...", as ssh-keygen -l prints
   /// it), whatever the policy; "" when key exchange never got that far.
   std::string host_key_fingerprint;
+  /// That key's type as ssh names it ("ED25519"); "" as the fingerprint.
+  std::string host_key_type;
+  /// The known_hosts file --host-key-policy accept-new recorded that key in
+  /// (first seen in this run); "" when none was recorded.
+  std::string host_key_accepted_into;
   std::vector<GpuReading> gpus_before;
   std::vector<GpuReading> gpus_after;
   std::vector<Holder> holders;

@@ -75,10 +75,30 @@ std::string KeyFingerprint(const std::string& key);
 /// Records "host_name" with "key" ("type base64") in "path" for accept-new:
 /// under a process-wide mutex and an exclusive flock it looks again, appends
 /// "host_name key" as one line unless the same key is already recorded, and
-/// creates the file (mode 0600) when missing. If another writer recorded a
+/// creates the file (mode 0600) when missing, and its directory (0700, one
+/// level, as ssh creates ~/.ssh) when that is missing. "*appended" (if
+/// given) says whether a line was written. If another writer recorded a
 /// different key for the host meanwhile, the result is kHostKey naming the
 /// file and line; I/O failures are kInternal.
 Status AppendKnownHostsEntry(const std::string& path, const std::string& host_name,
-                             const std::string& key);
+                             const std::string& key, bool* appended = nullptr);
+
+/// Creates the directory of known_hosts file "path" (0700) when it is
+/// missing and its own parent is there, as ssh creates ~/.ssh; Ok when it
+/// exists. kInternal names the directory and the system error.
+Status EnsureKnownHostsDirectory(const std::string& path);
+
+/// Before any host is reached: the user known_hosts file a run reads
+/// ("known_hosts", --known-hosts; "" for ~/.ssh/known_hosts) is usable, so
+/// a bad one costs one line, not a failure on every host. kUsage:
+///   --known-hosts nodir/sub/kh: no such directory nodir/sub
+///   --known-hosts kh: is a directory
+///   --known-hosts kh: cannot read it: Permission denied
+///   --known-hosts kh: cannot record new host keys there (--host-key-policy accept-new): ...
+/// With "accept_new" and the default path, a missing ~/.ssh is created 0700
+/// as OpenSSH does, and "*created" (if given) names it; without, a missing
+/// ~/.ssh is fine (each host's refusal names the files it read).
+Status CheckKnownHostsFile(const std::string& known_hosts, bool accept_new,
+                           std::string* created = nullptr);
 
 }  // namespace fleetreap

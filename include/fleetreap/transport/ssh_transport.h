@@ -111,6 +111,8 @@ class SshTransport : public Transport {
 
   /// The server's "SHA256:..." fingerprint once key exchange is done.
   std::string HostKeyFingerprint() const override { return fingerprint_; }
+  std::string HostKeyType() const override { return key_type_; }
+  std::string HostKeyAcceptedInto() const override { return accepted_into_; }
 
  private:
   struct Session;         // the libssh handles; defined in ssh_transport_session.h
@@ -142,7 +144,9 @@ class SshTransport : public Transport {
   SshTransportOptions options_;
   std::unique_ptr<Session> session_;
   std::string fingerprint_;
-  std::string target_host_;  // after ssh config: what known_hosts is keyed by
+  std::string key_type_;       // "ED25519"
+  std::string accepted_into_;  // the known_hosts file accept-new wrote to
+  std::string target_host_;    // after ssh config: what known_hosts is keyed by
   int target_port_ = 22;
   std::string login_user_;                     // after ssh config
   SshConfigValues config_;                     // what ssh_config_lookup found for this host

@@ -70,6 +70,15 @@ class Transport {
   /// -l prints it), also when the key was refused; "" when there is none
   /// (no key exchange, or no SSH at all).
   virtual std::string HostKeyFingerprint() const { return ""; }
+
+  /// The type of that key as OpenSSH names it ("ED25519", "RSA",
+  /// "ECDSA"); "" when there is none.
+  virtual std::string HostKeyType() const { return ""; }
+
+  /// The known_hosts file the last Connect recorded the offered key in
+  /// (--host-key-policy accept-new, a key seen for the first time); "" when
+  /// it recorded none.
+  virtual std::string HostKeyAcceptedInto() const { return ""; }
 };
 
 /// Looks at a finished command for sudo's "a password is required" refusal.
