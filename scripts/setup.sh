@@ -1,28 +1,45 @@
 #!/usr/bin/env bash
-# Installs what fleetreap needs to build and test, from Debian 12 packages.
+# Installs what fleetreap needs, from Debian 12 packages:
+#   scripts/setup.sh demo   what scripts/demo.sh needs: the build of fleetreap
+#                           and the simulator's tools, and what a simulated
+#                           host runs (sshd, tini, sudo): 23 packages
+#   scripts/setup.sh        (or "test") that and what the tests, lint and
+#                           packaging need on top (clang, clang-tidy, Chromium,
+#                           ansible-core, ClusterShell, Slurm, rpm, lintian, ...)
 # Idempotent and quiet when everything is there; never starts or enables the
 # machine's own sshd (the simulated fleet runs its own sshd processes).
 set -euo pipefail
 
+what=${1:-test}
+case $what in
+  demo | test) ;;
+  *) echo "setup: unknown set '$what' (demo or test)" >&2; exit 64 ;;
+esac
+
 packages=(
-  build-essential cmake ninja-build ccache pkg-config clang libclang-rt-14-dev
+  build-essential cmake ninja-build pkg-config
   libssh-dev libboost-program-options-dev libyaml-cpp-dev nlohmann-json3-dev
-  libspdlog-dev libfmt-dev libgtest-dev libgmock-dev
-  clang-format clang-tidy shellcheck  # scripts/lint.sh: formatting, clang-tidy, shellcheck (clang-tidy brings run-clang-tidy)
-  openssh-server openssh-client psmisc procps tini sudo python3 python3-jsonschema util-linux iproute2 coreutils
-  python3-prometheus-client  # tests only: the exposition format's reference parser (tests/integration/test_metrics.py)
-  chromium  # tests only: the headless browser that renders --html (tests/integration/test_html.py)
-  ansible-core  # tests only: the oracle of tests/integration/test_ansible_compat.py
-  clustershell  # tests only: nodeset -e, the oracle of --nodes (test_nodeset_compat.py)
-  slurmctld slurmd slurm-client munge  # tests only: the real Slurm of the simulated fleet (never started as the machine's services)
-  rpm lintian zsh groff-base man-db cpio  # the .rpm (rpmbuild), and tests/checks/package_test.py: lintian, man pages, zsh completion
+  libspdlog-dev libfmt-dev libgtest-dev libgmock-dev  # GoogleTest: the build's configure step asks for it
+  openssh-server openssh-client psmisc procps tini sudo python3 util-linux iproute2 coreutils
 )
+if [ "$what" = test ]; then
+  packages+=(
+    ccache clang libclang-rt-14-dev python3-jsonschema
+    clang-format clang-tidy shellcheck  # scripts/lint.sh: formatting, clang-tidy, shellcheck (clang-tidy brings run-clang-tidy)
+    python3-prometheus-client  # tests only: the exposition format's reference parser (tests/integration/test_metrics.py)
+    chromium  # tests only: the headless browser that renders --html (tests/integration/test_html.py)
+    ansible-core  # tests only: the oracle of tests/integration/test_ansible_compat.py
+    clustershell  # tests only: nodeset -e, the oracle of --nodes (test_nodeset_compat.py)
+    slurmctld slurmd slurm-client munge  # tests only: the real Slurm of the simulated fleet (never started as the machine's services)
+    rpm lintian zsh groff-base man-db cpio  # the .rpm (rpmbuild), and tests/checks/package_test.py: lintian, man pages, zsh completion
+  )
+fi
 
 # Tests only: Debian's kubectl (kubernetes-client) for the client-side check
 # of contrib/k8s/, unpacked into a private directory, never installed (it
 # conflicts with other kubectl packages on /usr/bin/kubectl).
 kube_dir=/var/cache/fleetreap-test/kubernetes-client
-if [ ! -x "$kube_dir/usr/bin/kubectl" ] && [ "$(id -u)" -eq 0 ]; then
+if [ "$what" = test ] && [ ! -x "$kube_dir/usr/bin/kubectl" ] && [ "$(id -u)" -eq 0 ]; then
   kube_tmp=$(mktemp -d)
   if (cd "$kube_tmp" && { apt-get download -qq kubernetes-client >/dev/null 2>&1 ||
         { apt-get update -qq >/dev/null 2>&1; apt-get download -qq kubernetes-client >/dev/null 2>&1; }; } &&

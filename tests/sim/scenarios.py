@@ -331,6 +331,13 @@ DEMO = [
     ("gpu09", "unreachable"),
 ]
 
+# The demo inventory's groups beside its scenario_* ones: those that
+# README.md and docs/first-run.md's examples select (--limit 'h200:&rack_b1').
+DEMO_GROUPS = {
+    "h200": ["gpu01", "gpu02", "gpu03", "gpu04", "gpu05"],
+    "rack_b1": ["gpu04", "gpu05", "gpu06", "gpu07", "gpu08"],
+}
+
 
 def wait_until(predicate, timeout=10.0, interval=0.02):
     """Polls 'predicate' until it is true or 'timeout' passes; returns it."""

@@ -108,6 +108,7 @@ class Fleet(FleetAccessMixin):
         self.known_hosts = os.path.join(self.workdir, "known_hosts")
         self.key = os.path.join(self.workdir, "keys", "id_ed25519")
         self.timings = {}
+        self.groups = {}              # inventory groups beside scenario_*: {group: [host]}
         self.probe_cost = None        # PIDs one pid_counter read uses (measured)
         self._pid_reads = {}
         self.cgroup = None            # the fleet's cgroup (machine path), None: no cgroups
@@ -301,6 +302,8 @@ class Fleet(FleetAccessMixin):
         groups = {}
         for h in self.hosts.values():
             groups.setdefault("scenario_" + h.spec.scenario, []).append(h.name)
+        for group, members in self.groups.items():
+            groups[group] = [m for m in members if m in self.hosts]
         for group, members in sorted(groups.items()):
             lines += [f"    {group}:", "      hosts:"]
             lines += [f"        {m}: {{}}" for m in members]
