@@ -1,11 +1,22 @@
 #!/bin/sh
 # fleetreap-gate.sh: the fleetreap step of a pre-rollout CI job, shared by
-# contrib/ci/github-actions.yml and contrib/ci/gitlab-ci.yml.
+# github-actions.yml and gitlab-ci.yml. Installed by the package as
+# /usr/share/fleetreap/contrib/ci/fleetreap-gate.sh, where the templates
+# call it (FLEETREAP_GATE overrides that path).
 #
-# Empties the GPUs of every host in the inventory and exits with fleetreap's
-# own code (0 every host clean; 1 a reached host is not clean; 2 a host
-# unreachable or failed; 3 both; 64/65 bad flags or inventory), so a
-# non-zero exit fails the job and the rollout job that needs it never starts.
+# Empties the GPUs of every host in the inventory (with FLEETREAP_DRY_RUN=1
+# only inspects them and prints the plan) and exits with fleetreap's own
+# code, so a non-zero exit fails the job and the rollout job that needs it
+# never starts:
+#   0      every selected host clean (a dry run: every host inspected)
+#   1      bit 1: a reached host is not clean (dirty, or not ready)
+#   2      bit 2: a host unreachable, failed or never started
+#   3      both
+#   4-7    bit 4: --max-fail stopped the waves (with bits 1 and 2)
+#   64     bad flags (FLEETREAP_ARGS), or a missing secret file
+#   65     invalid inventory or playbook
+#   70     internal error, or a report could not be written
+#   78     unreadable configuration file
 #
 # Inputs (environment; paths, as GitLab's "File" variables give them):
 #   FLEETREAP_INVENTORY     Ansible inventory (YAML or INI)            required
@@ -14,12 +25,13 @@
 #   FLEETREAP_OUT           report directory (default: fleetreap-out)
 #   FLEETREAP_BIN           the binary (default: fleetreap on PATH)
 #   FLEETREAP_LIMIT         one --limit pattern, passed as it is: h200:&rack_b1
+#   FLEETREAP_DRY_RUN       1: --dry-run (inspect, change nothing, print the plan)
 #   FLEETREAP_ARGS          extra flags, split into words as a shell splits them:
 #                           --limit 'h200:&rack_b1' --playbook "/etc/fleetreap/my vllm.yaml"
 #                           (blanks separate words, '...' and "..." group, \ outside
 #                           them escapes one character; nothing is expanded or
 #                           globbed: $X, $(...), * stay as written)
-# Outputs in FLEETREAP_OUT: report.json, junit.xml, summary.md,
+# Outputs in FLEETREAP_OUT: report.json, junit.xml, summary.md, report.html,
 # failed-hosts.txt, exit-code. To re-run only the hosts that were not clean,
 # set FLEETREAP_LIMIT=@fleetreap-out/failed-hosts.txt: when that file is
 # empty (nothing failed) fleetreap selects no host, says so, and exits 0.
@@ -57,6 +69,14 @@ WORDS
     ;;
 esac
 if [ -n "${FLEETREAP_LIMIT:-}" ]; then set -- --limit "$FLEETREAP_LIMIT" "$@"; fi
+case ${FLEETREAP_DRY_RUN:-} in
+  '' | 0) ;;
+  1) set -- --dry-run "$@" ;;
+  *)
+    echo "fleetreap-gate: FLEETREAP_DRY_RUN must be 1 or empty, not '$FLEETREAP_DRY_RUN'" >&2
+    exit 64
+    ;;
+esac
 
 mkdir -p "$out" || exit 70
 # The key is a secret: private permissions, as ssh requires.
@@ -65,7 +85,7 @@ chmod 600 "$FLEETREAP_SSH_KEY" 2>/dev/null
 "$bin" --hosts "$FLEETREAP_INVENTORY" --identity "$FLEETREAP_SSH_KEY" \
   --known-hosts "$FLEETREAP_KNOWN_HOSTS" --host-key-policy strict --no-agent --color never \
   --json "$out/report.json" --junit "$out/junit.xml" --summary-md "$out/summary.md" \
-  --failed-hosts "$out/failed-hosts.txt" "$@"
+  --html "$out/report.html" --failed-hosts "$out/failed-hosts.txt" "$@"
 rc=$?
 echo "$rc" > "$out/exit-code"
 exit "$rc"

@@ -15,7 +15,7 @@ import unittest
 SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GATE = os.path.join(SOURCE, "contrib", "ci", "fleetreap-gate.sh")
 # What the gate always passes before the extra flags.
-FIXED = 19
+FIXED = 21
 
 RECORDER = """#!/bin/sh
 for a; do printf '%s\\0' "$a"; done > "$ARGV_OUT"
@@ -36,7 +36,7 @@ class GateArgsTest(unittest.TestCase):
         self.argv_out = os.path.join(self.tmp, "argv")
         self.canary = os.path.join(self.tmp, "ran")
 
-    def gate(self, args=None, limit=None, shell="sh"):
+    def gate(self, args=None, limit=None, shell="sh", dry_run=None):
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "ARGV_OUT": self.argv_out,
                "HOME": self.tmp, "FLEETREAP_BIN": self.bin,
                "FLEETREAP_OUT": os.path.join(self.tmp, "out"),
@@ -47,15 +47,17 @@ class GateArgsTest(unittest.TestCase):
             env["FLEETREAP_ARGS"] = args
         if limit is not None:
             env["FLEETREAP_LIMIT"] = limit
+        if dry_run is not None:
+            env["FLEETREAP_DRY_RUN"] = dry_run
         if os.path.exists(self.argv_out):
             os.remove(self.argv_out)
         return subprocess.run([shell, GATE], env=env, cwd=self.tmp, capture_output=True,
                               text=True, timeout=30)
 
-    def extra(self, args=None, limit=None, shell="sh"):
+    def extra(self, args=None, limit=None, shell="sh", dry_run=None):
         """The words the gate added after its own flags (fleetreap's exit
         code must come through: 3)."""
-        r = self.gate(args, limit, shell)
+        r = self.gate(args, limit, shell, dry_run)
         self.assertEqual(r.returncode, 3, r.stderr)
         with open(os.path.join(self.tmp, "out", "exit-code")) as f:
             self.assertEqual(f.read(), "3\n")
@@ -63,6 +65,7 @@ class GateArgsTest(unittest.TestCase):
             argv = f.read().decode().split("\0")[:-1]
         self.assertEqual(argv[:2], ["--hosts", os.path.join(self.tmp, "inventory.yaml")])
         self.assertEqual(argv[FIXED - 2], "--failed-hosts")
+        self.assertIn("--html", argv[:FIXED])   # the page is an artifact too
         return argv[FIXED:]
 
     def test_words_split_as_a_shell_splits_them(self):
@@ -108,6 +111,13 @@ class GateArgsTest(unittest.TestCase):
                          ["--limit", "a 'b' $c", "--dry-run"])
         self.assertEqual(self.extra(limit="@fleetreap-out/failed-hosts.txt"),
                          ["--limit", "@fleetreap-out/failed-hosts.txt"])
+
+    def test_a_dry_run_for_the_plan_job(self):
+        self.assertEqual(self.extra(dry_run="1", limit="h200"), ["--dry-run", "--limit", "h200"])
+        self.assertEqual(self.extra(dry_run=""), [])
+        r = self.gate(dry_run="yes")
+        self.assertEqual(r.returncode, 64)
+        self.assertIn("FLEETREAP_DRY_RUN must be 1 or empty", r.stderr)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,13 @@
 """contrib/ci/: the GitHub Actions workflow and the GitLab CI job that run
 fleetreap before a rollout. Each file is parsed and its structure checked
-(secrets in, the shared gate script, reports kept whatever the outcome, JUnit
-published, the Markdown summary, the rollout gated on fleetreap's job); then
-the workflow's own steps (secrets to files, the fleetreap step, the job
-summary) and the GitLab job's script run as written against a small simulated
-fleet, with the CI's secrets played by the fleet's inventory (without its key
+(secrets in, the gate script at its installed path, a dry-run plan job, a
+real job behind a person's approval, reports kept whatever the outcome, the
+HTML page among them, JUnit published, the Markdown summary, the rollout gated
+on fleetreap's job); then the workflow's own steps (secrets to files, the
+plan, the fleetreap step, the job summary) and the GitLab jobs' scripts run
+as written, in a workspace without this repository's contrib/ (as copied
+into another repository; the installed gate played by this tree's) against
+a small simulated fleet, with the CI's secrets played by the fleet's inventory (without its key
 variable), key and known_hosts. Needs root, the built fleetreap
 (FLEETREAP_BIN), the simulator tools (FLEETREAP_SIM_BIN_DIR) and python3-yaml
 (a dependency of ansible-core, which the set-up installs).
@@ -22,8 +25,11 @@ from fleet_case import BIN, SOURCE, FleetCase
 from simfleet import HostSpec
 
 CI_DIR = os.path.join(SOURCE, "contrib", "ci")
-GATE = "sh contrib/ci/fleetreap-gate.sh"
-REPORTS = ("junit.xml", "summary.md", "failed-hosts.txt", "report.json", "exit-code")
+GATE = 'sh "$FLEETREAP_GATE"'
+INSTALLED_GATE = "/usr/share/fleetreap/contrib/ci/fleetreap-gate.sh"   # cmake/packaging.cmake
+SOURCE_GATE = os.path.join(CI_DIR, "fleetreap-gate.sh")
+REPORTS = ("junit.xml", "summary.md", "report.html", "failed-hosts.txt", "report.json",
+           "exit-code")
 
 # Only so that the refused host does not wait out the default retries.
 FAST = "--connect-timeout 3s --retries 0"
@@ -40,11 +46,26 @@ class StructureTest(unittest.TestCase):
     def test_github_workflow(self):
         wf = load("github-actions.yml")
         jobs = wf["jobs"]
+        self.assertEqual(wf["env"]["FLEETREAP_GATE"], INSTALLED_GATE)
+        self.assertEqual(list(jobs), ["plan", "fleetreap", "rollout"])
+        plan = jobs["plan"]["steps"]
+        dry = next(s for s in plan if s.get("id") == "fleetreap")
+        self.assertEqual(dry["run"].strip(), GATE)
+        self.assertEqual(dry["env"]["FLEETREAP_DRY_RUN"], "1")
+        kept = next(s for s in plan if "upload-artifact" in s.get("uses", ""))
+        self.assertEqual((kept["if"], kept["with"]["path"]),
+                         ("always()", dry["env"]["FLEETREAP_OUT"] + "/"))
+        self.assertIn(jobs["fleetreap"]["needs"], ("plan", ["plan"]))
+        self.assertEqual(jobs["fleetreap"]["environment"], "fleet")   # required reviewers
         steps = jobs["fleetreap"]["steps"]
         gate = [s for s in steps if s.get("id") == "fleetreap"]
         self.assertEqual(len(gate), 1)
         self.assertEqual(gate[0]["run"].strip(), GATE)
+        self.assertNotIn("FLEETREAP_DRY_RUN", gate[0]["env"])
         self.assertNotIn("if", gate[0])
+        for job in ("plan", "fleetreap"):   # nothing of this repository is needed
+            self.assertFalse(any("checkout" in s.get("uses", "")
+                                 for s in jobs[job]["steps"]), job)
         secrets = next(s for s in steps if s.get("name") == "Secrets to files")
         self.assertEqual(sorted(secrets["env"].values()),
                          ["${{ secrets.FLEETREAP_INVENTORY }}",
@@ -55,6 +76,7 @@ class StructureTest(unittest.TestCase):
         self.assertEqual(junit["with"]["report_paths"], "fleetreap-out/junit.xml")
         upload = next(s for s in after if "upload-artifact" in s.get("uses", ""))
         self.assertIn("fleetreap-out/failed-hosts.txt", upload["with"]["path"].split())
+        self.assertIn("fleetreap-out/report.html", upload["with"]["path"].split())
         summary = next(s for s in after if "GITHUB_STEP_SUMMARY" in s.get("run", ""))
         self.assertIn("fleetreap-out/summary.md", summary["run"])
         for step in (junit, upload, summary):
@@ -66,15 +88,23 @@ class StructureTest(unittest.TestCase):
 
     def test_gitlab_job(self):
         ci = load("gitlab-ci.yml")
+        self.assertEqual(ci["variables"]["FLEETREAP_GATE"], INSTALLED_GATE)
+        plan = ci["fleetreap-plan"]
+        self.assertEqual(plan["script"], [GATE])
+        self.assertEqual(plan["variables"]["FLEETREAP_DRY_RUN"], "1")
+        self.assertEqual(plan["artifacts"]["when"], "always")
         job = ci["fleetreap"]
         self.assertEqual(job["script"], [GATE])
-        self.assertEqual(ci["variables"]["FLEETREAP_OUT"], "fleetreap-out")
+        self.assertEqual(job["variables"]["FLEETREAP_OUT"], "fleetreap-out")
+        self.assertEqual(job["needs"], ["fleetreap-plan"])
+        self.assertEqual(job["when"], "manual")          # a person starts it
+        self.assertIs(job["allow_failure"], False)        # and the pipeline waits for it
+        self.assertLess(ci["stages"].index(plan["stage"]), ci["stages"].index(job["stage"]))
         artifacts = job["artifacts"]
         self.assertEqual(artifacts["when"], "always")
         self.assertEqual(artifacts["reports"]["junit"], "fleetreap-out/junit.xml")
-        for name in ("failed-hosts.txt", "summary.md"):
+        for name in ("failed-hosts.txt", "summary.md", "report.html"):
             self.assertIn("fleetreap-out/" + name, artifacts["paths"])
-        self.assertFalse(job.get("allow_failure", False))
         rollout = ci["rollout"]
         self.assertEqual([n["job"] if isinstance(n, dict) else n for n in rollout["needs"]],
                          ["fleetreap"])
@@ -114,15 +144,18 @@ class RunTest(FleetCase):
         os.symlink(BIN, os.path.join(cls.bin_dir, "fleetreap"))
 
     def workspace(self, name):
-        """A checkout as the runner sees it: contrib/ from the source tree."""
+        """A checkout as the runner sees it: another repository, with no
+        contrib/ of fleetreap's."""
         path = os.path.join(self.tmp, name)
         os.makedirs(path)
-        os.symlink(os.path.join(SOURCE, "contrib"), os.path.join(path, "contrib"))
         return path
 
     def base_env(self):
+        """The runner's environment: fleetreap installed, its gate played by
+        this tree's (the templates name the installed path)."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("FLEETREAP_")}
         env["PATH"] = self.bin_dir + os.pathsep + env.get("PATH", "/usr/bin:/bin")
+        env["FLEETREAP_GATE"] = SOURCE_GATE
         return env
 
     def step(self, run, cwd, env):
@@ -152,7 +185,8 @@ class RunTest(FleetCase):
             return [h["name"] for h in json.load(f)["hosts"]]
 
     def test_github_workflow_steps(self):
-        steps = load("github-actions.yml")["jobs"]["fleetreap"]["steps"]
+        jobs = load("github-actions.yml")["jobs"]
+        steps = jobs["fleetreap"]["steps"]
         ws = self.workspace("github")
         runner_temp = os.path.join(ws, "_runner_temp")
         os.makedirs(runner_temp)
@@ -179,6 +213,21 @@ class RunTest(FleetCase):
         self.assertEqual(os.stat(exported["FLEETREAP_SSH_KEY"]).st_mode & 0o077, 0)
         env.update(exported)
 
+        # The plan job's dry run: gpu04 cannot be inspected (2), nothing changes.
+        dry = next(s for s in jobs["plan"]["steps"] if s.get("id") == "fleetreap")
+        step_env = dict(env, FLEETREAP_ARGS=FAST, **{k: str(v) for k, v in dry["env"].items()})
+        before = self.fleet.ground_truth()
+        r = self.step(dry["run"], ws, step_env)
+        self.assertEqual(r.returncode, 2, r.stdout + r.stderr)
+        plan_out = os.path.join(ws, dry["env"]["FLEETREAP_OUT"])
+        for name in REPORTS:
+            self.assertTrue(os.path.isfile(os.path.join(plan_out, name)), name)
+        import json
+        with open(os.path.join(plan_out, "report.json")) as f:
+            self.assertTrue(json.load(f)["dry_run"])
+        self.assertEqual(self.fleet.ground_truth()["gpu02"]["gpu_processes"],
+                         before["gpu02"]["gpu_processes"])
+
         gate = next(s for s in steps if s.get("id") == "fleetreap")
         step_env = dict(env)
         for var, value in gate["env"].items():
@@ -202,7 +251,9 @@ class RunTest(FleetCase):
         ci = load("gitlab-ci.yml")
         ws = self.workspace("gitlab")
         env = self.base_env()
-        env.update({k: str(v) for k, v in ci["variables"].items()})
+        env.update({k: str(v) for k, v in ci["variables"].items()
+                    if k != "FLEETREAP_GATE"})
+        env.update({k: str(v) for k, v in ci["fleetreap"]["variables"].items()})
         # File variables: GitLab writes each to a file and passes its path.
         for var, text in (("FLEETREAP_INVENTORY", self.inventory_text),
                           ("FLEETREAP_SSH_KEY", self.key_text),
