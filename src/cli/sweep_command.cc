@@ -44,8 +44,10 @@ int SweepRound(int round, const Options& options, const FleetSettings& settings,
   SetRunMetadata(options, "inspect", &report);
   report.run_id = settings.audit.run_id;
   const Status written = WriteReports(report, files);
+  TableStyle style;
+  style.exit_code = false;  // the sweep exits 0; a dry run's code is not its own
   std::fprintf(stderr, "fleetreap: sweep round %d: %s\n", round,
-               RenderVerdict(report, TableStyle()).c_str());
+               RenderVerdict(report, style).c_str());
   if (!written.ok()) std::fprintf(stderr, "fleetreap: %s\n", written.message().c_str());
   std::fflush(stderr);
   return written.ok() ? kExitClean : kExitSoftware;

@@ -119,7 +119,7 @@ std::string RenderVerdict(const RunReport& report, const ReportFold& fold,
   add(no_report, "without a report");
   text += " in " + FormatSeconds(report.duration);
   if (report.dry_run) text += ", nothing changed";
-  text += " (exit " + std::to_string(exit_code) + ")";
+  if (style.exit_code) text += " (exit " + std::to_string(exit_code) + ")";
   return Paint(word + ":", color, style.color) + " " + text;
 }
 

@@ -53,6 +53,7 @@ class SweepTest(FleetCase):
             self.assertEqual(proc.returncode, 0, proc.stderr)
             rounds = ROUND.findall(proc.stderr)
             self.assertEqual([r for r, _ in rounds], ["1", "2"], proc.stderr)
+            self.assertNotIn("(exit", proc.stderr)   # the sweep exits 0, not a dry run's code
             self.assertEqual(live_processes(self.fleet), before, playbook)
             self.assertEqual(self.shm(), shm)
         with open(prom) as f:

@@ -22,6 +22,9 @@ struct TableStyle {
   int width = 0;
   /// -v: clean hosts are listed too, not only counted.
   bool verbose = false;
+  /// The verdict ends "(exit N)"; off where the process exits otherwise
+  /// (a sweep round's line: the sweep itself exits 0).
+  bool exit_code = true;
 };
 
 /// The width tables wrap at off a terminal (CI logs, files).
