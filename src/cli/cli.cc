@@ -9,6 +9,7 @@
 #include "fleetreap/base/duration.h"
 #include "fleetreap/cli/wave_flags.h"
 #include "fleetreap/escalation/scope.h"
+#include "fleetreap/transport/private_key_file.h"
 
 namespace po = boost::program_options;
 
@@ -91,7 +92,8 @@ po::options_description Describe(Options* o, RawFlags* raw) {
       ("user,u", po::value(&o->user)->value_name("USER"),
        "login user for hosts that set none (default: local user)")
       ("identity", po::value(&o->identity)->value_name("FILE"),
-       "private key (the inventory's key file wins for its hosts)")
+       "private key (the inventory's key file wins for its hosts); Ansible's "
+       "--private-key is read as this")
       ("known-hosts", po::value(&o->known_hosts)->value_name("FILE"),
        "your known_hosts file, the one accept-new writes (default "
        "~/.ssh/known_hosts); /etc/ssh/ssh_known_hosts is read too")
@@ -124,7 +126,8 @@ po::options_description Describe(Options* o, RawFlags* raw) {
       ("playbook,p", po::value(&o->playbook)->value_name("FILE"),
        "playbook YAML (default: the built-in playbooks/default.yaml)")
       ("dry-run,n", po::bool_switch(&o->dry_run),
-       "inspect only; report what would be signalled and removed")
+       "inspect only; report what would be signalled and removed (Ansible's -C, "
+       "--check)")
       ("protect", po::value(&o->protect)->value_name("NAME|PATH")->composing(),
        "never signal this executable (repeatable), on top of the defaults")
       ("gpus", po::value(&raw->gpus)->value_name("LIST"),
@@ -181,6 +184,27 @@ std::vector<std::string> SplitSwitchClusters(const po::options_description& desc
   return words;
 }
 
+// Words are matched whole: no unambiguous prefix ("--list" is not
+// --list-hosts), so that a flag added later cannot change what a script's
+// word means.
+constexpr int kParserStyle =
+    po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+
+// Ansible's spellings of fleetreap's flags, as Ansible users type them:
+// --private-key[=FILE] is --identity, -C and --check are --dry-run.
+std::string FleetreapSpelling(const std::string& word) {
+  static const std::pair<const char*, const char*> kAliases[] = {
+      {"--private-key", "--identity"}, {"--check", "--dry-run"}, {"-C", "--dry-run"}};
+  for (const auto& [ansible, ours] : kAliases) {
+    const std::string alias = ansible;
+    if (word == alias) return ours;
+    if (alias.size() > 2 && word.rfind(alias + "=", 0) == 0) {
+      return ours + word.substr(alias.size());
+    }
+  }
+  return word;
+}
+
 bool ParseFlagDuration(const std::string& flag, const std::string& text,
                        std::chrono::milliseconds* out, std::string* error) {
   if (ParseDuration(text, out)) return true;
@@ -207,13 +231,14 @@ CliResult ParseCommandLine(int argc, const char* const* argv) {
     if (arg == "--verbose" || arg == "-v") {
       ++result.options.verbosity;
     } else {
-      args.push_back(arg);
+      args.push_back(FleetreapSpelling(arg));
     }
   }
 
   po::variables_map vm;
   try {
-    po::parsed_options parsed = po::command_line_parser(args).options(desc).run();
+    po::parsed_options parsed =
+        po::command_line_parser(args).options(desc).style(kParserStyle).run();
     // Without this, Program_options would drop a stray word silently
     // ("--ssh-config my_config" would ignore my_config).
     for (const std::string& word :
@@ -312,6 +337,11 @@ CliResult ParseCommandLine(int argc, const char* const* argv) {
   if (!o.identity.empty()) {
     error = CheckReadableFile("identity", o.identity);
     if (!error.empty()) return result;
+    const std::string mode = PrivateKeyModeProblem(o.identity);
+    if (!mode.empty()) {
+      error = "--identity " + o.identity + ": " + mode;
+      return result;
+    }
   }
   result.action = CliAction::kRun;
   result.error.clear();
@@ -328,11 +358,11 @@ std::map<std::string, std::vector<std::string>> GivenFlags(int argc, const char*
     std::string arg = argv[i];
     const bool verbose = arg == "--verbose" || (arg.size() >= 2 && arg[0] == '-' &&
                                                 arg.find_first_not_of('v', 1) == std::string::npos);
-    if (!verbose) args.push_back(arg);
+    if (!verbose) args.push_back(FleetreapSpelling(arg));
   }
   try {
     po::parsed_options parsed =
-        po::command_line_parser(args).options(desc).allow_unregistered().run();
+        po::command_line_parser(args).options(desc).style(kParserStyle).allow_unregistered().run();
     for (const po::option& option : parsed.options) {
       if (option.unregistered || option.string_key.empty()) continue;
       auto& values = given[option.string_key];

@@ -40,7 +40,14 @@ CliResult ParseMergeCommandLine(int argc, const char* const* argv) {
   result.action = CliAction::kUsageError;
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    // Whole words only, as the run's flags (no unambiguous prefixes).
+    po::store(
+        po::command_line_parser(argc, argv)
+            .options(all)
+            .positional(positional)
+            .style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing)
+            .run(),
+        vm);
     po::notify(vm);
   } catch (const po::error& e) {
     result.error = std::string("merge: ") + e.what();

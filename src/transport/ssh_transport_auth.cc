@@ -8,6 +8,7 @@
 #include <functional>
 #include <sstream>
 
+#include "fleetreap/transport/private_key_file.h"
 #include "fleetreap/transport/ssh_agent_socket.h"
 #include "fleetreap/transport/ssh_transport.h"
 #include "ssh_transport_session.h"
@@ -80,6 +81,11 @@ using AuthRetry = std::function<int(const std::function<int()>&)>;
 
 KeyOutcome TryKeyFile(ssh_session session, const std::string& path, bool named,
                       const AuthRetry& retry, std::vector<std::string>* notes) {
+  const std::string mode_problem = PrivateKeyModeProblem(path);
+  if (!mode_problem.empty()) {
+    notes->push_back(path + ": " + mode_problem);
+    return KeyOutcome::kRejected;
+  }
   ssh_key key = nullptr;
   int rc = ssh_pki_import_privkey_file(path.c_str(), nullptr, RefusePassphrase, nullptr, &key);
   if (rc == SSH_EOF) {

@@ -1,6 +1,7 @@
 #include "fleetreap/cli/cli.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -220,15 +221,35 @@ TEST(CliTest, GroupedShortSwitchesAreCheckedLikeSeparateOnes) {
   EXPECT_TRUE(r.options.quiet);
 }
 
+TEST(CliTest, WholeWordsOnlyAndAnsiblesSpellings) {
+  CliResult r = Parse({"--hosts", "x", "--list"});
+  EXPECT_EQ(r.action, CliAction::kUsageError);  // no prefix of --list-hosts
+  r = Parse({"--hosts", "x", "--dry"});
+  EXPECT_EQ(r.action, CliAction::kUsageError);
+  EXPECT_TRUE(Parse({"--hosts", "x", "-C"}).options.dry_run);
+  EXPECT_TRUE(Parse({"--hosts", "x", "--check"}).options.dry_run);
+  EXPECT_TRUE(Parse({"--hosts", "x", "--list-hosts"}).options.list_hosts);
+}
+
 TEST(CliTest, AnIdentityThatCannotBeReadIsAUsageError) {
   char dir_template[] = "/tmp/fleetreap-cli-test-XXXXXX";
   ASSERT_NE(mkdtemp(dir_template), nullptr);
   const std::string dir = dir_template;
   const std::string key = dir + "/id_ed25519";
   std::ofstream(key) << "not really a key\n";
+  chmod(key.c_str(), 0644);
 
   CliResult r = Parse({"--hosts", "x", "--identity", key.c_str()});
+  EXPECT_EQ(r.action, CliAction::kUsageError);  // as ssh: UNPROTECTED PRIVATE KEY FILE
+  EXPECT_EQ(r.error, "--identity " + key +
+                         ": permissions 0644 are too open (ssh refuses such a key); chmod 600 it");
+  chmod(key.c_str(), 0600);
+  r = Parse({"--hosts", "x", "--identity", key.c_str()});
   EXPECT_EQ(r.action, CliAction::kRun) << r.error;
+  const std::string ansible = "--private-key=" + key;  // Ansible's spelling
+  r = Parse({"--hosts", "x", ansible.c_str()});
+  EXPECT_EQ(r.action, CliAction::kRun) << r.error;
+  EXPECT_EQ(r.options.identity, key);
   const std::string missing = dir + "/nope";
   r = Parse({"--hosts", "x", "--identity", missing.c_str()});
   EXPECT_EQ(r.action, CliAction::kUsageError);
