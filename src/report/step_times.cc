@@ -25,10 +25,26 @@ std::vector<StepTiming> TimingsOf(const HostReport& host) {
 }  // namespace
 
 std::string DescribeTimings(const HostReport& host) {
-  std::string out;
+  struct Run {
+    StepTiming total;
+    int runs;
+  };
+  std::vector<Run> steps;  // each step once, where it first ran
   for (const StepTiming& timing : TimingsOf(host)) {
+    auto it = std::find_if(steps.begin(), steps.end(),
+                           [&timing](const Run& r) { return r.total.step == timing.step; });
+    if (it == steps.end()) {
+      steps.push_back({timing, 1});
+    } else {
+      it->total.duration += timing.duration;
+      ++it->runs;
+    }
+  }
+  std::string out;
+  for (const Run& run : steps) {
     if (!out.empty()) out += ", ";
-    out += timing.step + " " + FormatSeconds(timing.duration);
+    out += run.total.step + " " + FormatSeconds(run.total.duration);
+    if (run.runs > 1) out += " (" + std::to_string(run.runs) + " runs)";
   }
   return out;
 }
@@ -46,17 +62,15 @@ void StepTimesFold::Add(size_t index, const HostReport& host) {
     auto it = std::find_if(steps_.begin(), steps_.end(),
                            [&timing](const Step& s) { return s.step == timing.step; });
     if (it == steps_.end()) {
-      it = steps_.insert(steps_.end(),
-                         Step{timing.step, {index, place}, {}, timing.duration, index, host.name});
+      it = steps_.insert(steps_.end(), Step{timing.step, {index, place}, {}, 0, {}});
     }
     it->first = std::min(it->first, std::make_pair(index, place));
-    it->times.push_back(timing.duration);
-    // The slowest: the longest time, the later host of equal ones.
-    if (std::make_pair(timing.duration, index) > std::make_pair(it->slowest, it->slowest_index)) {
-      it->slowest = timing.duration;
-      it->slowest_index = index;
-      it->slowest_host = host.name;
-    }
+    // A step a host ran several times (a re-scan while watching for
+    // restarts) counts once for the host, with its runs' total.
+    auto [host_time, added] = it->per_host.emplace(index, milliseconds{0});
+    host_time->second += timing.duration;
+    if (added) it->names.emplace(index, host.name);
+    ++it->runs;
   }
 }
 
@@ -72,12 +86,25 @@ std::string StepTimesFold::Render() const {
   size_t step_width = 0;
   for (const Step& s : steps) step_width = std::max(step_width, s.step.size());
   std::string out = "where the time went (median / slowest host, per step):\n";
-  for (Step& s : steps) {
-    std::sort(s.times.begin(), s.times.end());
-    const milliseconds median = s.times[(s.times.size() - 1) / 2];
+  for (const Step& s : steps) {
+    std::vector<milliseconds> times;
+    size_t slowest = 0;  // the longest time, the later host of equal ones
+    milliseconds longest{-1};
+    for (const auto& [index, time] : s.per_host) {
+      times.push_back(time);
+      if (time >= longest) {
+        longest = time;
+        slowest = index;
+      }
+    }
+    std::sort(times.begin(), times.end());
+    const milliseconds median = times[(times.size() - 1) / 2];
+    const size_t hosts = s.per_host.size();
+    std::string count = std::to_string(hosts) + (hosts == 1 ? " host" : " hosts");
+    if (s.runs > hosts) count += ", " + std::to_string(s.runs) + " runs";
     out += "    " + s.step + std::string(step_width - s.step.size() + 2, ' ') +
-           FormatSeconds(median) + " / " + FormatSeconds(s.slowest) + " " + s.slowest_host + " (" +
-           std::to_string(s.times.size()) + (s.times.size() == 1 ? " host)\n" : " hosts)\n");
+           FormatSeconds(median) + " / " + FormatSeconds(longest) + " " + s.names.at(slowest) +
+           " (" + count + ")\n";
   }
   return out;
 }

@@ -59,8 +59,8 @@ std::string Holders(const HostView& view) {
     ++present;
     if (NeverSignalled(t.holder.fate)) ++never;
   }
-  return std::to_string(present) + " holders (" + std::to_string(present - never) + " to act on, " +
-         std::to_string(never) + " left alone)";
+  return std::to_string(present) + (present == 1 ? " holder (" : " holders (") +
+         std::to_string(present - never) + " to act on, " + std::to_string(never) + " left alone)";
 }
 
 std::string Cut(const std::string& text) { return EscapeControlBytes(text, kLoggedBytes, true); }

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,7 +23,8 @@ inline constexpr char kBetweenSteps[] = "between steps";
 
 /// One host's steps in the order they ran, each with its time, then the
 /// time between them when there is some: "connect 0.1 s, inspect 0.3 s,
-/// term 10.0 s, rescan+clean_shm+verify 0.4 s, between steps 1.0 s".
+/// term 10.0 s, rescan+clean_shm+verify 0.4 s, between steps 1.0 s"; a
+/// step run several times once, with the total: "rescan 2.0 s (10 runs)".
 /// "" when the host has no timings.
 std::string DescribeTimings(const HostReport& host);
 
@@ -31,8 +33,11 @@ std::string DescribeTimings(const HostReport& host);
 ///   where the time went (median / slowest host, per step):
 ///       connect                   0.1 s / 0.5 s gpu07 (12 hosts)
 ///       term                      2.5 s / 10.0 s gpu13 (3 hosts)
-/// The median of an even count is the lower middle value. "" when no host
-/// has timings.
+///       rescan                    0.2 s / 0.2 s gpu05 (2 hosts, 12 runs)
+/// A step a host ran several times counts once for it, with the runs'
+/// total time; the runs are counted when there are more than hosts. The
+/// median of an even count is the lower middle value. "" when no host has
+/// timings.
 std::string RenderStepTimes(const RunReport& report);
 
 /// RenderStepTimes made one host at a time, in any order: per step, the
@@ -48,11 +53,10 @@ class StepTimesFold {
  private:
   struct Step {
     std::string step;
-    std::pair<size_t, size_t> first;  // host index, place among its steps
-    std::vector<std::chrono::milliseconds> times;
-    std::chrono::milliseconds slowest{0};
-    size_t slowest_index = 0;
-    std::string slowest_host;
+    std::pair<size_t, size_t> first;                       // host index, place among its steps
+    std::map<size_t, std::chrono::milliseconds> per_host;  // by host index: its runs' total
+    size_t runs = 0;
+    std::map<size_t, std::string> names;  // by host index
   };
   std::vector<Step> steps_;
 };

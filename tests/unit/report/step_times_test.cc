@@ -54,5 +54,19 @@ TEST(StepTimesTest, MedianAndSlowestHostPerStep) {
   EXPECT_EQ(RenderStepTimes(RunReport()), "");
 }
 
+TEST(StepTimesTest, AStepRunSeveralTimesCountsOnceForItsHost) {
+  RunReport run;
+  std::vector<StepTiming> watched = {{"connect", milliseconds(100)}};
+  for (int i = 0; i < 10; ++i) watched.push_back({"rescan", milliseconds(200)});
+  run.hosts = {HostWith("gpu05", watched), HostWith("gpu06", {{"connect", milliseconds(100)},
+                                                              {"rescan", milliseconds(300)},
+                                                              {"rescan", milliseconds(300)}})};
+  EXPECT_EQ(DescribeTimings(run.hosts[0]), "connect 0.1 s, rescan 2.0 s (10 runs)");
+  EXPECT_EQ(RenderStepTimes(run),
+            "where the time went (median / slowest host, per step):\n"
+            "    connect  0.1 s / 0.1 s gpu06 (2 hosts)\n"
+            "    rescan   0.6 s / 2.0 s gpu05 (2 hosts, 12 runs)\n");
+}
+
 }  // namespace
 }  // namespace fleetreap
