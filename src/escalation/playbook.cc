@@ -191,19 +191,23 @@ std::vector<std::string> ShippedPlaybookDirs(const std::string& exe) {
 Status LoadPlaybookFile(const std::string& path, Playbook* playbook) {
   std::string text;
   const int error = ReadWholeFile(path, &text);
+  std::string searched;  // the folders a bare name was looked up in
   if (error == ENOENT && path.find('/') == std::string::npos) {
     char exe[4096] = {};
     const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    searched = "this folder";
     for (const std::string& dir : ShippedPlaybookDirs(n > 0 ? std::string(exe, n) : "")) {
       text.clear();
       if (ReadWholeFile(dir + "/" + path, &text) == 0) {
         return ParsePlaybook(text, dir + "/" + path, playbook);
       }
+      searched += ", " + dir;
     }
   }
   if (error != 0) {
     return Status::Error(ErrorKind::kInvalidInput,
-                         path + ": cannot read the playbook file: " + std::strerror(error));
+                         path + ": cannot read the playbook file: " + std::strerror(error) +
+                             (searched.empty() ? "" : " (looked in " + searched + ")"));
   }
   return ParsePlaybook(text, path, playbook);
 }

@@ -202,6 +202,20 @@ TEST(PlaybookTest, UnreadableFile) {
   }
 }
 
+// A bare name that is nowhere: the error names every folder looked in.
+TEST(PlaybookTest, ABareNameNotFoundNamesTheFoldersSearched) {
+  Playbook p;
+  Status status = LoadPlaybookFile("no-such-playbook.yaml", &p);
+  EXPECT_EQ(status.kind(), ErrorKind::kInvalidInput);
+  EXPECT_EQ(status.message().rfind("no-such-playbook.yaml: cannot read the playbook file: No such "
+                                   "file or directory (looked in this folder, ",
+                                   0),
+            0u)
+      << status.message();
+  EXPECT_NE(status.message().find("/share/fleetreap/playbooks, "), std::string::npos);
+  EXPECT_NE(status.message().find("/playbooks)"), std::string::npos);
+}
+
 // A name without a folder is also looked for among the shipped playbooks:
 // an install's share folder, then a source tree's playbooks/.
 TEST(PlaybookTest, ShippedPlaybooksBesideTheBinary) {
