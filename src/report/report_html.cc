@@ -37,13 +37,13 @@ table{border-collapse:collapse}td,th{padding:1px 6px;text-align:left;vertical-al
 .grid td.g{white-space:nowrap;padding:1px 4px}.grid tr:hover{background:#f3f3f3}
 .grid i{display:inline-block;width:9px;height:11px;margin-right:1px;background:#ccc}
 .s-clean{background:#4caf50!important}.s-busy{background:#fb8c00!important}
-.s-protected_only{background:#90caf9!important}.s-ghost{background:#8e24aa!important}
-.s-lost,.s-missing,.s-needs_recovery{background:#d32f2f!important}.s-unknown{background:#9e9e9e!important}
+.s-protected_only{background:#4caf50!important;box-shadow:inset 0 0 0 2px #1b5e20}.s-ghost{background:#8e24aa!important}
+.s-lost{background:#d32f2f!important}.s-missing{background:#37474f!important}.s-needs_recovery{background:#f06292!important}.s-unknown{background:#9e9e9e!important}
 .s-out_of_scope{background:#e0e0e0!important}.none{color:#888}
 .legend i{display:inline-block;width:9px;height:11px;margin:0 3px 0 10px;vertical-align:middle}
 .tl{display:inline-block;height:12px;background:#eee;vertical-align:middle;white-space:nowrap;overflow:hidden}
 .tl span{display:inline-block;height:12px}.st-connect{background:#9e9e9e}.st-inspect{background:#42a5f5}
-.st-stop_units{background:#7e57c2}.st-term{background:#fb8c00}.st-kill{background:#d32f2f}
+.st-stop_units{background:#7e57c2}.st-term{background:#ffe082}.st-kill{background:#3e2723}
 .st-rescan{background:#26a69a}.st-clean_shm{background:#8d6e63}.st-verify{background:#66bb6a}
 .st-reset{background:#ec407a}.st-x,.st-other{background:#bdbdbd}
 details.host{border-top:1px solid #eee;padding:2px 0}details.host summary{cursor:pointer}
@@ -150,7 +150,7 @@ void AppendFunnel(const RunReport& report, std::string* out) {
     }
   }
   const std::pair<const char*, int> steps[] = {
-      {"found", found}, {"TERMed", terms}, {"KILLed", kills}, {"left", left}};
+      {"found", found}, {"sent TERM", terms}, {"sent KILL", kills}, {"left", left}};
   *out += "<h2>Holders</h2>\n<table class=\"funnel\" id=\"funnel\">\n";
   for (const auto& [label, count] : steps) {
     const int width = found > 0 ? count * 400 / found : 0;

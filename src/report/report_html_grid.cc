@@ -7,6 +7,7 @@
 #include "fleetreap/inventory/host_pattern.h"
 #include "fleetreap/report/host_outcome.h"
 #include "fleetreap/report/html_escape.h"
+#include "fleetreap/report/step_times.h"
 #include "report_html_parts.h"
 
 namespace fleetreap {
@@ -85,6 +86,7 @@ void AppendRow(const RunReport& report, const Row& row, std::string* out) {
 // The class of a step's colour: a fused step ("rescan+clean_shm+verify")
 // takes its first step's.
 std::string StepClass(const std::string& step) {
+  if (step == kBetweenSteps) return "st-other";
   return "st-" + CssWord(step.substr(0, step.find('+')));
 }
 
@@ -146,10 +148,20 @@ void AppendGrid(const RunReport& report, std::string* out) {
     group_rows[it->second].hosts.push_back(i);
   }
   *out += "<h2>GPUs before and after</h2>\n<p class=\"legend\">";
-  for (GpuState state :
-       {GpuState::kClean, GpuState::kBusy, GpuState::kProtectedOnly, GpuState::kGhost,
-        GpuState::kLost, GpuState::kRecovery, GpuState::kUnknown, GpuState::kOutOfScope}) {
-    *out += "<i class=\"s-" + CssWord(GpuStateName(state)) + "\"></i>" + GpuStateName(state);
+  // Plain words; clean and protected-only share a hue (both are clean),
+  // the latter marked by its border.
+  const std::pair<GpuState, const char*> legend[] = {
+      {GpuState::kClean, "clean"},
+      {GpuState::kProtectedOnly, "clean, daemons only"},
+      {GpuState::kBusy, "busy"},
+      {GpuState::kGhost, "ghost memory"},
+      {GpuState::kLost, "lost"},
+      {GpuState::kMissing, "missing"},
+      {GpuState::kRecovery, "needs recovery"},
+      {GpuState::kUnknown, "unknown"},
+      {GpuState::kOutOfScope, "out of scope"}};
+  for (const auto& [state, words] : legend) {
+    *out += "<i class=\"s-" + CssWord(GpuStateName(state)) + "\"></i>" + words;
   }
   *out += "</p>\n";
   for (const std::string& group : groups) {
@@ -205,6 +217,20 @@ void AppendTimelines(const RunReport& report, std::string* out) {
     }
   }
   if (steps.empty()) return;
+  // The bars' grey, named in this legend too: settle waits, retries' backoff.
+  StepTotal between;
+  for (const HostReport& host : report.hosts) {
+    std::chrono::milliseconds timed{0};
+    for (const StepTiming& timing : host.timings) timed += timing.duration;
+    if (host.duration <= timed) continue;
+    ++between.hosts;
+    between.total += host.duration - timed;
+    between.longest = std::max(between.longest, host.duration - timed);
+  }
+  if (between.hosts > 0) {
+    steps.push_back(kBetweenSteps);
+    totals[kBetweenSteps] = between;
+  }
   *out +=
       "<table class=\"outcomes\" id=\"steps\"><tr><th>step</th><th>runs</th><th>total</th>"
       "<th>longest</th></tr>\n";

@@ -141,7 +141,7 @@ class HtmlTest(FleetCase):
                    if h["fate"] not in ("protected", "out_of_scope")]
         terms = sum(host["term_sent"] for host in self.report["hosts"])
         self.assertIn(f"<tr><th>found</th><td>{len(holders)}</td>", self.dom)
-        self.assertIn(f"<tr><th>TERMed</th><td>{terms}</td>", self.dom)
+        self.assertIn(f"<tr><th>sent TERM</th><td>{terms}</td>", self.dom)
         self.assertGreaterEqual(len(holders), 16 * 8 + 4)
         # Timelines of the slowest hosts, and every host's details.
         self.assertEqual(self.dom.count('<details class="host '), 200)

@@ -42,8 +42,8 @@ TEST(ReportHtmlTest, MixedFleetHasEverySection) {
   // The funnel: 8 + 8 + 8 job holders found (the daemons are protected), TERM 24, KILL 5,
   // the unkillable one left.
   EXPECT_TRUE(Has(page, "<tr><th>found</th><td>24</td>")) << page;
-  EXPECT_TRUE(Has(page, "<tr><th>TERMed</th><td>24</td>"));
-  EXPECT_TRUE(Has(page, "<tr><th>KILLed</th><td>5</td>"));
+  EXPECT_TRUE(Has(page, "<tr><th>sent TERM</th><td>24</td>"));
+  EXPECT_TRUE(Has(page, "<tr><th>sent KILL</th><td>5</td>"));
   EXPECT_TRUE(Has(page, "<tr><th>left</th><td>1</td>"));
   // Timelines: gpu14 (10 s connecting) is among the slowest; a cleaned host's TERM wait shows.
   EXPECT_TRUE(Has(page, "<span class=\"st-term\" style=\"width:"));
