@@ -91,7 +91,8 @@ Status WriteReportPieces(const std::string& path, const ReportRenderer& render,
   std::string temp = dir + "." + base + ".XXXXXX";
   int fd = mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0) return WriteError(path, errno);
-  bool written = fchmod(fd, static_cast<mode_t>(mode)) == 0 && WriteBuffered(fd, render) && fsync(fd) == 0;
+  bool written =
+      fchmod(fd, static_cast<mode_t>(mode)) == 0 && WriteBuffered(fd, render) && fsync(fd) == 0;
   int error = errno;
   if (close(fd) != 0 && written) {
     written = false;
@@ -192,7 +193,7 @@ int FinishRun(const RunReport& report, const ReportFiles& files, const std::stri
   style.color = ShouldUseColorFor(human, color);
   style.width = TerminalWidth(human);
   style.verbose = verbose;
-  std::fputs(RenderPlan(report).c_str(), human);  // "" unless a dry run
+  std::fputs(RenderPlan(report, verbose).c_str(), human);  // "" unless a dry run
   std::fputs(RenderTable(report, style).c_str(), human);
   std::fflush(human);
   if (!status.ok()) {

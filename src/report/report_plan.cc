@@ -1,6 +1,8 @@
 #include "fleetreap/report/report_plan.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <vector>
 
 #include "fleetreap/base/text.h"
@@ -17,11 +19,48 @@ std::string Pad(const std::string& text, size_t width) {
   return text.size() >= width ? text + " " : text + std::string(width - text.size(), ' ');
 }
 
+// "1,600": counts an approver reads at a glance.
+std::string Thousands(size_t n) {
+  std::string digits = std::to_string(n);
+  for (int at = static_cast<int>(digits.size()) - 3; at > 0; at -= 3) digits.insert(at, ",");
+  return digits;
+}
+
+std::string Counted(size_t n, const char* one, const char* many) {
+  return Thousands(n) + " " + (n == 1 ? one : many);
+}
+
+// "0-3,5", sorted and deduplicated.
+std::string Ranges(std::vector<int> values) {
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  std::string out;
+  for (size_t i = 0; i < values.size();) {
+    size_t j = i;
+    while (j + 1 < values.size() && values[j + 1] == values[j] + 1) ++j;
+    out += (out.empty() ? "" : ",") + std::to_string(values[i]) +
+           (j > i ? "-" + std::to_string(values[j]) : "");
+    i = j + 1;
+  }
+  return out;
+}
+
 std::string GpuText(const std::vector<int>& gpus) {
   if (gpus.empty()) return "-";
-  std::vector<std::string> parts;
-  for (int gpu : gpus) parts.push_back(std::to_string(gpu));
-  return (gpus.size() == 1 ? "GPU " : "GPUs ") + Join(parts, ",");
+  return (gpus.size() == 1 ? "GPU " : "GPUs ") + Ranges(gpus);
+}
+
+// The name an approver knows: argv[0] (its file name) when the kernel's
+// 15-character comm is a prefix of it (VLLM::Worker_TP3, not
+// VLLM::Worker_TP), else comm.
+std::string HolderName(const Holder& holder) {
+  const std::string argv0 = holder.cmdline.substr(0, holder.cmdline.find(' '));
+  const std::string base = argv0.substr(argv0.rfind('/') + 1);
+  if (!holder.comm.empty() && base.size() > holder.comm.size() &&
+      base.compare(0, holder.comm.size(), holder.comm) == 0) {
+    return Field(base);
+  }
+  return Field(holder.comm);
 }
 
 // What the holder would get, and why it is left alone when it is.
@@ -36,83 +75,151 @@ std::pair<std::string, std::string> Verdict(const Holder& holder) {
   }
 }
 
-std::string HostPlan(const HostReport& host, std::string* headline) {
-  std::vector<std::vector<std::string>> rows;
-  int signals = 0;
+// Holders that read the same but for their PID and the number a name ends
+// in (TP rank): one row, "TERM x8 VLLM::Worker_TP[0-7] GPUs 0-7 root ...".
+struct Row {
+  std::string verdict;
+  std::vector<std::string> names;
+  std::string gpus, user, owner;
+  std::vector<int> pids;
+};
+
+std::vector<Row> Rows(const HostReport& host) {
+  std::vector<Row> rows;
+  std::map<std::string, size_t> by_key;
   for (const Holder& holder : host.holders) {
-    auto [what, why] = Verdict(holder);
-    if (what != "leave") ++signals;
-    std::string owner = DescribeOwner(holder.owner);
-    rows.push_back({what, "pid " + std::to_string(holder.pid), Field(holder.comm),
-                    GpuText(holder.gpus), Field(holder.user),
-                    JoinNonEmpty({Field(owner), why}, "  ")});
+    auto [verdict, why] = Verdict(holder);
+    const std::string name = HolderName(holder);
+    const std::string stem = name.substr(0, name.find_last_not_of("0123456789") + 1);
+    Row row{verdict,
+            {name},
+            GpuText(holder.gpus),
+            Field(holder.user),
+            JoinNonEmpty({Field(DescribeOwner(holder.owner)), why}, "  "),
+            {holder.pid}};
+    const std::string key = Join({verdict, stem, row.gpus, row.user, row.owner}, "\n");
+    auto [it, added] = by_key.emplace(key, rows.size());
+    if (added) {
+      rows.push_back(std::move(row));
+    } else {
+      rows[it->second].names.push_back(name);
+      rows[it->second].pids.push_back(holder.pid);
+    }
+  }
+  return rows;
+}
+
+// The host's plan without PIDs or /dev/shm names (its shape, what hosts
+// fold on), and its headline's counts.
+std::string HostShape(const HostReport& host, const std::vector<Row>& rows, size_t* signals) {
+  std::vector<std::vector<std::string>> cells;
+  *signals = 0;
+  for (const Row& row : rows) {
+    if (row.verdict != "leave") *signals += row.pids.size();
+    cells.push_back({row.verdict, "x" + std::to_string(row.pids.size()), FoldHostNames(row.names),
+                     row.gpus, row.user, row.owner});
   }
   std::vector<size_t> widths(5, 0);
-  for (const auto& row : rows) {
-    for (size_t i = 0; i < widths.size(); ++i) widths[i] = std::max(widths[i], row[i].size() + 1);
+  for (const auto& c : cells) {
+    for (size_t i = 0; i < widths.size(); ++i) widths[i] = std::max(widths[i], c[i].size() + 1);
   }
   std::string text;
-  for (const auto& row : rows) {
+  for (const auto& c : cells) {
     std::string line = "    ";
-    for (size_t i = 0; i < widths.size(); ++i) line += Pad(row[i], widths[i]);
-    line += row[5];
+    for (size_t i = 0; i < widths.size(); ++i) line += Pad(c[i], widths[i]);
+    line += c[5];
     line.erase(line.find_last_not_of(' ') + 1);
     text += line + "\n";
   }
   for (const std::string& unit : host.units_would_stop) text += "    stop   " + Field(unit) + "\n";
-  for (const std::string& path : host.shm_would_remove) text += "    remove " + Field(path) + "\n";
+  if (!host.shm_would_remove.empty()) {
+    text += "    remove " +
+            Counted(host.shm_would_remove.size(), "/dev/shm entry", "/dev/shm entries") + "\n";
+  }
+  return text;
+}
+
+std::string Headline(const HostReport& host, size_t signals) {
   std::vector<std::string> parts;
-  if (signals > 0) parts.push_back("would signal " + std::to_string(signals));
+  if (signals > 0) parts.push_back("would signal " + Thousands(signals));
   if (!host.units_would_stop.empty()) {
-    parts.push_back("stop " + std::to_string(host.units_would_stop.size()) +
-                    (host.units_would_stop.size() == 1 ? " unit" : " units"));
+    parts.push_back("stop " + Counted(host.units_would_stop.size(), "unit", "units"));
   }
   if (!host.shm_would_remove.empty()) {
-    parts.push_back("remove " + std::to_string(host.shm_would_remove.size()) +
-                    (host.shm_would_remove.size() == 1 ? " /dev/shm entry" : " /dev/shm entries"));
+    parts.push_back("remove " +
+                    Counted(host.shm_would_remove.size(), "/dev/shm entry", "/dev/shm entries"));
   }
-  *headline = parts.empty() ? "nothing to do" : Join(parts, ", ");
-  return text;
+  return parts.empty() ? "nothing to signal" : Join(parts, ", ");
+}
+
+// -v: what the shape leaves out, for one host: PIDs by verdict, the
+// /dev/shm entries by name.
+std::string HostDetail(const HostReport& host, const std::vector<Row>& rows) {
+  std::map<std::string, std::vector<int>> pids;
+  for (const Row& row : rows) {
+    pids[row.verdict].insert(pids[row.verdict].end(), row.pids.begin(), row.pids.end());
+  }
+  std::vector<std::string> parts;
+  for (const char* verdict : {"TERM", "KILL", "leave"}) {
+    if (pids.count(verdict)) parts.push_back(std::string(verdict) + " " + Ranges(pids[verdict]));
+  }
+  std::vector<std::string> shm;
+  for (const std::string& path : host.shm_would_remove) shm.push_back(Field(path));
+  if (!shm.empty()) parts.push_back("remove " + Join(shm, " "));
+  return Join(parts, "; ");
 }
 
 }  // namespace
 
-std::string RenderPlan(const RunReport& report) {
+std::string RenderPlan(const RunReport& report, bool verbose) {
   if (!report.dry_run) return "";
   PlanFold fold;
   for (size_t i = 0; i < report.hosts.size(); ++i) fold.Add(i, report.hosts[i]);
-  return fold.Render();
+  return fold.Render(verbose);
 }
 
 void PlanFold::Add(size_t index, const HostReport& host) {
   if (host.status == HostStatus::kUnreachable || host.status == HostStatus::kFailed) return;
-  std::string headline;
-  std::string body = HostPlan(host, &headline);
+  const std::vector<Row> rows = Rows(host);
+  size_t signals = 0;
+  std::string body = HostShape(host, rows, &signals);
   if (body.empty()) return;
-  std::string text = headline + "\n" + body;
-  auto it = by_text_.find(text);
-  if (it == by_text_.end()) {
-    by_text_.emplace(text, plans_.size());
-    plans_.push_back({std::move(text), index, {{index, host.name}}});
-    return;
-  }
+  signals_ += signals;
+  if (signals > 0) ++signalled_hosts_;
+  units_ += host.units_would_stop.size();
+  shm_ += host.shm_would_remove.size();
+  std::string text = Headline(host, signals) + "\n" + body;
+  auto [it, added] = by_text_.emplace(text, plans_.size());
+  if (added) plans_.push_back({std::move(text), index, {}});
   Plan& plan = plans_[it->second];
   plan.first = std::min(plan.first, index);
-  plan.hosts.emplace_back(index, host.name);
+  plan.hosts.push_back({index, host.name, HostDetail(host, rows)});
 }
 
-std::string PlanFold::Render() const {
+std::string PlanFold::Render(bool verbose) const {
+  if (plans_.empty()) return "";
   std::vector<const Plan*> sorted;
   for (const Plan& plan : plans_) sorted.push_back(&plan);
   std::sort(sorted.begin(), sorted.end(),
             [](const Plan* a, const Plan* b) { return a->first < b->first; });
-  std::string out;
+  std::string out = "plan: would signal " + Counted(signals_, "process", "processes") + " on " +
+                    Counted(signalled_hosts_, "host", "hosts") + ", remove " +
+                    Counted(shm_, "/dev/shm entry", "/dev/shm entries") + ", stop " +
+                    Counted(units_, "unit", "units") +
+                    (verbose ? "" : " (-v lists each host's PIDs and /dev/shm entries)") + "\n";
   for (const Plan* plan : sorted) {
-    std::vector<std::pair<size_t, std::string>> hosts = plan->hosts;
-    std::sort(hosts.begin(), hosts.end());
+    std::vector<PlanHost> hosts = plan->hosts;
+    std::sort(hosts.begin(), hosts.end(),
+              [](const PlanHost& a, const PlanHost& b) { return a.index < b.index; });
     std::vector<std::string> names;
-    for (auto& host : hosts) names.push_back(std::move(host.second));
-    out += FoldHostNames(names) + ": " + plan->text;
+    for (const PlanHost& host : hosts) names.push_back(host.name);
+    const std::string each =
+        hosts.size() > 1 ? " (" + Thousands(hosts.size()) + " hosts, each)" : "";
+    out += FoldHostNames(names) + each + ": " + plan->text;
+    if (!verbose) continue;
+    for (const PlanHost& host : hosts) {
+      if (!host.detail.empty()) out += "      " + host.name + ": " + host.detail + "\n";
+    }
   }
   return out;
 }

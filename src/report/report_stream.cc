@@ -75,7 +75,8 @@ Status ReportStream::WriteReports(const RunReport& header, const ReportFiles& fi
     // A spill that lost a piece during the run would make a report that
     // lies: the existing file is left as it is.
     Status status = output.spill != nullptr ? output.spill->status() : Status::Ok();
-    if (status.ok()) status = WriteReportPieces(output.path, output.render, stdout_stream, output.mode);
+    if (status.ok())
+      status = WriteReportPieces(output.path, output.render, stdout_stream, output.mode);
     if (status.ok() && output.spill != nullptr) status = output.spill->status();
     if (!status.ok() && first.ok()) first = status;
   }
@@ -90,7 +91,7 @@ int FinishRun(const RunReport& report, ReportStream* stream, const ReportFiles& 
   style.color = ShouldUseColorFor(human, color);
   style.width = TerminalWidth(human);
   style.verbose = verbose;
-  std::fputs(stream->fold().RenderPlan().c_str(), human);  // "" unless a dry run
+  std::fputs(stream->fold().RenderPlan(verbose).c_str(), human);  // "" unless a dry run
   std::fputs(RenderTable(report, stream->fold(), style).c_str(), human);
   std::fflush(human);
   const int code = ExitCodeFor(report, stream->fold());

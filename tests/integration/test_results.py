@@ -103,14 +103,20 @@ class ResultsTest(FleetCase):
         proc = self.fleetreap("--limit", "gpu01,gpu04")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         lines = proc.stdout.splitlines()
+        self.assertRegex(lines[0], r"^plan: would signal 8 processes on 1 host, remove \d+ "
+                                   r"/dev/shm entr(y|ies), stop 0 units \(-v lists", proc.stdout)
         self.assertIn("gpu01: would signal 8", lines)
-        terms = [line for line in lines if line.startswith("    TERM ")]
-        self.assertEqual(len(terms), 8, proc.stdout)
-        for gpu, line in enumerate(sorted(terms, key=lambda l: int(l.split()[2]))):
-            self.assertRegex(line, r"^    TERM +pid \d+ +python3 +GPUs? [0-9,]+ +root\b", line)
-        self.assertRegex(proc.stdout, r"\n    leave +pid \d+ +nvidia-persiste.*protected: ")
-        self.assertRegex(proc.stdout, r"gpu04: nothing to do\n")
+        terms = [re.match(r"^    TERM +x(\d+) +python3 +(GPUs? [0-9,-]+|-) +root\b", line)
+                 for line in lines if line.startswith("    TERM ")]
+        self.assertTrue(all(terms), proc.stdout)
+        self.assertEqual(sum(int(m.group(1)) for m in terms), 8, proc.stdout)
+        self.assertNotIn(" pid ", proc.stdout)   # PIDs only under -v and in the JSON
+        # argv[0], not the kernel's 15-character comm (nvidia-persiste).
+        self.assertRegex(proc.stdout, r"\n    leave +x1 +nvidia-persistenced .*protected: ")
+        self.assertRegex(proc.stdout, r"gpu04: nothing to signal\n")
         self.assertRegex(lines[-1], r"^DRY RUN: ")
+        verbose = self.fleetreap("--limit", "gpu01", "-v")
+        self.assertRegex(verbose.stdout, r"\n      gpu01: TERM \d+[-,0-9]*; leave \d+")
 
     def test_the_scope_is_honoured_in_the_summary(self):
         proc = self.fleetreap("--limit", "gpu05", "--gpus", "4-7")

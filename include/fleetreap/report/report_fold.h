@@ -60,7 +60,9 @@ class ReportFold {
   /// Where the folded hosts' time went (RenderStepTimes).
   const StepTimesFold& step_times() const { return step_times_; }
   /// A dry run's plan of the folded hosts (RenderPlan); "" otherwise.
-  std::string RenderPlan() const { return dry_run_ ? plan_.Render() : ""; }
+  std::string RenderPlan(bool verbose = false) const {
+    return dry_run_ ? plan_.Render(verbose) : "";
+  }
 
   /// "header" with its hosts replaced by the folded hosts whose status is
   /// not clean, whole, in index order: enough for RenderFailedHosts and

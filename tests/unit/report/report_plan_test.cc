@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <string>
+
 #include "support/report_fixture.h"
 
 namespace fleetreap {
@@ -16,14 +19,61 @@ TEST(ReportPlanTest, EachHolderWithWhatItWouldGetFoldedAcrossHosts) {
   daemon.protected_by = "nvidia-persistenced";
   run.hosts[2].holders = {daemon};
   EXPECT_EQ(RenderPlan(run),
-            "gpu[01-02]: would signal 2, stop 1 unit, remove 1 /dev/shm entry\n"
-            "    TERM pid 6000 python3 GPU 0 svc-infer unit vllm.service\n"
-            "    TERM pid 6001 python3 GPU 1 svc-infer\n"
+            "plan: would signal 4 processes on 2 hosts, remove 2 /dev/shm entries, stop 2 units "
+            "(-v lists each host's PIDs and /dev/shm entries)\n"
+            "gpu[01-02] (2 hosts, each): would signal 2, stop 1 unit, remove 1 /dev/shm entry\n"
+            "    TERM x1 python3 GPU 0 svc-infer unit vllm.service\n"
+            "    TERM x1 python3 GPU 1 svc-infer\n"
             "    stop   vllm.service\n"
-            "    remove /dev/shm/nccl-xyz\n"
-            "gpu03: nothing to do\n"
-            "    leave pid 900 nvidia-persiste - nvidia-persistenced protected: "
+            "    remove 1 /dev/shm entry\n"
+            "gpu03: nothing to signal\n"
+            "    leave x1 nvidia-persiste - nvidia-persistenced protected: "
             "nvidia-persistenced\n");
+}
+
+// 200 hosts running the same job under their own PIDs fold into one block
+// of a few lines; the workers are named by argv[0] (the TP rank), not by
+// the kernel's cut comm; -v lists each host's PIDs.
+TEST(ReportPlanTest, HostsFoldOnTheShapeOfTheirPlanNotOnPids) {
+  RunReport run;
+  run.dry_run = true;
+  for (int h = 0; h < 200; ++h) {
+    HostReport host;
+    host.status = HostStatus::kDirty;
+    host.name = "gpu" +
+                std::string(h + 1 < 10    ? "00"
+                            : h + 1 < 100 ? "0"
+                                          : "") +
+                std::to_string(h + 1);
+    for (int rank = 0; rank < 8; ++rank) {
+      Holder worker = testing_fixture::MakeHolder(1000 * h + 182 + rank, "VLLM::Worker_TP",
+                                                  {0, 1, 2, 3, 4, 5, 6, 7}, HolderFate::kWouldTerm);
+      worker.cmdline = "VLLM::Worker_TP" + std::to_string(rank);
+      worker.user = "root";
+      worker.owner.unit = "vllm.service";
+      host.holders.push_back(worker);
+    }
+    if (h < 14) host.shm_would_remove = {"/dev/shm/sem.mp-" + std::to_string(h)};
+    run.hosts.push_back(host);
+  }
+  const std::string plan = RenderPlan(run);
+  EXPECT_EQ(plan.substr(0, plan.find('\n')),
+            "plan: would signal 1,600 processes on 200 hosts, remove 14 /dev/shm entries, "
+            "stop 0 units (-v lists each host's PIDs and /dev/shm entries)");
+  EXPECT_NE(plan.find("gpu[001-200] (200 hosts, each): would signal 8\n"
+                      "    TERM x8 VLLM::Worker_TP[0-7] GPUs 0-7 root unit vllm.service\n"),
+            std::string::npos)
+      << plan;
+  EXPECT_NE(plan.find("gpu[001-014] (14 hosts, each): would signal 8, remove 1 /dev/shm entry"),
+            std::string::npos)
+      << plan;
+  EXPECT_LE(std::count(plan.begin(), plan.end(), '\n'), 8) << plan;
+  EXPECT_EQ(plan.find("pid"), std::string::npos);
+  const std::string verbose = RenderPlan(run, true);
+  EXPECT_NE(verbose.find("      gpu003: TERM 2182-2189; remove /dev/shm/sem.mp-2\n"),
+            std::string::npos)
+      << verbose.substr(0, 2000);
+  EXPECT_NE(verbose.find("      gpu200: TERM 199182-199189\n"), std::string::npos);
 }
 
 TEST(ReportPlanTest, OnlyDryRunsHaveAPlan) {
