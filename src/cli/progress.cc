@@ -53,13 +53,16 @@ void Progress::RunStarted(int total) {
 void Progress::HostStarted(const Host& host) {
   PrintPending();
   ++started_;
-  in_flight_.push_back({host.name, clock_.Now(), "connect"});
+  const auto now = clock_.Now();
+  in_flight_.push_back({host.name, now, "connect", now});
   if (style_.live) Draw();
 }
 
 void Progress::HostStep(const Host& host, const std::string& step) {
   for (InFlight& flight : in_flight_) {
-    if (flight.name == host.name) flight.step = step;
+    if (flight.name != host.name) continue;
+    flight.step = step;
+    flight.step_since = clock_.Now();
   }
 }
 
@@ -79,10 +82,13 @@ void Progress::HostFinished(const HostReport& report) {
   }
   std::string label = OutcomeKindLabel(outcome.kind);
   if (style_.color) label = OutcomeColor(outcome.kind) + label + "\033[0m";
-  std::string line = report.name + " " + label + ": " + outcome.detail + " (" +
-                     FormatSeconds(report.duration) + ")";
-  const std::string reason = HostReason(report, style_.dry_run);
-  if (!reason.empty()) line += ": " + reason;
+  // "gpu08 dirty 0.8 s: GPU 2 ghost memory (10151 MiB); <what to do>": the
+  // time in its own place, one separator style, the host named once.
+  std::string line =
+      report.name + " " + label + " " + FormatSeconds(report.duration) + ": " + outcome.detail;
+  std::string reason = HostReason(report, style_.dry_run);
+  if (reason.rfind(report.name + ": ", 0) == 0) reason.erase(0, report.name.size() + 2);
+  if (!reason.empty()) line += "; " + reason;
   if (!report.host_key_accepted_into.empty()) {
     // Trust on first use is an event to keep in the log, as ssh's
     // "Permanently added" line.
@@ -157,26 +163,54 @@ void Progress::Tick() {
   if (style_.live) Draw();
 }
 
-std::string Progress::StatusLine() const {
-  int in_flight = std::max(0, started_ - finished_);
-  int pending = std::max(0, total_ - std::max(started_, finished_));
-  auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
-      running_ ? clock_.Now() - start_ : std::chrono::milliseconds(0));
-  std::string line = std::to_string(finished_) + "/" + std::to_string(total_) + " done, " +
-                     std::to_string(in_flight) + " in flight, " + std::to_string(pending) +
-                     " pending | " + std::to_string(clean_) + " clean, " + std::to_string(dirty_) +
-                     " dirty, " + std::to_string(unreachable_) + " unreachable, " +
-                     std::to_string(failed_) + " failed | " + FormatSeconds(elapsed);
-  if (interrupted_) line += " | interrupted";
-  std::vector<std::string> slowest;
-  for (size_t i = 0; i < in_flight_.size() && i < kSlowestShown; ++i) {
-    const InFlight& flight = in_flight_[i];
-    slowest.push_back(flight.name + " " + flight.step + " (" +
-                      FormatSeconds(std::chrono::duration_cast<std::chrono::milliseconds>(
-                          clock_.Now() - flight.since)) +
-                      ")");
+namespace {
+
+// "term 8 pids 7.4/10.0 s" from the runner's "term 8 pids, up to 10.0 s"
+// and the time the step has run; "connect 3.1 s" for a step without one.
+std::string StepProgress(const std::string& step, std::chrono::milliseconds in_step) {
+  const std::string marker = ", up to ";
+  const size_t at = step.find(marker);
+  if (at == std::string::npos) return step + " " + FormatSeconds(in_step);
+  std::string limit = step.substr(at + marker.size());
+  std::string elapsed = FormatSeconds(in_step);
+  if (elapsed.size() > 2 && elapsed.compare(elapsed.size() - 2, 2, " s") == 0) {
+    elapsed.erase(elapsed.size() - 2);  // "7.4/10.0 s"
   }
-  if (!slowest.empty()) line += " | slowest: " + Join(slowest, ", ");
+  return step.substr(0, at) + " " + elapsed + "/" + limit;
+}
+
+}  // namespace
+
+std::string Progress::StatusLine() const {
+  using std::chrono::milliseconds;
+  const int in_flight = std::max(0, started_ - finished_);
+  const int pending = std::max(0, total_ - std::max(started_, finished_));
+  const auto now = clock_.Now();
+  auto since = [&now](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration_cast<milliseconds>(now - t);
+  };
+  // What matters first, so that a narrow terminal cuts only the rest: the
+  // count, the time, the slowest host and its step; then the outcomes so
+  // far (problems only when there are some), what is left, the next host.
+  std::string line = interrupted_ ? "interrupted, " : "";
+  line += std::to_string(finished_) + "/" + std::to_string(total_) + " done " +
+          FormatSeconds(running_ ? since(start_) : milliseconds(0));
+  if (!in_flight_.empty()) {
+    const InFlight& slowest = in_flight_.front();  // in flight the longest
+    line +=
+        " | slowest " + slowest.name + " " + StepProgress(slowest.step, since(slowest.step_since));
+  }
+  line += " | " + std::to_string(clean_) + " clean";
+  for (const auto& [count, what] : {std::pair<int, const char*>{dirty_, " dirty"},
+                                    {unreachable_, " unreachable"},
+                                    {failed_, " failed"}}) {
+    if (count > 0) line += ", " + std::to_string(count) + what;
+  }
+  line += " | " + std::to_string(in_flight) + " in flight, " + std::to_string(pending) + " pending";
+  for (size_t i = 1; i < in_flight_.size() && i < kSlowestShown; ++i) {
+    const InFlight& next = in_flight_[i];
+    line += " | next " + next.name + " " + StepProgress(next.step, since(next.step_since));
+  }
   return line;
 }
 

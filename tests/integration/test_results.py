@@ -97,7 +97,7 @@ class ResultsTest(FleetCase):
         self.assertRegex(lines[key[0] + 1], r"^    host key for gpu03 .* has CHANGED: .*refusing to connect",
                          proc.stdout)
         # The CI progress line carries it too.
-        self.assertRegex(proc.stderr, r"\] gpu02 unreachable: refused \([0-9.]+ s\): (gpu02: )?connection refused by ")
+        self.assertRegex(proc.stderr, r"\] gpu02 unreachable [0-9.]+ s: refused; connection refused by ")
 
     def test_dry_run_prints_the_plan_per_host(self):
         proc = self.fleetreap("--limit", "gpu01,gpu04")

@@ -1,9 +1,11 @@
 // Progress: the FleetObserver that shows a run while it happens. On a
-// terminal it keeps one live line redrawn in place (hosts done / in flight /
-// pending, clean / dirty / unreachable / failed so far, elapsed time, the
-// slowest hosts in flight and the step they are in) and
-// prints a permanent line for each host that is not clean. Off a terminal
-// (CI logs) it never redraws: one line per finished host, nothing else.
+// terminal it keeps one live line redrawn in place (hosts done, elapsed
+// time, the slowest host in flight and its step, clean / dirty /
+// unreachable / failed so far, in flight / pending) and prints a permanent
+// line for each host that is not clean, and for each host key accepted.
+// Off a terminal (CI logs) it never redraws: one line per finished host
+// ("[3/9] gpu08 dirty 0.8 s: GPU 2 ghost memory (10151 MiB); ghost memory
+// needs a GPU reset: ..."), and the accepted keys.
 // Not thread-safe: every call comes from the thread that created it (the one
 // that calls RunFleet, which makes every observer call and Tick() there).
 // The one exception is a log line from another thread (MakeProgressLogSink):
@@ -70,12 +72,15 @@ class Progress : public FleetObserver {
   /// terminal or outside a run.
   void Tick() override;
 
-  /// The live line's text, without control sequences or colour:
-  /// "12/64 done, 8 in flight, 44 pending | 10 clean, 1 dirty, 1 unreachable,
-  /// 0 failed | 12.3 s", then, while hosts are in flight, the (at most
-  /// kSlowestShown) longest in flight with the step each is in and for how
-  /// long it has been in flight: " | slowest: gpu02 term 8 pids, up to 10.0 s
-  /// (8.2 s), gpu07 connect (3.1 s)".
+  /// The live line's text, without control sequences or colour, what
+  /// matters first so that an 80-column terminal cuts only the end: hosts
+  /// done and the elapsed time, the host in flight the longest with its step
+  /// and the step's own time over its limit, the outcomes so far (clean, and
+  /// dirty / unreachable / failed when there are some), what is in flight and
+  /// pending, the next longest host:
+  ///   "12/64 done 12.3 s | slowest gpu02 term 8 pids 8.2/10.0 s | 10 clean,
+  ///   1 dirty | 8 in flight, 44 pending | next gpu07 connect 3.1 s"
+  /// After Ctrl-C it starts "interrupted, ".
   std::string StatusLine() const;
   static constexpr size_t kSlowestShown = 2;
 
@@ -104,6 +109,7 @@ class Progress : public FleetObserver {
     std::string name;
     std::chrono::steady_clock::time_point since;
     std::string step;
+    std::chrono::steady_clock::time_point step_since;
   };
   std::vector<InFlight> in_flight_;  // in the order they started
 
