@@ -175,7 +175,15 @@ std::string ActionsTaken(const HostReport& host) {
   }
   if (!host.gpus_reset.empty()) parts.push_back(GpuList(host.gpus_reset) + " reset");
   if (!host.respawning_parent.empty() && host.status == HostStatus::kClean) {
-    parts.push_back("restarted by " + OneLine(host.respawning_parent));
+    // No PID in a row's text (rows fold hosts; the JSON keeps it): the
+    // parent by name, "1234 (python3)" read as python3.
+    const std::string& parent = host.respawning_parent;
+    const size_t open = parent.find(" (");
+    const bool pid_first = open != std::string::npos && open > 0 && parent.back() == ')' &&
+                           parent.find_first_not_of("0123456789") == open;
+    parts.push_back(
+        "workers respawned by their parent " +
+        OneLine(pid_first ? parent.substr(open + 2, parent.size() - open - 3) : parent));
   }
   return JoinNonEmpty(parts, ", ");
 }

@@ -20,6 +20,7 @@ struct Piece {
   std::string text;     // kText
   long long count = 0;  // kCount; the lowest of a group's
   long long high = 0;   // kCount: the highest of a group's
+  long long sum = 0;    // kCount: the group's total
   std::set<int> gpus;   // kGpus
 };
 
@@ -108,17 +109,19 @@ std::string ShapeOf(const std::vector<Piece>& pieces) {
   return shape;
 }
 
-// A group's folded pieces as one detail: each count as its range, each GPU
-// list as the union.
-std::string Render(const std::vector<Piece>& pieces) {
+// A group's folded pieces as one detail: each count the hosts share as it
+// is (per host), each GPU list as the union. When the hosts' counts differ,
+// never a range of them ("1-8" reads like GPUs or PIDs): every count is
+// the hosts' total, and the detail says so ("17 killed (TERM 17) across the
+// 3 hosts").
+std::string Render(const std::vector<Piece>& pieces, size_t hosts) {
+  const bool differ =
+      std::any_of(pieces.begin(), pieces.end(), [](const Piece& p) { return p.high > p.count; });
   std::string out;
   for (const Piece& piece : pieces) {
     switch (piece.kind) {
       case Piece::Kind::kText: out += piece.text; break;
-      case Piece::Kind::kCount:
-        out += std::to_string(piece.count) +
-               (piece.high > piece.count ? "-" + std::to_string(piece.high) : "");
-        break;
+      case Piece::Kind::kCount: out += std::to_string(differ ? piece.sum : piece.count); break;
       case Piece::Kind::kGpus: {
         std::vector<std::string> names;
         for (int gpu : piece.gpus) names.push_back(std::to_string(gpu));
@@ -127,6 +130,7 @@ std::string Render(const std::vector<Piece>& pieces) {
       }
     }
   }
+  if (differ) out += " across the " + std::to_string(hosts) + " hosts";
   return out;
 }
 
@@ -175,7 +179,7 @@ OutcomeFold& OutcomeFold::operator=(OutcomeFold&&) noexcept = default;
 void OutcomeFold::Add(size_t order, OutcomeKind kind, const std::string& detail,
                       const std::string& name) {
   std::vector<Piece> pieces = Cut(detail);
-  for (Piece& piece : pieces) piece.high = piece.count;
+  for (Piece& piece : pieces) piece.high = piece.sum = piece.count;
   auto key = std::make_pair(kind, ShapeOf(pieces));
   auto it = by_shape_.find(key);
   if (it == by_shape_.end()) {
@@ -193,6 +197,7 @@ void OutcomeFold::Add(size_t order, OutcomeKind kind, const std::string& detail,
     if (earlier) into.text = pieces[i].text;
     into.count = std::min(into.count, pieces[i].count);
     into.high = std::max(into.high, pieces[i].high);
+    into.sum += pieces[i].count;
     into.gpus.insert(pieces[i].gpus.begin(), pieces[i].gpus.end());
   }
 }
@@ -209,7 +214,7 @@ std::vector<OutcomeGroup> OutcomeFold::Groups() const {
   for (const Gathering* g : sorted) {
     std::vector<std::pair<size_t, std::string>> members = g->members;
     std::sort(members.begin(), members.end());
-    OutcomeGroup group{g->kind, Render(g->pieces), {}};
+    OutcomeGroup group{g->kind, Render(g->pieces, members.size()), {}};
     for (auto& member : members) group.names.push_back(std::move(member.second));
     groups.push_back(std::move(group));
   }
