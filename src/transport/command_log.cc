@@ -108,6 +108,8 @@ class LoggedTransport : public Transport {
 
   std::string Describe() const override { return inner_->Describe(); }
   std::string HostKeyFingerprint() const override { return inner_->HostKeyFingerprint(); }
+  std::string HostKeyType() const override { return inner_->HostKeyType(); }
+  std::string HostKeyAcceptedInto() const override { return inner_->HostKeyAcceptedInto(); }
 
  private:
   void Write(std::chrono::system_clock::time_point when, const std::string& text) {
