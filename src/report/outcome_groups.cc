@@ -117,10 +117,24 @@ std::string ShapeOf(const std::vector<Piece>& pieces) {
 std::string Render(const std::vector<Piece>& pieces, size_t hosts) {
   const bool differ =
       std::any_of(pieces.begin(), pieces.end(), [](const Piece& p) { return p.high > p.count; });
+  // A total of counts that were each 1 takes the plural ("1 unit stopped"
+  // on each host, "3 units stopped" across them).
+  static const std::pair<std::string, std::string> kPlurals[] = {
+      {" unit ", " units "}, {" /dev/shm entry ", " /dev/shm entries "}};
   std::string out;
-  for (const Piece& piece : pieces) {
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const Piece& piece = pieces[i];
+    const bool plural = differ && i > 0 && pieces[i - 1].kind == Piece::Kind::kCount &&
+                        pieces[i - 1].high == 1 && pieces[i - 1].sum > 1;
     switch (piece.kind) {
-      case Piece::Kind::kText: out += piece.text; break;
+      case Piece::Kind::kText: {
+        std::string text = piece.text;
+        for (const auto& [one, many] : kPlurals) {
+          if (plural && text.rfind(one, 0) == 0) text = many + text.substr(one.size());
+        }
+        out += text;
+        break;
+      }
       case Piece::Kind::kCount: out += std::to_string(differ ? piece.sum : piece.count); break;
       case Piece::Kind::kGpus: {
         std::vector<std::string> names;

@@ -206,6 +206,29 @@ std::string RowDetails(const OutcomeGroup& row, const ReportFold& fold) {
   return out;
 }
 
+// A row's detail from column "indent" on, broken after ", " so that no
+// line passes "width" (a word longer than that stays whole); continuation
+// lines start at "indent".
+std::string WrapDetail(const std::string& detail, size_t indent, size_t width) {
+  std::string out;
+  std::string line;
+  size_t start = 0;
+  while (start < detail.size()) {
+    size_t comma = detail.find(", ", start);
+    const size_t end = comma == std::string::npos ? detail.size() : comma + 2;
+    const std::string piece = detail.substr(start, end - start);
+    const size_t visible = line.size() + piece.size() - (piece.back() == ' ' ? 1 : 0);
+    if (!line.empty() && indent + visible > width) {
+      line.erase(line.find_last_not_of(' ') + 1);
+      out += line + "\n" + std::string(indent, ' ');
+      line.clear();
+    }
+    line += piece;
+    start = end;
+  }
+  return out + line + "\n";
+}
+
 }  // namespace
 
 std::string RenderTable(const RunReport& report, const TableStyle& style) {
@@ -233,7 +256,7 @@ std::string RenderTable(const RunReport& report, const ReportFold& fold, const T
     out += cells[i] + std::string(name_width - cells[i].size() + 2, ' ');
     out += Paint(label, OutcomeColor(rows[i].kind), style.color);
     out += std::string(label_width - label.size() + 2, ' ');
-    out += rows[i].detail + "\n";
+    out += WrapDetail(rows[i].detail, name_width + 2 + label_width + 2, width);
     const bool listed = cells[i] == folded[i];
     if (!listed && (rows[i].kind != OutcomeKind::kClean || style.verbose)) {
       for (const std::string& line : WrapHostSet(folded[i], width)) out += line + "\n";
