@@ -11,7 +11,9 @@ Needs no simulated fleet.
 import json
 import os
 import stat
+import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -58,15 +60,15 @@ class MetricsTest(unittest.TestCase):
                   "text_string_to_metric_families as parse; "
                   "print(sum(len(f.samples) for f in parse(open(sys.argv[1]).read())))")
         proc = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                               "python3", "-c", reader, self.path],
+                               sys.executable, "-c", reader, self.path],
                               capture_output=True, text=True, timeout=60)
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertEqual(int(proc.stdout),
                          sum(len(f.samples) for f in self.families.values()))
 
     def test_other_reports_stay_private(self):
-        out = os.path.join(self.dir, "private")
-        os.mkdir(out)
+        out = tempfile.mkdtemp(prefix="fleetreap-private-")
+        self.addCleanup(shutil.rmtree, out, True)
         paths = {flag: os.path.join(out, name) for flag, name in
                  [("--json", "r.json"), ("--junit", "r.xml"), ("--html", "r.html"),
                   ("--summary-md", "r.md"), ("--metrics", "r.prom")]}

@@ -151,8 +151,9 @@ TEST(ReportTableTest, RowsFoldCountsAndGpuLists) {
   EXPECT_EQ(OutcomeShape("8/8 GPUs 0 MiB"), "#/# GPUs # MiB");
 }
 
-// Ghost memory: the row says how much (a range when its hosts differ), and
-// one line under it, shared by the row's hosts, what frees it.
+// Ghost memory: the row says how much (the hosts' total when they differ,
+// never a range of them), and one line under it, shared by the row's
+// hosts, what frees it.
 TEST(ReportTableTest, GhostMemorySaysHowMuchAndWhatFreesIt) {
   RunReport run = testing_fixture::MixedFleet();
   HostReport a = testing_fixture::CleanHost("gpu01", 1);
@@ -166,7 +167,7 @@ TEST(ReportTableTest, GhostMemorySaysHowMuchAndWhatFreesIt) {
   run.hosts = {a, b};
   const std::string table = RenderTable(run, TableStyle{});
   EXPECT_EQ(table.substr(0, table.find("NOT READY")),
-            "gpu[01-02]  dirty  GPU 2 ghost memory (1024-10151 MiB)\n"
+            "gpu[01-02]  dirty  GPU 2 ghost memory (11175 MiB) across the 2 hosts\n"
             "    ghost memory needs a GPU reset: run with --playbook reset.yaml\n")
       << table;
 }
