@@ -390,13 +390,15 @@ class FreshControllerTest(unittest.TestCase):
         ws = Workspace("docs-examples-fresh-", specs, groups, ["inventory.yaml"])
         try:
             shutil.rmtree(os.path.join(ws.home, ".ssh"))
-            bad = ws.run("fleetreap --hosts inventory.yaml --identity \"$FLEETREAP_SSH_KEY\" "
-                         "--host-key-policy accept-new --known-hosts nodir/sub/kh --dry-run")
+            # Nothing but the account: no FLEETREAP_KNOWN_HOSTS default either.
+            fresh = ("env -u FLEETREAP_KNOWN_HOSTS -u FLEETREAP_SSH_KEY fleetreap --hosts "
+                     "inventory.yaml --identity " + shlex.quote(ws.secrets["FLEETREAP_SSH_KEY"]) +
+                     " --host-key-policy accept-new --dry-run --color never")
+            bad = ws.run(fresh + " --known-hosts nodir/sub/kh")
             self.assertEqual(bad.returncode, 64, bad.stderr)
             self.assertIn("--known-hosts nodir/sub/kh: no such directory nodir/sub", bad.stderr)
             self.assertFalse(os.path.exists(os.path.join(ws.home, ".ssh")))
-            proc = ws.run("fleetreap --hosts inventory.yaml --identity \"$FLEETREAP_SSH_KEY\" "
-                          "--host-key-policy accept-new --dry-run --color never")
+            proc = ws.run(fresh)
             self.assertEqual(proc.returncode, 0, proc.stdout + proc.stderr)
             ssh = os.path.join(ws.home, ".ssh")
             self.assertEqual(os.stat(ssh).st_mode & 0o777, 0o700)
@@ -409,8 +411,7 @@ class FreshControllerTest(unittest.TestCase):
             self.assertEqual(sorted(a[0] for a in accepted), ["gpu01", "gpu02"], proc.stderr)
             self.assertTrue(all(a[3] == os.path.join(HOME, ".ssh", "known_hosts")
                                 for a in accepted), accepted)
-            again = ws.run("fleetreap --hosts inventory.yaml --identity \"$FLEETREAP_SSH_KEY\" "
-                           "--host-key-policy accept-new --dry-run --color never")
+            again = ws.run(fresh)
             self.assertEqual(again.returncode, 0, again.stderr)
             self.assertNotIn("accepted new host key", again.stderr)   # known now
         finally:
