@@ -190,21 +190,6 @@ std::vector<std::string> SplitSwitchClusters(const po::options_description& desc
 constexpr int kParserStyle =
     po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
 
-// Ansible's spellings of fleetreap's flags, as Ansible users type them:
-// --private-key[=FILE] is --identity, -C and --check are --dry-run.
-std::string FleetreapSpelling(const std::string& word) {
-  static const std::pair<const char*, const char*> kAliases[] = {
-      {"--private-key", "--identity"}, {"--check", "--dry-run"}, {"-C", "--dry-run"}};
-  for (const auto& [ansible, ours] : kAliases) {
-    const std::string alias = ansible;
-    if (word == alias) return ours;
-    if (alias.size() > 2 && word.rfind(alias + "=", 0) == 0) {
-      return ours + word.substr(alias.size());
-    }
-  }
-  return word;
-}
-
 bool ParseFlagDuration(const std::string& flag, const std::string& text,
                        std::chrono::milliseconds* out, std::string* error) {
   if (ParseDuration(text, out)) return true;

@@ -84,4 +84,17 @@ std::string CheckReadableFile(const std::string& flag, const std::string& path) 
   return "--" + flag + ": cannot read \"" + path + "\": " + std::strerror(error);
 }
 
+std::string FleetreapSpelling(const std::string& word) {
+  static const std::pair<const char*, const char*> kAliases[] = {
+      {"--private-key", "--identity"}, {"--check", "--dry-run"}, {"-C", "--dry-run"}};
+  for (const auto& [ansible, ours] : kAliases) {
+    const std::string alias = ansible;
+    if (word == alias) return ours;
+    if (alias.size() > 2 && word.rfind(alias + "=", 0) == 0) {
+      return ours + word.substr(alias.size());
+    }
+  }
+  return word;
+}
+
 }  // namespace fleetreap

@@ -37,4 +37,9 @@ std::string CheckReportFlags(const Options& o);
 /// directory is "Is a directory". Opens the file and reads nothing.
 std::string CheckReadableFile(const std::string& flag, const std::string& path);
 
+/// Ansible's spellings of fleetreap's flags, as Ansible users type them, in
+/// fleetreap's: --private-key[=FILE] is --identity[=FILE], -C and --check are
+/// --dry-run; any other word is returned as it is.
+std::string FleetreapSpelling(const std::string& word);
+
 }  // namespace fleetreap
