@@ -50,6 +50,8 @@ ALLOWED = {
                                             "--runs", "--before", "--extra", "--fleetreap",
                                             "--peers", "--replay-sshd", "--floor"},
     "systemctl enable --now (sweep.md, contrib/systemd)": {"--now"},
+    "unshare --pid --mount-proc (benchmarks.md: the process budget test's PID namespace)": {
+        "--pid", "--mount-proc"},
 }
 ALLOWED_FLAGS = set().union(*ALLOWED.values())
 
