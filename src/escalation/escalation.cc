@@ -164,6 +164,24 @@ bool RestartingUnitHeld(const std::vector<TrackedHolder>& holders) {
   });
 }
 
+// Something may still start a signalled holder again: a watched parent
+// lives, or a holder's unit restarts on its own and the playbook did not
+// stop it.
+bool RestarterMayAct(const HostView& view, const History& history) {
+  if (!view.restarters.empty()) return true;
+  return !RestartingUnits(view, history.units_done).empty();
+}
+
+// The restart watch's k-th re-scan after a signal, as time since it:
+// settle_if_clean, then 500 ms more, 1 s more, 1.5 s more...: 11 re-scans
+// reach the default respawn_wait (30 s). From the second on, at least
+// 500 ms after the settle re-scan that may have come before it.
+std::chrono::milliseconds WatchWait(const Playbook& playbook, int k) {
+  const std::chrono::milliseconds growing =
+      playbook.settle_if_clean + kRespawnPoll * (k * (k + 1) / 2);
+  return k >= 2 ? std::max(growing, playbook.settle + kRespawnPoll * (k - 1)) : growing;
+}
+
 // The verify that rides along after a step: a quick scan (nvidia-smi only).
 Action QuickVerify() {
   Action verify;
@@ -270,12 +288,14 @@ Action NextAction(const Playbook& playbook, const HostView& view, const History&
       }
       return action;
     }
-    // A restarted worker that has not opened its GPU yet: look again soon.
-    const std::chrono::milliseconds next =
-        playbook.settle_if_clean + kRespawnPoll * history.rescans_since_signal;
-    if (!view.newcomers.empty() && !HostLooksDirty(view) && next <= playbook.respawn_wait) {
+    // A restarted worker that has not opened its GPU yet, or a restarter
+    // that may still start one: look again, less often as the watch goes
+    // on, until respawn_wait after the last signal.
+    const int k = history.rescans_since_signal;
+    const bool watched = !view.newcomers.empty() || RestarterMayAct(view, history);
+    if (watched && !HostLooksDirty(view) && WatchWait(playbook, k - 1) < playbook.respawn_wait) {
       action.kind = ActionKind::kRescan;
-      action.wait = next;
+      action.wait = std::min(WatchWait(playbook, k), playbook.respawn_wait);
       return action;
     }
   }

@@ -92,6 +92,14 @@ void FoldHolders(const HostSnapshot& snapshot, const FoldContext& context,
     }
   }
   if (!snapshot.parents.empty()) view->parents = snapshot.parents;
+  view->restarters.clear();
+  for (const ChildProcess& parent : snapshot.parents) {
+    auto described = snapshot.parent_processes.find(parent.parent);
+    if (described != snapshot.parent_processes.end()) {
+      view->restarters.push_back(described->second);
+    }
+  }
+  for (const auto& [name, props] : snapshot.units) view->units[name] = props;
 }
 
 }  // namespace

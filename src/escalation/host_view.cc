@@ -263,6 +263,20 @@ std::vector<int> WatchedParents(const std::vector<TrackedHolder>& holders) {
   return {parents.begin(), parents.end()};
 }
 
+std::vector<std::string> RestartingUnits(const HostView& view, bool units_stopped) {
+  std::vector<std::string> units;
+  auto has = [](const std::vector<std::string>& list, const std::string& unit) {
+    return std::find(list.begin(), list.end(), unit) != list.end();
+  };
+  for (const TrackedHolder& t : view.holders) {
+    const ProcessOwner& owner = t.holder.owner;
+    if (t.signalled_at == 0 || owner.unit_restart.empty() || owner.unit.empty()) continue;
+    if (units_stopped && has(view.active_units, owner.unit)) continue;
+    if (!has(units, owner.unit)) units.push_back(owner.unit);
+  }
+  return units;
+}
+
 std::vector<ChildProcess> FindNewcomers(const std::vector<ChildProcess>& children,
                                         const std::vector<TrackedHolder>& holders) {
   std::map<int, uint64_t> first_signal;  // parent -> earliest signal to a child

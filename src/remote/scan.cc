@@ -127,6 +127,9 @@ Status ReadHolders(const ScanOutput& scan, HostSnapshot* snapshot) {
   snapshot->self_cgroup = CgroupPathOf(scan.self_cgroup);
   snapshot->children = scan.children;
   snapshot->parents = scan.parents;
+  std::vector<int> parents;
+  for (const ChildProcess& parent : scan.parents) parents.push_back(parent.parent);
+  snapshot->parent_processes = DescribeProcesses(scan, parents);
   snapshot->children_unlisted = scan.children_unlisted;
   snapshot->control_only_left_out = scan.control_only_left_out;
   snapshot->holder_walk_failed = scan.holder_walk_failed;

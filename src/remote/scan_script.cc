@@ -255,7 +255,8 @@ else
   done
   case " $ok " in *" /etc/fleetreap/host-pid-namespace "*) v=; read -r v </etc/fleetreap/host-pid-namespace 2>/dev/null; printf 'pidmark:%s\0' "$v";; esac
   # This shell's cgroup, and the units that own the holders (from their
-  # cgroups) and the playbook's units: their Restart= and cgroup.
+  # cgroups) and the playbook's units: their Restart=, RestartSec=,
+  # KillMode= and cgroup.
   c=; while IFS= read -r l; do c="$c$l$NL"; done </proc/$$/cgroup 2>/dev/null
   printf 'selfcg:%s\0' "$c"
   U=
@@ -268,7 +269,7 @@ else
   set +f
   if [ -n "$U$UN" ] && command -v systemctl >/dev/null 2>&1; then
     # shellcheck disable=SC2086  # U and UN are lists of unit names, each checked
-    u=$(systemctl show -p Id,Restart,ControlGroup,MainPID -- $U $UN 2>/dev/null </dev/null); printf 'show %s:%s\0' $? "$u"
+    u=$(systemctl show -p Id,Restart,RestartUSec,KillMode,ControlGroup,MainPID -- $U $UN 2>/dev/null </dev/null); printf 'show %s:%s\0' $? "$u"
   else
     z 'show -'
   fi

@@ -25,6 +25,10 @@ std::map<std::string, UnitProperties> ParseSystemctlShow(const std::string& text
       id = value;
     } else if (key == "Restart") {
       props.restart = value;
+    } else if (key == "RestartUSec") {
+      props.restart_sec = value;
+    } else if (key == "KillMode") {
+      props.kill_mode = value;
     } else if (key == "ControlGroup") {
       props.control_group = value;
     } else if (key == "MainPID") {

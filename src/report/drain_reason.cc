@@ -4,6 +4,7 @@
 
 #include "fleetreap/base/text.h"
 #include "fleetreap/model/gpu_reading.h"
+#include "fleetreap/report/host_findings.h"
 #include "fleetreap/report/host_outcome.h"
 
 namespace fleetreap {
@@ -97,7 +98,7 @@ std::string DrainReason(const HostReport& host) {
                              ? ""
                              : std::string(ErrorKindName(host.error_kind)) + ": ";
       return prefix + HostStatusName(host.status) + ": " + kind +
-             OneLine(host.error_message, kMessageCap);
+             OneLine(HostMessage(host), kMessageCap);
     }
     case HostStatus::kNotReady: {
       std::string summary = ReadinessSummary(host);

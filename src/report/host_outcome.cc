@@ -6,6 +6,7 @@
 
 #include "fleetreap/base/text.h"
 #include "fleetreap/model/gpu_reading.h"
+#include "fleetreap/report/host_findings.h"
 
 namespace fleetreap {
 namespace {
@@ -251,8 +252,9 @@ std::string GhostMemoryRemedy(const HostReport& host) {
 std::string HostReason(const HostReport& host, bool dry_run) {
   if (host.status == HostStatus::kClean) return "";
   std::string reason;
-  if (!host.error_message.empty()) {
-    reason = OneLine(host.error_message, 300);
+  const std::string message = HostMessage(host);
+  if (!message.empty()) {
+    reason = OneLine(message, 300);
     if (OutcomeOf(host, dry_run).detail.find(reason) != std::string::npos) reason.clear();
   }
   const std::string remedy = GhostMemoryRemedy(host);
@@ -329,8 +331,8 @@ HostOutcome OutcomeOf(const HostReport& host, bool dry_run) {
       // These kinds say nothing on their own; the message says what failed.
       if ((host.error_kind == ErrorKind::kCommandFailed ||
            host.error_kind == ErrorKind::kInternal || host.error_kind == ErrorKind::kParse) &&
-          !host.error_message.empty()) {
-        detail += ": " + OneLine(host.error_message);
+          !HostMessage(host).empty()) {
+        detail += ": " + OneLine(HostMessage(host));
       }
       return {OutcomeKind::kFailed, detail};
     }

@@ -4,17 +4,6 @@
 
 namespace fleetreap {
 
-const char* HostStatusName(HostStatus status) {
-  switch (status) {
-    case HostStatus::kClean: return "clean";
-    case HostStatus::kDirty: return "dirty";
-    case HostStatus::kUnreachable: return "unreachable";
-    case HostStatus::kFailed: return "failed";
-    case HostStatus::kNotReady: return "not_ready";
-  }
-  return "failed";
-}
-
 std::vector<HostWithoutResult> HostsWithoutResult(const RunReport& report) {
   std::vector<HostWithoutResult> out;
   for (const std::string& name : report.not_started) {
@@ -24,11 +13,6 @@ std::vector<HostWithoutResult> HostsWithoutResult(const RunReport& report) {
     out.push_back({missing.name, false, missing.why});
   }
   return out;
-}
-
-HostStatus StatusWithReadiness(bool clean, const std::vector<ReadinessFinding>& findings) {
-  if (!clean) return HostStatus::kDirty;
-  return AnyBlocking(findings) ? HostStatus::kNotReady : HostStatus::kClean;
 }
 
 int ExitCodeFor(const RunReport& report) {

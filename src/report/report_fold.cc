@@ -28,6 +28,7 @@ void ReportFold::Add(size_t index, const HostReport& host) {
     notes_.emplace(host.name, std::move(notes));
   }
   step_times_.Add(index, host);
+  causes_.Add(index, host);
   if (dry_run_) plan_.Add(index, host);
   if (host.status != HostStatus::kClean) not_clean_.emplace(index, host);
 }

@@ -7,6 +7,7 @@
 #include "fleetreap/base/time_format.h"
 #include "fleetreap/escalation/scope.h"
 #include "fleetreap/inventory/host_pattern.h"
+#include "fleetreap/report/host_findings.h"
 #include "fleetreap/report/host_outcome.h"
 #include "fleetreap/report/html_escape.h"
 #include "fleetreap/report/report_table.h"
@@ -234,19 +235,20 @@ void AppendHost(const RunReport& report, size_t index, std::string* out) {
               FormatSeconds(host.duration) + ", " + std::to_string(host.attempts) +
                   " connection attempt(s), " + std::to_string(host.rounds) + " scan round(s)",
               out);
-  AppendField("error", host.error_message, out);
+  AppendField("error", HostMessage(host), out);
   AppendField("nvidia-smi", host.nvidia_smi_error, out);
   AppendField("signals",
               "TERM " + std::to_string(host.term_sent) + ", KILL " + std::to_string(host.kill_sent),
               out);
   AppendField("respawned by", host.respawning_parent, out);
+  AppendField("cause", HostCauseText(host), out);
   AppendList("units stopped", host.units_stopped, out);
   AppendList("units to stop", host.units_would_stop, out);
   AppendList("units skipped", host.units_skipped, out);
   AppendList("shm removed", host.shm_removed, out);
   AppendList("shm to remove", host.shm_would_remove, out);
   AppendList("shm kept", host.shm_kept, out);
-  AppendList("notes", host.notes, out);
+  AppendList("notes", HostNotes(host), out);
   std::vector<std::string> reset;
   for (int gpu : host.gpus_reset) reset.push_back(std::to_string(gpu));
   AppendList("GPUs reset", reset, out);

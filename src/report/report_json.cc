@@ -4,6 +4,7 @@
 
 #include "fleetreap/base/time_format.h"
 #include "fleetreap/escalation/scope.h"
+#include "fleetreap/report/host_findings.h"
 #include "fleetreap/report/host_outcome.h"
 
 namespace fleetreap {
@@ -91,6 +92,34 @@ Json ReadinessJson(const HostReport& host) {
   return out;
 }
 
+// The judge's typed findings, each with its words.
+Json FindingsJson(const HostReport& host) {
+  Json out = Json::array();
+  for (const HostFinding& finding : host.findings) {
+    Json item;
+    item["kind"] = finding.kind;
+    item["pids"] = finding.pids;
+    item["names"] = finding.names;
+    item["gpus"] = finding.gpus;
+    item["units"] = finding.units;
+    item["mib"] = finding.mib;
+    item["count"] = finding.count;
+    item["detail"] = OptionalText(finding.detail);
+    Json processes = Json::array();
+    for (const Holder& process : finding.processes) processes.push_back(HolderJson(process));
+    item["processes"] = std::move(processes);
+    item["cause"] = OptionalText(finding.cause);
+    item["restart"] = OptionalText(finding.restart);
+    item["restart_sec"] = OptionalText(finding.restart_sec);
+    item["kill_mode"] = OptionalText(finding.kill_mode);
+    item["reason"] = finding.reason;
+    item["note"] = finding.note;
+    item["text"] = HostFindingText(finding);
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
 Json HostJson(const HostReport& host, bool dry_run) {
   HostOutcome outcome = OutcomeOf(host, dry_run);
   Json out;
@@ -103,7 +132,7 @@ Json HostJson(const HostReport& host, bool dry_run) {
   out["summary"] = outcome.detail;
   out["error_kind"] =
       host.error_kind == ErrorKind::kNone ? Json(nullptr) : Json(ErrorKindName(host.error_kind));
-  out["error_message"] = OptionalText(host.error_message);
+  out["error_message"] = OptionalText(HostMessage(host));
   out["host_key_fingerprint"] = OptionalText(host.host_key_fingerprint);
   out["host_key_type"] = OptionalText(host.host_key_type);
   out["host_key_accepted_into"] = OptionalText(host.host_key_accepted_into);
@@ -131,7 +160,8 @@ Json HostJson(const HostReport& host, bool dry_run) {
   out["reset_units_started"] = host.reset_units_started;
   out["nvidia_smi_error"] = OptionalText(host.nvidia_smi_error);
   out["readiness"] = ReadinessJson(host);
-  out["notes"] = host.notes;
+  out["notes"] = HostNotes(host);
+  out["findings"] = FindingsJson(host);
   Json timings = Json::array();
   for (const StepTiming& timing : host.timings) {
     timings.push_back(Json{{"step", timing.step}, {"duration_ms", timing.duration.count()}});

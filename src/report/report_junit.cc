@@ -2,6 +2,7 @@
 
 #include "fleetreap/base/time_format.h"
 #include "fleetreap/model/gpu_reading.h"
+#include "fleetreap/report/host_findings.h"
 #include "fleetreap/report/host_outcome.h"
 #include "fleetreap/report/utf8.h"
 
@@ -34,7 +35,7 @@ std::string MibText(const std::optional<int64_t>& mib) { return mib ? std::to_st
 // The details a CI reader needs to act, one fact a line.
 std::string FailureDetails(const HostReport& host) {
   std::string text;
-  if (!host.error_message.empty()) text += host.error_message + "\n";
+  if (!HostMessage(host).empty()) text += HostMessage(host) + "\n";
   if (!host.nvidia_smi_error.empty()) {
     text += "nvidia-smi: " + host.nvidia_smi_error + "\n";
   }
@@ -137,6 +138,12 @@ std::string HostCase(const HostReport& host, const std::string& suite, bool dry_
                                                            : HostStatusName(host.status);
     out += std::string("      <") + element + Attr("type", type) + Attr("message", line) + ">" +
            XmlEscape(FailureDetails(host)) + "</" + element + ">\n";
+  }
+  // The restarters and the cause, one a line, for the CI reader.
+  for (const HostFinding& finding : host.findings) {
+    if (finding.kind == finding_kind::kRestarterAlive || finding.kind == finding_kind::kCause) {
+      line += "\n" + HostFindingText(finding);
+    }
   }
   out += "      <system-out>" + XmlEscape(line) + "</system-out>\n";
   out += "    </testcase>\n";

@@ -5,6 +5,7 @@
 
 #include "fleetreap/base/time_format.h"
 #include "fleetreap/inventory/host_pattern.h"
+#include "fleetreap/report/host_findings.h"
 #include "fleetreap/report/host_outcome.h"
 #include "fleetreap/report/report_table.h"
 #include "fleetreap/report/utf8.h"
@@ -18,7 +19,7 @@ bool NeedsAttention(OutcomeKind kind) {
 }
 
 std::string ErrorText(const HostReport& host) {
-  std::string text = host.error_message;
+  std::string text = HostMessage(host);
   if (!host.nvidia_smi_error.empty()) {
     if (!text.empty()) text += "; ";
     text += "nvidia-smi: " + host.nvidia_smi_error;
@@ -113,6 +114,12 @@ std::string RenderMarkdown(const RunReport& report, const ReportFold& fold) {
     out += "|---|---|---|---|---|\n";
     out += attention + "\n";
   }
+  const std::vector<std::string> causes = fold.causes().Lines();
+  if (!causes.empty()) out += "### Why the GPUs were held\n\n";
+  for (const std::string& line : causes) out += "- " + MarkdownEscape(line) + "\n";
+  const std::vector<std::string> restarters = fold.causes().RestarterLines();
+  if (!restarters.empty()) out += (causes.empty() ? "" : "\n") + std::string("### Restarters\n\n");
+  for (const std::string& line : restarters) out += "- " + MarkdownEscape(line) + "\n";
   return ReplaceInvalidUtf8(out);  // whatever bytes a process name held
 }
 

@@ -1,10 +1,12 @@
 #include "fleetreap/report/report_reader.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <optional>
 
 #include "fleetreap/base/time_format.h"
+#include "fleetreap/report/host_findings.h"
 #include "fleetreap/report/report_json.h"
 #include "json_field_reader.h"
 
@@ -96,6 +98,47 @@ void ReadReadiness(FieldReader& r, const Json& o, const std::string& at, HostRep
   }
 }
 
+// The findings; the one-line reason and the notes the writer took from
+// them are taken out of error_message and notes again, so that a report
+// read back says each once.
+void ReadFindings(FieldReader& r, const Json& o, const std::string& at, HostReport* host) {
+  const Json* array = r.ArrayOf(o, at, "findings", false, FieldReader::IsObject, "an object");
+  for (size_t i = 0; array != nullptr && i < array->size() && r.ok(); ++i) {
+    const Json& item = (*array)[i];
+    const std::string where = Item(at, "findings", i);
+    HostFinding finding;
+    r.Text(item, where, "kind", &finding.kind, true);
+    r.IntList(item, where, "pids", &finding.pids);
+    r.TextList(item, where, "names", &finding.names);
+    r.IntList(item, where, "gpus", &finding.gpus);
+    r.TextList(item, where, "units", &finding.units);
+    r.Integer(item, where, "mib", &finding.mib);
+    r.Integer(item, where, "count", &finding.count);
+    r.Text(item, where, "detail", &finding.detail);
+    if (const Json* processes =
+            r.ArrayOf(item, where, "processes", false, FieldReader::IsObject, "an object")) {
+      for (size_t j = 0; j < processes->size() && r.ok(); ++j) {
+        Holder process;
+        ReadHolder(r, (*processes)[j], Item(where, "processes", j), &process);
+        finding.processes.push_back(std::move(process));
+      }
+    }
+    r.Text(item, where, "cause", &finding.cause);
+    r.Text(item, where, "restart", &finding.restart);
+    r.Text(item, where, "restart_sec", &finding.restart_sec);
+    r.Text(item, where, "kill_mode", &finding.kill_mode);
+    r.Bool(item, where, "reason", &finding.reason);
+    r.Bool(item, where, "note", &finding.note);
+    const std::string text = HostFindingText(finding);
+    if (finding.reason && host->error_message == text) host->error_message.clear();
+    if (finding.note) {
+      auto said = std::find(host->notes.begin(), host->notes.end(), text);
+      if (said != host->notes.end()) host->notes.erase(said);
+    }
+    host->findings.push_back(std::move(finding));
+  }
+}
+
 void ReadHost(FieldReader& r, const Json& o, const std::string& at, HostReport* host) {
   r.Text(o, at, "name", &host->name, true);
   r.Text(o, at, "address", &host->address);
@@ -138,6 +181,7 @@ void ReadHost(FieldReader& r, const Json& o, const std::string& at, HostReport* 
   r.TextList(o, at, "reset_units_started", &host->reset_units_started);
   r.Text(o, at, "nvidia_smi_error", &host->nvidia_smi_error);
   ReadReadiness(r, o, at, host);
+  ReadFindings(r, o, at, host);
   if (const Json* timings =
           r.ArrayOf(o, at, "timings", false, FieldReader::IsObject, "an object")) {
     for (size_t i = 0; i < timings->size() && r.ok(); ++i) {

@@ -7,6 +7,7 @@
 #include "fleetreap/inventory/host_pattern.h"
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/remote/nvidia_smi.h"
+#include "fleetreap/report/host_findings.h"
 #include "fleetreap/report/host_outcome.h"
 #include "fleetreap/report/step_times.h"
 
@@ -64,7 +65,7 @@ std::vector<std::string> RowDetailLines(const HostReport& host) {
   for (const std::string& kept : host.shm_kept) {
     lines.push_back("/dev/shm kept " + OneLineDetail(kept));
   }
-  for (const std::string& note : host.notes) lines.push_back("note: " + OneLineDetail(note));
+  for (const std::string& note : HostNotes(host)) lines.push_back("note: " + OneLineDetail(note));
   return lines;
 }
 
@@ -262,6 +263,10 @@ std::string RenderTable(const RunReport& report, const ReportFold& fold, const T
       for (const std::string& line : WrapHostSet(folded[i], width)) out += line + "\n";
     }
     out += RowDetails(rows[i], fold);
+  }
+  // Why the GPUs were held, by cause, indented as the rows' details are.
+  for (const std::string& line : fold.causes().Lines()) {
+    out += "    why " + OneLineDetail(line) + "\n";
   }
   if (style.verbose) out += fold.step_times().Render();
   return out + RenderVerdict(report, fold, style) + "\n";

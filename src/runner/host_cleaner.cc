@@ -7,8 +7,7 @@
 
 #include "fleetreap/base/shell.h"
 #include "fleetreap/escalation/escalation.h"
-#include "fleetreap/escalation/gpu_state.h"
-#include "fleetreap/escalation/readiness.h"
+#include "fleetreap/escalation/verdict.h"
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/runner/step_log.h"
 #include "fleetreap/transport/transport.h"
@@ -108,93 +107,34 @@ bool Runner::Rescan(const Action& action) {
   return ok;
 }
 
-// With readiness read, a GPU that only asks for a recovery action is empty:
-// the host is not_ready (its finding names the action), not dirty. A
-// daemon's unit stopped for a GPU reset and not active again: dirty; so is a
-// holder that survived SIGKILL, and a scan that could not see every holder
-// (a walk that did not run, control-only holders past the cap), whatever
-// the GPUs read (named in the message).
-bool Runner::EndedClean() {
-  const int64_t threshold = job_.host->threshold_mib.value_or(playbook_.threshold_mib);
-  const bool empty =
-      view_.readiness_checked
-          ? HostGpusEmpty(report_.gpus_after, threshold) ||
-                HostGpusEmptyButForNamedMissing(report_.gpus_after, threshold, report_.readiness)
-          : HostGpusClean(report_.gpus_after);
-  const std::string unkillable = UnkillableHolders(view_);
-  const std::string left_out =
-      view_.holder_walk_failed ? HolderWalkFailed(view_) : ControlOnlyLeftOut(view_);
-  const bool clean = empty && view_.newcomers.empty() &&
-                     report_.reset_units_started.size() == report_.reset_units_stopped.size();
-  if (clean && !unkillable.empty() && report_.error_message.empty()) {
-    report_.error_message = "unkillable holder left: pid " + unkillable;
-  }
-  if (clean && unkillable.empty() && !left_out.empty() && report_.error_message.empty()) {
-    report_.error_message = left_out;
-  }
-  return clean && unkillable.empty() && left_out.empty();
-}
-
+// The verdict is the judge's (escalation/verdict.h); the runner hands it
+// what it saw on the way and carries the verdict into the report.
 void Runner::Finish() {
-  ReportWhatWasFound();
-  if (failed_) return;
-  if (!refused_.empty()) {
-    std::string pids;
-    for (const std::string& p : refused_) pids += (pids.empty() ? "" : ", ") + p;
-    Fail(ErrorKind::kCommandFailed,
-         "not permitted to signal " + pids + ": run with --become or as root");
-    return;
-  }
-  if (nvidia_smi_failed_) {
-    Fail(ErrorKind::kCommandFailed, "nvidia-smi: " + report_.nvidia_smi_error);
-    return;
-  }
-  const bool clean = EndedClean();
-  report_.status = StatusWithReadiness(clean && !did_not_converge_, report_.readiness);
-  report_.error_kind = ErrorKind::kNone;
-  if (did_not_converge_) {
-    report_.error_message =
-        "the escalation did not converge after " + std::to_string(Escalation::kMaxSteps) + " steps";
-  }
-  if (stop_ladder_ && report_.error_message.empty()) {
-    report_.error_message =
-        "nothing signalled or removed: nvidia-smi says a GPU is lost "
-        "or the driver is not loaded";
-  }
-}
-
-void Runner::ReportWhatWasFound() {
-  for (TrackedHolder& t : view_.holders) {
-    if (job_.dry_run && t.present) {
-      // With no driver or a GPU off the bus nothing would be signalled.
-      bool stays = stop_ladder_ && t.holder.fate != HolderFate::kProtected;
-      t.holder.fate = stays ? HolderFate::kObserved : PlannedFate(playbook_, t.holder);
-    }
-    report_.holders.push_back(t.holder);
-  }
-  if (job_.dry_run && playbook_.Runs(Step::kStopUnits)) {
-    report_.units_would_stop = view_.active_units;
-  }
+  VerdictFacts facts;
+  facts.playbook = &playbook_;
+  facts.dry_run = job_.dry_run;
+  facts.failed = failed_;
+  facts.threshold_mib = job_.host->threshold_mib.value_or(playbook_.threshold_mib);
+  facts.gpus_after = report_.gpus_after;
+  facts.reset_units_stopped = report_.reset_units_stopped;
+  facts.reset_units_started = report_.reset_units_started;
+  facts.refused = refused_;
+  facts.nvidia_smi_failed = nvidia_smi_failed_;
+  facts.nvidia_smi_error = report_.nvidia_smi_error;
+  facts.stop_ladder = stop_ladder_;
+  facts.did_not_converge = did_not_converge_;
+  HostVerdict verdict = JudgeHost(view_, escalation_.history(), facts);
+  report_.holders = std::move(verdict.holders);
+  report_.units_would_stop = std::move(verdict.units_would_stop);
   report_.rounds = escalation_.history().waves;
-  for (const std::string& note : ScanBlindSpots(view_)) report_.notes.push_back(note);
   report_.readiness_checked = view_.readiness_checked;
   report_.readiness = view_.readiness;
-  report_.respawning_parent = RespawningParent(view_.holders, view_.parents);
-  if (!view_.newcomers.empty()) {
-    // A restarted worker that still has not opened a GPU: not ready.
-    const ChildProcess& first = view_.newcomers.front();
-    const std::string parent = ParentName(first.parent, view_.holders, view_.parents);
-    if (report_.respawning_parent.empty()) report_.respawning_parent = parent;
-    if (!failed_) {
-      report_.error_message = "pid " + std::to_string(first.pid) + " (" + first.comm +
-                              "), started by " + parent +
-                              " after its GPU holder was signalled, holds no GPU yet";
-    }
-  }
-  if (playbook_.Runs(Step::kResetGhosts)) {
-    std::string blockers = ResetBlockers(view_, playbook_.reset_stops_daemons);
-    if (!blockers.empty()) report_.reset_blocked_by = blockers;
-  }
+  report_.respawning_parent = std::move(verdict.respawning_parent);
+  if (!verdict.reset_blocked_by.empty()) report_.reset_blocked_by = verdict.reset_blocked_by;
+  report_.findings = std::move(verdict.findings);
+  if (failed_) return;
+  report_.status = verdict.status;
+  report_.error_kind = verdict.error_kind;
 }
 
 }  // namespace host_cleaner_internal

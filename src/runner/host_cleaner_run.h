@@ -97,11 +97,8 @@ class Runner {
     report_.timings.push_back(
         {step, std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - start)});
   }
-  // The report's verdict: clean, dirty or failed, and why.
+  // The judge's verdict and what the run found, into the report.
   void Finish();
-  bool EndedClean();  // the GPUs, newcomers, reset units and unkillables
-  // What the run found and did, into the report, whatever the verdict.
-  void ReportWhatWasFound();
 
   HostSteps& steps_;
   const HostJob& job_;

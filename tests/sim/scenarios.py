@@ -13,7 +13,8 @@ Every host already runs its bystanders (hosts.host_shape) when the
 scenario starts.
 The hostile ones (forged records, floods) are in hostile_scenarios.py, the
 ones with owners and scopes (Slurm, containers, pods, daemons) in
-owner_scenarios.py, the empty-but-not-ready ones in readiness_scenarios.py; the registry is scenario_registry.py. To add one, write
+owner_scenarios.py, the empty-but-not-ready ones in readiness_scenarios.py,
+the restarters in restart_scenarios.py; the registry is scenario_registry.py. To add one, write
 a function with @scenario in the module of its family; `scripts/fleet list`
 shows them all. DEMO is the mixed fleet of the README's demo.
 """
@@ -23,6 +24,7 @@ import time
 import hostile_scenarios  # noqa: F401  (registers its scenarios)
 import owner_scenarios  # noqa: F401  (registers its scenarios)
 import readiness_scenarios  # noqa: F401  (registers its scenarios)
+import restart_scenarios  # noqa: F401  (registers its scenarios)
 from hostile_scenarios import HOSTILE_WORKERS  # noqa: F401
 from owner_scenarios import IMPOSTORS  # noqa: F401
 from scenario_registry import SCENARIOS, VLLM_ARGV, get, scenario  # noqa: F401

@@ -32,14 +32,18 @@
 // finds no holder but a GPU still over the threshold, the full settle
 // applies before one more re-scan.
 //
-// Respawns: a supervisor may start a new worker the moment the old one dies,
-// and that worker may take seconds (5 s for PyTorch on an H200) before it
-// opens a GPU, long past any settle. So after a wave the re-scans also list
-// the children of the signalled holders' parents; one started after the
-// signals that holds no GPU yet is a newcomer, and while one is there the
-// host is re-scanned every 500 ms, up to respawn_wait after the last signal.
-// A newcomer that opens a GPU is a new wave's holder; one still waiting at
-// the end leaves the host dirty.
+// Respawns: a supervisor may start a new worker the moment the old one dies
+// or seconds later (supervisord's backoff, RestartSec=5s, a pod's
+// CrashLoopBackOff), and that worker may take seconds (5 s for PyTorch on
+// an H200) before it opens a GPU, long past any settle. So after a wave
+// the re-scans also list the children of the signalled holders' parents;
+// while such a parent lives (a restarter), a signalled holder's unit may
+// restart it (Restart=, not stopped by the playbook), or a newcomer (a
+// child started after the signals that holds no GPU yet) is there, the
+// host is re-scanned, less often as time goes on (WatchWait), up to
+// respawn_wait after the last signal. A newcomer that opens a GPU is a new
+// wave's holder; one still waiting at the end leaves the host dirty.
+// Orphans (parent init) take the fast path: nothing is watched.
 #pragma once
 
 #include <chrono>

@@ -17,6 +17,7 @@
 #include "fleetreap/model/holder.h"
 #include "fleetreap/model/process_tree.h"
 #include "fleetreap/model/readiness.h"
+#include "fleetreap/model/unit_properties.h"
 
 namespace fleetreap {
 
@@ -44,6 +45,14 @@ struct HostView {
   /// or a job queue's next job. From the latest full scan.
   std::vector<ChildProcess> newcomers = {};
   std::vector<ChildProcess> parents = {};  // watched parents seen: pid, comm
+  /// The watched parents alive at the latest full scan, described (user,
+  /// exe, command line, owner with the unit's Restart=): each may start a
+  /// signalled holder again. Empty when every one is gone.
+  std::vector<Holder> restarters = {};
+  /// What systemctl said of the holders' and parents' units and the
+  /// playbook's (Restart=, RestartSec=, KillMode=, MainPID), by unit name,
+  /// as of the latest full scan that read them.
+  std::map<std::string, UnitProperties> units = {};
   /// Watched parents whose children the kernel could not list (no
   /// CONFIG_PROC_CHILDREN): the respawn watch is blind there. Every one
   /// seen in a full scan.
@@ -90,27 +99,6 @@ std::vector<std::string> UnitsSafeToStop(const std::vector<std::string>& active,
                                          const std::vector<TrackedHolder>& holders,
                                          const Scope& scope, std::vector<std::string>* skipped);
 
-/// The present holders that survived SIGKILL, "PID (COMM) in state S"
-/// joined by ", ", "" when none: a host where one is left is never clean,
-/// even when it holds no GPU's file (/dev/nvidiactl, /dev/nvidia-uvm only).
-std::string UnkillableHolders(const HostView& view);
-
-/// What the latest scans could not see, one note each: control-only
-/// holders left out past the scan's cap (how many, and that none was
-/// signalled), and watched parents whose children the kernel does not list
-/// (the respawn watch is blind there), and holders that only nvidia-smi
-/// names and that held no device file at a wave (never signalled). Empty
-/// when none.
-std::vector<std::string> ScanBlindSpots(const HostView& view);
-
-/// "N processes hold only NVIDIA control devices ...", "" when the latest
-/// full scan left none out: a host where one is left is never clean.
-std::string ControlOnlyLeftOut(const HostView& view);
-
-/// "the holder walk could not run ...", "" when the latest full scan's
-/// walk ran: a host whose walk failed is never clean.
-std::string HolderWalkFailed(const HostView& view);
-
 /// nvidia-smi names a lost GPU by bus id only. When exactly one index below
 /// "expected" has no reading and exactly one lost reading has no index, they
 /// are the same GPU: gives the lost reading that index.
@@ -146,6 +134,12 @@ std::string ParentName(int pid, const std::vector<TrackedHolder>& holders,
 /// The parents to watch for respawns: the PPIDs of signalled holders, other
 /// than 0, 1 and any tracked holder, ascending and unique.
 std::vector<int> WatchedParents(const std::vector<TrackedHolder>& holders);
+
+/// The units that may start a signalled holder again on their own: the
+/// unit of each signalled holder whose Restart= is set (owner.unit_restart),
+/// once each, in the order first seen, but for those the playbook stopped
+/// ("units_stopped": the stop step ran, and the unit is in active_units).
+std::vector<std::string> RestartingUnits(const HostView& view, bool units_stopped);
 
 /// The children of watched parents that started at or after the first
 /// signal to a holder of that parent and that are not tracked holders.

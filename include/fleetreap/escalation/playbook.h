@@ -70,10 +70,15 @@ struct Playbook {
   /// Time after the last signal before the first re-scan. When that re-scan
   /// finds every GPU clean and no holder, the rest of "settle" is skipped.
   std::chrono::milliseconds settle_if_clean{500};
-  /// How long to keep re-scanning (every 500 ms) while a parent of a
-  /// signalled holder has started new children that hold no GPU yet: a
-  /// restarted worker needs seconds to open its GPU (5 s for PyTorch on an
-  /// H200). Past it the host is dirty, the parent named.
+  /// How long after the last signal to keep re-scanning while something
+  /// may start a signalled holder again: a parent of one is alive (not
+  /// init), or its unit has Restart= and was not stopped, or the parent
+  /// started new children that hold no GPU yet (a restarted worker needs
+  /// seconds to open its GPU: 5 s for PyTorch on an H200). The re-scans
+  /// come less often as the watch goes on (11 for 30 s). A newcomer still
+  /// without a GPU at the end leaves the host dirty; a restarter that
+  /// started nothing is named in a note (docs/playbooks.md). Orphans, whose
+  /// parent is init, are not watched.
   std::chrono::milliseconds respawn_wait{30000};
   /// Signal waves at most, the first one included.
   int max_rounds = 3;

@@ -77,6 +77,9 @@ struct HostSnapshot {
   std::map<int, Holder> app_processes;
   std::vector<ChildProcess> children;  // of the watched parents
   std::vector<ChildProcess> parents;   // the watched parents seen (parent 0)
+  /// The watched parents seen, described as holders are (user, exe,
+  /// command line, cgroup owner): who may start a holder again.
+  std::map<int, Holder> parent_processes;
   /// Watched parents whose children the kernel does not list (no
   /// /proc/PID/task/*/children: CONFIG_PROC_CHILDREN off).
   std::vector<int> children_unlisted;

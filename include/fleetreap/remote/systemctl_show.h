@@ -1,4 +1,5 @@
-// SystemctlShow: reads what `systemctl show -p Id,Restart,ControlGroup,MainPID
+// SystemctlShow: reads what `systemctl show -p
+// Id,Restart,RestartUSec,KillMode,ControlGroup,MainPID
 // UNIT...` printed in a scan into model/unit_properties.h values. Pure
 // function of text; thread-safe.
 #pragma once

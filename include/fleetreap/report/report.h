@@ -12,21 +12,12 @@
 #include "fleetreap/base/status.h"
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/model/holder.h"
+#include "fleetreap/model/host_finding.h"
+#include "fleetreap/model/host_status.h"
 #include "fleetreap/model/readiness.h"
 #include "fleetreap/model/scope.h"
 
 namespace fleetreap {
-
-/// kNotReady: empty (as clean as kClean) but a blocking readiness finding
-/// holds (escalation/readiness.h): not dirty, and not ready for the job.
-enum class HostStatus { kClean, kDirty, kUnreachable, kFailed, kNotReady };
-const char* HostStatusName(HostStatus status);  // "clean", ..., "not_ready"
-
-/// The status of a reached host whose GPUs and holders came out "clean" (or
-/// not) given its readiness findings: kNotReady when clean and a finding
-/// blocks, kClean when clean otherwise, kDirty when not clean (the findings
-/// are then reported beside the dirt).
-HostStatus StatusWithReadiness(bool clean, const std::vector<ReadinessFinding>& findings);
 
 struct StepTiming {
   std::string step;  // "connect", "inspect", "stop_units", "term", ...
@@ -43,7 +34,12 @@ struct HostReport {
   std::vector<std::string> groups;
   HostStatus status = HostStatus::kFailed;
   ErrorKind error_kind = ErrorKind::kNone;
+  /// Why the run failed (transport, deadline, interrupt), as Fail said it;
+  /// a report read back from JSON has its one-line reason here. A reached
+  /// host's verdict is in "findings" (host_findings.h words both).
   std::string error_message;
+  /// The judge's typed findings (escalation/verdict.h), in its order.
+  std::vector<HostFinding> findings;
   /// The host key the server offered ("SHA256:...", as ssh-keygen -l prints
   /// it), whatever the policy; "" when key exchange never got that far.
   std::string host_key_fingerprint;

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "fleetreap/report/cause_fold.h"
 #include "fleetreap/report/host_outcome.h"
 #include "fleetreap/report/outcome_fold.h"
 #include "fleetreap/report/report.h"
@@ -57,6 +58,8 @@ class ReportFold {
   std::vector<OutcomeGroup> Groups(const RunReport& header) const;
   /// The notes of host "name", or null when it has none.
   const HostRowNotes* NotesOf(const std::string& name) const;
+  /// The folded hosts grouped by why their GPUs were held.
+  const CauseFold& causes() const { return causes_; }
   /// Where the folded hosts' time went (RenderStepTimes).
   const StepTimesFold& step_times() const { return step_times_; }
   /// A dry run's plan of the folded hosts (RenderPlan); "" otherwise.
@@ -79,6 +82,7 @@ class ReportFold {
   std::map<std::string, HostRowNotes> notes_;
   std::map<size_t, HostReport> not_clean_;
   StepTimesFold step_times_;
+  CauseFold causes_;
   PlanFold plan_;  // dry runs only
 };
 

@@ -298,9 +298,9 @@ TEST(EscalationTest, NewcomersKeepTheHostUnderWatch) {
     int wait_ms;
   } const rows[] = {
       {1, ActionKind::kRescan, 1000},  // settle_if_clean + 500 ms
-      {2, ActionKind::kRescan, 1500},
-      {59, ActionKind::kRescan, 30000},  // up to respawn_wait
-      {60, ActionKind::kCleanShm, 0},    // then move on: the host ends dirty
+      {2, ActionKind::kRescan, 2500},  // past the settle, then 1.5 s more...
+      {10, ActionKind::kRescan, 28000}, {11, ActionKind::kRescan, 30000},  // up to respawn_wait
+      {12, ActionKind::kCleanShm, 0},  // then move on: the host ends dirty
   };
   for (const auto& row : rows) {
     SCOPED_TRACE(row.rescans);
@@ -313,6 +313,51 @@ TEST(EscalationTest, NewcomersKeepTheHostUnderWatch) {
   Action action = NextAction(p, opened, Did().Inspect().StopUnits().Waves(1).Rescans(3));
   EXPECT_EQ(action.kind, ActionKind::kTerm);
   EXPECT_EQ(Pids(action.targets), std::vector<int>{811});
+}
+
+// A signalled holder's parent that lives on, or its unit with Restart= that
+// the playbook did not stop, may start it again: the host stays under
+// watch until respawn_wait after the last signal; orphans do not.
+TEST(EscalationTest, ALiveRestarterIsWatchedUntilRespawnWait) {
+  const Playbook& p = DefaultPlaybook();
+  HostView view{{Supervised(H(10, HolderFate::kTerminated, 1, true, false, false))},
+                {G(0, GpuState::kClean)},
+                {}};
+  Holder supervisor;
+  supervisor.pid = 500;
+  supervisor.comm = "supervisord";
+  view.restarters = {supervisor};
+  struct {
+    int rescans;
+    ActionKind kind;
+    int wait_ms;
+  } const rows[] = {
+      {2, ActionKind::kRescan, 2500},   {5, ActionKind::kRescan, 8000},
+      {10, ActionKind::kRescan, 28000}, {11, ActionKind::kRescan, 30000},
+      {12, ActionKind::kCleanShm, 0},
+  };
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.rescans);
+    Action action = NextAction(p, view, Did().Inspect().StopUnits().Waves(1).Rescans(row.rescans));
+    EXPECT_EQ(ActionKindName(action.kind), std::string(ActionKindName(row.kind)));
+    EXPECT_EQ(action.wait.count(), row.wait_ms);
+  }
+  // The restarter died: nothing is watched.
+  view.restarters.clear();
+  EXPECT_EQ(NextAction(p, view, Did().Inspect().StopUnits().Waves(1).Rescans(2)).kind,
+            ActionKind::kCleanShm);
+  // An orphan whose unit restarts it (RestartSec=5s) is watched too...
+  HostView unit{
+      {InRestartingUnit(Orphan(Supervised(H(10, HolderFate::kTerminated, 1, true, false, false))))},
+      {G(0, GpuState::kClean)},
+      {}};
+  Action watch = NextAction(p, unit, Did().Inspect().StopUnits().Waves(1).Rescans(1));
+  EXPECT_EQ(watch.kind, ActionKind::kRescan);
+  EXPECT_EQ(watch.wait.count(), 1000);
+  // ...unless the playbook stopped that unit.
+  unit.active_units = {"trainer.service"};
+  EXPECT_EQ(NextAction(p, unit, Did().Inspect().StopUnits().Waves(1).Rescans(1)).kind,
+            ActionKind::kCleanShm);
 }
 
 TEST(EscalationTest, WatchedParentsAndNewcomers) {

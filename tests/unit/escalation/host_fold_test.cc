@@ -56,8 +56,9 @@ TEST(HostFoldTest, FoldsHoldersAndClassifiesGpus) {
 }
 
 // Control-only holders the scan left out, and watched parents whose
-// children the kernel does not list: the view keeps them, the notes say so,
-// and the left-out ones follow the latest full scan.
+// children the kernel does not list: the view keeps them (the judge's
+// findings say so, verdict_test.cc), and the left-out ones follow the latest
+// full scan.
 TEST(HostFoldTest, KeepsWhatTheScanCouldNotSee) {
   FoldContext context;
   context.threshold_mib = 100;
@@ -68,27 +69,16 @@ TEST(HostFoldTest, KeepsWhatTheScanCouldNotSee) {
   first.children_unlisted = {7};
   ASSERT_TRUE(FoldSnapshot(first, context, &state, &view).status.ok());
   EXPECT_EQ(view.control_only_left_out, 2500);
-  EXPECT_EQ(ControlOnlyLeftOut(view),
-            "2500 processes hold only NVIDIA control devices (/dev/nvidiactl, "
-            "/dev/nvidia-uvm...) and no GPU memory: more than a scan describes, so none of them "
-            "was described or signalled");
   HostSnapshot second = Full({}, {Gpu(0, 0), Gpu(1, 0)});
   second.children_unlisted = {7, 8};
   ASSERT_TRUE(FoldSnapshot(second, context, &state, &view).status.ok());
   EXPECT_EQ(view.control_only_left_out, 0);
-  EXPECT_EQ(ControlOnlyLeftOut(view), "");
-  EXPECT_EQ(HolderWalkFailed(view), "");
+  EXPECT_FALSE(view.holder_walk_failed);
   EXPECT_EQ(view.children_unlisted, (std::vector<int>{7, 8}));
-  EXPECT_EQ(ScanBlindSpots(view),
-            std::vector<std::string>{
-                "respawn watch blind: the kernel lists no children (no "
-                "/proc/PID/task/*/children, CONFIG_PROC_CHILDREN off) of pid 7, 8: a worker it "
-                "starts again is seen only once it holds a GPU"});
-  EXPECT_TRUE(ScanBlindSpots(HostView()).empty());
 }
 
-// A full scan whose holder walk did not run: the view says so, the notes
-// name it first, and the next full scan that walked clears it.
+// A full scan whose holder walk did not run: the view says so, and the next
+// full scan that walked clears it.
 TEST(HostFoldTest, AWalkThatDidNotRunIsNamed) {
   FoldContext context;
   FoldState state;
@@ -98,15 +88,10 @@ TEST(HostFoldTest, AWalkThatDidNotRunIsNamed) {
   blind.control_only_left_out = 70;
   ASSERT_TRUE(FoldSnapshot(blind, context, &state, &view).status.ok());
   EXPECT_TRUE(view.holder_walk_failed);
-  const std::string said =
-      "the holder walk could not run (a find or grep over /proc did not start: an argument list "
-      "too long?): processes holding the GPUs may be unseen, so the host is not judged clean";
-  EXPECT_EQ(HolderWalkFailed(view), said);
-  ASSERT_EQ(ScanBlindSpots(view).size(), 2u);
-  EXPECT_EQ(ScanBlindSpots(view)[0], said);
+  EXPECT_EQ(view.control_only_left_out, 70);
   ASSERT_TRUE(FoldSnapshot(Full({}, {Gpu(0, 0), Gpu(1, 0)}), context, &state, &view).status.ok());
   EXPECT_FALSE(view.holder_walk_failed);
-  EXPECT_TRUE(ScanBlindSpots(view).empty());
+  EXPECT_EQ(view.control_only_left_out, 0);
 }
 
 TEST(HostFoldTest, FoldsTheReadinessReadingsUnderThePolicy) {

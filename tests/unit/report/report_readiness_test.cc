@@ -6,6 +6,7 @@
 
 #include "../support/report_fixture.h"
 #include "fleetreap/base/exit_code.h"
+#include "fleetreap/escalation/verdict.h"
 #include "fleetreap/report/drain_reason.h"
 #include "fleetreap/report/host_outcome.h"
 #include "fleetreap/report/report_json.h"

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "fleetreap/report/host_findings.h"
 #include "fleetreap/runner/host_steps.h"
 #include "support/fake_clock.h"
 #include "support/fake_host_steps.h"
@@ -82,7 +83,7 @@ TEST(HostCleanerTest, CleanHostTakesInspectShmVerify) {
   FakeHost host;
   Outcome o = Clean(host, DefaultPlaybook());
   EXPECT_EQ(o.log, "scan shm+smi");
-  EXPECT_EQ(o.report.status, HostStatus::kClean) << o.report.error_message;
+  EXPECT_EQ(o.report.status, HostStatus::kClean) << HostMessage(o.report);
   EXPECT_EQ(o.report.gpus_after.size(), 8u);
   EXPECT_EQ(o.slept.count(), 0);
 }
@@ -90,7 +91,7 @@ TEST(HostCleanerTest, CleanHostTakesInspectShmVerify) {
 TEST(HostCleanerTest, VllmIncident) {
   Outcome o = Clean(Incident(), Vllm());
   EXPECT_EQ(o.log, "scan stop+term shm+smi");  // 3 round trips, one read after the wave
-  EXPECT_EQ(o.report.status, HostStatus::kClean) << o.report.error_message;
+  EXPECT_EQ(o.report.status, HostStatus::kClean) << HostMessage(o.report);
   EXPECT_EQ(o.report.units_stopped, std::vector<std::string>{"vllm.service"});
   EXPECT_EQ(o.report.term_sent, 8);
   EXPECT_EQ(o.report.kill_sent, 0);
@@ -124,7 +125,7 @@ TEST(HostCleanerTest, QuickRescanIsTheVerifyWithoutShm) {
   for (int i = 0; i < 4; ++i) host.procs.push_back(Worker(300 + i, i, /*ppid=*/1));
   Outcome o = Clean(host, no_shm);
   EXPECT_EQ(o.log, "scan term smi");
-  EXPECT_EQ(o.report.status, HostStatus::kClean) << o.report.error_message;
+  EXPECT_EQ(o.report.status, HostStatus::kClean) << HostMessage(o.report);
   EXPECT_EQ(o.report.gpus_after.size(), 8u);
   EXPECT_EQ(o.report.term_sent, 4);
 }
@@ -155,7 +156,7 @@ TEST(HostCleanerTest, UnkillableControlOnlyHolderLeavesTheHostDirty) {
   ASSERT_EQ(o.report.holders.size(), 1u);
   EXPECT_EQ(o.report.holders[0].fate, HolderFate::kUnkillable);
   EXPECT_EQ(o.report.status, HostStatus::kDirty);
-  EXPECT_EQ(o.report.error_message, "unkillable holder left: pid 300 (VLLM::Worker_TP) in state D");
+  EXPECT_EQ(HostMessage(o.report), "unkillable holder left: pid 300 (VLLM::Worker_TP) in state D");
 }
 
 // Ctrl-C during the TERM wave: the wave finishes, nothing after it runs,
@@ -182,7 +183,7 @@ TEST(HostCleanerTest, CtrlCStopsTheLadderAtTheNextStepBoundary) {
   EXPECT_EQ(steps.Log(), "scan term");
   EXPECT_EQ(report.status, HostStatus::kFailed);
   EXPECT_EQ(report.error_kind, ErrorKind::kInterrupted);
-  EXPECT_EQ(report.error_message,
+  EXPECT_EQ(HostMessage(report),
             "interrupted before rescan+clean_shm: the ladder stopped at this step "
             "boundary");
   EXPECT_EQ(report.term_sent, 8);
@@ -242,10 +243,10 @@ TEST(HostCleanerTest, ForeignPidNamespaceSignalsNothing) {
     EXPECT_EQ(o.log, dry_run ? "shm?+scan" : "scan") << dry_run;
     EXPECT_EQ(o.report.status, HostStatus::kFailed);
     EXPECT_EQ(o.report.term_sent + o.report.kill_sent, 0);
-    EXPECT_NE(o.report.error_message.find("does not see the host's PID namespace "
-                                          "(pid:[4026532999])"),
+    EXPECT_NE(HostMessage(o.report).find("does not see the host's PID namespace "
+                                         "(pid:[4026532999])"),
               std::string::npos)
-        << o.report.error_message;
+        << HostMessage(o.report);
   }
 }
 
@@ -258,7 +259,7 @@ TEST(HostCleanerTest, ScopedRunNeverTouchesTheCoTenant) {
   scope.gpus = std::vector<int>{4, 5, 6, 7};
   scope.source = "flags";
   Outcome o = Clean(host, DefaultPlaybook(), false, scope);
-  EXPECT_EQ(o.report.status, HostStatus::kClean) << o.report.error_message;
+  EXPECT_EQ(o.report.status, HostStatus::kClean) << HostMessage(o.report);
   EXPECT_EQ(o.report.term_sent, 4);
   EXPECT_EQ(CountFate(o.report, HolderFate::kOutOfScope), 4);
   EXPECT_EQ(CountFate(o.report, HolderFate::kTerminated), 4);
@@ -343,7 +344,7 @@ TEST(HostCleanerTest, LostGpuIsNamedOthersStillVerified) {
   host.lost_gpu = 6;
   host.nvidia_smi_exit = 15;
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.report.status, HostStatus::kDirty) << o.report.error_message;
+  EXPECT_EQ(o.report.status, HostStatus::kDirty) << HostMessage(o.report);
   ASSERT_EQ(o.report.gpus_after.size(), 8u);
   for (const GpuReading& gpu : o.report.gpus_after) {
     EXPECT_EQ(gpu.state, gpu.index == 6 ? GpuState::kLost : GpuState::kClean) << gpu.index;
@@ -357,10 +358,10 @@ TEST(HostCleanerTest, LostGpuStopsTheLadderBeforeAnySignal) {
   for (bool dry_run : {false, true}) {
     Outcome o = Clean(host, Vllm(), dry_run);
     EXPECT_EQ(o.log, dry_run ? "shm?+scan" : "scan") << dry_run;
-    EXPECT_EQ(o.report.status, HostStatus::kDirty) << o.report.error_message;
+    EXPECT_EQ(o.report.status, HostStatus::kDirty) << HostMessage(o.report);
     EXPECT_EQ(o.report.term_sent + o.report.kill_sent, 0);
     EXPECT_EQ(CountFate(o.report, HolderFate::kObserved), 8);
-    EXPECT_NE(o.report.error_message.find("nothing signalled"), std::string::npos);
+    EXPECT_NE(HostMessage(o.report).find("nothing signalled"), std::string::npos);
   }
 }
 
@@ -373,7 +374,7 @@ TEST(HostCleanerTest, RefusedKillFailsTheHostWithoutCallingItUnkillable) {
   EXPECT_EQ(o.log, "scan term scan scan+shm+smi");
   EXPECT_EQ(o.report.status, HostStatus::kFailed);
   EXPECT_EQ(o.report.error_kind, ErrorKind::kCommandFailed);
-  EXPECT_EQ(o.report.error_message,
+  EXPECT_EQ(HostMessage(o.report),
             "not permitted to signal 301 (root): run with --become or as root");
   EXPECT_EQ(o.report.term_sent, 1);
   EXPECT_EQ(CountFate(o.report, HolderFate::kUnkillable), 0);
@@ -387,7 +388,7 @@ TEST(HostCleanerTest, LadderThatNeverConvergesSaysSo) {
   Outcome o = Clean(host, DefaultPlaybook());
   EXPECT_EQ(o.report.status, HostStatus::kDirty);
   EXPECT_EQ(o.report.error_kind, ErrorKind::kNone);
-  EXPECT_EQ(o.report.error_message, "the escalation did not converge after 64 steps");
+  EXPECT_EQ(HostMessage(o.report), "the escalation did not converge after 64 steps");
   EXPECT_EQ(o.report.timings.size(), 64u);
 }
 
@@ -397,7 +398,7 @@ TEST(HostCleanerTest, Failures) {
   Outcome o = Clean(sudo, DefaultPlaybook());
   EXPECT_EQ(o.report.status, HostStatus::kFailed);
   EXPECT_EQ(o.report.error_kind, ErrorKind::kSudo);
-  EXPECT_EQ(o.report.error_message, "sudo: a password is required");
+  EXPECT_EQ(HostMessage(o.report), "sudo: a password is required");
 
   FakeHost driver;
   driver.nvidia_smi_exit = 9;

@@ -2,6 +2,7 @@
 // Transport's endings becomes the host's error, naming the step.
 #include <gtest/gtest.h>
 
+#include "fleetreap/report/host_findings.h"
 #include "fleetreap/runner/host_cleaner.h"
 #include "fleetreap/transport/command_output.h"
 
@@ -78,7 +79,7 @@ TEST(HostCleanerTransportTest, EachEndingIsThePreciseErrorOfTheStep) {
     HostReport report = CleanHost(transport, job);
     EXPECT_EQ(report.status, HostStatus::kFailed);
     EXPECT_EQ(report.error_kind, c.kind) << ErrorKindName(report.error_kind);
-    EXPECT_EQ(report.error_message, c.message);
+    EXPECT_EQ(HostMessage(report), c.message);
     EXPECT_EQ(transport.runs_, 1);  // nothing after the failed inspect
   }
 }
