@@ -191,17 +191,25 @@ std::string ShmCleanScript(const std::vector<std::string>& patterns, bool dry_ru
 
 // ---------------------------------------------------------------- reset
 
-/// Runs "nvidia-smi --gpu-reset -i N" for each GPU in turn. With "units"
-/// (the units of the daemons that hold the GPUs: NVIDIA's procedure), first
-/// "systemctl stop" of them and afterwards "systemctl start" and
-/// "systemctl is-active", each one call bounded by "unit_timeout" (10 s for
-/// is-active). Prints "stop RC:TEXT" (with units), "reset N RC:TEXT" per GPU,
-/// "start RC:TEXT" and "active RC:STATES" (one state a line, in the units'
-/// order; with units), then (with "audit"'s run id) "audit N RC" for the
-/// lines "action=stop_unit|gpu_reset|start_unit ...", then "end".
+/// Runs "nvidia-smi --gpu-reset -i N" for each GPU in turn, each only when
+/// "nvidia-smi --query-compute-apps=pid -i N" (bounded by "query_timeout")
+/// exits 0 and lists no process; else prints "busy N RC:PIDS" for it. With
+/// "units" (the units of the daemons that hold the GPUs: NVIDIA's procedure)
+/// a guard starts first, in a session of its own, that starts the units
+/// again once the script's shell has ended, however it ended (the step's
+/// bound, Ctrl-C, a dropped connection); "guard RC:" says whether it runs,
+/// and nothing is stopped when it does not. Then "systemctl stop" of the
+/// units ("stop RC:TEXT") and their states ("stopped RC:STATES"); the resets
+/// run only when the stop exited 0 and every unit reads inactive or failed.
+/// Then "systemctl start" ("start RC:TEXT") and "systemctl is-active"
+/// ("active RC:STATES", one state a line, in the units' order), each one
+/// call bounded by "unit_timeout" (10 s for is-active), and the guard ends.
+/// Then (with "audit"'s run id) "audit N RC" for the lines
+/// "action=stop_unit|gpu_reset|start_unit ...", then "end".
 std::string GpuResetScript(const std::vector<int>& gpus, std::chrono::milliseconds per_gpu,
                            const std::vector<std::string>& units = {},
                            std::chrono::milliseconds unit_timeout = std::chrono::seconds(30),
-                           const AuditRequest& audit = AuditRequest());
+                           const AuditRequest& audit = AuditRequest(),
+                           std::chrono::milliseconds query_timeout = std::chrono::seconds(30));
 
 }  // namespace fleetreap

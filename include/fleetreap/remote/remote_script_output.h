@@ -165,15 +165,21 @@ struct ShmOutput {
 
 struct GpuReset {
   int gpu = -1;
-  int exit_code = -1;
+  int exit_code = -1;   // nvidia-smi --gpu-reset's; -1 when not tried
   std::string message;  // the tool's output, lines joined with "; "
+  /// Why the reset was not tried ("" when it was): nvidia-smi lists a
+  /// compute process on the GPU, or could not list them.
+  std::string refused;
 };
 /// GpuResetScript's reply. An exit code is -1 where its record is absent
-/// (no units).
+/// (no units; or the guard did not start, so nothing was stopped).
 struct GpuResetReply {
+  int guard_exit = -1;  // 0: the guard that starts the units again runs
   int stop_exit = -1;
   std::string stop_text;
-  std::vector<GpuReset> resets;
+  /// is-active's states right after the stop, in the units' order.
+  std::vector<std::string> after_stop;
+  std::vector<GpuReset> resets;  // none when the stop failed or left one active
   int start_exit = -1;
   std::string start_text;
   std::vector<std::string> active;  // is-active's states, in the units' order

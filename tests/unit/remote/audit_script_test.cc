@@ -181,7 +181,9 @@ TEST_F(AuditScriptTest, EachRemovedShmFileIsOneLineWhateverItsName) {
 }
 
 TEST_F(AuditScriptTest, GpuResetsAreLoggedWithTheirExitStatus) {
-  Write(dir_ + "/bin/nvidia-smi", "#!/bin/sh\nexit 3\n", 0755);
+  // The compute-process query lists nothing; the reset exits 3.
+  Write(dir_ + "/bin/nvidia-smi",
+        "#!/bin/sh\ncase $* in *query-compute-apps*) exit 0;; esac\nexit 3\n", 0755);
   std::vector<GpuReset> resets;
   AuditOutcome audit;
   std::string out = Run(GpuResetScript({2}, milliseconds(2000), {}, milliseconds(30000), request_));

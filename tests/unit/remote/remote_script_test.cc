@@ -565,40 +565,13 @@ TEST(RemoteScriptTest, NoQueryAsksForAUserField) {
       }
     }
   }
-  EXPECT_EQ(queries, 2);  // the two scans'
+  EXPECT_EQ(queries, 3);  // the two scans', the reset's (pid alone)
 }
 
 TEST(RemoteScriptTest, GpuResetIsBoundedPerGpu) {
   std::string script = GpuResetScript({3, 5}, milliseconds(30000));
   EXPECT_NE(script.find("timeout -k 2 30 nvidia-smi --gpu-reset -i 3 "), std::string::npos);
   EXPECT_NE(script.find("timeout -k 2 30 nvidia-smi --gpu-reset -i 5 "), std::string::npos);
-}
-
-// NVIDIA's procedure: the daemons' units stop, each GPU resets, the units
-// start again and say whether they are active; one call each, whatever the
-// count of units. The stand-in systemctl records its arguments.
-TEST(RemoteScriptTest, GpuResetStopsAndStartsTheDaemonsUnits) {
-  ScriptRunner runner;
-  runner.Write(runner.dir() + "/bin/nvidia-smi", "#!/bin/sh\necho \"reset $*\"\n", 0755);
-  runner.Write(runner.dir() + "/bin/systemctl",
-               "#!/bin/sh\necho \"$*\" >> " + runner.dir() +
-                   "/args\ncase $1 in is-active) echo active; echo failed; exit 3;; esac\n",
-               0755);
-  const std::vector<std::string> units = {"nvidia-persistenced.service", "nvidia-dcgm.service"};
-  std::string out = runner.Run(GpuResetScript({1, 4}, milliseconds(30000), units));
-  GpuResetReply reply;
-  ASSERT_TRUE(ParseGpuResetOutput(out, &reply).ok()) << out;
-  EXPECT_EQ(reply.stop_exit, 0);
-  ASSERT_EQ(reply.resets.size(), 2u);
-  EXPECT_EQ(reply.resets[1].message, "reset --gpu-reset -i 4");
-  EXPECT_EQ(reply.start_exit, 0);
-  EXPECT_EQ(reply.active, (std::vector<std::string>{"active", "failed"}));
-  EXPECT_EQ(runner.Args(),
-            "stop -- nvidia-persistenced.service nvidia-dcgm.service\n"
-            "start -- nvidia-persistenced.service nvidia-dcgm.service\n"
-            "is-active -- nvidia-persistenced.service nvidia-dcgm.service\n");
-  // Without units: no systemctl at all, the old grammar.
-  EXPECT_EQ(GpuResetScript({1}, milliseconds(30000)).find("systemctl"), std::string::npos);
 }
 
 TEST(RemoteScriptTest, ScanListsChildrenOfWatchedParentsAfterTheSignalTime) {
