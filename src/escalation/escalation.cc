@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "fleetreap/escalation/reset_plan.h"
 #include "fleetreap/escalation/shm_scope.h"
 
 namespace fleetreap {
@@ -307,14 +308,10 @@ Action NextAction(const Playbook& playbook, const HostView& view, const History&
   action = Action();
   if (playbook.Runs(Step::kVerify) && !history.verified) return QuickVerify();
   if (playbook.Runs(Step::kResetGhosts) && history.verified && !history.reset_done) {
-    action.gpus = ResettableGpus(view);
-    if (playbook.reset_stops_daemons) {
-      // Only daemons hold these: their units stop for the reset and start again.
-      DaemonReset daemons = DaemonResetPlan(view);
-      action.gpus.insert(action.gpus.end(), daemons.gpus.begin(), daemons.gpus.end());
-      std::sort(action.gpus.begin(), action.gpus.end());
-      action.units = daemons.units;
-    }
+    // reset_plan.h: nothing on a blind scan; under a scope no daemon stops.
+    ResetPlan plan = PlanReset(view, playbook.reset_stops_daemons);
+    action.gpus = plan.gpus;
+    action.units = plan.units;
     if (!action.gpus.empty()) {
       action.kind = ActionKind::kResetGpus;
       return action;

@@ -193,14 +193,6 @@ void MarkGhostsWithoutApps(const std::vector<int>& suspects, const std::vector<C
   }
 }
 
-namespace {
-
-bool HoldsGpu(const Holder& holder, int index) {
-  return std::find(holder.gpus.begin(), holder.gpus.end(), index) != holder.gpus.end();
-}
-
-}  // namespace
-
 std::string ParentName(int pid, const std::vector<TrackedHolder>& holders,
                        const std::vector<ChildProcess>& parents) {
   std::string name = std::to_string(pid);
@@ -297,74 +289,6 @@ std::vector<ChildProcess> FindNewcomers(const std::vector<ChildProcess>& childre
     newcomers.push_back(child);
   }
   return newcomers;
-}
-
-std::vector<int> ResettableGpus(const HostView& view) {
-  std::vector<int> gpus;
-  for (const GpuReading& gpu : view.gpus) {
-    if (gpu.state != GpuState::kGhost || gpu.index < 0) continue;
-    bool held = false;
-    for (const TrackedHolder& t : view.holders) {
-      held = held || (t.present && HoldsGpu(t.holder, gpu.index));
-    }
-    if (!held) gpus.push_back(gpu.index);
-  }
-  return gpus;
-}
-
-DaemonReset DaemonResetPlan(const HostView& view) {
-  DaemonReset plan;
-  for (const GpuReading& gpu : view.gpus) {
-    if ((gpu.state != GpuState::kBusy && gpu.state != GpuState::kGhost) || gpu.index < 0) {
-      continue;
-    }
-    std::vector<std::string> units;
-    bool stoppable = true;
-    for (const TrackedHolder& t : view.holders) {
-      if (!t.present || !HoldsGpu(t.holder, gpu.index)) continue;
-      stoppable =
-          stoppable && t.holder.fate == HolderFate::kProtected && !t.holder.owner.unit.empty();
-      units.push_back(t.holder.owner.unit);
-    }
-    if (!stoppable || units.empty()) continue;
-    plan.gpus.push_back(gpu.index);
-    for (const std::string& unit : units) {
-      if (std::find(plan.units.begin(), plan.units.end(), unit) == plan.units.end()) {
-        plan.units.push_back(unit);
-      }
-    }
-  }
-  return plan;
-}
-
-std::string ResetBlockers(const HostView& view, bool daemons_stoppable) {
-  std::set<int> blocked;  // ghost or busy GPUs that only protected holders hold
-  for (const GpuReading& gpu : view.gpus) {
-    if ((gpu.state != GpuState::kBusy && gpu.state != GpuState::kGhost) || gpu.index < 0) {
-      continue;
-    }
-    bool only_protected = true;
-    bool any = false;
-    for (const TrackedHolder& t : view.holders) {
-      if (!t.present || !HoldsGpu(t.holder, gpu.index)) continue;
-      any = true;
-      if (t.holder.fate != HolderFate::kProtected) only_protected = false;
-    }
-    if (any && only_protected) blocked.insert(gpu.index);
-  }
-  std::string blockers;
-  for (const TrackedHolder& t : view.holders) {
-    if (!t.present || t.holder.fate != HolderFate::kProtected) continue;
-    bool blocks = false;
-    for (int index : t.holder.gpus) blocks = blocks || blocked.count(index) > 0;
-    if (!blocks) continue;
-    if (!blockers.empty()) blockers += ", ";
-    std::string name = t.holder.protected_by.empty() ? t.holder.comm : t.holder.protected_by;
-    const bool no_unit = daemons_stoppable && t.holder.owner.unit.empty();
-    blockers +=
-        name + " (pid " + std::to_string(t.holder.pid) + (no_unit ? ", no unit to stop" : "") + ")";
-  }
-  return blockers;
 }
 
 }  // namespace fleetreap

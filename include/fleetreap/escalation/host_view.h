@@ -146,25 +146,4 @@ std::vector<std::string> RestartingUnits(const HostView& view, bool units_stoppe
 std::vector<ChildProcess> FindNewcomers(const std::vector<ChildProcess>& children,
                                         const std::vector<TrackedHolder>& holders);
 
-/// GPU indexes that are ghosts (kGhost) and that no present holder holds
-/// (protected daemons included): the ones a reset may be tried on.
-std::vector<int> ResettableGpus(const HostView& view);
-
-/// The protected holders that block a reset: those holding a ghost or busy
-/// GPU that no unprotected holder holds, as "nvidia-persistenced (pid 812)" joined with ", "; ""
-/// when none. With "daemons_stoppable" (reset_stops_daemons), one that runs
-/// in no unit reads "nvidia-persistenced (pid 812, no unit to stop)".
-std::string ResetBlockers(const HostView& view, bool daemons_stoppable = false);
-
-/// NVIDIA's reset procedure for GPUs that only protected daemons hold: the
-/// ghost or busy GPUs whose present holders are all protected and each run
-/// in a unit, and those units (each once, in the order first seen). A GPU
-/// with a protected holder outside any unit, or with any other holder, is
-/// left out.
-struct DaemonReset {
-  std::vector<int> gpus;
-  std::vector<std::string> units;
-};
-DaemonReset DaemonResetPlan(const HostView& view);
-
 }  // namespace fleetreap

@@ -9,6 +9,7 @@
 
 #include "fleetreap/escalation/escalation.h"
 #include "fleetreap/escalation/host_fold.h"
+#include "fleetreap/escalation/reset_plan.h"
 
 namespace fleetreap {
 namespace {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "fleetreap/escalation/reset_plan.h"
+
 namespace fleetreap {
 namespace {
 
