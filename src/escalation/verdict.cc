@@ -6,8 +6,10 @@
 #include <cstdlib>
 #include <optional>
 
+#include "fleetreap/base/text.h"
 #include "fleetreap/escalation/cause.h"
 #include "fleetreap/escalation/readiness.h"
+#include "fleetreap/escalation/reset_plan.h"
 
 namespace fleetreap {
 namespace {
@@ -140,7 +142,12 @@ void JudgeWhatWasFound(const HostView& view, const History& history, const Verdi
     verdict->findings.push_back(*cause);
   }
   if (playbook.Runs(Step::kResetGhosts)) {
-    verdict->reset_blocked_by = ResetBlockers(view, playbook.reset_stops_daemons);
+    // reset_plan.h: the scope, a blind scan, the daemons, after the step's words.
+    const std::string refused = PlanReset(view, playbook.reset_stops_daemons).refused;
+    verdict->reset_blocked_by = facts.reset_said;
+    if (facts.reset_said.find(refused) == std::string::npos) {
+      verdict->reset_blocked_by = JoinNonEmpty({facts.reset_said, refused}, "; ");
+    }
     if (!verdict->reset_blocked_by.empty()) {
       HostFinding blocked = Finding(fk::kResetBlocked);
       blocked.detail = verdict->reset_blocked_by;

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "fleetreap/base/shell.h"
+#include "fleetreap/base/text.h"
 #include "fleetreap/escalation/escalation.h"
 #include "fleetreap/escalation/verdict.h"
 #include "fleetreap/model/gpu_reading.h"
@@ -118,6 +119,7 @@ void Runner::Finish() {
   facts.gpus_after = report_.gpus_after;
   facts.reset_units_stopped = report_.reset_units_stopped;
   facts.reset_units_started = report_.reset_units_started;
+  facts.reset_said = report_.reset_blocked_by;
   facts.refused = refused_;
   facts.nvidia_smi_failed = nvidia_smi_failed_;
   facts.nvidia_smi_error = report_.nvidia_smi_error;

@@ -160,11 +160,31 @@ void Runner::RecordShm(const ShmOutput& out, bool dry_run) {
   }
 }
 
+namespace {
+
+// A unit's state that tells it is not running (after a stop).
+bool Down(const std::string& state) { return state == "inactive" || state == "failed"; }
+
+}  // namespace
+
 void Runner::RecordResetUnits(const std::vector<std::string>& units, const GpuResetReply& reply) {
   if (units.empty()) return;
-  if (reply.stop_exit == 0) report_.reset_units_stopped = units;
+  if (reply.guard_exit != 0) {
+    report_.reset_blocked_by = "no guard could start on the host to start " + Join(units, " ") +
+                               " again should the step be cut off (setsid missing?): nothing "
+                               "stopped, no GPU reset tried";
+    return;
+  }
+  // Stopped: each unit that read down after the stop (all of them when the
+  // states did not come back: the stop may have done its work).
+  std::vector<std::string> still_up;
   std::string down;
   for (size_t i = 0; i < units.size(); ++i) {
+    if (i < reply.after_stop.size() && !Down(reply.after_stop[i])) {
+      still_up.push_back(units[i] + " (" + reply.after_stop[i] + ")");
+      continue;
+    }
+    report_.reset_units_stopped.push_back(units[i]);
     const std::string state = i < reply.active.size() ? reply.active[i] : "unknown";
     if (state == "active") {
       report_.reset_units_started.push_back(units[i]);
@@ -172,12 +192,33 @@ void Runner::RecordResetUnits(const std::vector<std::string>& units, const GpuRe
       down += (down.empty() ? "" : ", ") + units[i] + " (" + state + ")";
     }
   }
-  if (reply.stop_exit != 0) {
-    report_.reset_blocked_by = "systemctl stop " + Join(units, " ") + ": " +
-                               (reply.stop_text.empty() ? "exit " + std::to_string(reply.stop_exit)
-                                                        : FirstLine(reply.stop_text));
+  if (reply.stop_exit != 0 || !still_up.empty()) {
+    const std::string why = reply.stop_exit != 0 && !reply.stop_text.empty()
+                                ? FirstLine(reply.stop_text)
+                                : "exit " + std::to_string(reply.stop_exit);
+    report_.reset_blocked_by =
+        "systemctl stop " + Join(units, " ") + ": " + why +
+        (still_up.empty() ? "" : "; still running: " + Join(still_up, ", ")) +
+        ": no GPU reset tried";
   }
   if (!down.empty()) report_.error_message = "not active again after the GPU reset: " + down;
+}
+
+// The step ended otherwise than by its reply: not started (the host
+// deadline leaves less than its bound), or cut off, when the units may be
+// down until the host's guard starts them.
+bool Runner::ResetCutOff(const Action& action, const Status& status) {
+  if (status.kind() == ErrorKind::kHostTimeout) {
+    report_.reset_blocked_by = status.message();
+    return true;
+  }
+  if (action.units.empty()) return Check(status);
+  report_.reset_units_stopped = action.units;
+  return Fail(status.kind(), "not known to run again after the GPU reset was cut off: " +
+                                 Join(action.units, ", ") +
+                                 " (the guard on the host starts them once the step's shell has "
+                                 "ended; check with systemctl is-active): " +
+                                 status.message());
 }
 
 bool Runner::ResetGpus(const Action& action) {
@@ -185,22 +226,27 @@ bool Runner::ResetGpus(const Action& action) {
   GpuResetReply reply;
   Status status = steps_.ResetGpus(action.gpus, action.units, &reply);
   Time(StepName(action), start);
-  if (!Check(status)) return false;
+  if (!status.ok()) return ResetCutOff(action, status);
   RecordResetUnits(action.units, reply);
   NoteAudit(reply.audit);
   for (const GpuReset& reset : reply.resets) {
     if (reset.exit_code == 0) {
       report_.gpus_reset.push_back(reset.gpu);
     } else if (report_.reset_blocked_by.empty()) {
-      report_.reset_blocked_by =
-          "GPU " + std::to_string(reset.gpu) + ": " +
-          (reset.exit_code == 124 || reset.exit_code == 137
-               ? "nvidia-smi --gpu-reset did not finish within " +
-                     std::to_string(GpuResetTimeoutFor(nvidia_smi_timeout_).count() / 1000) + "s"
-               : reset.message);
+      report_.reset_blocked_by = "GPU " + std::to_string(reset.gpu) + ": " + ResetFailure(reset);
     }
   }
   return true;
+}
+
+std::string Runner::ResetFailure(const GpuReset& reset) const {
+  if (!reset.refused.empty()) return reset.refused + ", so it was not reset";
+  if (reset.exit_code == 124 || reset.exit_code == 137) {
+    return "nvidia-smi --gpu-reset did not finish within " +
+           std::to_string(GpuResetTimeoutFor(nvidia_smi_timeout_).count() / 1000) + "s";
+  }
+  return reset.message.empty() ? "nvidia-smi --gpu-reset exited " + std::to_string(reset.exit_code)
+                               : reset.message;
 }
 
 }  // namespace host_cleaner_internal

@@ -93,6 +93,11 @@ class Runner {
   bool ResetGpus(const Action& action);
   // The daemons' units of a reset (reset_stops_daemons): stopped, active again.
   void RecordResetUnits(const std::vector<std::string>& units, const GpuResetReply& reply);
+  // The reset step did not reply: not started (reset_blocked_by says why,
+  // true) or cut off (fails the host, naming the units first).
+  bool ResetCutOff(const Action& action, const Status& status);
+  // Why "reset" did not succeed, for reset_blocked_by after "GPU N: ".
+  std::string ResetFailure(const GpuReset& reset) const;
   void Time(const std::string& step, TimePoint start) {
     report_.timings.push_back(
         {step, std::chrono::duration_cast<std::chrono::milliseconds>(clock_.Now() - start)});

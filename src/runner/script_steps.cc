@@ -192,21 +192,40 @@ Status ScriptSteps::RescanShmVerify(const ScanRequest& rescan, const ShmSelectio
   return status;
 }
 
+milliseconds GpuResetStepBound(size_t gpus, bool units, milliseconds unit_timeout,
+                               milliseconds nvidia_smi_timeout) {
+  // Each call of the script is bounded on the host by timeout -k 2: stop and
+  // start by "unit_timeout", the two is-active by 10 s; per GPU the query of
+  // its compute processes and the reset; 10 s for the login and sudo.
+  const milliseconds kill_after(2000);
+  const milliseconds unit_steps =
+      units ? 2 * (unit_timeout + kill_after) + 2 * (milliseconds(10000) + kill_after)
+            : milliseconds(0);
+  const milliseconds per_gpu = GpuResetTimeoutFor(nvidia_smi_timeout) + nvidia_smi_timeout;
+  return unit_steps + (per_gpu + 2 * kill_after) * static_cast<int>(gpus) + milliseconds(10000);
+}
+
 Status ScriptSteps::ResetGpus(const std::vector<int>& gpus, const std::vector<std::string>& units,
                               GpuResetReply* reply) {
   CommandResult result;
-  // Each reset is bounded on the host; the command waits for all of them,
-  // and for the units' stops and starts around them.
-  const milliseconds per_gpu = GpuResetTimeoutFor(nvidia_smi_timeout_);
-  const milliseconds unit_steps =
-      units.empty()
-          ? milliseconds(0)
-          : 2 * (job_.playbook->unit_stop_timeout + milliseconds(2000)) + milliseconds(12000);
-  const milliseconds all =
-      job_.command_timeout + unit_steps + (per_gpu + std::chrono::seconds(2)) * gpus.size();
+  // The step has its own bound, sized for stop + resets + start: it begins
+  // only when the host deadline leaves all of it, so the deadline never cuts
+  // it between the stop and the start.
+  const milliseconds all = GpuResetStepBound(gpus.size(), !units.empty(),
+                                             job_.playbook->unit_stop_timeout, nvidia_smi_timeout_);
+  const TimePoint now = clock_.Now();
+  if (job_.deadline != TimePoint::max() && job_.deadline - now < all) {
+    const milliseconds left =
+        job_.deadline > now ? duration_cast<milliseconds>(job_.deadline - now) : milliseconds(0);
+    return Status::Error(ErrorKind::kHostTimeout,
+                         "the host deadline: the reset (stop, reset, start) needs up to " +
+                             std::to_string(all.count() / 1000) + "s and " +
+                             std::to_string(left.count() / 1000) + "s are left; not started");
+  }
   Status status =
-      Exec(GpuResetScript(gpus, per_gpu, units, job_.playbook->unit_stop_timeout, job_.audit), all,
-           &result);
+      Exec(GpuResetScript(gpus, GpuResetTimeoutFor(nvidia_smi_timeout_), units,
+                          job_.playbook->unit_stop_timeout, job_.audit, nvidia_smi_timeout_),
+           all, &result);
   if (!status.ok()) return status;
   return ParseGpuResetOutput(result.out, reply);
 }

@@ -22,6 +22,11 @@ std::chrono::milliseconds NvidiaSmiTimeoutFor(std::chrono::milliseconds command_
 /// Each GPU reset's bound on the host: a reset normally takes seconds; one
 /// that hangs is given 30 s (or the nvidia-smi bound, if longer).
 std::chrono::milliseconds GpuResetTimeoutFor(std::chrono::milliseconds nvidia_smi_timeout);
+/// The reset step's own bound: the sum of the bounds of every call its
+/// script makes (GpuResetScript), for "gpus" GPUs, with or without units.
+std::chrono::milliseconds GpuResetStepBound(size_t gpus, bool units,
+                                            std::chrono::milliseconds unit_timeout,
+                                            std::chrono::milliseconds nvidia_smi_timeout);
 
 class ScriptSteps : public HostSteps {
  public:

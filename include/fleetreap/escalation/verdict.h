@@ -32,6 +32,9 @@ struct VerdictFacts {
   std::vector<GpuReading> gpus_after;  // the last readings the report shows
   std::vector<std::string> reset_units_stopped;
   std::vector<std::string> reset_units_started;
+  /// What the reset step itself said (a failed stop, a refused GPU, not
+  /// started): first in reset_blocked_by, before what still blocks one.
+  std::string reset_said;
   std::vector<std::string> refused;  // "PID (user)" that kill(1) refused
   bool nvidia_smi_failed = false;    // the latest query failed outright
   std::string nvidia_smi_error;

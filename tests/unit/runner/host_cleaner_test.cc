@@ -299,7 +299,9 @@ TEST(HostCleanerTest, GhostUnderDaemonIsNamedAndItsResetBlocked) {
   EXPECT_EQ(o.report.gpus_after[2].state, GpuState::kGhost);
   EXPECT_EQ(o.report.gpus_after[4].state, GpuState::kGhost);
   // reset.yaml stops a daemon's unit for the reset; this one runs in none.
-  EXPECT_EQ(o.report.reset_blocked_by, "nvidia-persistenced (pid 50, no unit to stop)");
+  // GPU 4's reset was tried: the step's answer comes first.
+  EXPECT_EQ(o.report.reset_blocked_by,
+            "GPU 2: In use by another client; nvidia-persistenced (pid 50, no unit to stop)");
   EXPECT_TRUE(o.report.reset_units_stopped.empty());
   EXPECT_EQ(o.report.holders[0].fate, HolderFate::kProtected);
   EXPECT_EQ(o.report.term_sent + o.report.kill_sent, 0);

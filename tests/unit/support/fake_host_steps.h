@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,10 @@ struct FakeHost {
   int lost_gpu = -1;        // nvidia-smi names it lost and exits 15
   bool sudo_refuses = false;
   std::string pid_namespace = "pid:[4026531836]";  // the scan shell's
+  /// The reset step's answer: by default every reset refused (GPU 2 in
+  /// use); "reset_reply" instead when set; an error when "reset_error" is.
+  std::optional<GpuResetReply> reset_reply;
+  ErrorKind reset_error = ErrorKind::kNone;
 };
 
 // nvidia-smi's words for the fake's two failures.
@@ -146,7 +151,14 @@ class FakeSteps : public HostSteps {
   Status ResetGpus(const std::vector<int>&, const std::vector<std::string>&,
                    GpuResetReply* reply) override {
     if (!RoundTrip("reset")) return Refused();
-    reply->resets = {{2, 255, "In use by another client"}};
+    if (host_.reset_error != ErrorKind::kNone) {
+      return Status::Error(host_.reset_error, "reset_gpus: remote command ran past 60000ms");
+    }
+    if (host_.reset_reply) {
+      *reply = *host_.reset_reply;
+      return Status::Ok();
+    }
+    reply->resets = {{2, 255, "In use by another client", ""}};
     return Status::Ok();
   }
 
