@@ -24,7 +24,8 @@
  *   - /run/fakegpu/minors: one device minor per index (/dev/nvidiaM is the
  *     GPU of index I where the I-th number is M; the identity without);
  *   - memory the "driver" leaked (no process) is read from
- *     /run/fakegpu/leaked/K and kept until --gpu-reset -i K.
+ *     /run/fakegpu/leaked/K and kept until --gpu-reset -i K (which first sleeps
+ *     the seconds in /run/fakegpu/reset_sleep, when there is one).
  * Per-host settings live in /run/fakegpu: gpus (count), model, total_mib,
  * seed (for UUIDs and serials), mode: normal | missing (driver not loaded,
  * exit 9) | hang (blocks forever) | lost:K (GPU K fell off the bus: its error

@@ -280,6 +280,15 @@ int nvsmi_reset(int only) {
         busy, busy == 1 ? " is" : "s are");
     return 255;
   }
+  /* /run/fakegpu/reset_sleep: seconds a reset takes (a slow reset, to cut). */
+  snprintf(path, sizeof path, "%s/reset_sleep", state_dir);
+  FILE *slow = fopen(path, "r");
+  int seconds = 0;
+  if (slow) {
+    if (fscanf(slow, "%d", &seconds) != 1) seconds = 0;
+    fclose(slow);
+  }
+  if (seconds > 0) sleep((unsigned)seconds);
   for (int k = 0; k < gpu_count; k++) {
     if (only >= 0 && k != only) continue;
     snprintf(path, sizeof path, "%s/leaked/%d", state_dir, k);
