@@ -1,15 +1,13 @@
 #include "fleetreap/cli/host_listing.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "fleetreap/cli/wiring.h"
 #include "fleetreap/inventory/host_selection.h"
+#include "fleetreap/report/report_files.h"
 
 namespace fleetreap {
 
@@ -98,15 +96,10 @@ bool WriteHostListing(const std::string& text, const std::string& path) {
     std::fputs(text.c_str(), stdout);
     return true;
   }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) {
-    std::fprintf(stderr, "fleetreap: cannot write %s: %s\n", path.c_str(),
-                 std::strerror(errno ? errno : EIO));
-    return false;
-  }
-  return true;
+  // As a report: a new 0600 file renamed into place, never through a link.
+  Status status = WriteReportFile(path, text, stdout);
+  if (!status.ok()) std::fprintf(stderr, "fleetreap: %s\n", status.message().c_str());
+  return status.ok();
 }
 
 }  // namespace fleetreap

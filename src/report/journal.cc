@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -45,15 +47,23 @@ Journal::Journal(std::string path, int fd, bool dry_run)
 
 namespace {
 
-// "-": a descriptor of its own for stdout. A path: created 0600, truncated,
-// never through a symlink. -1 with errno set on failure.
+// "-": a descriptor of its own for stdout. A path: a new 0600 file made
+// next to it (mkostemp: created exclusively, never through a symlink) and
+// renamed over it at once, then appended to; whatever was at the path (a
+// symlink, a hard link to another file) is replaced, never written. -1 with
+// errno set on failure.
 int OpenJournalFile(const std::string& path) {
   if (path == "-") return fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 0);
-  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  std::string temp =
+      dir + "." + (slash == std::string::npos ? path : path.substr(slash + 1)) + ".XXXXXX";
+  int fd = mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0) return -1;
-  if (fchmod(fd, 0600) != 0) {
+  if (fchmod(fd, 0600) != 0 || std::rename(temp.c_str(), path.c_str()) != 0) {
     const int error = errno;
     close(fd);
+    unlink(temp.c_str());
     errno = error;
     return -1;
   }
