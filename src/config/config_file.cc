@@ -4,6 +4,7 @@
 #include "fleetreap/config/config_file.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -249,6 +250,13 @@ Status LoadDefaults(const ConfigPlaces& places, std::vector<Setting>* settings,
         notes->push_back(places.cwd +
                          "/ansible.cfg: not read: the directory is world-writable "
                          "(Ansible ignores it too)");
+      }
+    } else if (stat((places.cwd + "/ansible.cfg").c_str(), &st) == 0 && st.st_uid != 0 &&
+               st.st_uid != geteuid()) {
+      // It may name inventory scripts and turn host key checking off.
+      if (notes) {
+        notes->push_back(places.cwd + "/ansible.cfg: not read: it belongs to uid " +
+                         std::to_string(st.st_uid) + ", neither you nor root");
       }
     } else {
       candidates.push_back(places.cwd + "/ansible.cfg");

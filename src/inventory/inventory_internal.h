@@ -201,5 +201,11 @@ std::string DirectoryOf(const std::string& path);
 enum class YamlShape { kMapping, kOther, kSyntaxError };
 YamlShape ProbeYaml(const std::string& text);
 
+/// Whether the inventory script "path" may run: its file (symlinks
+/// resolved) must belong to the caller or root and be writable by no one
+/// else, its folder must belong to them too and not be world-writable
+/// without the sticky bit. kInvalidInput naming the path and the reason.
+[[nodiscard]] Status CheckScriptTrusted(const std::string& path);
+
 }  // namespace inventory_internal
 }  // namespace fleetreap

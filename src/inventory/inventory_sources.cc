@@ -209,6 +209,8 @@ Status SourceReader::ReadScript(const std::string& path, const std::string& text
     return Status::Error(ErrorKind::kInvalidInput,
                          path + ": an inventory script, which this loader cannot run");
   }
+  Status trusted = CheckScriptTrusted(path);
+  if (!trusted.ok()) return trusted;
   // exec looks a name without "/" up in PATH; Ansible runs the file itself.
   const std::string exe = path.find('/') == std::string::npos ? "./" + path : path;
   Status script = ReadProgramOutput({exe, "--list"}, path + " --list", true);
