@@ -1,7 +1,13 @@
 #include "fleetreap/cli/host_listing.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -84,6 +90,35 @@ TEST(HostListingTest, ShowsWhatSshOffers) {
   options.json.clear();
   options.verbosity = 0;
   EXPECT_EQ(HostListingFor(set, options), "gpu07  gpu07  22  me\n");
+}
+
+}  // namespace
+}  // namespace fleetreap
+
+namespace fleetreap {
+namespace {
+
+// --list-hosts --json PATH: a symlink planted at PATH is replaced, its
+// target never written.
+TEST(HostListingTest, TheFileIsNeverWrittenThroughASymlink) {
+  char pattern[] = "/tmp/fleetreap-listing-XXXXXX";
+  ASSERT_NE(mkdtemp(pattern), nullptr);
+  const std::string dir = pattern;
+  const std::string target = dir + "/motd";
+  const std::string path = dir + "/hosts.json";
+  std::ofstream(target) << "keep";
+  ASSERT_EQ(symlink(target.c_str(), path.c_str()), 0);
+  ASSERT_TRUE(WriteHostListing("[]\n", path));
+  std::ifstream kept(target);
+  std::string text((std::istreambuf_iterator<char>(kept)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "keep");
+  struct stat st {};
+  ASSERT_EQ(lstat(path.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  std::remove(path.c_str());
+  std::remove(target.c_str());
+  rmdir(dir.c_str());
 }
 
 }  // namespace

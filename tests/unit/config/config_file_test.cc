@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -171,6 +172,17 @@ TEST_F(LoadDefaultsTest, AnsibleCfgIsFoundWhereAnsibleLooks) {
             "user=home @D/home/.ansible.cfg:2 (remote_user)\n"
             "note: D/cwd/ansible.cfg: not read: the directory is world-writable (Ansible "
             "ignores it too)\n");
+}
+
+// It may name inventory scripts: one another user owns is not read either.
+TEST_F(LoadDefaultsTest, AnAnsibleCfgAnotherUserOwnsIsNotRead) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to give the file away";
+  Write("home/.ansible.cfg", "[defaults]\nremote_user = home\n");
+  Write("cwd/ansible.cfg", "[defaults]\nremote_user = cwd\n");
+  ASSERT_EQ(chown((dir_ + "/cwd/ansible.cfg").c_str(), 4321, 4321), 0);
+  EXPECT_EQ(Load(),
+            "user=home @D/home/.ansible.cfg:2 (remote_user)\n"
+            "note: D/cwd/ansible.cfg: not read: it belongs to uid 4321, neither you nor root\n");
 }
 
 TEST_F(LoadDefaultsTest, BadDefaultsAreErrors) {

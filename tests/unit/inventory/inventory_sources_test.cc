@@ -139,6 +139,24 @@ TEST_F(InventorySourcesTest, AnInventoryScriptIsRunWithList) {
             "login1 login1:22 [ungrouped] D/dyn.py --list:6\n");
 }
 
+// Run as root, a script someone else could have written is refused.
+TEST_F(InventorySourcesTest, AScriptOthersCanWriteIsNotRun) {
+  const std::string script = Write("dyn.py", "#!/usr/bin/python3\n", true);
+  chmod(script.c_str(), 0777);
+  Status s = Load({script});
+  EXPECT_EQ(s.message(), script +
+                             ": an inventory script not run: its file is writable by its "
+                             "group or by others");
+  chmod(script.c_str(), 0755);
+  chmod(dir_.c_str(), 0777);
+  s = Load({script});
+  EXPECT_EQ(s.message(), script + ": an inventory script not run: its folder is world-writable");
+  chmod(dir_.c_str(), 01777);  // sticky, as /tmp: others cannot replace the file
+  program_.outputs[script + " --list"] = kListJson;
+  EXPECT_TRUE(Load({script}).ok());
+  EXPECT_TRUE(program_.ran.size() == 1u);
+}
+
 TEST_F(InventorySourcesTest, AScriptWithoutMetaIsAskedForEachHost) {
   const std::string script = Write("dyn.sh", "#!/bin/sh\n", true);
   program_.outputs[script + " --list"] =

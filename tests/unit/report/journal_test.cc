@@ -106,6 +106,24 @@ Status OpenWithStdoutOn(int fd, const RunReport& run, const std::vector<std::str
 
 // "-" streams the lines on stdout as they are written; a pipe there is
 // never fsync'd (that would fail), and the stream reads back as the report.
+// A symlink or a hard link planted at the path is replaced, never written.
+TEST_F(JournalTest, APlantedLinkIsReplacedNotWritten) {
+  const std::string target = dir_ + "/victim";
+  std::ofstream(target) << "keep";
+  ASSERT_EQ(symlink(target.c_str(), path_.c_str()), 0);
+  Record(1, 1, true);
+  EXPECT_EQ(ReadFile(target), "keep");
+  struct stat st {};
+  ASSERT_EQ(lstat(path_.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  std::remove(path_.c_str());
+  ASSERT_EQ(link(target.c_str(), path_.c_str()), 0);
+  Record(1, 1, true);
+  EXPECT_EQ(ReadFile(target), "keep");
+  std::remove(target.c_str());
+}
+
 TEST_F(JournalTest, DashStreamsTheLinesOnStdout) {
   int pipe_fds[2];
   ASSERT_EQ(pipe(pipe_fds), 0);
