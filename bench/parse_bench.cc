@@ -13,8 +13,8 @@
 #include "fleetreap/escalation/gpu_state.h"
 #include "fleetreap/remote/nvidia_smi.h"
 #include "fleetreap/remote/proc_scan.h"
-#include "fleetreap/remote/remote_script.h"
-#include "fleetreap/remote/remote_script_output.h"
+#include "fleetreap/remote/scan_output.h"
+#include "fleetreap/remote/scan_script.h"
 
 namespace fleetreap {
 namespace {

@@ -56,7 +56,7 @@ else
   if ! "$build/tests/dump_remote_scripts" "$bodies"; then
     fail "dump_remote_scripts failed"
   elif ! shellcheck -s sh -f gcc "$bodies"/*.sh; then
-    fail "shellcheck: findings in the remote scripts above ($bodies/; their text is in src/remote/remote_script*.cc)"
+    fail "shellcheck: findings in the remote scripts above ($bodies/; their text is in src/remote/<step>.cc)"
   fi
 fi
 

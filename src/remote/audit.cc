@@ -1,5 +1,5 @@
 // The audit lines of the steps that change a host (audit.h), and the shell
-// that hands them to logger (remote_script_prelude.h).
+// that hands them to logger (prelude.h).
 #include "fleetreap/remote/audit.h"
 
 #include <algorithm>
@@ -9,7 +9,7 @@
 #include "fleetreap/base/shell.h"
 #include "fleetreap/base/text.h"
 #include "fleetreap/model/process_owner.h"
-#include "remote_script_prelude.h"
+#include "prelude.h"
 #include "step_records.h"
 
 namespace fleetreap {

@@ -1,4 +1,4 @@
-// The GPU reset step's script (remote_script.h). Its grammar is read by
+// The GPU reset step's script (gpu_reset.h). Its grammar is read by
 // gpu_reset_output.cc.
 //
 // With units (NVIDIA's procedure) the script starts a guard first: a shell
@@ -7,12 +7,13 @@
 // it. The guard waits for the script and its resets to end, however they
 // end, and then starts the units again. No unit is stopped unless the guard
 // runs.
+#include "fleetreap/remote/gpu_reset.h"
+
 #include "fleetreap/base/shell.h"
 #include "fleetreap/base/text.h"
 #include "fleetreap/base/time_format.h"
 #include "fleetreap/remote/audit.h"
-#include "fleetreap/remote/remote_script.h"
-#include "remote_script_prelude.h"
+#include "prelude.h"
 
 namespace fleetreap {
 

@@ -1,8 +1,8 @@
-// The GPU reset step's grammar (remote_script_output.h): GpuResetScript's
+// The GPU reset step's grammar (gpu_reset.h): GpuResetScript's
 // records read into a GpuResetReply.
 #include "fleetreap/base/text.h"
 #include "fleetreap/remote/audit.h"
-#include "fleetreap/remote/remote_script_output.h"
+#include "fleetreap/remote/gpu_reset.h"
 #include "step_records.h"
 
 namespace fleetreap {

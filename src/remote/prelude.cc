@@ -1,8 +1,9 @@
-// The shell prelude every remote script starts with (remote_script_prelude.h).
+// The shell prelude every remote script starts with (prelude.h).
+#include "prelude.h"
+
 #include "fleetreap/base/shell.h"
 #include "fleetreap/base/text.h"
 #include "fleetreap/base/time_format.h"
-#include "remote_script_prelude.h"
 
 namespace fleetreap {
 namespace remote_script_internal {

@@ -1,6 +1,7 @@
 #include "fleetreap/remote/round_trips.h"
 
-#include "remote_script_prelude.h"
+#include "fleetreap/remote/signal.h"
+#include "prelude.h"
 #include "scan_records.h"
 #include "step_records.h"
 

@@ -7,7 +7,8 @@
 #include "fleetreap/remote/gpu_health_query.h"
 #include "fleetreap/remote/nvidia_smi.h"
 #include "fleetreap/remote/proc_scan.h"
-#include "fleetreap/remote/remote_script.h"
+#include "fleetreap/remote/scan_output.h"
+#include "fleetreap/remote/scan_script.h"
 #include "fleetreap/remote/systemctl_show.h"
 #include "fleetreap/remote/xid_log.h"
 

@@ -1,6 +1,8 @@
-// ParseScanOutput (remote_script_output.h): the scan's record grammar, which
+// ParseScanOutput (scan_output.h): the scan's record grammar, which
 // the fused steps' parsers (shm_clean.cc, round_trips.cc) reuse through
 // scan_records.h.
+#include "fleetreap/remote/scan_output.h"
+
 #include <set>
 #include <utility>
 

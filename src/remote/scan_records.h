@@ -5,7 +5,8 @@
 #pragma once
 
 #include "fleetreap/remote/host_records.h"
-#include "fleetreap/remote/remote_script_output.h"
+#include "fleetreap/remote/scan_output.h"
+#include "fleetreap/remote/scan_script.h"
 
 namespace fleetreap {
 

@@ -1,7 +1,9 @@
-// The scan step's scripts (remote_script.h): the scan used by inspect,
+// The scan step's scripts (scan_script.h): the scan used by inspect,
 // re-scan and verify, and the per-GPU query after a lost GPU, with the
 // per-GPU query's grammar. The scan's grammar is scan_output.cc, its reading
 // into a HostSnapshot scan.cc.
+#include "fleetreap/remote/scan_script.h"
+
 #include <algorithm>
 
 #include "fleetreap/base/shell.h"
@@ -9,10 +11,9 @@
 #include "fleetreap/base/time_format.h"
 #include "fleetreap/model/daemon_pid_file.h"
 #include "fleetreap/remote/gpu_health_query.h"
+#include "fleetreap/remote/host_paths.h"
 #include "fleetreap/remote/nvidia_smi.h"
-#include "fleetreap/remote/remote_script.h"
-#include "fleetreap/remote/remote_script_output.h"
-#include "remote_script_prelude.h"
+#include "prelude.h"
 #include "shm_holders.h"
 #include "step_records.h"
 

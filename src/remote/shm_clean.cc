@@ -1,12 +1,14 @@
-// The /dev/shm step: its script (remote_script.h) and its grammar
-// (remote_script_output.h), side by side.
+// The /dev/shm step: its script and its grammar (shm_clean.h), side by
+// side.
+#include "fleetreap/remote/shm_clean.h"
+
 #include <algorithm>
 
 #include "fleetreap/base/shell.h"
 #include "fleetreap/base/text.h"
-#include "fleetreap/remote/remote_script.h"
-#include "fleetreap/remote/remote_script_output.h"
-#include "remote_script_prelude.h"
+#include "fleetreap/remote/host_paths.h"
+#include "fleetreap/remote/scan_output.h"
+#include "prelude.h"
 #include "scan_records.h"
 #include "shm_holders.h"
 #include "step_records.h"

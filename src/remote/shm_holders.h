@@ -6,7 +6,8 @@
 #include <string>
 
 #include "fleetreap/remote/host_records.h"
-#include "fleetreap/remote/remote_script_output.h"
+#include "fleetreap/remote/scan_output.h"
+#include "fleetreap/remote/scan_script.h"
 
 namespace fleetreap {
 namespace remote_script_internal {

@@ -1,12 +1,13 @@
-// The signal step: its script (remote_script.h) and its grammar
-// (remote_script_output.h), side by side.
+// The signal step: its script and its grammar (signal.h), side by
+// side.
+#include "fleetreap/remote/signal.h"
+
 #include <set>
 
 #include "fleetreap/base/shell.h"
 #include "fleetreap/base/text.h"
-#include "fleetreap/remote/remote_script.h"
-#include "fleetreap/remote/remote_script_output.h"
-#include "remote_script_prelude.h"
+#include "fleetreap/remote/host_paths.h"
+#include "prelude.h"
 #include "step_records.h"
 
 namespace fleetreap {

@@ -8,7 +8,8 @@
 
 #include "fleetreap/model/host_reply.h"
 #include "fleetreap/remote/host_records.h"
-#include "fleetreap/remote/remote_script_output.h"
+#include "fleetreap/remote/shm_clean.h"
+#include "fleetreap/remote/stop_units.h"
 
 namespace fleetreap {
 

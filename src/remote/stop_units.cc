@@ -1,11 +1,11 @@
-// The stop-units step: its script (remote_script.h) and its grammar
-// (remote_script_output.h), side by side.
+// The stop-units step: its script and its grammar (stop_units.h), side by
+// side.
+#include "fleetreap/remote/stop_units.h"
+
 #include "fleetreap/base/shell.h"
 #include "fleetreap/base/text.h"
 #include "fleetreap/base/time_format.h"
-#include "fleetreap/remote/remote_script.h"
-#include "fleetreap/remote/remote_script_output.h"
-#include "remote_script_prelude.h"
+#include "prelude.h"
 #include "step_records.h"
 
 namespace fleetreap {

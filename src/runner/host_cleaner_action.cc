@@ -5,8 +5,10 @@
 #include "fleetreap/base/text.h"
 #include "fleetreap/escalation/escalation.h"
 #include "fleetreap/escalation/host_fold.h"
-#include "fleetreap/remote/remote_script.h"
+#include "fleetreap/remote/gpu_reset.h"
 #include "fleetreap/remote/round_trips.h"
+#include "fleetreap/remote/shm_clean.h"
+#include "fleetreap/remote/stop_units.h"
 #include "host_cleaner_run.h"
 
 namespace fleetreap {

@@ -1,4 +1,4 @@
-// ScriptSteps: the HostSteps of a real run: each step's script (remote_script.h,
+// ScriptSteps: the HostSteps of a real run: each step's script (scan_script.h, signal.h...,
 // round_trips.h) run over a Transport, bounded by BoundedCommand and the
 // host's deadline, logged (step_log.h), its reply read by remote's parsers.
 // Private to src/runner/. Holds references to the transport, the job and the

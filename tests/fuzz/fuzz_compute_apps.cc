@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "fleetreap/remote/nvidia_smi.h"
-#include "fleetreap/remote/remote_script.h"
+#include "fleetreap/remote/scan_script.h"
 #include "fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

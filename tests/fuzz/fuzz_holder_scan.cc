@@ -4,7 +4,7 @@
 #include <string>
 
 #include "fleetreap/remote/proc_scan.h"
-#include "fleetreap/remote/remote_script_output.h"
+#include "fleetreap/remote/scan_output.h"
 #include "fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,10 +1,15 @@
 // Fuzzes the parsers of what fleetreap's own remote scripts print
-// (remote_script_output.h): a host may print anything at all.
+// (the step headers: scan_output.h, signal.h...): a host may print anything at all.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-#include "fleetreap/remote/remote_script_output.h"
+#include "fleetreap/remote/gpu_reset.h"
+#include "fleetreap/remote/scan_output.h"
+#include "fleetreap/remote/scan_script.h"
+#include "fleetreap/remote/shm_clean.h"
+#include "fleetreap/remote/signal.h"
+#include "fleetreap/remote/stop_units.h"
 #include "fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,4 +1,4 @@
-// Writes every remote script fleetreap runs on a host (remote_script.h), built
+// Writes every remote script fleetreap runs on a host (the step headers of remote/), built
 // from representative inputs, to one file each in the folder given as the only
 // argument: one per script, and the combinations the host cleaner sends in one
 // round trip. scripts/lint.sh runs shellcheck -s sh over them, since the hosts
@@ -12,8 +12,13 @@
 
 #include "fleetreap/base/shell.h"
 #include "fleetreap/model/target.h"
-#include "fleetreap/remote/remote_script.h"
+#include "fleetreap/remote/gpu_reset.h"
+#include "fleetreap/remote/host_paths.h"
 #include "fleetreap/remote/round_trips.h"
+#include "fleetreap/remote/scan_script.h"
+#include "fleetreap/remote/shm_clean.h"
+#include "fleetreap/remote/signal.h"
+#include "fleetreap/remote/stop_units.h"
 
 namespace {
 

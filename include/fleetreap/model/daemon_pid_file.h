@@ -1,5 +1,5 @@
 // DaemonPidFile: where the protected NVIDIA daemons write their PIDs. Every
-// scan reads these files (remote/remote_script.h) and protection checks a
+// scan reads these files (remote/scan_script.h) and protection checks a
 // holder against what they said (escalation/protect.h). Constant data;
 // thread-safe.
 #pragma once

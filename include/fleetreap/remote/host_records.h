@@ -11,7 +11,7 @@
 // one, or change the tag (and so the PID) a record names.
 //
 // RecordReader walks one step's records in order; the step parsers in
-// remote_script_output.h accept exactly their grammar through it and
+// the steps' headers accept exactly their grammar through it and
 // nothing else. Pure functions and a value type; thread-compatible.
 #pragma once
 

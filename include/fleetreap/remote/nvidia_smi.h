@@ -199,7 +199,7 @@ Status ParseGpuQuery(const std::string& out, const std::string& err, int exit_co
 
 // ComputeApp, one row of --query-compute-apps, is a model value
 // (model/gpu_reading.h).
-// The scan's own query is ScanAppsFields (remote_script.h): no field a
+// The scan's own query is ScanAppsFields (scan_script.h): no field a
 // user controls (process_name, name) is ever asked for, because real
 // nvidia-smi prints a process name's newlines raw and a forged line would
 // read as a row. There is no builder for such a query.

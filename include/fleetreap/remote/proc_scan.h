@@ -1,4 +1,4 @@
-// ProcScan: turns what a scan read about processes (remote_script_output.h's
+// ProcScan: turns what a scan read about processes (scan_output.h's
 // ScanOutput: the fd pass's device fds, each process's stat, status,
 // cmdline and exe, /etc/passwd) into Holders, and reads /proc/PID/stat by
 // the kernel's rule. Every PID nvidia-smi charges memory to is a holder too,
@@ -12,7 +12,7 @@
 #include "fleetreap/base/status.h"
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/model/holder.h"
-#include "fleetreap/remote/remote_script_output.h"
+#include "fleetreap/remote/scan_output.h"
 
 namespace fleetreap {
 

@@ -12,8 +12,12 @@
 #include "fleetreap/base/status.h"
 #include "fleetreap/model/host_reply.h"
 #include "fleetreap/model/target.h"
-#include "fleetreap/remote/remote_script.h"
-#include "fleetreap/remote/remote_script_output.h"
+#include "fleetreap/remote/audit.h"
+#include "fleetreap/remote/host_paths.h"
+#include "fleetreap/remote/scan_output.h"
+#include "fleetreap/remote/scan_script.h"
+#include "fleetreap/remote/shm_clean.h"
+#include "fleetreap/remote/stop_units.h"
 
 namespace fleetreap {
 
@@ -61,5 +65,19 @@ std::string RescanShmVerifyScript(const ScanRequest& rescan,
                                   const ScanRequest& verify, const HostPaths& paths = HostPaths(),
                                   const AuditRequest& audit = AuditRequest(),
                                   const ShmSelection& selection = ShmSelection());
+
+/// Parses StopUnitsScript(units, ..., end=false) + SignalScript run in one
+/// round trip; "audit" (may be null) gets the stops' audit outcome, the
+/// signal's is in "signal".
+[[nodiscard]] Status ParseStopAndSignalOutput(const std::string& out,
+                                              const std::vector<std::string>& units,
+                                              std::vector<UnitStop>* stops, SignalReply* signal,
+                                              AuditOutcome* audit = nullptr);
+
+/// Parses ScanScript (the re-scan) + ShmCleanScript + ScanScript (a quick
+/// verify) run in one round trip: the first scan's records, the shm
+/// records, then the second scan's.
+[[nodiscard]] Status ParseRescanShmVerifyOutput(const std::string& out, ScanOutput* rescan,
+                                                ShmOutput* shm, ScanOutput* verify);
 
 }  // namespace fleetreap

@@ -12,7 +12,8 @@
 #include "fleetreap/base/status.h"
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/model/host_reply.h"
-#include "fleetreap/remote/remote_script_output.h"
+#include "fleetreap/remote/scan_output.h"
+#include "fleetreap/remote/scan_script.h"
 
 namespace fleetreap {
 

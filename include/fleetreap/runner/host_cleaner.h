@@ -1,7 +1,7 @@
 // HostCleaner: runs a playbook's escalation on one connected host and returns
 // the host's report. It is the runner that does the I/O for the decisions of
 // escalation.h: it asks the host's Escalation what to do, runs the matching
-// script of remote_script.h over the Transport, folds the answer into the
+// script of remote/ (scan_script.h, signal.h...) over the Transport, folds the answer into the
 // view, reports the step back to the Escalation, and asks again until the
 // ladder is done. It never prints.
 // One call per host; uses only the Transport and clock it is given; calls for

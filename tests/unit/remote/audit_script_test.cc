@@ -12,9 +12,12 @@
 
 #include "fleetreap/base/text.h"
 #include "fleetreap/remote/audit.h"
+#include "fleetreap/remote/gpu_reset.h"
+#include "fleetreap/remote/host_paths.h"
 #include "fleetreap/remote/proc_scan.h"
-#include "fleetreap/remote/remote_script.h"
-#include "fleetreap/remote/remote_script_output.h"
+#include "fleetreap/remote/shm_clean.h"
+#include "fleetreap/remote/signal.h"
+#include "fleetreap/remote/stop_units.h"
 #include "support/scratch_dir.h"
 #include "support/script_dir.h"
 

@@ -2,7 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "fleetreap/remote/remote_script_output.h"
+#include "fleetreap/remote/gpu_reset.h"
+#include "fleetreap/remote/signal.h"
 
 namespace fleetreap {
 namespace {

@@ -3,6 +3,8 @@
 // compute-process list, and the units start again on every path, the step's
 // bound killing the script included (the guard). ParseGpuResetOutput reads
 // what it printed.
+#include "fleetreap/remote/gpu_reset.h"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -13,8 +15,6 @@
 #include <sstream>
 #include <thread>
 
-#include "fleetreap/remote/remote_script.h"
-#include "fleetreap/remote/remote_script_output.h"
 #include "support/script_dir.h"
 
 namespace fleetreap {

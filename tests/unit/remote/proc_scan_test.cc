@@ -18,7 +18,9 @@
 
 #include "fleetreap/base/text.h"
 #include "fleetreap/escalation/host_fold.h"
-#include "fleetreap/remote/remote_script.h"
+#include "fleetreap/remote/host_paths.h"
+#include "fleetreap/remote/scan_output.h"
+#include "fleetreap/remote/scan_script.h"
 
 extern char** environ;
 

@@ -16,9 +16,11 @@
 #include <map>
 #include <sstream>
 
-#include "fleetreap/remote/remote_script.h"
-#include "fleetreap/remote/remote_script_output.h"
+#include "fleetreap/remote/host_paths.h"
 #include "fleetreap/remote/round_trips.h"
+#include "fleetreap/remote/scan_output.h"
+#include "fleetreap/remote/scan_script.h"
+#include "fleetreap/remote/shm_clean.h"
 #include "support/script_dir.h"
 
 namespace fleetreap {

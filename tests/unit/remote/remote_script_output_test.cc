@@ -1,12 +1,16 @@
 // The parsers of remote_script_output.h, one test per step's reply: the
 // signal wave, the stops with the first wave, /dev/shm and the GPU reset.
 // The real scripts run under /bin/sh in remote_script_test.cc.
-#include "fleetreap/remote/remote_script_output.h"
-
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
+
+#include "fleetreap/remote/gpu_reset.h"
+#include "fleetreap/remote/round_trips.h"
+#include "fleetreap/remote/shm_clean.h"
+#include "fleetreap/remote/signal.h"
+#include "fleetreap/remote/stop_units.h"
 
 namespace fleetreap {
 namespace {

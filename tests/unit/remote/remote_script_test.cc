@@ -1,5 +1,3 @@
-#include "fleetreap/remote/remote_script.h"
-
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
@@ -19,8 +17,15 @@
 #include <sstream>
 
 #include "fleetreap/base/text.h"
+#include "fleetreap/remote/gpu_reset.h"
+#include "fleetreap/remote/host_paths.h"
 #include "fleetreap/remote/nvidia_smi.h"
 #include "fleetreap/remote/proc_scan.h"
+#include "fleetreap/remote/scan_output.h"
+#include "fleetreap/remote/scan_script.h"
+#include "fleetreap/remote/shm_clean.h"
+#include "fleetreap/remote/signal.h"
+#include "fleetreap/remote/stop_units.h"
 #include "support/script_dir.h"
 
 namespace fleetreap {

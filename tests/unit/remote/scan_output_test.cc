@@ -1,12 +1,12 @@
 // ParseScanOutput: the scan's records into a ScanOutput, exactly its
 // grammar. The real scan runs under /bin/sh in remote_script_test.cc and
 // proc_scan_test.cc; the reading into a HostSnapshot is scan_test.cc.
+#include "fleetreap/remote/scan_output.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
-
-#include "fleetreap/remote/remote_script_output.h"
 
 namespace fleetreap {
 namespace {

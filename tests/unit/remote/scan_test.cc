@@ -3,7 +3,8 @@
 
 #include <gtest/gtest.h>
 
-#include "fleetreap/remote/remote_script.h"
+#include "fleetreap/remote/scan_output.h"
+#include "fleetreap/remote/scan_script.h"
 
 namespace fleetreap {
 namespace {

@@ -16,9 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "fleetreap/remote/host_paths.h"
 #include "fleetreap/remote/proc_scan.h"
-#include "fleetreap/remote/remote_script.h"
-#include "fleetreap/remote/remote_script_output.h"
+#include "fleetreap/remote/scan_output.h"
+#include "fleetreap/remote/scan_script.h"
 #include "support/scratch_dir.h"
 #include "support/script_dir.h"
 

@@ -14,8 +14,9 @@
 #include <tuple>
 #include <vector>
 
-#include "fleetreap/remote/remote_script.h"
-#include "fleetreap/remote/remote_script_output.h"
+#include "fleetreap/remote/host_paths.h"
+#include "fleetreap/remote/scan_output.h"
+#include "fleetreap/remote/scan_script.h"
 #include "support/script_dir.h"
 
 namespace fleetreap {

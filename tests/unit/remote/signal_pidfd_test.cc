@@ -14,9 +14,9 @@
 #include <fstream>
 #include <thread>
 
+#include "fleetreap/remote/host_paths.h"
 #include "fleetreap/remote/proc_scan.h"
-#include "fleetreap/remote/remote_script.h"
-#include "fleetreap/remote/remote_script_output.h"
+#include "fleetreap/remote/signal.h"
 #include "support/scratch_dir.h"
 #include "support/script_dir.h"
 

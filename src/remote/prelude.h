@@ -1,6 +1,6 @@
 // The shell prelude the remote scripts share (prelude.cc), and the
 // end-less pieces the fused round trips are made of. Internal to
-// remote_script*.cc; pure functions. Durations are written with
+// the step files of src/remote/; pure functions. Durations are written with
 // base/time_format.h.
 #pragma once
 
@@ -9,7 +9,8 @@
 #include <vector>
 
 #include "fleetreap/remote/audit.h"
-#include "fleetreap/remote/remote_script.h"
+#include "fleetreap/remote/host_paths.h"
+#include "fleetreap/remote/shm_clean.h"
 
 namespace fleetreap {
 namespace remote_script_internal {
