@@ -159,7 +159,12 @@ int RunCommand(const Options& options, const Environment& env) {
   for (const std::string& warning : in.set.warnings) spdlog::warn("{}", warning);
   if (!status.ok()) return ExitCodeForLoadError(status);
   for (const std::string& note : in.set.notes) spdlog::info("{}", note);
-  if (WantsWaves(options)) WavePlanFor(options, in.set.plans, &in.waves, &in.cap);
+  if (WantsWaves(options)) {
+    std::string warning;
+    status = WavePlanFor(options, in.set.plans, &in.waves, &in.cap, &warning);
+    if (!status.ok()) return FailUsage(status.message());
+    if (!warning.empty()) spdlog::warn("{}", warning);
+  }
   if (options.list_hosts) return ListHosts(options, in);
   status = OpenOutputs(options, &in);
   if (!status.ok()) return FailUsage(status.message());

@@ -6,7 +6,8 @@ Markdown, metrics and journal, are left untouched (a vLLM server among them
 keeps running), the exit code has the stopped bit (4), and --failed-hosts
 lists them, so `--limit @failed.txt` picks them up and cleans the vLLM
 host. Also: --list-hosts and --dry-run print the waves, --wave-by takes
-whole racks, and bad wave flags exit 64.
+whole racks (a variable no host sets is refused, hosts lacking it are
+warned about), and bad wave flags (--max-fail alone among them) exit 64.
 Needs root and the built sim tools (FLEETREAP_SIM_BIN_DIR, FLEETREAP_BIN).
 """
 
@@ -65,11 +66,25 @@ class WavesTest(FleetCase):
                                       "wave 3/4: 5 hosts (rack r3): gpu[11-15]\n"
                                       "wave 4/4: 5 hosts (rack r4): gpu[16-20]\n"
                                       "stops once every host of a wave fails\n")
+        # A variable no selected host sets (a typo) is refused; one some lack is warned about.
+        proc = self.fleetreap("--hosts", racks, "--wave-by", "rakc", "--list-hosts")
+        self.assertEqual(proc.returncode, 64, proc.stderr)
+        self.assertRegex(proc.stderr, r"--wave-by rakc: no selected host sets it; hosts set: "
+                                      r"(\S+, )*rack\b")
+        with open(racks, "a") as f:
+            f.write("    gpu21: {gpu_model: h200}\n")
+        proc = self.fleetreap("--hosts", racks, "--wave-by", "rack", "--list-hosts")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("--wave-by rack: 1 of 21 hosts do not set it (gpu21)", proc.stderr)
+        self.assertIn("wave 5/5: 1 host (rack (none)): gpu21\n", proc.stdout)
 
     def test_3_bad_flags_exit_64(self):
         for args, error in ((("--waves", "0,50%"), '--waves: "0" is not a wave size'),
                             (("--max-fail", "ten"), '--max-fail: "ten" is not a cap'),
-                            (("--canary", "-1"), "--canary: must be 1 or more")):
+                            (("--canary", "-1"), "--canary: must be 1 or more"),
+                            # Alone, the cap would make one wave of every host and cap nothing.
+                            (("--max-fail", "2"), "--max-fail 2: the cap is checked between "
+                                                  "waves")):
             proc = self.fleetreap(*args)
             self.assertEqual(proc.returncode, 64, proc.stderr)
             self.assertIn(error, proc.stderr)

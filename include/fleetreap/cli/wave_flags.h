@@ -15,15 +15,19 @@ namespace fleetreap {
 
 /// "" when the wave flags are well formed, else the usage error's one line
 /// (`--waves: "0" is not a wave size ...`, `--canary: must be 1 or more`).
+/// --max-fail without --canary, --waves or --wave-by is refused: the cap is
+/// checked between waves, and alone it would make one wave of every host.
 std::string CheckWaveFlags(const Options& o);
 
 /// True when any wave flag was given.
 bool WantsWaves(const Options& o);
 
-/// The waves of "plans" (in order) and the cap, from flags CheckWaveFlags
-/// accepted. --wave-by reads each host's variable ("" when it has none).
-void WavePlanFor(const Options& o, const std::vector<FleetPlan>& plans, std::vector<Wave>* waves,
-                 FailCap* cap);
+/// The waves of "plans" (in order) and the cap. --wave-by reads each host's
+/// variable ("" when it has none): a kUsage error when no host of "plans"
+/// sets it, and "warning" (else "") names the hosts that lack it when some
+/// do. kUsage too for flags CheckWaveFlags would refuse.
+[[nodiscard]] Status WavePlanFor(const Options& o, const std::vector<FleetPlan>& plans,
+                                 std::vector<Wave>* waves, FailCap* cap, std::string* warning);
 
 /// RenderWavePlan for "waves" of "plans".
 std::string DescribeWaves(const Options& o, const std::vector<FleetPlan>& plans,
