@@ -51,8 +51,6 @@ const std::atomic<bool>* InstallInterruptHandler() {
   return &g_stop_requested;
 }
 
-const std::atomic<bool>* StopRequested() { return &g_stop_requested; }
-
 int FailUsage(const std::string& message) {
   std::fprintf(stderr, "fleetreap: %s\n", message.c_str());
   return kExitUsage;

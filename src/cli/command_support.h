@@ -28,9 +28,6 @@ void SetUpLogging(const Options& options);
 /// reset, so a second one ends the process.
 const std::atomic<bool>* InstallInterruptHandler();
 
-/// The flag InstallInterruptHandler's handler sets.
-const std::atomic<bool>* StopRequested();
-
 /// Prints "fleetreap: MESSAGE" on stderr and returns kExitUsage.
 int FailUsage(const std::string& message);
 

@@ -4,7 +4,8 @@ apart against hosts with a vLLM server holding every GPU, ghost memory,
 processes and /dev/shm are as they were, even with the default playbook,
 which would TERM and KILL), the metrics say the memory is held, each round
 rewrites the reports and logs one line; SIGTERM ends a sweep cleanly
-(exit 0, its reports written). Also measures a round's cost on an idle host
+(exit 0, its reports written); --log-dir, --journal, the run id and the
+host-key warning work as in a run. Also measures a round's cost on an idle host
 (wall and CPU), printed for docs/benchmarks.md.
 Needs root and the built sim tools (FLEETREAP_SIM_BIN_DIR, FLEETREAP_BIN).
 """
@@ -120,6 +121,37 @@ class SweepTest(FleetCase):
               (f", host CPU {(host_after - host_before) / 1000 / rounds:.0f} ms per round "
                "(the host's cgroup: sshd, the scan, nvidia-smi)"
                if host_before is not None and host_after is not None else ""))
+
+    def test_5_a_sweep_is_assembled_as_a_run_is(self):
+        """--log-dir, --journal, the run id and the host-key warning mean in
+        a sweep what they mean in a run (one run assembly, run_setup.h)."""
+        logs, journal = os.path.join(self.tmp, "logs"), os.path.join(self.tmp, "sweep.journal")
+        report = os.path.join(self.tmp, "assembled.json")
+        proc = subprocess.run(self.argv("--limit", "gpu04,gpu01", "--rounds", "1", "--log-dir",
+                                        logs, "--journal", journal, "--json", report, "-v"),
+                              capture_output=True, text=True, timeout=300)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(sorted(os.listdir(logs)), ["gpu01.log", "gpu04.log"])
+        with open(os.path.join(logs, "gpu04.log")) as f:
+            self.assertIn("nvidia-smi", f.read())
+        run_id = re.search(r"^fleetreap: info: run (\S+)$", proc.stderr, re.M)
+        self.assertIsNotNone(run_id, proc.stderr)
+        with open(journal) as f:
+            first = json.loads(f.readline())
+        self.assertEqual(first["run"]["run_id"], run_id.group(1))
+        self.assertEqual(sorted(first["selected"]), ["gpu01", "gpu04"])
+        with open(report) as f:
+            self.assertEqual(json.load(f)["run_id"], run_id.group(1))
+        # A journal that defaults to beside --json goes once the report is written.
+        proc = subprocess.run(self.argv("--limit", "gpu04", "--rounds", "1", "--json", report),
+                              capture_output=True, text=True, timeout=300)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertFalse(os.path.exists(report + ".journal"))
+        proc = subprocess.run(self.argv("--limit", "gpu04", "--rounds", "1",
+                                        "--host-key-policy", "off"),
+                              capture_output=True, text=True, timeout=300)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("--host-key-policy off: host keys are NOT checked", proc.stderr)
 
     def host_cpu_usec(self, name):
         """usage_usec of the host's cgroup (every process of the host,
