@@ -119,7 +119,7 @@ po::options_description Describe(Options* o, RawFlags* raw) {
        "one value a wave by default")
       ("max-fail", po::value(&o->max_fail)->value_name("N|P%"),
        "start no further wave once more than N hosts failed, or more than P% of a wave "
-       "(failed: not clean, unreachable included)");
+       "(failed: not clean, unreachable included); needs --canary, --waves or --wave-by");
 
   po::options_description escalation("Escalation", kHelpWidth, kHelpWidth / 2);
   escalation.add_options()
@@ -197,6 +197,112 @@ bool ParseFlagDuration(const std::string& flag, const std::string& text,
   return false;
 }
 
+// The words of the command line stored into "vm" (and through it the
+// Options and RawFlags "desc" was made over), -v counted into "o"
+// (-vv is -v -v; Program_options has no counting flag). "" or the usage
+// error's one line.
+std::string StoreFlags(const po::options_description& desc, int argc, const char* const* argv,
+                       Options* o, po::variables_map* vm) {
+  std::vector<std::string> args;
+  for (const std::string& arg : SplitSwitchClusters(desc, argc, argv)) {
+    if (arg == "--verbose" || arg == "-v") {
+      ++o->verbosity;
+    } else {
+      args.push_back(FleetreapSpelling(arg));
+    }
+  }
+  try {
+    po::parsed_options parsed =
+        po::command_line_parser(args).options(desc).style(kParserStyle).run();
+    // Without this, Program_options would drop a stray word silently
+    // ("--ssh-config my_config" would ignore my_config).
+    for (const std::string& word :
+         po::collect_unrecognized(parsed.options, po::include_positional)) {
+      return "unexpected argument '" + word + "' (every value belongs to a flag)";
+    }
+    po::store(parsed, *vm);
+    po::notify(*vm);
+  } catch (const po::error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// --fanout, --forks and --retries. "" or the usage error's one line.
+std::string CheckFanoutFlags(const RawFlags& raw, Options* o) {
+  if (raw.fanout != "fibers" && raw.fanout != "threads") {
+    return "--fanout: expected fibers or threads, got \"" + raw.fanout + "\"";
+  }
+  o->fanout_threads = raw.fanout == "threads";
+  const int max_forks = o->fanout_threads ? 4096 : 100000;
+  if (o->forks < 1 || o->forks > max_forks) {
+    return "--forks: must be 1 to " + std::to_string(max_forks) + ", got " +
+           std::to_string(o->forks) + (o->fanout_threads ? " (--fanout threads)" : "");
+  }
+  if (o->retries < 0 || o->retries > 10) {
+    return "--retries: must be 0 to 10, got " + std::to_string(o->retries);
+  }
+  return "";
+}
+
+// The durations, the host key policy and the fan-out's flags, checked and
+// converted into "o". "" or the usage error's one line.
+std::string CheckConnectionFlags(const RawFlags& raw, Options* o) {
+  std::string error;
+  if (!ParseFlagDuration("connect-timeout", raw.connect_timeout, &o->connect_timeout, &error) ||
+      !ParseFlagDuration("command-timeout", raw.command_timeout, &o->command_timeout, &error) ||
+      !ParseFlagDuration("host-timeout", raw.host_timeout, &o->host_timeout, &error) ||
+      !ParseFlagDuration("deadline", raw.deadline, &o->deadline, &error)) {
+    return error;
+  }
+  if (o->connect_timeout.count() == 0 || o->command_timeout.count() == 0) {
+    return "--connect-timeout and --command-timeout must be above zero";
+  }
+  if (raw.host_key_policy == "strict") {
+    o->host_key_policy = HostKeyPolicy::kStrict;
+  } else if (raw.host_key_policy == "accept-new") {
+    o->host_key_policy = HostKeyPolicy::kAcceptNew;
+  } else if (raw.host_key_policy == "off") {
+    o->host_key_policy = HostKeyPolicy::kOff;
+  } else {
+    return "--host-key-policy: expected strict, accept-new or off, got \"" + raw.host_key_policy +
+           "\"";
+  }
+  return CheckFanoutFlags(raw, o);
+}
+
+// Which hosts, and the flags that go with them: --local against --hosts,
+// --limit, the scope. "" or the usage error's one line.
+std::string CheckSelectionFlags(const RawFlags& raw, Options* o) {
+  if (o->local && (!o->hosts.empty() || !o->nodes.empty())) {
+    return "--local and --hosts or --nodes cannot be used together";
+  }
+  if (!o->local && o->hosts.empty() && o->nodes.empty()) {
+    return "no hosts: give --hosts FILE, --nodes NODESET (or --local for this machine)";
+  }
+  if (o->local && !o->limit.empty()) return "--limit needs --hosts";
+  Status scoped = ScopeFromFlags(raw.gpus, raw.cgroup, &o->scope);
+  if (!scoped.ok()) return scoped.message();
+  // Checked before any host is contacted: a key that cannot be read is an
+  // error even where the inventory's key would be accepted first.
+  if (o->identity.empty()) return "";
+  const std::string unreadable = CheckReadableFile("identity", o->identity);
+  if (!unreadable.empty()) return unreadable;
+  const std::string mode = PrivateKeyModeProblem(o->identity);
+  return mode.empty() ? "" : "--identity " + o->identity + ": " + mode;
+}
+
+// Every check of a run's flags, in the order their errors are reported.
+std::string CheckRunFlags(const RawFlags& raw, Options* o) {
+  std::string error = CheckConnectionFlags(raw, o);
+  if (!error.empty()) return error;
+  if (o->quiet && o->verbosity > 0) return "--quiet and -v cannot be used together";
+  error = CheckReportFlags(*o);
+  if (error.empty()) error = CheckWaveFlags(*o);
+  if (error.empty()) error = CheckSelectionFlags(raw, o);
+  return error;
+}
+
 }  // namespace
 
 CliResult ParseCommandLine(int argc, const char* const* argv) {
@@ -209,127 +315,20 @@ CliResult ParseCommandLine(int argc, const char* const* argv) {
   CliResult result;
   RawFlags raw;
   po::options_description desc = Describe(&result.options, &raw);
-
-  // -v is counted here (-vv is -v -v); Program_options has no counting flag.
-  std::vector<std::string> args;
-  for (const std::string& arg : SplitSwitchClusters(desc, argc, argv)) {
-    if (arg == "--verbose" || arg == "-v") {
-      ++result.options.verbosity;
-    } else {
-      args.push_back(FleetreapSpelling(arg));
-    }
-  }
-
   po::variables_map vm;
-  try {
-    po::parsed_options parsed =
-        po::command_line_parser(args).options(desc).style(kParserStyle).run();
-    // Without this, Program_options would drop a stray word silently
-    // ("--ssh-config my_config" would ignore my_config).
-    for (const std::string& word :
-         po::collect_unrecognized(parsed.options, po::include_positional)) {
-      result.action = CliAction::kUsageError;
-      result.error = "unexpected argument '" + word + "' (every value belongs to a flag)";
-      return result;
-    }
-    po::store(parsed, vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    result.action = CliAction::kUsageError;
-    result.error = e.what();
-    return result;
-  }
-
+  result.action = CliAction::kUsageError;
+  result.error = StoreFlags(desc, argc, argv, &result.options, &vm);
+  if (!result.error.empty()) return result;
   if (vm.count("help")) {
     result.action = CliAction::kHelp;
-    return result;
-  }
-  if (vm.count("version")) {
+  } else if (vm.count("version")) {
     result.action = CliAction::kVersion;
-    return result;
-  }
-  if (result.options.show_config) {
+  } else if (result.options.show_config) {
     result.action = CliAction::kShowConfig;
-    return result;
-  }
-
-  Options& o = result.options;
-  std::string& error = result.error;
-  result.action = CliAction::kUsageError;
-  if (!ParseFlagDuration("connect-timeout", raw.connect_timeout, &o.connect_timeout, &error) ||
-      !ParseFlagDuration("command-timeout", raw.command_timeout, &o.command_timeout, &error) ||
-      !ParseFlagDuration("host-timeout", raw.host_timeout, &o.host_timeout, &error) ||
-      !ParseFlagDuration("deadline", raw.deadline, &o.deadline, &error)) {
-    return result;
-  }
-  if (o.connect_timeout.count() == 0 || o.command_timeout.count() == 0) {
-    error = "--connect-timeout and --command-timeout must be above zero";
-    return result;
-  }
-  if (raw.host_key_policy == "strict") {
-    o.host_key_policy = HostKeyPolicy::kStrict;
-  } else if (raw.host_key_policy == "accept-new") {
-    o.host_key_policy = HostKeyPolicy::kAcceptNew;
-  } else if (raw.host_key_policy == "off") {
-    o.host_key_policy = HostKeyPolicy::kOff;
   } else {
-    error = "--host-key-policy: expected strict, accept-new or off, got \"" + raw.host_key_policy +
-            "\"";
-    return result;
+    result.error = CheckRunFlags(raw, &result.options);
+    if (result.error.empty()) result.action = CliAction::kRun;
   }
-  if (raw.fanout != "fibers" && raw.fanout != "threads") {
-    error = "--fanout: expected fibers or threads, got \"" + raw.fanout + "\"";
-    return result;
-  }
-  o.fanout_threads = raw.fanout == "threads";
-  const int max_forks = o.fanout_threads ? 4096 : 100000;
-  if (o.forks < 1 || o.forks > max_forks) {
-    error = "--forks: must be 1 to " + std::to_string(max_forks) + ", got " +
-            std::to_string(o.forks) + (o.fanout_threads ? " (--fanout threads)" : "");
-    return result;
-  }
-  if (o.retries < 0 || o.retries > 10) {
-    error = "--retries: must be 0 to 10, got " + std::to_string(o.retries);
-    return result;
-  }
-  if (o.quiet && o.verbosity > 0) {
-    error = "--quiet and -v cannot be used together";
-    return result;
-  }
-  error = CheckReportFlags(o);
-  if (!error.empty()) return result;
-  error = CheckWaveFlags(o);
-  if (!error.empty()) return result;
-  if (o.local && (!o.hosts.empty() || !o.nodes.empty())) {
-    error = "--local and --hosts or --nodes cannot be used together";
-    return result;
-  }
-  if (!o.local && o.hosts.empty() && o.nodes.empty()) {
-    error = "no hosts: give --hosts FILE, --nodes NODESET (or --local for this machine)";
-    return result;
-  }
-  if (o.local && !o.limit.empty()) {
-    error = "--limit needs --hosts";
-    return result;
-  }
-  Status scoped = ScopeFromFlags(raw.gpus, raw.cgroup, &o.scope);
-  if (!scoped.ok()) {
-    error = scoped.message();
-    return result;
-  }
-  // Checked before any host is contacted: a key that cannot be read is an
-  // error even where the inventory's key would be accepted first.
-  if (!o.identity.empty()) {
-    error = CheckReadableFile("identity", o.identity);
-    if (!error.empty()) return result;
-    const std::string mode = PrivateKeyModeProblem(o.identity);
-    if (!mode.empty()) {
-      error = "--identity " + o.identity + ": " + mode;
-      return result;
-    }
-  }
-  result.action = CliAction::kRun;
-  result.error.clear();
   return result;
 }
 

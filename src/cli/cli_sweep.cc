@@ -31,37 +31,66 @@ bool TakeValue(const std::vector<std::string>& args, size_t* i, const std::strin
   return true;
 }
 
+// A sweep's command line taken apart: its own flags' values, and the rest
+// for the run's parser (with a leading program name).
+struct SweepWords {
+  std::string interval = "10m";
+  std::string rounds = "0";
+  std::vector<std::string> rest = {"fleetreap"};
+};
+
+// Takes --interval and --rounds out of the words. False, with "result" said
+// (help, or the usage error), when there is nothing more to parse.
+bool SplitSweepWords(int argc, const char* const* argv, SweepWords* words, CliResult* result) {
+  std::vector<std::string> args = {"fleetreap"};
+  for (size_t i = 1; i < static_cast<size_t>(argc); ++i) args.emplace_back(argv[i]);
+  for (size_t i = 1; i < args.size(); ++i) {
+    bool missing = false;
+    if (TakeValue(args, &i, "interval", &words->interval, &missing) ||
+        TakeValue(args, &i, "rounds", &words->rounds, &missing)) {
+      if (missing) {
+        result->error = "sweep: " + args[i] + " needs a value";
+        return false;
+      }
+      continue;
+    }
+    if (args[i] == "--help" || args[i] == "-h") {
+      result->action = CliAction::kHelp;
+      return false;
+    }
+    words->rest.push_back(args[i]);
+  }
+  return true;
+}
+
+// --interval and --rounds into "o", and the run flags a sweep refuses. ""
+// or the usage error's one line.
+std::string CheckSweepFlags(const SweepWords& words, Options* o) {
+  if (!ParseDuration(words.interval, &o->sweep_interval) || o->sweep_interval.count() < 1000) {
+    return "sweep: --interval: \"" + words.interval + "\" is not a duration of 1s or more";
+  }
+  if (!ParseDigits(words.rounds, 6, &o->sweep_rounds)) {
+    return "sweep: --rounds: \"" + words.rounds + "\" is not a count (0: until SIGTERM)";
+  }
+  if (WantsWaves(*o)) {
+    return "sweep: changes nothing, so it runs no waves (--canary, --waves, --wave-by, "
+           "--max-fail)";
+  }
+  return "";
+}
+
 }  // namespace
 
 CliResult ParseSweepCommandLine(int argc, const char* const* argv,
                                 const std::vector<Setting>& defaults) {
   CliResult result;
   result.action = CliAction::kUsageError;
-  std::vector<std::string> args = {"fleetreap"};
-  std::string interval = "10m";
-  std::string rounds = "0";
-  for (size_t i = 1; i < static_cast<size_t>(argc); ++i) args.emplace_back(argv[i]);
-  std::vector<std::string> rest = {"fleetreap"};
-  for (size_t i = 1; i < args.size(); ++i) {
-    bool missing = false;
-    if (TakeValue(args, &i, "interval", &interval, &missing) ||
-        TakeValue(args, &i, "rounds", &rounds, &missing)) {
-      if (missing) {
-        result.error = "sweep: " + args[i] + " needs a value";
-        return result;
-      }
-      continue;
-    }
-    if (args[i] == "--help" || args[i] == "-h") {
-      result.action = CliAction::kHelp;
-      return result;
-    }
-    rest.push_back(args[i]);
-  }
-  std::vector<const char*> words;
-  for (const std::string& word : rest) words.push_back(word.c_str());
+  SweepWords words;
+  if (!SplitSweepWords(argc, argv, &words, &result)) return result;
+  std::vector<const char*> rest;
+  for (const std::string& word : words.rest) rest.push_back(word.c_str());
   CliResult run =
-      ParseCommandLineWithDefaults(static_cast<int>(words.size()), words.data(), defaults);
+      ParseCommandLineWithDefaults(static_cast<int>(rest.size()), rest.data(), defaults);
   if (run.action == CliAction::kUsageError) {
     run.error = "sweep: " + run.error;
     return run;
@@ -70,22 +99,9 @@ CliResult ParseSweepCommandLine(int argc, const char* const* argv,
     result.error = "sweep: --list-hosts, --show-config and --version are not sweep flags";
     return result;
   }
-  Options& o = run.options;
-  if (!ParseDuration(interval, &o.sweep_interval) || o.sweep_interval.count() < 1000) {
-    result.error = "sweep: --interval: \"" + interval + "\" is not a duration of 1s or more";
-    return result;
-  }
-  if (!ParseDigits(rounds, 6, &o.sweep_rounds)) {
-    result.error = "sweep: --rounds: \"" + rounds + "\" is not a count (0: until SIGTERM)";
-    return result;
-  }
-  if (WantsWaves(o)) {
-    result.error =
-        "sweep: changes nothing, so it runs no waves (--canary, --waves, "
-        "--wave-by, --max-fail)";
-    return result;
-  }
-  o.dry_run = true;
+  result.error = CheckSweepFlags(words, &run.options);
+  if (!result.error.empty()) return result;
+  run.options.dry_run = true;
   run.action = CliAction::kSweep;
   return run;
 }

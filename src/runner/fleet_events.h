@@ -1,6 +1,7 @@
-// The fan-out's events (private to fleet_runner.cc): what a worker tells
+// The fan-out's events (private to src/runner/): what a worker tells
 // the thread that called RunFleet (a host started, retried, entered a step,
-// finished), and the queue that carries them. EventQueue is thread-safe.
+// finished), the queue that carries them, and how the hosts' result slots
+// become a report (RunFleet's and RunWaves'). EventQueue is thread-safe.
 #pragma once
 
 #include <chrono>
@@ -8,8 +9,13 @@
 #include <cstddef>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
+#include <vector>
+
+#include "fleetreap/runner/fleet_plan.h"
+#include "fleetreap/runner/fleet_runner.h"
 
 namespace fleetreap {
 namespace fleet_runner_internal {
@@ -61,6 +67,19 @@ class EventQueue {
   std::deque<Event> events_;
   size_t workers_left_;
 };
+
+// The reports of "results" (one slot per plan) moved into report.hosts in
+// the plans' order; a plan whose slot is empty is in report.not_started.
+inline void PlaceResults(const std::vector<FleetPlan>& plans,
+                         std::vector<std::optional<HostReport>>* results, RunReport* report) {
+  for (size_t i = 0; i < plans.size(); ++i) {
+    if ((*results)[i].has_value()) {
+      report->hosts.push_back(std::move(*(*results)[i]));
+    } else {
+      report->not_started.push_back(plans[i].host.name);
+    }
+  }
+}
 
 }  // namespace fleet_runner_internal
 }  // namespace fleetreap

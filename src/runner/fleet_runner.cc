@@ -237,6 +237,21 @@ std::vector<std::thread> StartWorkers(Run& run, size_t workers, Fanout fanout) {
   return threads;
 }
 
+// StartWorkers with SIGINT, SIGTERM, SIGHUP and SIGPIPE blocked in the
+// workers, so Ctrl-C is taken by the calling thread (setting stop_requested)
+// and never lands in a worker's poll(), where libssh would take the EINTR
+// for a dead session.
+std::vector<std::thread> StartWorkersSignalsBlocked(Run& run, size_t workers, Fanout fanout) {
+  sigset_t blocked;
+  sigset_t previous;
+  sigemptyset(&blocked);
+  for (int signal_number : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) sigaddset(&blocked, signal_number);
+  pthread_sigmask(SIG_BLOCK, &blocked, &previous);
+  std::vector<std::thread> threads = StartWorkers(run, workers, fanout);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  return threads;
+}
+
 // What is kept of a finished host whose report the observer has had, when
 // the run keeps no reports: what the run's own bookkeeping reads.
 HostReport Outline(HostReport&& report) {
@@ -341,26 +356,10 @@ RunReport RunFleet(const std::vector<FleetPlan>& plans, const FleetSettings& set
   run.results.resize(plans.size());
 
   if (observer != nullptr) observer->RunStarted(static_cast<int>(plans.size()));
-  // Workers run with SIGINT, SIGTERM, SIGHUP and SIGPIPE blocked, so Ctrl-C
-  // is taken by the calling thread (setting stop_requested) and never lands
-  // in a worker's poll(), where libssh would take the EINTR for a dead session.
-  sigset_t blocked;
-  sigset_t previous;
-  sigemptyset(&blocked);
-  for (int signal_number : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) sigaddset(&blocked, signal_number);
-  pthread_sigmask(SIG_BLOCK, &blocked, &previous);
-  std::vector<std::thread> threads = StartWorkers(run, workers, settings.fanout);
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  std::vector<std::thread> threads = StartWorkersSignalsBlocked(run, workers, settings.fanout);
   Collector(run, observer).Drain();
   for (std::thread& thread : threads) thread.join();
-
-  for (size_t i = 0; i < plans.size(); ++i) {
-    if (run.results[i].has_value()) {
-      report.hosts.push_back(std::move(*run.results[i]));
-    } else {
-      report.not_started.push_back(plans[i].host.name);
-    }
-  }
+  fleet_runner_internal::PlaceResults(plans, &run.results, &report);
   report.interrupted = run.interrupted.load();
   report.duration = Between(start, clock.Now());
   if (observer != nullptr) observer->RunFinished();

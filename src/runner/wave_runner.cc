@@ -2,6 +2,9 @@
 
 #include <map>
 #include <optional>
+#include <string>
+
+#include "fleet_events.h"
 
 namespace fleetreap {
 namespace {
@@ -32,6 +35,96 @@ class WaveObserver : public FleetObserver {
   bool told_ = false;
 };
 
+// One run in waves: the arguments of RunWaves, shared by its waves.
+class WaveRun {
+ public:
+  WaveRun(const std::vector<FleetPlan>& plans, const FleetSettings& settings,
+          const TransportFactory& make_transport, FleetObserver* observer,
+          const std::atomic<bool>* stop_requested, Clock& clock, const HostCleanerFunction& clean)
+      : plans_(plans),
+        settings_(settings),
+        make_transport_(make_transport),
+        observer_(observer),
+        stop_requested_(stop_requested),
+        clock_(clock),
+        clean_(clean),
+        start_(clock.Now()),
+        results_(plans.size()) {
+    if (observer != nullptr) wave_observer_.emplace(observer);
+  }
+
+  // Runs "waves" in turn until one is interrupted, leaves hosts not started
+  // (--deadline) or the cap stops the run.
+  RunReport Run(const std::vector<Wave>& waves, const FailCap& cap) {
+    const auto start_wall = clock_.WallNow();
+    if (observer_ != nullptr) observer_->RunStarted(static_cast<int>(plans_.size()));
+    RunReport report;  // the first wave's run header (version, playbook, scope...)
+    std::vector<WaveTally> tallies;
+    for (size_t w = 0; w < waves.size(); ++w) {
+      FleetSettings settings = settings_;
+      if (!DeadlineLeft(&settings)) break;
+      RunReport part = RunWave(waves[w], settings, &tallies);
+      if (w == 0) report = part;
+      if (part.interrupted) report.interrupted = true;
+      if (part.interrupted || !part.not_started.empty()) break;
+      if (settings_.dry_run || w + 1 == waves.size()) continue;
+      report.stopped = StopReason(cap, tallies, static_cast<int>(waves.size()));
+      if (!report.stopped.empty()) break;
+    }
+    report.hosts.clear();
+    report.not_started.clear();
+    fleet_runner_internal::PlaceResults(plans_, &results_, &report);
+    report.start_time = start_wall;
+    report.duration = std::chrono::duration_cast<milliseconds>(clock_.Now() - start_);
+    if (observer_ != nullptr) observer_->RunFinished();
+    return report;
+  }
+
+ private:
+  // --deadline bounds the whole run: a wave gets what is left of it. False
+  // when nothing is.
+  bool DeadlineLeft(FleetSettings* settings) const {
+    if (settings_.deadline.count() <= 0) return true;
+    settings->deadline =
+        settings_.deadline - std::chrono::duration_cast<milliseconds>(clock_.Now() - start_);
+    return settings->deadline.count() > 0;
+  }
+
+  // Runs the hosts of "wave", each report put in its host's slot, and adds
+  // the wave's tally to "tallies".
+  RunReport RunWave(const Wave& wave, const FleetSettings& settings,
+                    std::vector<WaveTally>* tallies) {
+    std::vector<FleetPlan> wave_plans;
+    std::map<std::string, size_t> index_of;
+    for (size_t i : wave.hosts) {
+      wave_plans.push_back(plans_[i]);
+      index_of[plans_[i].host.name] = i;
+    }
+    RunReport part =
+        RunFleet(wave_plans, settings, make_transport_, wave_observer_ ? &*wave_observer_ : nullptr,
+                 stop_requested_, clock_, clean_);
+    WaveTally tally;
+    for (HostReport& host : part.hosts) {
+      ++tally.hosts;
+      if (host.status != HostStatus::kClean) ++tally.failed;
+      results_[index_of[host.name]] = std::move(host);
+    }
+    tallies->push_back(tally);
+    return part;
+  }
+
+  const std::vector<FleetPlan>& plans_;
+  const FleetSettings& settings_;
+  const TransportFactory& make_transport_;
+  FleetObserver* observer_;
+  const std::atomic<bool>* stop_requested_;
+  Clock& clock_;
+  const HostCleanerFunction& clean_;
+  const std::chrono::steady_clock::time_point start_;
+  std::vector<std::optional<HostReport>> results_;
+  std::optional<WaveObserver> wave_observer_;
+};
+
 }  // namespace
 
 RunReport RunWaves(const std::vector<FleetPlan>& plans, const std::vector<Wave>& waves,
@@ -39,64 +132,11 @@ RunReport RunWaves(const std::vector<FleetPlan>& plans, const std::vector<Wave>&
                    const TransportFactory& make_transport, FleetObserver* observer,
                    const std::atomic<bool>* stop_requested, Clock& clock,
                    const HostCleanerFunction& clean) {
-  const auto start = clock.Now();
-  const auto start_wall = clock.WallNow();
-  std::optional<WaveObserver> wave_observer;
   if (waves.empty()) {
     return RunFleet(plans, settings, make_transport, observer, stop_requested, clock, clean);
   }
-  if (observer != nullptr) {
-    wave_observer.emplace(observer);
-    observer->RunStarted(static_cast<int>(plans.size()));
-  }
-  RunReport report;  // the first wave's run header (version, playbook, scope...)
-  std::vector<std::optional<HostReport>> results(plans.size());
-  std::vector<WaveTally> tallies;
-  bool stop = false;
-  for (size_t w = 0; w < waves.size() && !stop; ++w) {
-    FleetSettings wave_settings = settings;
-    if (settings.deadline.count() > 0) {
-      wave_settings.deadline =
-          settings.deadline - std::chrono::duration_cast<milliseconds>(clock.Now() - start);
-      if (wave_settings.deadline.count() <= 0) break;
-    }
-    std::vector<FleetPlan> wave_plans;
-    std::map<std::string, size_t> index_of;
-    for (size_t i : waves[w].hosts) {
-      wave_plans.push_back(plans[i]);
-      index_of[plans[i].host.name] = i;
-    }
-    RunReport part =
-        RunFleet(wave_plans, wave_settings, make_transport,
-                 wave_observer ? &*wave_observer : nullptr, stop_requested, clock, clean);
-    if (w == 0) report = part;
-    WaveTally tally;
-    for (HostReport& host : part.hosts) {
-      ++tally.hosts;
-      if (host.status != HostStatus::kClean) ++tally.failed;
-      results[index_of[host.name]] = std::move(host);
-    }
-    tallies.push_back(tally);
-    if (part.interrupted) report.interrupted = true;
-    if (part.interrupted || !part.not_started.empty()) break;
-    if (!settings.dry_run && w + 1 < waves.size()) {
-      report.stopped = StopReason(cap, tallies, static_cast<int>(waves.size()));
-      stop = !report.stopped.empty();
-    }
-  }
-  report.hosts.clear();
-  report.not_started.clear();
-  for (size_t i = 0; i < plans.size(); ++i) {
-    if (results[i].has_value()) {
-      report.hosts.push_back(std::move(*results[i]));
-    } else {
-      report.not_started.push_back(plans[i].host.name);
-    }
-  }
-  report.start_time = start_wall;
-  report.duration = std::chrono::duration_cast<milliseconds>(clock.Now() - start);
-  if (observer != nullptr) observer->RunFinished();
-  return report;
+  return WaveRun(plans, settings, make_transport, observer, stop_requested, clock, clean)
+      .Run(waves, cap);
 }
 
 }  // namespace fleetreap
