@@ -18,6 +18,7 @@
 #include "fleetreap/remote/shm_clean.h"
 #include "fleetreap/remote/signal.h"
 #include "fleetreap/remote/stop_units.h"
+#include "support/holder_process.h"
 #include "support/scratch_dir.h"
 #include "support/script_dir.h"
 
@@ -65,22 +66,11 @@ class AuditScriptTest : public ::testing::Test {
     return lines;
   }
   pid_t Start(const std::string& file) {
-    pid_t pid = fork();
-    if (pid == 0) {
-      if (!file.empty() && open(file.c_str(), O_RDONLY) < 0) _exit(3);
-      execl("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr));
-      _exit(4);
-    }
+    pid_t pid = ForkHolder(file);
     scratch_.Adopt(pid);
     return pid;
   }
-  static uint64_t StartTime(pid_t pid) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    Holder holder;
-    EXPECT_TRUE(ParseProcStat(text, &holder).ok());
-    return holder.start_time;
-  }
+  static uint64_t StartTime(pid_t pid) { return ProcessStartTime(pid); }
 
   ScratchDir scratch_{"audit", {"bin", "dev", "shm"}};
   const std::string dir_ = scratch_.path();

@@ -179,5 +179,11 @@ TEST(GpuResetOutputTest, ReadsEveryRecord) {
   EXPECT_EQ(reply.active.size(), 2u);
 }
 
+TEST(GpuResetScriptTest, GpuResetIsBoundedPerGpu) {
+  std::string script = GpuResetScript({3, 5}, milliseconds(30000));
+  EXPECT_NE(script.find("timeout -k 2 30 nvidia-smi --gpu-reset -i 3 "), std::string::npos);
+  EXPECT_NE(script.find("timeout -k 2 30 nvidia-smi --gpu-reset -i 5 "), std::string::npos);
+}
+
 }  // namespace
 }  // namespace fleetreap

@@ -1,6 +1,7 @@
-// The parsers of remote_script_output.h, one test per step's reply: the
+// The step parsers (scan_output.h, stop_units.h, signal.h, shm_clean.h,
+// gpu_reset.h, round_trips.h), one test per step's reply: the
 // signal wave, the stops with the first wave, /dev/shm and the GPU reset.
-// The real scripts run under /bin/sh in remote_script_test.cc.
+// The real scripts run under /bin/sh in each step's own test (signal_test.cc...).
 #include <gtest/gtest.h>
 
 #include <string>

@@ -17,6 +17,7 @@
 #include "fleetreap/remote/host_paths.h"
 #include "fleetreap/remote/proc_scan.h"
 #include "fleetreap/remote/signal.h"
+#include "support/holder_process.h"
 #include "support/scratch_dir.h"
 #include "support/script_dir.h"
 
@@ -34,22 +35,11 @@ class SignalPidfdTest : public ::testing::Test {
   }
   // A sleep that holds dev/nvidia0 open.
   pid_t StartHolder() {
-    pid_t pid = fork();
-    if (pid == 0) {
-      if (open((dir_ + "/dev/nvidia0").c_str(), O_RDONLY) < 0) _exit(3);
-      execl("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr));
-      _exit(4);
-    }
+    pid_t pid = ForkHolder(dir_ + "/dev/nvidia0");
     scratch_.Adopt(pid);
     return pid;
   }
-  static uint64_t StartTime(pid_t pid) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    Holder holder;
-    EXPECT_TRUE(ParseProcStat(text, &holder).ok());
-    return holder.start_time;
-  }
+  static uint64_t StartTime(pid_t pid) { return ProcessStartTime(pid); }
   // A stand-in perl on PATH before the real one.
   void FakePerl(const std::string& body) {
     std::string path = dir_ + "/bin/perl";

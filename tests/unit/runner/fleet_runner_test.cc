@@ -11,94 +11,12 @@
 
 #include "fleetreap/base/fiber.h"
 #include "support/fake_clock.h"
+#include "support/fleet_runner_fakes.h"
 
 namespace fleetreap {
 namespace {
 
 using std::chrono::milliseconds;
-
-// A transport whose Connect() answers from a script: one status per attempt,
-// the last one repeated. Run() is never expected (the fake cleaner does not run
-// commands).
-class ScriptedTransport : public Transport {
- public:
-  // "seen", when given, receives the deadline of each Connect call.
-  explicit ScriptedTransport(std::vector<Status> script,
-                             std::chrono::steady_clock::time_point* seen = nullptr)
-      : script_(std::move(script)), seen_(seen) {}
-  Status Connect(std::chrono::steady_clock::time_point not_after) override {
-    if (seen_ != nullptr) *seen_ = not_after;
-    Status status = script_[std::min(calls_, script_.size() - 1)];
-    ++calls_;
-    return status;
-  }
-  CommandResult Run(const std::string&, milliseconds) override { return {}; }
-  void Close() override {}
-  std::string Describe() const override { return "scripted"; }
-
- private:
-  std::vector<Status> script_;
-  size_t calls_ = 0;
-  std::chrono::steady_clock::time_point* seen_;
-};
-
-// Counts observer calls (all come from the thread that called RunFleet).
-class CountingObserver : public FleetObserver {
- public:
-  void RunStarted(int total) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    total_ = total;
-  }
-  void HostStarted(const Host&) override { Bump("started"); }
-  void HostRetrying(const Host&, int, const std::string&) override { Bump("retrying"); }
-  void HostFinished(const HostReport&) override { Bump("finished"); }
-  void RunFinished() override { Bump("run_finished"); }
-  int count(const std::string& what) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return counts_[what];
-  }
-  int total() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return total_;
-  }
-
- private:
-  void Bump(const std::string& what) {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++counts_[what];
-  }
-  std::mutex mu_;
-  std::map<std::string, int> counts_;
-  int total_ = -1;
-};
-
-HostReport CleanReport(Transport&, const HostJob& job) {
-  HostReport report;
-  report.status = HostStatus::kClean;
-  report.timings.push_back({"inspect", milliseconds(1)});
-  report.error_message = job.become ? "become" : "";
-  return report;
-}
-
-std::vector<FleetPlan> Plans(int count) {
-  std::vector<FleetPlan> plans;
-  for (int i = 0; i < count; ++i) {
-    FleetPlan plan;
-    plan.host.name = "gpu" + std::to_string(i);
-    plan.host.address = "10.0.0." + std::to_string(i);
-    plan.host.port = 2200 + i;
-    plans.push_back(plan);
-  }
-  return plans;
-}
-
-FleetSettings FastSettings() {
-  FleetSettings settings;
-  settings.retry_backoff = milliseconds(1);
-  return settings;
-}
-
-Status Err(ErrorKind kind) { return Status::Error(kind, ErrorKindName(kind)); }
 
 struct ConnectCase {
   const char* name;
@@ -482,72 +400,6 @@ TEST(FleetRunnerTest, RetryBackoffWaitsOnTheClockAndEndsAtCtrlC) {
   EXPECT_EQ(report.hosts[0].attempts, 1);
   EXPECT_EQ(report.hosts[0].error_kind, ErrorKind::kRefused);
   EXPECT_EQ(stopped_clock.slept(), milliseconds(0));
-}
-
-TEST(FleetRunnerTest, ObserverCallsComeFromTheCallingThread) {
-  FakeClock clock;
-  FleetSettings settings = FastSettings();
-  settings.forks = 8;
-  settings.retries = 1;
-  struct ThreadCheck : FleetObserver {
-    std::thread::id caller = std::this_thread::get_id();
-    int elsewhere = 0;
-    int calls = 0;
-    void Note() {
-      ++calls;
-      if (std::this_thread::get_id() != caller) ++elsewhere;
-    }
-    void RunStarted(int) override { Note(); }
-    void HostStarted(const Host&) override { Note(); }
-    void HostRetrying(const Host&, int, const std::string&) override { Note(); }
-    void HostFinished(const HostReport&) override { Note(); }
-    void RunFinished() override { Note(); }
-  } observer;
-  RunFleet(
-      Plans(40), settings,
-      [](const Host&) {
-        return std::make_unique<ScriptedTransport>(
-            std::vector<Status>{Err(ErrorKind::kRefused), Status::Ok()});
-      },
-      &observer, nullptr, clock, CleanReport);
-  EXPECT_EQ(observer.calls, 1 + 40 * 3 + 1);
-  EXPECT_EQ(observer.elsewhere, 0);
-}
-
-// Records each finished host's report as the observer was handed it.
-class KeepingObserver : public FleetObserver {
- public:
-  void HostFinished(const HostReport& report) override { seen.push_back(report); }
-  std::vector<HostReport> seen;
-};
-
-TEST(FleetRunnerTest, DropsEachReportOnceTheObserverHadItWhenAsked) {
-  FakeClock clock;
-  FleetSettings settings = FastSettings();
-  settings.forks = 4;
-  settings.retries = 0;
-  settings.keep_host_reports = false;
-  KeepingObserver observer;
-  RunReport report = RunFleet(
-      Plans(10), settings,
-      [](const Host& host) {
-        return std::make_unique<ScriptedTransport>(std::vector<Status>{
-            host.port % 2 == 1 ? Err(ErrorKind::kConnectTimeout) : Status::Ok()});
-      },
-      &observer, nullptr, clock, CleanReport);
-  // The observer had every report whole; the run kept only outlines.
-  ASSERT_EQ(observer.seen.size(), 10u);
-  for (const HostReport& seen : observer.seen) EXPECT_FALSE(seen.timings.empty());
-  ASSERT_EQ(report.hosts.size(), 10u);
-  EXPECT_TRUE(report.not_started.empty());
-  for (int i = 0; i < 10; ++i) {
-    const HostReport& host = report.hosts[i];
-    EXPECT_EQ(host.name, "gpu" + std::to_string(i));
-    EXPECT_EQ(host.status, i % 2 ? HostStatus::kUnreachable : HostStatus::kClean);
-    EXPECT_EQ(host.error_kind, i % 2 ? ErrorKind::kConnectTimeout : ErrorKind::kNone);
-    EXPECT_TRUE(host.timings.empty());
-    EXPECT_TRUE(host.address.empty());
-  }
 }
 
 }  // namespace
