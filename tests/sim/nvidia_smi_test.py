@@ -1,6 +1,6 @@
 """Table-driven checks of the fake nvidia-smi against the real captures in
-/work/shared/nvsmi-samples (headers, units, separators, error texts, exit
-codes). Runs the built binary in a private PID namespace, with FAKEGPU_STATE
+tests/testdata/nvsmi (headers, units, separators, error texts, exit
+codes); a capture that is missing fails the test, never passes it. Runs the built binary in a private PID namespace, with FAKEGPU_STATE
 pointing at a scratch state directory; no process holds a /dev/nvidia* there,
 so memory comes only from the "leaked" files. Needs root (unshare).
 """
@@ -12,14 +12,13 @@ import tempfile
 import unittest
 
 BIN = os.path.join(os.environ.get("FLEETREAP_SIM_BIN_DIR", ""), "nvidia-smi")
-SAMPLES = "/work/shared/nvsmi-samples"
+SAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "testdata", "nvsmi")
 
 
 def sample(name):
-    path = os.path.join(SAMPLES, name)
-    if not os.path.exists(path):
-        return None
-    with open(path) as f:
+    """The capture "name" of tests/testdata/nvsmi; a missing one is an
+    error (open raises), so no check passes without its sample."""
+    with open(os.path.join(SAMPLES, name)) as f:
         return f.read()
 
 
@@ -76,7 +75,7 @@ class FakeNvidiaSmiTest(unittest.TestCase):
         r = self.run_smi("--query-compute-apps=timestamp,gpu_name,gpu_bus_id,gpu_serial,"
                          "gpu_uuid,pid,process_name,used_gpu_memory", "--format=csv")
         expected = sample("04-h200-compute-apps-idle-header-only.txt")
-        self.assertEqual(r.stdout, expected or r.stdout)
+        self.assertEqual(r.stdout, expected)
         r = self.run_smi("--query-compute-apps=pid,used_memory", "--format=csv,noheader")
         self.assertEqual(r.stdout, "")
 
@@ -84,8 +83,7 @@ class FakeNvidiaSmiTest(unittest.TestCase):
         self.put("mode", "missing")
         r = self.run_smi("--query-gpu=index,memory.used", "--format=csv,noheader")
         self.assertEqual(r.returncode, 9)
-        self.assertEqual(r.stdout, sample("12-error-failed-to-communicate-with-driver.txt")
-                         or r.stdout)
+        self.assertEqual(r.stdout, sample("12-error-failed-to-communicate-with-driver.txt"))
 
     def test_lost_gpu(self):
         self.put("mode", "lost:6")
@@ -111,9 +109,8 @@ class FakeNvidiaSmiTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0)
         self.assertEqual(r.stdout, "GPU 00000000:4C:00.0 was successfully reset.\nAll done.\n")
         shape = sample("26-reset-success.txt")
-        if shape:
-            self.assertEqual(re.sub(r"[0-9A-F]{8}:[0-9A-F]{2}", "X", r.stdout),
-                             re.sub(r"[0-9A-F]{8}:[0-9A-F]{2}", "X", shape))
+        self.assertEqual(re.sub(r"[0-9A-F]{8}:[0-9A-F]{2}", "X", r.stdout),
+                         re.sub(r"[0-9A-F]{8}:[0-9A-F]{2}", "X", shape))
         r = self.run_smi("--query-gpu=memory.used", "--format=csv,noheader,nounits", "-i", "2")
         self.assertEqual(r.stdout, "0\n")
 
@@ -127,6 +124,9 @@ class FakeNvidiaSmiTest(unittest.TestCase):
         self.assertEqual(len(r.stdout.splitlines()), 8)
         self.assertRegex(r.stdout.splitlines()[0], r"^GPU 0: NVIDIA H200 \(UUID: GPU-[0-9a-f-]+\)$")
 
+    def test_a_missing_sample_fails(self):
+        with self.assertRaises(FileNotFoundError):
+            sample("no-such-capture.txt")
 
     def test_default_table(self):
         # Against the real table of driver 580.159.04 on an H200 (one GPU
