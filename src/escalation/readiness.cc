@@ -215,15 +215,6 @@ void CheckHost(const HostHealth& health, const std::vector<GpuReading>& gpus,
 
 }  // namespace
 
-const char* CheckModeName(CheckMode mode) {
-  switch (mode) {
-    case CheckMode::kOff: return "off";
-    case CheckMode::kWarn: return "warn";
-    case CheckMode::kBlock: return "block";
-  }
-  return "off";
-}
-
 ReadyPolicy::ReadyPolicy() {
   for (const XidRule& rule : XidCatalogue()) {
     (rule.fatal ? xid_fatal : xid_informational).push_back(rule.code);

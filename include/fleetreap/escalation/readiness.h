@@ -20,7 +20,6 @@ namespace fleetreap {
 
 /// What a check's findings do: nothing (not checked), a warning, or block.
 enum class CheckMode { kOff, kWarn, kBlock };
-const char* CheckModeName(CheckMode mode);  // "off", "warn", "block"
 
 /// The playbook's "ready:" section. Defaults are those of docs/readiness.md.
 struct ReadyPolicy {

@@ -64,7 +64,6 @@ enum class KernelLogState {
   kRotated,      // read, but the ring buffer no longer starts at boot: older
                  // events may be lost
 };
-const char* KernelLogStateName(KernelLogState state);
 
 struct HostHealth {
   std::vector<GpuHealth> gpus;  // by index, as the query printed them
