@@ -66,8 +66,8 @@ std::string RescanShmVerifyScript(const ScanRequest& rescan,
                                   const AuditRequest& audit = AuditRequest(),
                                   const ShmSelection& selection = ShmSelection());
 
-/// Parses StopUnitsScript(units, ..., end=false) + SignalScript run in one
-/// round trip; "audit" (may be null) gets the stops' audit outcome, the
+/// Parses StopUnitsThenSignalScript(units, ...)'s stdout: the stops, then
+/// the signal wave; "audit" (may be null) gets the stops' audit outcome, the
 /// signal's is in "signal".
 [[nodiscard]] Status ParseStopAndSignalOutput(const std::string& out,
                                               const std::vector<std::string>& units,
