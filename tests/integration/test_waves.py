@@ -120,7 +120,7 @@ class WavesTest(FleetCase):
         with open(prom) as f:
             metrics = f.read()
         self.assertIn("fleetreap_run_stopped 1\n", metrics)
-        self.assertIn('fleetreap_hosts{outcome="not started"} 17\n', metrics)
+        self.assertIn('fleetreap_hosts{outcome="not_started"} 17\n', metrics)
         self.assertIn("fleetreap_run_exit_code 7\n", metrics)
         with open(journal) as f:
             last = json.loads(f.read().splitlines()[-1])
