@@ -286,7 +286,7 @@ std::string CheckSelectionFlags(const RawFlags& raw, Options* o) {
   // Checked before any host is contacted: a key that cannot be read is an
   // error even where the inventory's key would be accepted first.
   if (o->identity.empty()) return "";
-  const std::string unreadable = CheckReadableFile("identity", o->identity);
+  std::string unreadable = CheckReadableFile("identity", o->identity);
   if (!unreadable.empty()) return unreadable;
   const std::string mode = PrivateKeyModeProblem(o->identity);
   return mode.empty() ? "" : "--identity " + o->identity + ": " + mode;
