@@ -227,8 +227,11 @@ TEST_F(ProcessBudgetTest, StopUnitsThenTerm) {
                 &by_name);
   ASSERT_NE(output_.find("sent " + std::to_string(holder_)), std::string::npos) << output_;
   // The holder, our child, stays a zombie until reaped: gone all the same.
-  EXPECT_LE(n, 9) << Describe(by_name);
-  EXPECT_LE(by_name["sleep"], 3) << Describe(by_name);
+  // The wait's polls ('sleep') depend on how soon the kernel ends the
+  // holder, which a loaded machine delays: they are bounded by the wait
+  // (3 s at 100 ms), the rest of the step by its budget.
+  EXPECT_LE(n - by_name["sleep"], 9) << Describe(by_name);
+  EXPECT_LE(by_name["sleep"], 30) << Describe(by_name);
 }
 
 }  // namespace
