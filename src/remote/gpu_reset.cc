@@ -13,6 +13,7 @@
 #include "fleetreap/base/text.h"
 #include "fleetreap/base/time_format.h"
 #include "fleetreap/remote/audit.h"
+#include "fleetreap/remote/scan_script.h"
 #include "prelude.h"
 
 namespace fleetreap {
@@ -85,8 +86,7 @@ std::string ResetEach(const std::vector<int>& gpus, std::chrono::milliseconds pe
   std::string s;
   for (int gpu : gpus) {
     const std::string index = std::to_string(gpu);
-    s += "a=$(timeout -k 2 " + TimeoutSeconds(query) +
-         " nvidia-smi --query-compute-apps=pid --format=csv,noheader -i " + index +
+    s += "a=$(timeout -k 2 " + TimeoutSeconds(query) + " nvidia-smi " + ComputePidsArguments(gpu) +
          " 2>&1 </dev/null); r=$?\n";
     s += "if [ \"$r\" = 0 ] && [ -z \"$a\" ]; then\n";
     s += "o=$(timeout -k 2 " + TimeoutSeconds(per_gpu) + " nvidia-smi --gpu-reset -i " + index +

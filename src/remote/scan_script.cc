@@ -57,6 +57,10 @@ const std::vector<std::string>& ScanAppsFields() {
   return fields;
 }
 
+std::string ComputePidsArguments(int gpu) {
+  return "--query-compute-apps=pid --format=csv,noheader -i " + std::to_string(gpu);
+}
+
 // The scan's body. Its inputs are set before it: the playbook's units as
 // the positional parameters, T (nvidia-smi's bound in seconds), GF (the GPU
 // query's fields, ScanGpuFields) and GB (the base fields an old driver

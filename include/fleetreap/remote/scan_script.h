@@ -93,6 +93,11 @@ std::string ScanScript(const ScanRequest& request, const HostPaths& paths = Host
 /// readiness fields of GpuHealthFields() (gpu_health_query.h) not among them.
 const std::vector<std::string>& ScanGpuFields();
 
+/// The arguments that ask nvidia-smi for the PIDs of one GPU's compute
+/// processes and nothing else (no header): the GPU reset's last look before
+/// it resets a GPU. Built here, beside the scan's own query.
+std::string ComputePidsArguments(int gpu);
+
 /// The fields the scan asks --query-compute-apps for: pid, gpu_uuid,
 /// gpu_bus_id, used_gpu_memory (no process name: the fd pass's details name
 /// the process; the pid comes first so the script can read it).
