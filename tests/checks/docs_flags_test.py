@@ -40,7 +40,8 @@ ALLOWED = {
     "ansible-inventory --list, --host; a dynamic inventory script's --list, --host": {
         "--list", "--host"},
     "the inference jobs' own flags, quoted in report examples (vLLM, secrets to redact)": {
-        "--api-key", "--client-secret", "--db-password", "--hf-token", "--tokenizer"},
+        "--api-key", "--client-secret", "--db-password", "--hf-token", "--tokenizer", "--model",
+        "--tensor-parallel-size"},
     "cmake and ctest: --build, --target, --install, --prefix, --test-dir": {
         "--build", "--target", "--install", "--prefix", "--test-dir", "--output-on-failure"},
     "GoogleTest: --gtest_filter (report.md, regenerating the golden files)": {"--gtest_filter"},
