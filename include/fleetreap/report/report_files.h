@@ -68,8 +68,7 @@ using ReportRenderer = std::function<void(const ReportPieceSink& emit)>;
 constexpr unsigned kPrivateReportMode = 0600;
 constexpr unsigned kPublicReportMode = 0644;
 Status WriteReportPieces(const std::string& path, const ReportRenderer& render,
-                         std::FILE* stdout_stream = stdout,
-                         unsigned mode = kPrivateReportMode);
+                         std::FILE* stdout_stream = stdout, unsigned mode = kPrivateReportMode);
 
 /// Renders and writes every report that "files" names; the JSON and JUnit
 /// documents are written host by host (WriteReportPieces). Every file is
