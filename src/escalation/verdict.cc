@@ -201,6 +201,24 @@ bool JudgeCleanliness(const HostView& view, const VerdictFacts& facts, HostVerdi
   return empty && view.newcomers.empty() && units_back;
 }
 
+// A restarter that started a signalled holder again during this run and
+// still lives: it can start the job again after the run, so the host is
+// not ready (docs/playbooks.md), and that finding is the reason.
+bool ProvenRestarterAlive(HostVerdict* verdict) {
+  const int parent = std::atoi(verdict->respawning_parent.c_str());
+  if (parent <= 0) return false;
+  for (HostFinding& finding : verdict->findings) {
+    if (finding.kind != fk::kRestarterAlive || finding.pids.empty()) continue;
+    if (finding.pids.front() != parent) continue;
+    if (!HasReason(verdict->findings)) {
+      finding.reason = true;
+      finding.note = false;  // said once, as the reason
+    }
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 HostStatus StatusWithReadiness(bool clean, const std::vector<ReadinessFinding>& findings) {
@@ -237,6 +255,9 @@ HostVerdict JudgeHost(const HostView& view, const History& history, const Verdic
   }
   verdict.status = StatusWithReadiness(
       clean && unkillable.pids.empty() && !left_out && !facts.did_not_converge, view.readiness);
+  if (verdict.status == HostStatus::kClean && ProvenRestarterAlive(&verdict)) {
+    verdict.status = HostStatus::kNotReady;
+  }
   verdict.error_kind = ErrorKind::kNone;
   return verdict;
 }

@@ -31,11 +31,12 @@ void CauseFold::Add(size_t index, const HostReport& host) {
     auto it = by_key_.find(key);
     if (it == by_key_.end()) {
       it = by_key_.emplace(key, groups_.size()).first;
-      groups_.push_back({finding, finding.count, finding.count, {}});
+      groups_.push_back({finding, finding.count, finding.count, 0, {}});
     }
     Group& group = groups_[it->second];
     group.fewest = std::min(group.fewest, finding.count);
     group.most = std::max(group.most, finding.count);
+    group.total += finding.count;
     group.names[index] = host.name;
     return;
   }
@@ -60,10 +61,11 @@ std::vector<std::string> CauseFold::Lines() const {
   for (const Group* group : sorted) {
     std::vector<std::string> names;
     for (const auto& entry : group->names) names.push_back(entry.second);
-    std::string count = std::to_string(group->fewest);
-    if (group->most > group->fewest) count += "-" + std::to_string(group->most);
-    const std::string hosts =
-        names.size() > 1 ? std::to_string(names.size()) + " hosts, each: " : "";
+    const bool same = group->most == group->fewest;
+    const std::string count = std::to_string(same ? group->fewest : group->total);
+    std::string hosts;
+    if (names.size() > 1)
+      hosts = std::to_string(names.size()) + (same ? " hosts, each: " : " hosts: ");
     lines.push_back(FoldHostNames(names) + ": " + hosts + CauseSummary(group->cause, count));
   }
   return lines;

@@ -102,6 +102,7 @@ std::string DrainReason(const HostReport& host) {
     }
     case HostStatus::kNotReady: {
       std::string summary = ReadinessSummary(host);
+      if (summary.empty()) summary = HostMessage(host);
       return prefix + "not ready: " + OneLine(summary.empty() ? "readiness" : summary, 280);
     }
     case HostStatus::kDirty: break;

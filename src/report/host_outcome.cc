@@ -175,7 +175,8 @@ std::string ActionsTaken(const HostReport& host) {
         " removed");
   }
   if (!host.gpus_reset.empty()) parts.push_back(GpuList(host.gpus_reset) + " reset");
-  if (!host.respawning_parent.empty() && host.status == HostStatus::kClean) {
+  if (!host.respawning_parent.empty() &&
+      (host.status == HostStatus::kClean || host.status == HostStatus::kNotReady)) {
     // No PID in a row's text (rows fold hosts; the JSON keeps it): the
     // parent by name, "1234 (python3)" read as python3.
     const std::string& parent = host.respawning_parent;
@@ -317,6 +318,15 @@ std::string ReadinessSummary(const HostReport& host) {
   return first;
 }
 
+std::string NotReadySummary(const HostReport& host) {
+  std::string readiness = ReadinessSummary(host);
+  if (!readiness.empty()) return readiness;
+  const bool restarter = std::any_of(
+      host.findings.begin(), host.findings.end(),
+      [](const HostFinding& f) { return f.reason && f.kind == finding_kind::kRestarterAlive; });
+  return restarter ? ActionsTaken(host) + ", which lives on" : "";
+}
+
 HostOutcome OutcomeOf(const HostReport& host, bool dry_run) {
   HostOutcome outcome;
   switch (host.status) {
@@ -347,7 +357,7 @@ HostOutcome OutcomeOf(const HostReport& host, bool dry_run) {
       return {OutcomeKind::kClean, WithLeftAlone(host, GpuSummary(host))};
     }
     case HostStatus::kNotReady: {
-      std::string summary = ReadinessSummary(host);
+      const std::string summary = NotReadySummary(host);
       return {OutcomeKind::kNotReady, summary.empty() ? "not ready" : summary};
     }
     case HostStatus::kDirty: {

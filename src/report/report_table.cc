@@ -191,33 +191,26 @@ std::vector<std::string> WrapHostSet(const std::string& folded, size_t width) {
   return lines;
 }
 
-// The indented lines under a row: its hosts' GPU attention lines and
-// /dev/shm entries kept, then their reasons.
-std::string RowDetails(const OutcomeGroup& row, const ReportFold& fold) {
-  std::vector<RowHost> hosts;
-  for (const std::string& name : row.names) hosts.push_back({&name, fold.NotesOf(name)});
-  std::string out;
-  for (const RowHost& host : hosts) {
-    if (host.notes == nullptr) continue;
-    for (const std::string& line : host.notes->lines) {
-      out += "    " + (row.names.size() > 1 ? *host.name + ": " : std::string()) + line + "\n";
-    }
+// "text" cut after each "sep", every piece keeping its separator.
+std::vector<std::string> CutAfter(const std::string& text, const std::string& sep) {
+  std::vector<std::string> pieces;
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t at = text.find(sep, start);
+    const size_t end = at == std::string::npos ? text.size() : at + sep.size();
+    pieces.push_back(text.substr(start, end - start));
+    start = end;
   }
-  for (const std::string& line : ReasonLines(hosts)) out += "    " + line + "\n";
-  return out;
+  return pieces;
 }
 
-// A row's detail from column "indent" on, broken after ", " so that no
-// line passes "width" (a word longer than that stays whole); continuation
-// lines start at "indent".
-std::string WrapDetail(const std::string& detail, size_t indent, size_t width) {
+// "pieces" from column "indent" on, as many to a line as fit in "width"
+// (a piece longer than that stays whole); continuation lines start at
+// "indent". A piece's trailing space is not counted at a line's end.
+std::string FillLines(const std::vector<std::string>& pieces, size_t indent, size_t width) {
   std::string out;
   std::string line;
-  size_t start = 0;
-  while (start < detail.size()) {
-    size_t comma = detail.find(", ", start);
-    const size_t end = comma == std::string::npos ? detail.size() : comma + 2;
-    const std::string piece = detail.substr(start, end - start);
+  for (const std::string& piece : pieces) {
     const size_t visible = line.size() + piece.size() - (piece.back() == ' ' ? 1 : 0);
     if (!line.empty() && indent + visible > width) {
       line.erase(line.find_last_not_of(' ') + 1);
@@ -225,9 +218,46 @@ std::string WrapDetail(const std::string& detail, size_t indent, size_t width) {
       line.clear();
     }
     line += piece;
-    start = end;
   }
   return out + line + "\n";
+}
+
+// A row's detail, broken after ", " (a list of what was done stays in
+// whole items), a piece longer than a line broken after its spaces.
+std::string WrapDetail(const std::string& detail, size_t indent, size_t width) {
+  const size_t room = width > indent ? width - indent : 1;
+  std::vector<std::string> pieces;
+  for (const std::string& piece : CutAfter(detail, ", ")) {
+    if (piece.size() <= room) {
+      pieces.push_back(piece);
+    } else {
+      for (const std::string& word : CutAfter(piece, " ")) pieces.push_back(word);
+    }
+  }
+  return FillLines(pieces, indent, width);
+}
+
+// A note or a reason under a row, word-wrapped.
+std::string WrapWords(const std::string& text, size_t indent, size_t width) {
+  return FillLines(CutAfter(text, " "), indent, width);
+}
+
+// The indented lines under a row: its hosts' GPU attention lines and
+// /dev/shm entries kept, then their reasons, each wrapped at "width" with
+// its continuation lines 2 further in.
+std::string RowDetails(const OutcomeGroup& row, const ReportFold& fold, size_t width) {
+  std::vector<RowHost> hosts;
+  for (const std::string& name : row.names) hosts.push_back({&name, fold.NotesOf(name)});
+  std::string out;
+  for (const RowHost& host : hosts) {
+    if (host.notes == nullptr) continue;
+    for (const std::string& line : host.notes->lines) {
+      const std::string text = (row.names.size() > 1 ? *host.name + ": " : std::string()) + line;
+      out += "    " + WrapWords(text, 6, width);
+    }
+  }
+  for (const std::string& line : ReasonLines(hosts)) out += "    " + WrapWords(line, 6, width);
+  return out;
 }
 
 }  // namespace
@@ -262,11 +292,11 @@ std::string RenderTable(const RunReport& report, const ReportFold& fold, const T
     if (!listed && (rows[i].kind != OutcomeKind::kClean || style.verbose)) {
       for (const std::string& line : WrapHostSet(folded[i], width)) out += line + "\n";
     }
-    out += RowDetails(rows[i], fold);
+    out += RowDetails(rows[i], fold, width);
   }
   // Why the GPUs were held, by cause, indented as the rows' details are.
   for (const std::string& line : fold.causes().Lines()) {
-    out += "    why " + OneLineDetail(line) + "\n";
+    out += "    " + WrapWords("why " + OneLineDetail(line), 6, width);
   }
   if (style.verbose) out += fold.step_times().Render();
   return out + RenderVerdict(report, fold, style) + "\n";

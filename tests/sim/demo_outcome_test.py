@@ -30,8 +30,9 @@ class DemoOutcomeTest(unittest.TestCase):
         self.assertEqual(demo_outcome.problems(3, report, truth), [])
         self.assertEqual(demo_outcome.summary(truth),
                          "as designed: fleetreap exited 3 = 1 (gpu08 dirty: GPU 2's ghost memory "
-                         "needs a GPU reset) + 2 (gpu09 unreachable); the other 7 hosts are "
-                         "clean, by its report and by their own /proc")
+                         "needs a GPU reset, gpu05 not ready: GPUs empty, its restarter lives "
+                         "on) + 2 (gpu09 unreachable); the other 6 hosts are clean, by its "
+                         "report and by their own /proc")
 
     def test_each_difference_is_one_line(self):
         def host(report, name):

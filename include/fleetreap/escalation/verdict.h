@@ -65,7 +65,9 @@ HostStatus StatusWithReadiness(bool clean, const std::vector<ReadinessFinding>& 
 /// The verdict on a host. A host is clean only when its GPUs read empty (or
 /// ask only for what a blocking readiness finding names), no restarted
 /// worker waits without a GPU, every daemon unit stopped for a reset is
-/// active again, no holder survived SIGKILL and the scans saw every holder.
+/// active again, no holder survived SIGKILL and the scans saw every holder;
+/// it is not ready (kNotReady) while a restarter that started a signalled
+/// holder again in this run still lives.
 HostVerdict JudgeHost(const HostView& view, const History& history, const VerdictFacts& facts);
 
 }  // namespace fleetreap

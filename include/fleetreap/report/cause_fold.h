@@ -23,8 +23,10 @@ class CauseFold {
   void Add(size_t index, const HostReport& host);
 
   /// One line per cause, the most hosts first: the hosts' names folded,
-  /// ": ", "62 hosts, each: " when more than one, and CauseSummary
-  /// with the holders per host as a range. Empty when no host had a cause.
+  /// ": ", then, when more than one, "62 hosts, each: " and CauseSummary
+  /// with the holders per host when every host had as many, else "3 hosts:"
+  /// and CauseSummary with the hosts' holders in all (an exact count, never
+  /// a range of different hosts' counts). Empty when no host had a cause.
   std::vector<std::string> Lines() const;
 
   /// "HOST: restarter alive: ..." (HostFindingText) for each restarter a
@@ -36,6 +38,7 @@ class CauseFold {
     HostFinding cause;  // the first member's
     int64_t fewest = 0;
     int64_t most = 0;
+    int64_t total = 0;
     std::map<size_t, std::string> names;  // by index
   };
   std::vector<Group> groups_;

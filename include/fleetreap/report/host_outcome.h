@@ -75,6 +75,13 @@ std::string GhostMemoryRemedy(const HostReport& host);
 /// FindingText and " (+N more)"; "" when none blocks.
 std::string ReadinessSummary(const HostReport& host);
 
+/// Why "host" is not ready, as the table says it: its ReadinessSummary, else,
+/// when a restarter that started its holders again lives on, what was done
+/// ("9 killed (TERM 9), workers respawned by their parent supervisor.py")
+/// and ", which lives on" (the reason under the row names it with its stop
+/// command); "" when neither.
+std::string NotReadySummary(const HostReport& host);
+
 /// HostReason with what differs from host to host taken out, so hosts with
 /// the same story share it: the host's key fingerprint becomes "<key>", its
 /// address "<address>", its name "<host>" (each only as a whole word).

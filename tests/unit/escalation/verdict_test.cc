@@ -116,6 +116,36 @@ TEST(VerdictTest, ANewcomerWithoutGpuNamesItsParent) {
   EXPECT_EQ(verdict.respawning_parent, "500 (supervisord)");
 }
 
+// A restarter that started a signalled holder again and lives on: the GPUs
+// read empty, yet it can start the job again, so the host is not ready and
+// the restarter is the reason; one that restarted nothing is only a note.
+TEST(VerdictTest, ARestarterThatRestartedAndLivesLeavesTheHostNotReady) {
+  Judged j;
+  TrackedHolder first = Tracked(10, 500, HolderFate::kTerminated, false);
+  first.term_sent = true;
+  TrackedHolder again = Tracked(11, 500, HolderFate::kTerminated, false);
+  again.holder.round = 2;
+  again.term_sent = true;
+  j.view.holders = {first, again};
+  j.view.parents = {{500, 0, 0, "supervisord"}};
+  Holder supervisor;
+  supervisor.pid = 500;
+  supervisor.comm = "supervisord";
+  j.view.restarters = {supervisor};
+  HostVerdict verdict = j.Judge();
+  EXPECT_EQ(verdict.status, HostStatus::kNotReady);
+  EXPECT_EQ(ReasonKind(verdict), fk::kRestarterAlive);
+  const HostFinding* alive = Find(verdict, fk::kRestarterAlive);
+  ASSERT_NE(alive, nullptr);
+  EXPECT_EQ(alive->detail, "kill 500");
+
+  j.view.holders = {first};  // watched, restarted nothing: named, clean
+  verdict = j.Judge();
+  EXPECT_EQ(verdict.status, HostStatus::kClean);
+  EXPECT_EQ(ReasonKind(verdict), "");
+  ASSERT_NE(Find(verdict, fk::kRestarterAlive), nullptr);
+}
+
 TEST(VerdictTest, ARefusedSignalFailsTheHost) {
   Judged j;
   j.facts.refused = {"7 (bob)"};

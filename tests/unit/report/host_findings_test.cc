@@ -123,12 +123,22 @@ TEST(HostFindingsTest, HostsAreGroupedByCauseOnItsValues) {
   fold.Add(8, other);
   EXPECT_EQ(fold.Lines(),
             (std::vector<std::string>{
-                "gpu[01-03]: 3 hosts, each: 6-8 holders outlived the stop of unit vllm.service "
+                "gpu[01-03]: 3 hosts: 22 holders outlived the stop of unit vllm.service "
                 "(KillMode=process), still in its cgroup: set KillMode=control-group (or mixed) "
                 "in the unit",
                 "gpu09: 1 holder re-parented to init after their parent died (user bob): end "
                 "workers with their launcher (a process group, PR_SET_PDEATHSIG) or run the job "
                 "as a unit"}));
+  CauseFold same;
+  for (int i = 0; i < 2; ++i) {
+    HostReport host;
+    host.name = "gpu0" + std::to_string(i + 1);
+    host.findings = {Outlived(8)};
+    same.Add(static_cast<size_t>(i), host);
+  }
+  ASSERT_EQ(same.Lines().size(), 1U);
+  EXPECT_EQ(same.Lines()[0].rfind("gpu[01-02]: 2 hosts, each: 8 holders outlived", 0), 0U)
+      << same.Lines()[0];
 }
 
 }  // namespace

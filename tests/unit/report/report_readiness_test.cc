@@ -90,8 +90,9 @@ TEST(ReportReadinessTest, Outcome) {
 TEST(ReportReadinessTest, Table) {
   TableStyle style;
   std::string table = RenderTable(Fleet(), style);
+  // Wrapped at the table's width (100 off a terminal), under the detail column.
   EXPECT_NE(table.find("gpu02  not ready  GPU 3: row remapping pending (2 rows remapped): "
-                       "reset the GPU before the rollout (+1 more)"),
+                       "reset the GPU before the rollout\n                  (+1 more)"),
             std::string::npos)
       << table;
   EXPECT_NE(table.find("NOT READY: 1/2 hosts clean, 1 not ready in 2.0 s (exit 1)"),

@@ -71,7 +71,8 @@ TEST(ReportTableTest, NamesGpusByBusIdAndKeepsTheDriversWords) {
   EXPECT_EQ(RenderTable(testing_fixture::DriverSignalsFleet(), TableStyle{}),
             "gpu20       dirty  GPU 0000:B1:00.0 lost\n"
             "    GPU 0000:B1:00.0 lost: Unable to determine the device handle for "
-            "GPU0000:B1:00.0: Unknown Error\\x1b[2J\n"
+            "GPU0000:B1:00.0: Unknown\n"
+            "      Error\\x1b[2J\n"
             "gpu[21-22]  dirty  GPU 3 needs recovery (Reset)\n"
             "    gpu21: GPU 3 needs recovery: driver asks for recovery: Reset (0 MiB used)\n"
             "    gpu22: GPU 3 needs recovery: driver asks for recovery: Reset (0 MiB used)\n"
@@ -170,6 +171,42 @@ TEST(ReportTableTest, GhostMemorySaysHowMuchAndWhatFreesIt) {
             "gpu[01-02]  dirty  GPU 2 ghost memory (11175 MiB) across the 2 hosts\n"
             "    ghost memory needs a GPU reset: run with --playbook reset.yaml\n")
       << table;
+}
+
+// A host whose supervisor started a worker again and lives on: not ready,
+// the row says what was done and that it lives on, the line under it names
+// it with its stop command; at 80 columns every line fits but a word longer
+// than a line.
+TEST(ReportTableTest, ALiveRestarterIsTheNotReadyReasonWithin80Columns) {
+  RunReport run = testing_fixture::MixedFleet();
+  HostReport host = testing_fixture::CleanedHost("gpu05", 5);
+  host.status = HostStatus::kNotReady;
+  host.respawning_parent = "188 (supervisor.py)";
+  HostFinding alive;
+  alive.kind = finding_kind::kRestarterAlive;
+  alive.pids = {188};
+  alive.names = {"supervisor.py"};
+  Holder supervisor = testing_fixture::MakeHolder(188, "supervisor.py", {}, HolderFate::kObserved);
+  supervisor.cmdline = "python3 supervisor.py --restart-delay 3 --workers 8 --gpus 0,1,2,3,4,5,6,7";
+  supervisor.user = "root";
+  alive.processes = {supervisor};
+  alive.detail = "kill 188";
+  alive.reason = true;
+  host.findings = {alive};
+  run.hosts = {host};
+  TableStyle style;
+  style.width = 80;
+  const std::string table = RenderTable(run, style);
+  EXPECT_EQ(table.rfind("gpu05  not ready  8 killed (TERM 6, KILL 2), 1 unit stopped,\n", 0), 0U)
+      << table;
+  EXPECT_NE(table.find("workers respawned by their parent supervisor.py,\n"
+                       "                  which lives on\n"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("\n    restarter alive: pid 188 (supervisor.py)"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("stop it with: kill 188\n"), std::string::npos) << table;
+  for (const std::string& line : SplitLines(table)) EXPECT_LE(line.size(), 80U) << line;
 }
 
 }  // namespace
