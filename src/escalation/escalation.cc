@@ -102,6 +102,7 @@ Action Escalation::Next(const HostView& view) const {
 void Escalation::Signalled(const Action& wave, const HostView& after) {
   history_.signalled_since_scan = true;
   history_.rescans_since_signal = 0;
+  history_.shm_done = false;  // the wave's holders may leave segments of their own
   for (const Target& target : wave.targets) {
     for (const TrackedHolder& t : after.holders) {
       if (t.holder.pid == target.pid && t.holder.start_time == target.start_time) {
@@ -128,6 +129,14 @@ void Escalation::Finished(const Action& action, const HostView& after, const Ste
     case ActionKind::kRescan:
       history_.signalled_since_scan = false;
       history_.rescans_since_signal++;
+      // A clean that rode on a re-scan which found the host clean removed
+      // every unused segment there was: it counts, even when a restart
+      // watch goes on after it (a later wave makes it due again).
+      if (!HostLooksDirty(after) &&
+          std::any_of(action.fused.begin(), action.fused.end(),
+                      [](const Action& f) { return f.kind == ActionKind::kCleanShm; })) {
+        history_.shm_done = true;
+      }
       // The /dev/shm clean and the verify that rode along count only when
       // the ladder would have come to them next. A re-scan after which the
       // ladder would only clean /dev/shm and verify is the verify: it read

@@ -79,6 +79,10 @@ class RestartersTest(FleetCase):
                 self.assertRegex(host["summary"],
                                  r"workers respawned by their parent supervisord, which lives on$")
                 self.assertEqual(host["rounds"], 2, host["holders"])
+                # The settle after the last wave carried the /dev/shm clean:
+                # the watch ends with a re-scan, no clean_shm round trip.
+                steps = [t["step"] for t in host["timings"]]
+                self.assertEqual(steps[-1], "rescan", steps)
                 self.assertRegex(host["respawning_parent"], r"^\d+ \(supervisord\)$")
                 self.assertEqual(self.gpu_mib(name, 0), 0)
                 alive = findings(host, "restarter_alive")

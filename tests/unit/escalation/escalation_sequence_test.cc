@@ -242,6 +242,49 @@ TEST(EscalationSequenceTest, SupervisedRestartGetsTheFullSettle) {
         {"done", {}}});
 }
 
+TEST(EscalationSequenceTest, TheSettleCarriesTheCleanThroughARestartWatch) {
+  // A restarter lives (a supervisor, watched until respawn_wait): the
+  // settle re-scan found the host clean and carried the /dev/shm clean, so
+  // the watch's last re-scan is the verify and no clean_shm round trip
+  // follows it (the H200's "SETTLE CARRIES THE CLEAN").
+  TrackedHolder w = Worker(10, 0, /*ppid=*/500);
+  const HostView busy{{w}, Gpus({kBusy}), {}};
+  HostView termed{{Signalled(w, "TERM", true)}, Gpus({kClean}), {}};
+  Holder supervisor;
+  supervisor.pid = 500;
+  supervisor.comm = "supervisord";
+  termed.restarters = {supervisor};
+  Playbook watch = DefaultPlaybook();
+  watch.respawn_wait = std::chrono::milliseconds(3000);
+  Play(watch, EscalationMode::kRun,
+       {{"inspect", busy},
+        {"term pids=10 10000ms", termed},
+        {"rescan 500ms", termed},
+        {"rescan+clean_shm 2000ms", termed},
+        {"rescan 2500ms", termed},
+        {"rescan 3000ms", termed},
+        {"done", {}}});
+  // A restart caught during the watch is a new wave: its holders may leave
+  // segments, so the clean rides on the next settle again.
+  TrackedHolder again = Worker(11, 0, /*ppid=*/500, /*round=*/2);
+  HostView restarted = termed;
+  restarted.holders.push_back(again);
+  restarted.gpus = Gpus({kBusy});
+  HostView gone = termed;
+  gone.holders.push_back(Signalled(again, "TERM", true));
+  Play(watch, EscalationMode::kRun,
+       {{"inspect", busy},
+        {"term pids=10 10000ms", termed},
+        {"rescan 500ms", termed},
+        {"rescan+clean_shm 2000ms", restarted},
+        {"term pids=11 10000ms", gone},
+        {"rescan 500ms", gone},
+        {"rescan+clean_shm 2000ms", gone},
+        {"rescan 2500ms", gone},
+        {"rescan 3000ms", gone},
+        {"done", {}}});
+}
+
 TEST(EscalationSequenceTest, DryRunStopsAfterInspect) {
   const HostView busy{{Worker(10, 0)}, Gpus({kBusy}), {"vllm.service"}};
   Escalation e =
