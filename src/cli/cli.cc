@@ -50,9 +50,10 @@ Status ScopeFromFlags(const std::string& gpus, const std::string& cgroup, Scope*
   return Status::Ok();
 }
 
-// The flag tables keep one flag per line, as --help prints them.
+// The flag tables keep one flag per line, as --help prints them, a
+// function per section of --help.
 // clang-format off
-po::options_description Describe(Options* o, RawFlags* raw) {
+po::options_description SelectionFlags(Options* o) {
   po::options_description selection("Selection", kHelpWidth, kHelpWidth / 2);
   selection.add_options()
       ("hosts,i", po::value(&o->hosts)->value_name("SOURCE")->composing(),
@@ -70,25 +71,12 @@ po::options_description Describe(Options* o, RawFlags* raw) {
        "leave these hosts out of the selection, as clush -x: 'gpu[03,05]'")
       ("show-config", po::bool_switch(&o->show_config),
        "print each effective setting and where it came from, and exit");
+  return selection;
+}
 
-  po::options_description connection("Connection", kHelpWidth, kHelpWidth / 2);
-  connection.add_options()
-      ("forks,f", po::value(&o->forks)->value_name("N")->default_value(64),
-       "hosts in flight at once")
-      ("fanout", po::value(&raw->fanout)->value_name("HOW"),
-       "fibers (default: a few loop threads carry every host in flight) or threads "
-       "(one thread per host in flight, --forks at most 4096)")
-      ("connect-timeout", po::value(&raw->connect_timeout)->value_name("DUR"),
-       "TCP, banner, key exchange and authentication, ssh-agent included "
-       "(default 10s)")
-      ("command-timeout", po::value(&raw->command_timeout)->value_name("DUR"),
-       "each remote command, also enforced on the host (default 60s)")
-      ("host-timeout", po::value(&raw->host_timeout)->value_name("DUR"),
-       "the whole escalation on one host (default: none)")
-      ("deadline", po::value(&raw->deadline)->value_name("DUR"),
-       "the whole run (default: none)")
-      ("retries", po::value(&o->retries)->value_name("N")->default_value(2),
-       "retries of transient connection errors, with backoff")
+// The connection's flags: how many hosts and how long, then the SSH login.
+void AddSshFlags(po::options_description* connection, Options* o, RawFlags* raw) {
+  connection->add_options()
       ("user,u", po::value(&o->user)->value_name("USER"),
        "login user for hosts that set none (default: local user)")
       ("identity", po::value(&o->identity)->value_name("FILE"),
@@ -107,7 +95,32 @@ po::options_description Describe(Options* o, RawFlags* raw) {
        "read this OpenSSH config instead (implies --ssh-config)")
       ("become,b", po::bool_switch(&o->become),
        "run host commands under sudo -n");
+}
 
+po::options_description ConnectionFlags(Options* o, RawFlags* raw) {
+  po::options_description connection("Connection", kHelpWidth, kHelpWidth / 2);
+  connection.add_options()
+      ("forks,f", po::value(&o->forks)->value_name("N")->default_value(64),
+       "hosts in flight at once")
+      ("fanout", po::value(&raw->fanout)->value_name("HOW"),
+       "fibers (default: a few loop threads carry every host in flight) or threads "
+       "(one thread per host in flight, --forks at most 4096)")
+      ("connect-timeout", po::value(&raw->connect_timeout)->value_name("DUR"),
+       "TCP, banner, key exchange and authentication, ssh-agent included "
+       "(default 10s)")
+      ("command-timeout", po::value(&raw->command_timeout)->value_name("DUR"),
+       "each remote command, also enforced on the host (default 60s)")
+      ("host-timeout", po::value(&raw->host_timeout)->value_name("DUR"),
+       "the whole escalation on one host (default: none)")
+      ("deadline", po::value(&raw->deadline)->value_name("DUR"),
+       "the whole run (default: none)")
+      ("retries", po::value(&o->retries)->value_name("N")->default_value(2),
+       "retries of transient connection errors, with backoff");
+  AddSshFlags(&connection, o, raw);
+  return connection;
+}
+
+po::options_description WaveFlags(Options* o) {
   po::options_description waves("Waves", kHelpWidth, kHelpWidth / 2);
   waves.add_options()
       ("canary", po::value(&o->canary)->value_name("N"),
@@ -120,7 +133,10 @@ po::options_description Describe(Options* o, RawFlags* raw) {
       ("max-fail", po::value(&o->max_fail)->value_name("N|P%"),
        "start no further wave once more than N hosts failed, or more than P% of a wave "
        "(failed: not clean, unreachable included); needs --canary, --waves or --wave-by");
+  return waves;
+}
 
+po::options_description EscalationFlags(Options* o, RawFlags* raw) {
   po::options_description escalation("Escalation", kHelpWidth, kHelpWidth / 2);
   escalation.add_options()
       ("playbook,p", po::value(&o->playbook)->value_name("FILE"),
@@ -137,7 +153,10 @@ po::options_description Describe(Options* o, RawFlags* raw) {
        "act only on processes in this cgroup subtree (/system.slice/x.service)")
       ("spare-pods", po::bool_switch(&o->scope.spare_pods),
        "never act on a process that a Kubernetes pod owns (its cgroup names the pod)");
+  return escalation;
+}
 
+po::options_description OutputFlags(Options* o) {
   po::options_description output("Output", kHelpWidth, kHelpWidth / 2);
   AddReportFlags(output.add_options(), o);
   output.add_options()
@@ -145,15 +164,27 @@ po::options_description Describe(Options* o, RawFlags* raw) {
        "write one log per host: every command, exit code, output")
       ("quiet,q", po::bool_switch(&o->quiet), "only the final table and errors")
       (",v", "more log detail on stderr; -vv for debug");
+  return output;
+}
 
+po::options_description GeneralFlags() {
   po::options_description general("General", kHelpWidth, kHelpWidth / 2);
   general.add_options()
       ("help,h", "print this help and exit")
       ("version,V", "print the version, the commit and the libraries' versions");
+  return general;
+}
 
-  // clang-format on
+// clang-format on
+
+po::options_description Describe(Options* o, RawFlags* raw) {
   po::options_description all(kHelpWidth, kHelpWidth / 2);
-  all.add(selection).add(connection).add(waves).add(escalation).add(output).add(general);
+  all.add(SelectionFlags(o))
+      .add(ConnectionFlags(o, raw))
+      .add(WaveFlags(o))
+      .add(EscalationFlags(o, raw))
+      .add(OutputFlags(o))
+      .add(GeneralFlags());
   return all;
 }
 

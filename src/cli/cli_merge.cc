@@ -26,31 +26,43 @@ po::options_description DescribeMerge(Options* o) {
 
 }  // namespace
 
-CliResult ParseMergeCommandLine(int argc, const char* const* argv) {
-  CliResult result;
-  Options& o = result.options;
-  po::options_description desc = DescribeMerge(&o);
+namespace {
+
+// Reads the flags and the report paths into "o" and "vm"; "" or the
+// parser's words. Whole words only, as the run's flags (no unambiguous
+// prefixes).
+std::string StoreMergeFlags(int argc, const char* const* argv, Options* o, po::variables_map* vm) {
   po::options_description hidden;
-  hidden.add_options()("report", po::value(&o.merge_reports)->composing());
+  hidden.add_options()("report", po::value(&o->merge_reports)->composing());
   po::options_description all;
-  all.add(desc).add(hidden);
+  all.add(DescribeMerge(o)).add(hidden);
   po::positional_options_description positional;
   positional.add("report", -1);
-
-  result.action = CliAction::kUsageError;
-  po::variables_map vm;
   try {
-    // Whole words only, as the run's flags (no unambiguous prefixes).
     po::store(
         po::command_line_parser(argc, argv)
             .options(all)
             .positional(positional)
             .style(po::command_line_style::default_style & ~po::command_line_style::allow_guessing)
             .run(),
-        vm);
-    po::notify(vm);
+        *vm);
+    po::notify(*vm);
   } catch (const po::error& e) {
-    result.error = std::string("merge: ") + e.what();
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+CliResult ParseMergeCommandLine(int argc, const char* const* argv) {
+  CliResult result;
+  Options& o = result.options;
+  result.action = CliAction::kUsageError;
+  po::variables_map vm;
+  std::string error = StoreMergeFlags(argc, argv, &o, &vm);
+  if (!error.empty()) {
+    result.error = "merge: " + error;
     return result;
   }
   if (vm.count("help")) {
@@ -61,7 +73,7 @@ CliResult ParseMergeCommandLine(int argc, const char* const* argv) {
     result.error = "merge: no reports given (fleetreap merge REPORT.json...)";
     return result;
   }
-  const std::string error = CheckReportFlags(o);
+  error = CheckReportFlags(o);
   if (!error.empty()) {
     result.error = "merge: " + error;
     return result;

@@ -66,6 +66,29 @@ void Progress::HostStep(const Host& host, const std::string& step) {
   }
 }
 
+void Progress::Count(HostStatus status) {
+  switch (status) {
+    case HostStatus::kClean: ++clean_; break;
+    case HostStatus::kDirty:
+    case HostStatus::kNotReady: ++dirty_; break;
+    case HostStatus::kUnreachable: ++unreachable_; break;
+    case HostStatus::kFailed: ++failed_; break;
+  }
+}
+
+// "gpu08 dirty 0.8 s: GPU 2 ghost memory (10151 MiB); <what to do>": the
+// time in its own place, one separator style, the host named once.
+std::string Progress::FinishedLine(const HostReport& report, const HostOutcome& outcome) const {
+  std::string label = OutcomeKindLabel(outcome.kind);
+  if (style_.color) label = OutcomeColor(outcome.kind) + label + "\033[0m";
+  std::string line =
+      report.name + " " + label + " " + FormatSeconds(report.duration) + ": " + outcome.detail;
+  std::string reason = HostReason(report, style_.dry_run);
+  if (reason.rfind(report.name + ": ", 0) == 0) reason.erase(0, report.name.size() + 2);
+  if (!reason.empty()) line += "; " + reason;
+  return line;
+}
+
 void Progress::HostFinished(const HostReport& report) {
   PrintPending();
   HostOutcome outcome = OutcomeOf(report, style_.dry_run);
@@ -73,22 +96,8 @@ void Progress::HostFinished(const HostReport& report) {
   in_flight_.erase(std::remove_if(in_flight_.begin(), in_flight_.end(),
                                   [&report](const InFlight& f) { return f.name == report.name; }),
                    in_flight_.end());
-  switch (report.status) {
-    case HostStatus::kClean: ++clean_; break;
-    case HostStatus::kDirty:
-    case HostStatus::kNotReady: ++dirty_; break;
-    case HostStatus::kUnreachable: ++unreachable_; break;
-    case HostStatus::kFailed: ++failed_; break;
-  }
-  std::string label = OutcomeKindLabel(outcome.kind);
-  if (style_.color) label = OutcomeColor(outcome.kind) + label + "\033[0m";
-  // "gpu08 dirty 0.8 s: GPU 2 ghost memory (10151 MiB); <what to do>": the
-  // time in its own place, one separator style, the host named once.
-  std::string line =
-      report.name + " " + label + " " + FormatSeconds(report.duration) + ": " + outcome.detail;
-  std::string reason = HostReason(report, style_.dry_run);
-  if (reason.rfind(report.name + ": ", 0) == 0) reason.erase(0, report.name.size() + 2);
-  if (!reason.empty()) line += "; " + reason;
+  Count(report.status);
+  const std::string line = FinishedLine(report, outcome);
   if (!report.host_key_accepted_into.empty()) {
     // Trust on first use is an event to keep in the log, as ssh's
     // "Permanently added" line.

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "fleetreap/base/clock.h"
+#include "fleetreap/report/host_outcome.h"
 #include "fleetreap/runner/fleet_observer.h"
 
 namespace spdlog {
@@ -88,6 +89,8 @@ class Progress : public FleetObserver {
   void PrintPending();
   void Draw();
   void Clear();
+  void Count(HostStatus status);  // the counts the status line shows
+  std::string FinishedLine(const HostReport& report, const HostOutcome& outcome) const;
 
   std::FILE* out_;
   const ProgressStyle style_;
