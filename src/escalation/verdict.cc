@@ -194,9 +194,12 @@ bool JudgeCleanliness(const HostView& view, const VerdictFacts& facts, HostVerdi
   }
   const bool units_back = facts.reset_units_started.size() == facts.reset_units_stopped.size();
   if (!units_back) {
+    // Said first: a daemon left stopped matters more than the GPUs' dirt.
     HostFinding units = Finding(fk::kResetUnitNotRestarted);
     units.units = not_restarted;
-    verdict->findings.push_back(units);
+    units.detail = Join(facts.reset_units_down, ", ");
+    units.reason = !HasReason(verdict->findings);
+    verdict->findings.insert(verdict->findings.begin(), units);
   }
   return empty && view.newcomers.empty() && units_back;
 }

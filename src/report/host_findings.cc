@@ -175,7 +175,8 @@ std::string HostFindingText(const HostFinding& finding) {
   if (k == fk::kHoldersRespawning) return "holders respawning, restarted by " + Process(finding, 0);
   if (k == fk::kResetBlocked) return "reset blocked by " + finding.detail;
   if (k == fk::kResetUnitNotRestarted) {
-    return "stopped for the reset and not active again: " + Join(finding.units, ", ");
+    return "not active again after the GPU reset: " +
+           (finding.detail.empty() ? Join(finding.units, ", ") : finding.detail);
   }
   if (k == fk::kRestarterAlive) return RestarterText(finding);
   if (k == fk::kCause) return "cause: " + CauseWords(finding, std::to_string(finding.count), true);

@@ -119,6 +119,7 @@ void Runner::Finish() {
   facts.gpus_after = report_.gpus_after;
   facts.reset_units_stopped = report_.reset_units_stopped;
   facts.reset_units_started = report_.reset_units_started;
+  facts.reset_units_down = reset_units_down_;
   facts.reset_said = report_.reset_blocked_by;
   facts.refused = refused_;
   facts.nvidia_smi_failed = nvidia_smi_failed_;

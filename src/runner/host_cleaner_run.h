@@ -117,14 +117,15 @@ class Runner {
   Escalation escalation_;  // the plan: the only writer of the history
   TimePoint last_signal_;
   bool failed_ = false;
-  const char* step_ = "inspect";      // the action under way, for Exec's errors
-  bool nvidia_smi_failed_ = false;    // the latest scan's query failed outright
-  bool stop_ladder_ = false;          // the fold said so (no driver, lost GPU)
-  bool did_not_converge_ = false;     // the escalation's step cap was reached
-  bool table_scan_ = false;           // the scan asks for the plain table too
-  std::vector<std::string> refused_;  // "PID (user)" that kill(1) refused
-  int audit_unwritten_ = 0;           // audit lines logger did not take
-  uint64_t scan_start_ = 0;           // the latest holder scan's clock (ticks)
+  const char* step_ = "inspect";               // the action under way, for Exec's errors
+  bool nvidia_smi_failed_ = false;             // the latest scan's query failed outright
+  bool stop_ladder_ = false;                   // the fold said so (no driver, lost GPU)
+  bool did_not_converge_ = false;              // the escalation's step cap was reached
+  bool table_scan_ = false;                    // the scan asks for the plain table too
+  std::vector<std::string> refused_;           // "PID (user)" that kill(1) refused
+  std::vector<std::string> reset_units_down_;  // "UNIT (state)" not active after a reset
+  int audit_unwritten_ = 0;                    // audit lines logger did not take
+  uint64_t scan_start_ = 0;                    // the latest holder scan's clock (ticks)
 };
 
 }  // namespace host_cleaner_internal

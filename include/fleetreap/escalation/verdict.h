@@ -32,6 +32,7 @@ struct VerdictFacts {
   std::vector<GpuReading> gpus_after;  // the last readings the report shows
   std::vector<std::string> reset_units_stopped;
   std::vector<std::string> reset_units_started;
+  std::vector<std::string> reset_units_down;  // "UNIT (state)": read down after the reset
   /// What the reset step itself said (a failed stop, a refused GPU, not
   /// started): first in reset_blocked_by, before what still blocks one.
   std::string reset_said;

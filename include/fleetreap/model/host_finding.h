@@ -29,7 +29,7 @@ constexpr char kUnheldHolder[] = "unheld_holder";                      // pids, 
 constexpr char kGpusNotEmpty[] = "gpus_not_empty";                     // gpus, mib
 constexpr char kHoldersRespawning[] = "holders_respawning";            // pids, names: the parent
 constexpr char kResetBlocked[] = "reset_blocked";                      // detail: the blockers
-constexpr char kResetUnitNotRestarted[] = "reset_unit_not_restarted";  // units
+constexpr char kResetUnitNotRestarted[] = "reset_unit_not_restarted";  // units; detail: states
 /// A process that may start a signalled holder again still lives after the
 /// watch (processes: it, described; detail: the command that stops it, ""
 /// when none is known), or a holder's unit restarts on its own (units, mib

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "fleetreap/escalation/playbook.h"
+#include "fleetreap/report/host_findings.h"
 #include "fleetreap/runner/host_cleaner.h"
 #include "support/fake_clock.h"
 #include "support/fake_host_steps.h"
@@ -99,8 +100,9 @@ TEST(HostCleanerResetTest, AUnitNotActiveAgainIsSaidFirst) {
   EXPECT_EQ(report.status, HostStatus::kDirty);
   EXPECT_EQ(report.reset_units_stopped, kUnits);
   EXPECT_EQ(report.reset_units_started, std::vector<std::string>{"nvidia-persistenced.service"});
-  EXPECT_EQ(report.error_message,
+  EXPECT_EQ(HostMessage(report),
             "not active again after the GPU reset: nvidia-dcgm.service (failed)");
+  EXPECT_EQ(report.findings.front().kind, finding_kind::kResetUnitNotRestarted);
 }
 
 TEST(HostCleanerResetTest, AStepCutOffAfterTheStopNamesTheUnitsFirst) {
