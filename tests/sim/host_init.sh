@@ -93,7 +93,10 @@ readlink /proc/self/ns/pid > /etc/fleetreap/host-pid-namespace
 chmod 644 /etc/fleetreap/host-pid-namespace
 
 # Accounts, sudo policy and name resolution of this host only.
+# A minimal system may lack one (debootstrap's minbase has no /etc/hosts):
+# the mount point is made in the /etc overlay above, never in the real /etc.
 for f in passwd shadow group sudoers hosts; do
+  [ -e "/etc/$f" ] || : >"/etc/$f"
   mount --bind "$H/etc/$f" "/etc/$f"
 done
 mount --bind "$H/root" /root
