@@ -61,7 +61,7 @@ STAGES = [  # (row label, steps this stage adds)
     ("clean_shm", ["clean_shm"]),
     ("verify", ["verify"]),
 ]
-RUN_LINE = re.compile(r"^\S+Z run \(", re.M)
+RUN_LINE = re.compile(r"^\S+Z run [^(\n]*\(timeout ", re.M)
 
 
 def counter(fleet, name):

@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "sim"))
 from bench_binary import find_fleetreap  # noqa: E402
 from simfleet import Fleet, HostSpec  # noqa: E402
 
-RUN_LINE = re.compile(r"^\S+Z run \(", re.M)
+RUN_LINE = re.compile(r"^\S+Z run [^(\n]*\(timeout ", re.M)
 SPECS = [HostSpec("rb01", scenario="clean"), HostSpec("rb02", scenario="ready_nvswitch_ok"),
          HostSpec("rb03", scenario="ready_xid_79")]
 

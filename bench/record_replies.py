@@ -44,7 +44,7 @@ def commands(path):
     with open(path, "rb") as f:
         lines = f.read().split(b"\n")
     for line in lines:
-        if re.match(STAMP + rb"run \(", line):
+        if re.match(STAMP + rb"run [^(\n]*\(timeout ", line):
             cur = {"cmd": [], "out": [], "outn": 0, "rc": None}
             runs.append(cur)
             block = "cmd"

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "config_internal.h"
+#include "fleetreap/base/closest_name.h"
 #include "fleetreap/base/text.h"
 
 namespace fleetreap {
@@ -41,32 +42,8 @@ std::string Anchored(const std::string& key, const std::string& value, const std
   return DirectoryOf(file) + value;
 }
 
-// Levenshtein distance, for "did you mean".
-size_t Distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
-    }
-  }
-  return row[b.size()];
-}
-
 std::string UnknownKey(const std::string& key) {
-  std::string best;
-  size_t best_distance = 3;
-  for (const std::string& known : ConfigKeys()) {
-    size_t d = Distance(key, known);
-    if (d < best_distance) {
-      best_distance = d;
-      best = known;
-    }
-  }
+  const std::string best = ClosestName(key, ConfigKeys());
   if (!best.empty()) return "unknown setting \"" + key + "\" (did you mean " + best + "?)";
   return "unknown setting \"" + key + "\" (known: " + Join(ConfigKeys(), ", ") + ")";
 }

@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "fleetreap/base/closest_name.h"
+#include "fleetreap/base/text.h"
 #include "playbook_reader.h"
 
 namespace fleetreap {
@@ -44,6 +46,33 @@ int ReadWholeFile(const std::string& path, std::string* text) {
   }
   close(fd);
   return error;
+}
+
+// "unknown setting "kil_grace" (did you mean kill_grace?)", or with the
+// settings listed when none is near.
+std::string UnknownSetting(const std::string& name) {
+  static const std::vector<std::string> kSettings = {"name",
+                                                     "description",
+                                                     "steps",
+                                                     "units",
+                                                     "unit_stop_timeout",
+                                                     "term_grace",
+                                                     "kill_grace",
+                                                     "poll_interval",
+                                                     "settle",
+                                                     "settle_if_clean",
+                                                     "respawn_wait",
+                                                     "max_rounds",
+                                                     "shm_patterns",
+                                                     "shm_under_scope",
+                                                     "threshold_mib",
+                                                     "protect",
+                                                     "daemon_allowance_mib",
+                                                     "reset_stops_daemons",
+                                                     "ready"};
+  const std::string best = ClosestName(name, kSettings);
+  if (!best.empty()) return "unknown setting \"" + name + "\" (did you mean " + best + "?)";
+  return "unknown setting \"" + name + "\"; settings are " + Join(kSettings, ", ");
 }
 
 void ApplyKey(const PlaybookReader& reader, const YAML::Node& key, const YAML::Node& value,
@@ -128,7 +157,7 @@ void ApplyKey(const PlaybookReader& reader, const YAML::Node& key, const YAML::N
   } else if (name == "ready") {
     ReadReadyPolicy(reader, key, value, &p->ready);
   } else {
-    reader.Fail(key, "unknown setting \"" + name + "\"");
+    reader.Fail(key, UnknownSetting(name));
   }
 }
 

@@ -4,10 +4,11 @@
 // and the check that warns about a name one or two edits away from one of
 // them (ansible_hots), which Ansible would silently take as a new variable.
 // Pure functions; thread-safe.
-#include <algorithm>
+#include <iterator>
 #include <string>
 #include <vector>
 
+#include "fleetreap/base/closest_name.h"
 #include "inventory_internal.h"
 
 namespace fleetreap {
@@ -90,41 +91,13 @@ constexpr const char* kAnsibleNames[] = {
     "ansible_fqdn",
 };
 
-// Damerau-Levenshtein distance (adjacent transpositions count one), capped
-// at "cap" + 1.
-size_t EditDistance(const std::string& a, const std::string& b, size_t cap) {
-  const size_t n = a.size(), m = b.size();
-  if ((n > m ? n - m : m - n) > cap) return cap + 1;
-  std::vector<std::vector<size_t>> d(n + 1, std::vector<size_t>(m + 1));
-  for (size_t i = 0; i <= n; ++i) d[i][0] = i;
-  for (size_t j = 0; j <= m; ++j) d[0][j] = j;
-  for (size_t i = 1; i <= n; ++i) {
-    for (size_t j = 1; j <= m; ++j) {
-      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
-  }
-  return d[n][m];
-}
-
 }  // namespace
 
 std::string AnsibleNameTypo(const std::string& name) {
   if (name.rfind("ansible_", 0) != 0) return "";
-  std::string best;
-  size_t best_distance = 3;
-  for (const char* known : kAnsibleNames) {
-    if (name == known) return "";
-    size_t distance = EditDistance(name, known, 2);
-    if (distance < best_distance) {
-      best_distance = distance;
-      best = known;
-    }
-  }
-  if (best.empty()) return "";
+  static const std::vector<std::string> known(std::begin(kAnsibleNames), std::end(kAnsibleNames));
+  const std::string best = ClosestName(name, known);
+  if (best.empty() || best == name) return "";
   return name + " is not a variable Ansible knows; did you mean " + best + "?";
 }
 

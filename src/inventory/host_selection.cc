@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "fleetreap/base/closest_name.h"
 #include "fleetreap/inventory/ansible_pattern.h"
 #include "fleetreap/inventory/host_pattern.h"
 
@@ -101,6 +102,12 @@ class Selector {
       hint = comma_list_ ? " (with a \",\" in the pattern Ansible does not split at \":\"; "
                            "use one of them)"
                          : " (Ansible reads \"NAME:PORT\" as one name)";
+    }
+    if (hint.empty() && term.find_first_of("*?[") == std::string::npos) {
+      std::vector<std::string> names = inventory_.group_names();
+      for (const Host& host : inventory_.hosts()) names.push_back(host.name);
+      const std::string best = ClosestName(term, names, 1);
+      if (!best.empty()) hint = " (did you mean " + best + "?)";
     }
     return UsageError(shown, "matches no host or group in " + inventory_.path() + hint);
   }

@@ -35,7 +35,7 @@ table{border-collapse:collapse}td,th{padding:1px 6px;text-align:left;vertical-al
 .o-dirty .k{color:#9a6700}.o-failed .k,.o-unreachable .k{color:#b3261e}.o-not_started .k,.o-no_report .k{color:#8e24aa}
 .funnel td{padding:2px 6px}.bar{display:inline-block;height:12px;background:#5c7cfa;vertical-align:middle}
 .grid th{font-weight:normal;white-space:nowrap;max-width:28em;overflow:hidden;text-overflow:ellipsis}
-.grid td.g{white-space:nowrap;padding:1px 4px}.grid tr:hover{background:#f3f3f3}
+.grid td.g{white-space:nowrap;padding:1px 4px}.grid td.grp{color:#555;white-space:nowrap}.grid tr:hover{background:#f3f3f3}
 .grid i{display:inline-block;width:9px;height:11px;margin-right:1px;background:#ccc}
 .s-clean{background:#4caf50!important}.s-busy{background:#fb8c00!important}
 .s-protected_only{background:#4caf50!important;box-shadow:inset 0 0 0 2px #1b5e20}.s-ghost{background:#8e24aa!important}

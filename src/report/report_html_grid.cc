@@ -42,6 +42,8 @@ std::string RowKey(const HostOutcome& outcome, const HostReport& host) {
 
 struct Row {
   OutcomeKind kind = OutcomeKind::kClean;
+  std::string group;          // the hosts' first inventory group
+  size_t group_order = 0;     // that group's place in the report
   std::vector<size_t> hosts;  // indexes into report.hosts
 };
 
@@ -77,8 +79,8 @@ void AppendRow(const RunReport& report, const Row& row, std::string* out) {
   *out += "<tr class=\"o-" + CssWord(label) + "\" data-q=\"" + HtmlEscape(query + label) +
           "\"><th><a href=\"#h" + std::to_string(row.hosts.front()) + "\">" +
           HtmlEscape(FoldHostNames(names)) + "</a></th><td class=\"k\">" + label +
-          "</td><td class=\"g\">" + Cells(first.gpus_before, "before", !folded, "not read") +
-          "</td><td class=\"g\">" +
+          "</td><td class=\"grp\">" + HtmlEscape(row.group) + "</td><td class=\"g\">" +
+          Cells(first.gpus_before, "before", !folded, "not read") + "</td><td class=\"g\">" +
           Cells(first.gpus_after, "after", !folded, report.dry_run ? "dry run" : "not read") +
           "</td><td>" + HtmlEscape(detail) + "</td></tr>\n";
 }
@@ -134,19 +136,26 @@ std::string CssWord(const std::string& word) {
 }
 
 void AppendGrid(const RunReport& report, std::string* out) {
-  std::vector<std::string> groups;  // in order of first appearance
-  std::map<std::string, std::vector<Row>> rows;
-  std::map<std::string, std::map<std::string, size_t>> row_of_key;
+  // One table, problems first (by outcome), then by inventory group in the
+  // report's order; hosts of an outcome and group with the same GPUs share a row.
+  std::map<std::string, size_t> group_order;
+  std::vector<Row> rows;
+  std::map<std::string, size_t> row_of_key;
   for (size_t i = 0; i < report.hosts.size(); ++i) {
     const HostReport& host = report.hosts[i];
     const HostOutcome outcome = OutcomeOf(host, report.dry_run);
     const std::string group = GroupOf(host);
-    if (!rows.count(group)) groups.push_back(group);
-    std::vector<Row>& group_rows = rows[group];
-    auto [it, added] = row_of_key[group].try_emplace(RowKey(outcome, host), group_rows.size());
-    if (added) group_rows.push_back(Row{outcome.kind, {}});
-    group_rows[it->second].hosts.push_back(i);
+    const size_t order = group_order.try_emplace(group, group_order.size()).first->second;
+    auto [it, added] = row_of_key.try_emplace(group + "\n" + RowKey(outcome, host), rows.size());
+    if (added) rows.push_back(Row{outcome.kind, group, order, {}});
+    rows[it->second].hosts.push_back(i);
   }
+  std::stable_sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    if (OutcomeRank(a.kind) != OutcomeRank(b.kind)) {
+      return OutcomeRank(a.kind) < OutcomeRank(b.kind);
+    }
+    return a.group_order < b.group_order;
+  });
   *out += "<h2>GPUs before and after</h2>\n<p class=\"legend\">";
   // Plain words; clean and protected-only share a hue (both are clean),
   // the latter marked by its border.
@@ -163,21 +172,12 @@ void AppendGrid(const RunReport& report, std::string* out) {
   for (const auto& [state, words] : legend) {
     *out += "<i class=\"s-" + CssWord(GpuStateName(state)) + "\"></i>" + words;
   }
-  *out += "</p>\n";
-  for (const std::string& group : groups) {
-    std::vector<Row>& group_rows = rows[group];
-    std::stable_sort(group_rows.begin(), group_rows.end(), [](const Row& a, const Row& b) {
-      return OutcomeRank(a.kind) < OutcomeRank(b.kind);
-    });
-    size_t count = 0;
-    for (const Row& row : group_rows) count += row.hosts.size();
-    *out += "<h3>" + HtmlEscape(group) + " (" + std::to_string(count) +
-            (count == 1 ? " host" : " hosts") +
-            ")</h3>\n<table class=\"grid\">\n"
-            "<tr><th>hosts</th><th>outcome</th><th>before</th><th>after</th><th></th></tr>\n";
-    for (const Row& row : group_rows) AppendRow(report, row, out);
-    *out += "</table>\n";
-  }
+  *out +=
+      "</p>\n<table class=\"grid\">\n"
+      "<tr><th>hosts</th><th>outcome</th><th>group</th><th>before</th><th>after</th>"
+      "<th></th></tr>\n";
+  for (const Row& row : rows) AppendRow(report, row, out);
+  *out += "</table>\n";
 }
 
 void AppendTimelines(const RunReport& report, std::string* out) {

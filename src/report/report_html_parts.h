@@ -15,7 +15,8 @@ namespace html {
 /// names ("needs_recovery", "stop_units"); "x" when nothing is left.
 std::string CssWord(const std::string& word);
 
-/// The hosts x GPUs grid, by inventory group (report_html_grid.cc).
+/// The hosts x GPUs grid, one table by outcome (problems first), then by
+/// inventory group (report_html_grid.cc).
 void AppendGrid(const RunReport& report, std::string* out);
 
 /// The slowest hosts' step timelines and the time spent per step

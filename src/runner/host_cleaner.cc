@@ -54,12 +54,14 @@ HostReport Runner::Run() {
     if (job_.on_step) job_.on_step(StepBrief(action));
     const TimePoint step_start = clock_.Now();
     Perform(action);
-    LogStep(job_.host->name, action, view_, duration_cast<milliseconds>(clock_.Now() - step_start),
+    LogStep(job_.host->name, step_lines_, action, view_,
+            duration_cast<milliseconds>(clock_.Now() - step_start),
             failed_ ? report_.error_message : "");
     // A fused re-scan reports itself, before the verify it carried.
     const bool reported = action.kind == ActionKind::kRescan && !action.fused.empty();
     if (!failed_ && !reported) escalation_.Finished(action, view_, {stop_ladder_});
   }
+  LogStepsEnd(job_.host->name, step_lines_);
   Finish();
   report_.duration = duration_cast<milliseconds>(clock_.Now() - run_start);
   return report_;

@@ -21,6 +21,7 @@
 #include "fleetreap/remote/shm_clean.h"
 #include "fleetreap/runner/host_cleaner.h"
 #include "fleetreap/runner/host_steps.h"
+#include "fleetreap/runner/step_log.h"
 #include "script_steps.h"
 
 namespace fleetreap {
@@ -118,6 +119,7 @@ class Runner {
   TimePoint last_signal_;
   bool failed_ = false;
   const char* step_ = "inspect";               // the action under way, for Exec's errors
+  StepLines step_lines_;                       // -v's lines, the watch's repeats counted
   bool nvidia_smi_failed_ = false;             // the latest scan's query failed outright
   bool stop_ladder_ = false;                   // the fold said so (no driver, lost GPU)
   bool did_not_converge_ = false;              // the escalation's step cap was reached

@@ -56,13 +56,16 @@ ScriptSteps::ScriptSteps(Transport& transport, const HostJob& job, Clock& clock)
       clock_(clock),
       nvidia_smi_timeout_(NvidiaSmiTimeoutFor(job.command_timeout)) {}
 
-Status ScriptSteps::Exec(const std::string& script, milliseconds timeout, CommandResult* result) {
+Status ScriptSteps::Exec(const char* what, const std::string& script, milliseconds timeout,
+                         CommandResult* result) {
   TimePoint now = clock_.Now();
   if (now >= job_.deadline) return Status::Error(ErrorKind::kHostTimeout, "host deadline reached");
   if (job_.deadline != TimePoint::max()) {
     timeout = std::min(timeout, duration_cast<milliseconds>(job_.deadline - now));
   }
-  LogCommand(job_.host->name, script, timeout);
+  const std::string name = std::string(step_) + ": " + what;
+  LogCommand(job_.host->name, name, script, timeout);
+  transport_.NameNextCommand(name);
   *result = transport_.Run(BoundedCommand(script, timeout, job_.become), timeout);
   LogReply(job_.host->name, *result);
   // Each error names the step: "inspect: stdout exceeded 4 MiB, stopped reading".
@@ -83,7 +86,7 @@ Status ScriptSteps::Scan(const ScanRequest& request, HostSnapshot* snapshot) {
   CommandResult result;
   // Two nvidia-smi calls, each bounded on the host.
   Status status =
-      Exec(ScanScript(request), job_.command_timeout + 2 * nvidia_smi_timeout_, &result);
+      Exec("scan", ScanScript(request), job_.command_timeout + 2 * nvidia_smi_timeout_, &result);
   if (!status.ok()) return status;
   ScanOutput scan;
   status = ParseScanOutput(result.out, &scan);
@@ -98,14 +101,15 @@ Status ScriptSteps::QueryGpusOneByOne(const std::vector<int>& indexes,
                                       std::vector<GpuReading>* gpus) {
   CommandResult result;
   milliseconds timeout = job_.command_timeout + nvidia_smi_timeout_;
-  Status status = Exec(PerGpuQueryScript(indexes, nvidia_smi_timeout_), timeout, &result);
+  Status status =
+      Exec("nvidia-smi per GPU", PerGpuQueryScript(indexes, nvidia_smi_timeout_), timeout, &result);
   if (!status.ok()) return status;
   return ReadPerGpuQuery(result.out, gpus);
 }
 
 Status ScriptSteps::Signal(const SignalRequest& wave, SignalReply* reply) {
   CommandResult result;
-  Status status = Exec(SignalScriptFor(wave), wave.wait + job_.command_timeout, &result);
+  Status status = Exec("signal", SignalScriptFor(wave), wave.wait + job_.command_timeout, &result);
   if (!status.ok()) return status;
   return ParseSignalOutput(result.out, reply);
 }
@@ -118,8 +122,9 @@ milliseconds ScriptSteps::StopTimeout(size_t units) const {
 Status ScriptSteps::StopUnits(const std::vector<std::string>& units, std::vector<UnitStop>* stops,
                               AuditOutcome* audit) {
   CommandResult result;
-  Status status = Exec(StopUnitsScript(units, job_.playbook->unit_stop_timeout, job_.audit),
-                       StopTimeout(units.size()), &result);
+  Status status =
+      Exec("stop units", StopUnitsScript(units, job_.playbook->unit_stop_timeout, job_.audit),
+           StopTimeout(units.size()), &result);
   if (!status.ok()) return status;
   return ParseStopUnitsOutput(result.out, units, stops, audit);
 }
@@ -130,7 +135,8 @@ Status ScriptSteps::StopUnitsThenSignal(const std::vector<std::string>& units,
   CommandResult result;
   const std::string script =
       StopUnitsThenSignalScript(units, job_.playbook->unit_stop_timeout, wave);
-  Status status = Exec(script, StopTimeout(units.size()) + wave.wait, &result);
+  Status status =
+      Exec("stop units, signal", script, StopTimeout(units.size()) + wave.wait, &result);
   if (!status.ok()) return status;
   return ParseStopAndSignalOutput(result.out, units, stops, reply, audit);
 }
@@ -138,7 +144,8 @@ Status ScriptSteps::StopUnitsThenSignal(const std::vector<std::string>& units,
 Status ScriptSteps::CleanShm(bool dry_run, const ShmSelection& which, ShmOutput* shm) {
   CommandResult result;
   Status status =
-      Exec(ShmCleanScript(job_.playbook->shm_patterns, dry_run, HostPaths(), job_.audit, which),
+      Exec(dry_run ? "/dev/shm listing" : "/dev/shm clean",
+           ShmCleanScript(job_.playbook->shm_patterns, dry_run, HostPaths(), job_.audit, which),
            job_.command_timeout + nvidia_smi_timeout_, &result);
   if (!status.ok()) return status;
   return ParseShmOutput(result.out, shm, nullptr);
@@ -150,7 +157,8 @@ Status ScriptSteps::CleanShmThenQuickScan(bool dry_run, const ShmSelection& whic
   CommandResult result;
   const std::string script = ShmThenQuickScanScript(job_.playbook->shm_patterns, dry_run, quick,
                                                     HostPaths(), job_.audit, which);
-  Status status = Exec(script, job_.command_timeout + nvidia_smi_timeout_, &result);
+  Status status = Exec(dry_run ? "/dev/shm listing, scan" : "/dev/shm clean, scan", script,
+                       job_.command_timeout + nvidia_smi_timeout_, &result);
   if (!status.ok()) return status;
   ScanOutput scan;
   ShmOutput read;
@@ -164,7 +172,8 @@ Status ScriptSteps::ShmListingThenInspect(const ScanRequest& inspect, ShmOutput*
                                           HostSnapshot* snapshot) {
   CommandResult result;
   const std::string script = ShmListingThenInspectScript(job_.playbook->shm_patterns, inspect);
-  Status status = Exec(script, job_.command_timeout + 2 * nvidia_smi_timeout_, &result);
+  Status status = Exec("/dev/shm listing, scan", script,
+                       job_.command_timeout + 2 * nvidia_smi_timeout_, &result);
   if (!status.ok()) return status;
   ScanOutput scan;
   ShmOutput read;
@@ -180,7 +189,8 @@ Status ScriptSteps::RescanShmVerify(const ScanRequest& rescan, const ShmSelectio
   CommandResult result;
   const std::string script = RescanShmVerifyScript(rescan, job_.playbook->shm_patterns, verify,
                                                    HostPaths(), job_.audit, which);
-  Status status = Exec(script, job_.command_timeout + 3 * nvidia_smi_timeout_, &result);
+  Status status = Exec("scan, /dev/shm clean, scan", script,
+                       job_.command_timeout + 3 * nvidia_smi_timeout_, &result);
   if (!status.ok()) return status;
   ScanOutput first, second;
   ShmOutput read;
@@ -223,7 +233,8 @@ Status ScriptSteps::ResetGpus(const std::vector<int>& gpus, const std::vector<st
                              std::to_string(left.count() / 1000) + "s are left; not started");
   }
   Status status =
-      Exec(GpuResetScript(gpus, GpuResetTimeoutFor(nvidia_smi_timeout_), units,
+      Exec("GPU reset",
+           GpuResetScript(gpus, GpuResetTimeoutFor(nvidia_smi_timeout_), units,
                           job_.playbook->unit_stop_timeout, job_.audit, nvidia_smi_timeout_),
            all, &result);
   if (!status.ok()) return status;

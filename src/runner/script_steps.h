@@ -54,8 +54,10 @@ class ScriptSteps : public HostSteps {
 
  private:
   // Runs "script" bounded by "timeout" (cut to the deadline): the reply's
-  // bytes past the start record, or the error that ends the run.
-  Status Exec(const std::string& script, std::chrono::milliseconds timeout, CommandResult* result);
+  // bytes past the start record, or the error that ends the run. "what" names
+  // the command in -vv and --log-dir lines, after the step ("term: signal").
+  Status Exec(const char* what, const std::string& script, std::chrono::milliseconds timeout,
+              CommandResult* result);
   // The stops' bound: each unit's stop timeout and 3 s, plus the command's.
   std::chrono::milliseconds StopTimeout(size_t units) const;
 

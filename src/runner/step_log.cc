@@ -65,10 +65,8 @@ std::string Holders(const HostView& view) {
 
 std::string Cut(const std::string& text) { return EscapeControlBytes(text, kLoggedBytes, true); }
 
-}  // namespace
-
-std::string DescribeStep(const Action& action, const HostView& view, std::chrono::milliseconds took,
-                         const std::string& error) {
+// DescribeStep's line without its time and error.
+std::string StepBody(const Action& action, const HostView& view) {
   std::vector<std::string> parts;
   bool scanned = false;
   auto describe = [&](const Action& a) {
@@ -94,9 +92,40 @@ std::string DescribeStep(const Action& action, const HostView& view, std::chrono
   for (const Action& fused : action.fused) describe(fused);
   if (scanned) parts.push_back(Holders(view));
   parts.push_back(GpuCounts(view.gpus));
-  std::string line = StepName(action) + ": " + Join(parts, "; ") + " (" + FormatSeconds(took) + ")";
+  return StepName(action) + ": " + Join(parts, "; ");
+}
+
+}  // namespace
+
+std::string DescribeStep(const Action& action, const HostView& view, std::chrono::milliseconds took,
+                         const std::string& error) {
+  std::string line = StepBody(action, view) + " (" + FormatSeconds(took) + ")";
   if (!error.empty()) line += ", failed: " + Cut(error);
   return line;
+}
+
+std::vector<std::string> StepLines::Add(const Action& action, const HostView& view,
+                                        std::chrono::milliseconds took, const std::string& error) {
+  std::string body = StepBody(action, view);
+  if (action.kind == ActionKind::kRescan && error.empty() && body == last_) {
+    ++repeats_;
+    repeated_ += took;
+    return {};
+  }
+  std::vector<std::string> lines = Close();
+  lines.push_back(DescribeStep(action, view, took, error));
+  last_ = error.empty() ? std::move(body) : "";
+  return lines;
+}
+
+std::vector<std::string> StepLines::Close() {
+  if (repeats_ == 0) return {};
+  std::string line = "rescan: the same " + std::to_string(repeats_) +
+                     (repeats_ == 1 ? " more time (" : " more times (") + FormatSeconds(repeated_) +
+                     ")";
+  repeats_ = 0;
+  repeated_ = std::chrono::milliseconds(0);
+  return {line};
 }
 
 std::string StepBrief(const Action& action) {
@@ -113,16 +142,23 @@ std::string StepBrief(const Action& action) {
   return brief;
 }
 
-void LogStep(const std::string& host, const Action& action, const HostView& view,
+void LogStep(const std::string& host, StepLines& lines, const Action& action, const HostView& view,
              std::chrono::milliseconds took, const std::string& error) {
   if (!spdlog::should_log(spdlog::level::info)) return;
-  spdlog::info("{}: {}", Cut(host), DescribeStep(action, view, took, error));
+  for (const std::string& line : lines.Add(action, view, took, error)) {
+    spdlog::info("{}: {}", Cut(host), line);
+  }
 }
 
-void LogCommand(const std::string& host, const std::string& script,
+void LogStepsEnd(const std::string& host, StepLines& lines) {
+  if (!spdlog::should_log(spdlog::level::info)) return;
+  for (const std::string& line : lines.Close()) spdlog::info("{}: {}", Cut(host), line);
+}
+
+void LogCommand(const std::string& host, const std::string& name, const std::string& script,
                 std::chrono::milliseconds timeout) {
   if (!spdlog::should_log(spdlog::level::debug)) return;
-  spdlog::debug("{}: run (timeout {} ms): {}", Cut(host), timeout.count(), Cut(script));
+  spdlog::debug("{}: run {} (timeout {} ms): {}", Cut(host), name, timeout.count(), Cut(script));
 }
 
 void LogReply(const std::string& host, const CommandResult& result) {

@@ -91,8 +91,13 @@ class LoggedTransport : public Transport {
     return status;
   }
 
+  void NameNextCommand(const std::string& name) override { next_name_ = name; }
+
   CommandResult Run(const std::string& command, std::chrono::milliseconds timeout) override {
-    Write(clock_.WallNow(), "run (timeout " + Millis(timeout) + "):\n" + Indent(command, "  $ "));
+    const std::string name = next_name_.empty() ? "" : " " + next_name_;
+    next_name_.clear();
+    Write(clock_.WallNow(),
+          "run" + name + " (timeout " + Millis(timeout) + "):\n" + Indent(command, "  $ "));
     CommandResult result = inner_->Run(command, timeout);
     Write(clock_.WallNow(),
           HowItEnded(result) + " (" + Millis(result.duration) + ")\n" +
@@ -123,6 +128,7 @@ class LoggedTransport : public Transport {
   std::FILE* file_;
   Clock& clock_;
   size_t max_output_bytes_;
+  std::string next_name_;  // NameNextCommand's, for the next Run only
 };
 
 Status MakeDirectories(const std::string& dir) {

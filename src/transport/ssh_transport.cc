@@ -140,6 +140,7 @@ Status SshTransport::Connect(Clock::time_point not_after) {
   if (jump.empty() && options_.use_ssh_config) jump = config_.proxy_jump;
   if (jump == "none") jump.clear();
   if (!jump.empty()) proxy.clear();
+  direct_ = jump.empty() && proxy.empty();
   // Every way, libssh gets a socket that has already carried the banner, so
   // every wait up to here was bounded by our deadline.
   // The bastion's session and the proxy's pacer take locks across their

@@ -3,6 +3,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -79,8 +80,21 @@ Status TimedOut(const std::string& who, const std::string& when) {
 // non-blocking session (RetryAgain), until the connect deadline.
 using AuthRetry = std::function<int(const std::function<int()>&)>;
 
+// The public half of "key" in base64, what tells two files of one key apart
+// from two keys; "" when libssh cannot say.
+std::string PublicBlob(ssh_key key) {
+  char* base64 = nullptr;
+  if (ssh_pki_export_pubkey_base64(key, &base64) != SSH_OK) return "";
+  std::string blob = base64;
+  ssh_string_free_char(base64);
+  return blob;
+}
+
+// Tries the key file at "path"; a key already offered from another path
+// ("tried" holds their public halves) is not offered, nor noted, again.
 KeyOutcome TryKeyFile(ssh_session session, const std::string& path, bool named,
-                      const AuthRetry& retry, std::vector<std::string>* notes) {
+                      const AuthRetry& retry, std::vector<std::string>* notes,
+                      std::vector<std::string>* tried) {
   const std::string mode_problem = PrivateKeyModeProblem(path);
   if (!mode_problem.empty()) {
     notes->push_back(path + ": " + mode_problem);
@@ -102,6 +116,12 @@ KeyOutcome TryKeyFile(ssh_session session, const std::string& path, bool named,
     }
     return KeyOutcome::kRejected;
   }
+  const std::string blob = PublicBlob(key);
+  if (!blob.empty() && std::find(tried->begin(), tried->end(), blob) != tried->end()) {
+    ssh_key_free(key);
+    return KeyOutcome::kRejected;
+  }
+  if (!blob.empty()) tried->push_back(blob);
   rc = retry([&] { return ssh_userauth_publickey(session, nullptr, key); });
   ssh_key_free(key);
   if (rc == SSH_AUTH_SUCCESS) return KeyOutcome::kAccepted;
@@ -199,8 +219,9 @@ Status SshTransport::Authenticate(Clock::time_point deadline) {
     notes.push_back("ssh-agent: no key accepted");
     return KeyOutcome::kRejected;
   };
+  std::vector<std::string> tried;  // each key once, whichever paths name it
   auto try_key = [&](const std::string& path, bool named) {
-    KeyOutcome outcome = TryKeyFile(session, path, named, retry, &notes);
+    KeyOutcome outcome = TryKeyFile(session, path, named, retry, &notes, &tried);
     timed_out = outcome == KeyOutcome::kTimedOut;
     if (timed_out) return KeyOutcome::kSessionError;
     if (outcome == KeyOutcome::kSessionError && ssh_is_connected(session)) {

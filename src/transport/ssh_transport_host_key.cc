@@ -159,9 +159,16 @@ Status SshTransport::VerifyHostKey() {
     if (appended) accepted_into_ = user_known_hosts_.front();
     return status;
   }
+  // The line that adds it, where this machine reaches the host directly.
+  std::string add = "add it";
+  if (direct_ && !user_known_hosts_.empty()) {
+    add = "if that is the host's key, add it: ssh-keyscan " +
+          (target_port_ != 22 ? "-p " + std::to_string(target_port_) + " " : std::string()) +
+          target_host_ + " >> " + user_known_hosts_.front();
+  }
   return Status::Error(ErrorKind::kHostKey,
                        "host key for " + who + " is not in known_hosts " + JoinFiles(files) +
-                           " (offered " + fingerprint_ + "); add it, or use " +
+                           " (offered " + fingerprint_ + "); " + add + "; or use " +
                            (user_known_hosts_.empty() ? "--known-hosts FILE with " : "") +
                            "--host-key-policy accept-new");
 }

@@ -36,6 +36,7 @@ Needs root and the built sim tools (FLEETREAP_SIM_BIN_DIR, FLEETREAP_BIN).
 
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -56,6 +57,8 @@ COMMAND_TIMEOUT_S = 15
 # each bounded by half the command timeout, 1 s to 30 s (host_cleaner_run.h).
 INSPECT_TIMEOUT_MS = 1000 * COMMAND_TIMEOUT_S + 2 * min(max(500 * COMMAND_TIMEOUT_S, 1000), 30000)
 OVER = "inspect: stdout exceeded 4 MiB, stopped reading"
+# A --log-dir entry for a command sent: "<UTC time> run inspect: scan (timeout N ms):".
+RUN_LINE = re.compile(r"^\S+ run [^\n]*\(timeout \d+ ms\):$", re.M)
 
 HOSTILE = {
     # host: (scenario, error_kind, error_message)
@@ -193,7 +196,8 @@ def inspect_cost(log_path):
     at = text.find("scan 1")
     if at < 0:
         return None, None
-    ended = text.rfind("(", 0, text.find("  stdout (", text.rfind(" run (timeout", 0, at)))
+    runs = [m.start() for m in RUN_LINE.finditer(text, 0, at)]
+    ended = text.rfind("(", 0, text.find("  stdout (", runs[-1]))
     took = text[ended + 1:text.find(")", ended)]
     size = text[text.find("  stdout (", ended) + 10:]
     return took, int(size[:size.find(" ")])

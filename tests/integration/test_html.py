@@ -3,7 +3,7 @@
 simulated fleet of 200 hosts (clean, cleaned, dirty, unreachable, and one
 whose workers' names and command lines are HTML and invalid UTF-8) with
 --html, and Debian's headless Chromium, kept off the network, renders the
-page: its own rendered text (the verdict, the per-group grid, the funnel,
+page: its own rendered text (the verdict, the grid by outcome, the funnel,
 the timelines, the host count the page's script writes) must be the
 report's, nothing a host said may have become markup, and the page names
 no external resource. The screenshot is kept as an artifact:
@@ -130,10 +130,14 @@ class HtmlTest(FleetCase):
         self.assertIn(f"<title>fleetreap: {verdict}</title>", self.dom)
         # The page's script ran: it writes the host count.
         self.assertIn('<span id="shown">showing 200 of 200 hosts</span>', self.dom)
-        # The grid, one section per inventory group (the fleet's scenario groups).
-        for group, count in (("scenario_clean", 160), ("scenario_orphans", 16),
-                             ("scenario_ghost_memory", 8), ("scenario_unreachable", 8)):
-            self.assertIn(f"<h3>{group} ({count} hosts)</h3>", self.dom)
+        # The grid: one table, problems first, each row naming its inventory
+        # group (the fleet's scenario groups).
+        self.assertEqual(self.dom.count('<table class="grid">'), 1)
+        for group in ("scenario_clean", "scenario_orphans", "scenario_ghost_memory",
+                      "scenario_unreachable"):
+            self.assertIn(f'<td class="grp">{group}</td>', self.dom)
+        self.assertLess(self.dom.find('<td class="grp">scenario_unreachable</td>'),
+                        self.dom.find('<td class="grp">scenario_clean</td>'))
         self.assertIn('<a href="#h0">gpu[001-160]</a>', self.dom)   # identical rows fold
         self.assertIn('<i class="s-ghost" title="GPU 2 after: ghost">', self.dom)
         # The funnel: every job holder found, TERMed; the counts are the report's.
@@ -193,7 +197,8 @@ class HtmlTest(FleetCase):
         with open(merged, encoding="utf-8") as f:
             page = f.read()
         self.assertEqual(page.count('<details class="host '), 200)
-        self.assertIn("<h3>ungrouped (200 hosts)</h3>", page)   # reports keep no groups
+        self.assertIn('<td class="grp">ungrouped</td>', page)   # reports keep no groups
+        self.assertNotIn('<td class="grp">scenario_', page)
 
     def test_screenshot_is_kept(self):
         os.makedirs(ARTIFACTS, exist_ok=True)

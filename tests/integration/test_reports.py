@@ -178,7 +178,9 @@ class ReportsTest(FleetCase):
         text = raw.decode(errors="replace")
         self.assertRegex(text, r"\n  \| scan 1\\0\n")
         self.assertRegex(text, r"connected \(\d+ ms\)")
-        self.assertRegex(text, r"run \(timeout \d+ ms\):\n  \$ ")
+        # Each command named by its step and what it is.
+        self.assertRegex(text, r"run inspect: [^(\n]*scan \(timeout \d+ ms\):\n  \$ ")
+        self.assertRegex(text, r"run term: [^(\n]*signal \(timeout \d+ ms\):\n  \$ ")
         self.assertRegex(text, r"exited 0 \(\d+ ms\)")
         with open(os.path.join(logs, "gpu07.log")) as f:
             self.assertIn("connect failed: refused", f.read())

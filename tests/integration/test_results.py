@@ -94,7 +94,13 @@ class ResultsTest(FleetCase):
         self.assertRegex(lines[refused[0] + 1], r"^    (gpu02: )?connection refused by 127\.0\.\d+\.\d+", proc.stdout)
         key = [i for i, line in enumerate(lines) if re.match(r"gpu03\s+unreachable\s+host_key", line)]
         self.assertEqual(len(key), 1, proc.stdout)
-        self.assertRegex(lines[key[0] + 1], r"^    host key for gpu03 .* has CHANGED: .*refusing to connect",
+        # The reason wraps at the table's width: its lines after the first are indented 6.
+        reason = lines[key[0] + 1]
+        for line in lines[key[0] + 2:]:
+            if not line.startswith("      "):
+                break
+            reason += " " + line.strip()
+        self.assertRegex(reason, r"^    host key for gpu03 .* has CHANGED: .*refusing to connect",
                          proc.stdout)
         # The CI progress line carries it too.
         self.assertRegex(proc.stderr, r"\] gpu02 unreachable [0-9.]+ s: refused; connection refused by ")
@@ -135,7 +141,7 @@ class ResultsTest(FleetCase):
                                       r"    connect +[0-9.]+ s / [0-9.]+ s gpu01 \(1 host\)\n")
         self.assertNotIn("reply:", proc.stderr)
         proc = self.fleetreap("--limit", "gpu01", "-vv")
-        self.assertRegex(proc.stderr, r"fleetreap: debug: gpu01: run \(timeout \d+ ms\): ")
+        self.assertRegex(proc.stderr, r"fleetreap: debug: gpu01: run inspect: [^(]*scan \(timeout \d+ ms\): ")
         self.assertRegex(proc.stderr, r"fleetreap: debug: gpu01: reply: exit 0 \(\d+ ms\), stdout \(\d+ bytes\)")
 
 

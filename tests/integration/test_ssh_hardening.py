@@ -120,6 +120,20 @@ class SshHardeningTest(FleetCase):
         finally:
             agent.close()
 
+    def test_a_key_named_twice_is_offered_and_listed_once(self):
+        # The inventory's key and --identity naming the same key under another
+        # path (here a copy): offered once, listed once.
+        copy = self.path("fleet-key-copy", read(self.fleet.key))
+        os.chmod(copy, 0o600)
+        code, report, stderr, _ = run_fleetreap(
+            self.fleet.inventory, "--known-hosts", self.fleet.known_hosts, "--limit", "bad03",
+            "--no-agent", "--identity", copy, "--quiet")
+        bad = by_name(report)["bad03"]
+        self.assertEqual(bad["error_kind"], "auth", stderr)
+        message = bad["error_message"]
+        self.assertEqual(message.count(self.fleet.key + ": refused by the server"), 1, message)
+        self.assertNotIn(copy, message)
+
     def test_off_warns_once_and_records_every_fingerprint(self):
         code, report, stderr, _ = run_fleetreap(
             self.fleet.inventory, "--known-hosts", self.path("off_empty", ""),

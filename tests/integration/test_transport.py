@@ -11,6 +11,7 @@ stdlib unittest only; FLEETREAP_BIN names the binary.
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -181,6 +182,17 @@ class HostKeyPolicyTest(FleetCase):
         for host in hosts.values():
             self.assertEqual(host["error_kind"], "host_key")
             self.assertIn("not in known_hosts", host["error_message"])
+
+    def test_the_hint_for_an_unknown_key_adds_it_as_written(self):
+        path = self.known_hosts_copy("keyscanned", "")
+        hosts = self.run_policy(path, "strict", limit="gpu01")
+        message = hosts["gpu01"]["error_message"]
+        hint = re.search(r"add it: (ssh-keyscan [^;]+ >> \S+); or use", message)
+        self.assertIsNotNone(hint, message)
+        self.assertTrue(hint.group(1).endswith(">> " + path), message)
+        subprocess.run(hint.group(1), shell=True, check=True, capture_output=True, timeout=60)
+        hosts = self.run_policy(path, "strict", limit="gpu01")
+        self.assertEqual(hosts["gpu01"]["status"], "clean", hosts["gpu01"]["error_message"])
 
     def test_accept_new_records_then_strict_accepts(self):
         path = self.known_hosts_copy("fresh", "")

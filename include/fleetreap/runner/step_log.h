@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "fleetreap/escalation/escalation.h"
 #include "fleetreap/escalation/host_view.h"
@@ -28,13 +29,37 @@ std::string DescribeStep(const Action& action, const HostView& view, std::chrono
 /// "rescan+clean_shm+verify".
 std::string StepBrief(const Action& action);
 
-/// Logs DescribeStep at info, as "HOST: ...", when info is enabled.
-void LogStep(const std::string& host, const Action& action, const HostView& view,
-             std::chrono::milliseconds took, const std::string& error);
+/// One host's -v step lines, with a run of identical re-scan lines (the
+/// restart watch's, one every settle) said once and then counted:
+/// "rescan: the same 9 more times (18.0 s)". One per host run; not
+/// thread-safe.
+class StepLines {
+ public:
+  /// The lines a finished step adds: DescribeStep's, none while a re-scan
+  /// repeats the line before it (but for its time), or first the count of
+  /// the repeats that the new line ends.
+  std::vector<std::string> Add(const Action& action, const HostView& view,
+                               std::chrono::milliseconds took, const std::string& error);
+  /// The count of a run of repeats still unsaid, or nothing.
+  std::vector<std::string> Close();
 
-/// Logs at debug, when debug is enabled, "HOST: run (timeout N ms): SCRIPT"
-/// and then "HOST: reply: exit N, stdout (B bytes): ..., stderr: ...".
-void LogCommand(const std::string& host, const std::string& script,
+ private:
+  std::string last_;  // the last line said, without its time
+  int repeats_ = 0;
+  std::chrono::milliseconds repeated_{0};
+};
+
+/// Logs StepLines::Add's lines at info, each as "HOST: ...", when info is
+/// enabled.
+void LogStep(const std::string& host, StepLines& lines, const Action& action, const HostView& view,
+             std::chrono::milliseconds took, const std::string& error);
+/// Logs StepLines::Close's line, when info is enabled.
+void LogStepsEnd(const std::string& host, StepLines& lines);
+
+/// Logs at debug, when debug is enabled, "HOST: run NAME (timeout N ms): SCRIPT",
+/// NAME the step and the command ("term: signal"), and then "HOST: reply:
+/// exit N, stdout (B bytes): ..., stderr: ...".
+void LogCommand(const std::string& host, const std::string& name, const std::string& script,
                 std::chrono::milliseconds timeout);
 void LogReply(const std::string& host, const CommandResult& result);
 

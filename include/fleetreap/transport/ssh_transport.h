@@ -148,8 +148,9 @@ class SshTransport : public Transport {
   std::string accepted_into_;  // the known_hosts file accept-new wrote to
   std::string target_host_;    // after ssh config: what known_hosts is keyed by
   int target_port_ = 22;
-  std::string login_user_;                     // after ssh config
-  SshConfigValues config_;                     // what ssh_config_lookup found for this host
+  bool direct_ = true;      // dialed without a bastion or proxy: ssh-keyscan reaches it too
+  std::string login_user_;  // after ssh config
+  SshConfigValues config_;  // what ssh_config_lookup found for this host
   std::vector<std::string> user_known_hosts_;  // accept-new writes to the first
   std::vector<std::string> global_known_hosts_;
   std::string known_hosts_name_;  // HostKeyAlias, or KnownHostsName(target)

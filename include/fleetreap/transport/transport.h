@@ -60,6 +60,11 @@ class Transport {
   /// command is stopped and ends as kOutputLimit. Never throws.
   virtual CommandResult Run(const std::string& command, std::chrono::milliseconds timeout) = 0;
 
+  /// Names what the next Run is for ("term: signal"), for a transport that
+  /// keeps a log of its commands (--log-dir); the others ignore it. The name
+  /// holds for that one Run.
+  virtual void NameNextCommand(const std::string& /*name*/) {}
+
   /// Closes the connection. Safe to call more than once.
   virtual void Close() = 0;
 

@@ -104,7 +104,13 @@ TEST(PlaybookTest, Errors) {
   const Row rows[] = {
       {"name: x\nterm_grace: soon\n",
        "x.yaml:2:1: term_grace must be a duration like \"10s\", got \"soon\""},
-      {"escalate: true\n", "x.yaml:1:1: unknown setting \"escalate\""},
+      {"escalate: true\n",
+       "x.yaml:1:1: unknown setting \"escalate\"; settings are name, description, steps, units, "
+       "unit_stop_timeout, term_grace, kill_grace, poll_interval, settle, settle_if_clean, "
+       "respawn_wait, max_rounds, shm_patterns, shm_under_scope, threshold_mib, protect, "
+       "daemon_allowance_mib, reset_stops_daemons, ready"},
+      {"kil_grace: 5s\n", "x.yaml:1:1: unknown setting \"kil_grace\" (did you mean kill_grace?)"},
+      {"setle: 2s\n", "x.yaml:1:1: unknown setting \"setle\" (did you mean settle?)"},
       {"steps: [inspect, nuke]\n",
        "x.yaml:1:18: unknown step \"nuke\"; steps are inspect, stop_units, "
        "term, kill, rescan, clean_shm, verify, reset_ghosts"},

@@ -124,6 +124,9 @@ TEST_F(HostSelectionTest, RejectsLimitsThatNameNothing) {
       {"gpu7O", "--limit \"gpu7O\": matches no host or group in inv/fleet.yaml"},
       {"gpus:!gpu7O", "--limit \"!gpu7O\": matches no host or group in inv/fleet.yaml"},
       {"gpus:&rack9", "--limit \"&rack9\": matches no host or group in inv/fleet.yaml"},
+      {"logn1",
+       "--limit \"logn1\": matches no host or group in inv/fleet.yaml (did you mean login1?)"},
+      {"gpu3", "--limit \"gpu3\": matches no host or group in inv/fleet.yaml"},  // gpu03, gpu13
       {"gpu[14:20]", "--limit \"gpu[14:20]\": no host or group gpu[17-20] in inv/fleet.yaml"},
       {"gpu[09:01]", "--limit \"gpu[09:01]\": host range \"gpu[09:01]\": start 09 is after end 01"},
       {"db*", "--limit \"db*\": matches no host or group in inv/fleet.yaml"},
@@ -166,7 +169,8 @@ TEST_F(HostSelectionTest, ReadsNamesFromAFile) {
   std::ofstream(path) << "gpu03\ngpu99\n";
   EXPECT_EQ(
       Select("@" + path),
-      "--limit \"@" + path + "\" line 2: \"gpu99\": matches no host or group in inv/fleet.yaml");
+      "--limit \"@" + path +
+          "\" line 2: \"gpu99\": matches no host or group in inv/fleet.yaml (did you mean gpu09?)");
 }
 
 // The CI re-run step's `--limit @failed-hosts.txt` after a run where nothing

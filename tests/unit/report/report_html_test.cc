@@ -37,7 +37,8 @@ TEST(ReportHtmlTest, MixedFleetHasEverySection) {
   EXPECT_TRUE(Has(page, "<a href=\"#h4\">gpu[05,07]</a></th><td class=\"k\">cleaned</td>"));
   EXPECT_LT(page.find("<a href=\"#h12\">gpu13</a>"), page.find("<a href=\"#h4\">gpu[05,07]"));
   EXPECT_TRUE(Has(page, "<i class=\"s-ghost\" title=\"GPU 3 after: ghost, 2048 MiB\"></i>"));
-  EXPECT_TRUE(Has(page, "<h3>ungrouped (16 hosts)</h3>"));
+  EXPECT_EQ(Count(page, "<table class=\"grid\">"), 1u) << "one grid, by outcome";
+  EXPECT_TRUE(Has(page, "<td class=\"k\">clean</td><td class=\"grp\">ungrouped</td>"));
   EXPECT_EQ(Count(page, "<details class=\"host "), run.hosts.size());
   // The funnel: 8 + 8 + 8 job holders found (the daemons are protected), TERM 24, KILL 5,
   // the unkillable one left.
@@ -61,7 +62,7 @@ TEST(ReportHtmlTest, MixedFleetHasEverySection) {
                   "&quot;password&quot;"));
 }
 
-TEST(ReportHtmlTest, GridIsGroupedByFirstInventoryGroup) {
+TEST(ReportHtmlTest, GridIsByOutcomeThenFirstInventoryGroup) {
   RunReport run = testing_fixture::MixedFleet();
   for (size_t i = 0; i < run.hosts.size(); ++i) {
     run.hosts[i].groups =
@@ -69,11 +70,16 @@ TEST(ReportHtmlTest, GridIsGroupedByFirstInventoryGroup) {
   }
   run.hosts[15].groups.clear();
   const std::string page = RenderHtml(run);
-  EXPECT_TRUE(Has(page, "<h3>rack_a (8 hosts)</h3>"));
-  EXPECT_TRUE(Has(page, "<h3>rack_b (7 hosts)</h3>"));
-  EXPECT_TRUE(Has(page, "<h3>ungrouped (1 host)</h3>"));
-  EXPECT_FALSE(Has(page, "<h3>h200"));
-  EXPECT_LT(page.find("<h3>rack_a"), page.find("<h3>rack_b"));
+  // The clean hosts of each rack share a row, rack_a's first; no row is h200's.
+  const size_t a = page.find("<td class=\"k\">clean</td><td class=\"grp\">rack_a</td>");
+  const size_t b = page.find("<td class=\"k\">clean</td><td class=\"grp\">rack_b</td>");
+  ASSERT_NE(a, std::string::npos) << page;
+  ASSERT_NE(b, std::string::npos);
+  EXPECT_LT(a, b);
+  EXPECT_FALSE(Has(page, "<td class=\"grp\">h200</td>"));
+  // Problems come first, whatever their group.
+  EXPECT_LT(page.find("<a href=\"#h12\">gpu13</a>"), a);
+  EXPECT_TRUE(Has(page, "<td class=\"grp\">ungrouped</td>"));
   EXPECT_TRUE(Has(page, "<dt>groups</dt><dd class=\"cmd\">rack_a, h200</dd>"));
 }
 
@@ -101,7 +107,7 @@ TEST(ReportHtmlTest, HostileTextCannotInjectMarkup) {
   EXPECT_EQ(ReplaceInvalidUtf8(page), page) << "the page is valid UTF-8";
   EXPECT_FALSE(Has(page, "\x1b"));
   EXPECT_TRUE(Has(page, "&lt;/script&gt;&lt;script&gt;alert(1)&lt;/script&gt;"));
-  EXPECT_TRUE(Has(page, "<h3>g&quot;&gt;&lt;script&gt;alert(2)&lt;/script&gt; (1 host)</h3>"));
+  EXPECT_TRUE(Has(page, "<td class=\"grp\">g&quot;&gt;&lt;script&gt;alert(2)&lt;/script&gt;</td>"));
   EXPECT_TRUE(Has(page, "&quot;&#39;&gt;&lt;img src=x onerror=alert(3)&gt;"));
   EXPECT_TRUE(Has(page, "python3 \xEF\xBF\xBD\xEF\xBF\xBD -c &#39;&lt;/details&gt;"));
   EXPECT_TRUE(Has(page, "class=\"st-termscriptalert4script\""));

@@ -53,5 +53,32 @@ TEST(StepLogTest, DescribesEachStep) {
             "2 exited, 0 left; GPUs 8 clean (1.5 s), failed: sudo: no");
 }
 
+TEST(StepLogTest, TheWatchsRepeatedRescansAreCounted) {
+  Action rescan;
+  rescan.kind = ActionKind::kRescan;
+  const HostView view = ViewWith({{900, true}}, 8, 0);
+  StepLines lines;
+  const std::string once = "rescan: 1 holder (0 to act on, 1 left alone); GPUs 8 clean";
+  EXPECT_EQ(lines.Add(rescan, view, milliseconds(2100), ""),
+            std::vector<std::string>{once + " (2.1 s)"});
+  for (int i = 0; i < 9; ++i) EXPECT_TRUE(lines.Add(rescan, view, milliseconds(2000), "").empty());
+  // A different line says the count first.
+  Action verify;
+  verify.kind = ActionKind::kVerify;
+  EXPECT_EQ(lines.Add(verify, view, milliseconds(300), ""),
+            (std::vector<std::string>{"rescan: the same 9 more times (18.0 s)",
+                                      "verify: 1 holder (0 to act on, 1 left alone); GPUs 8 clean "
+                                      "(0.3 s)"}));
+  EXPECT_TRUE(lines.Close().empty());
+  // A re-scan that found something else is said; a run cut by the end is counted by Close.
+  EXPECT_EQ(lines.Add(rescan, ViewWith({{900, true}}, 7, 1), milliseconds(2000), "").size(), 1U);
+  EXPECT_EQ(lines.Add(rescan, view, milliseconds(2000), "").size(), 1U);
+  EXPECT_TRUE(lines.Add(rescan, view, milliseconds(2000), "").empty());
+  EXPECT_EQ(lines.Close(), std::vector<std::string>{"rescan: the same 1 more time (2.0 s)"});
+  // A failed step is always said.
+  EXPECT_EQ(lines.Add(rescan, view, milliseconds(2000), "lost").size(), 1U);
+  EXPECT_EQ(lines.Add(rescan, view, milliseconds(2000), "lost").size(), 1U);
+}
+
 }  // namespace
 }  // namespace fleetreap

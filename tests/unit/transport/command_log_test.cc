@@ -93,6 +93,7 @@ TEST_F(CommandLogTest, LogsConnectCommandsEndingsAndOutput) {
   ASSERT_TRUE(transport->Connect(kNoDeadline).ok());
   transport->Run("nvidia-smi --query-gpu=index,memory.used --format=csv,noheader",
                  std::chrono::milliseconds(60000));
+  transport->NameNextCommand("term: signal");  // for that one Run
   transport->Run("kill -KILL 4242\necho done", std::chrono::milliseconds(5000));
   transport->Run("sleep 100", std::chrono::milliseconds(60000));
   transport->Close();
@@ -107,7 +108,7 @@ TEST_F(CommandLogTest, LogsConnectCommandsEndingsAndOutput) {
             "  | 0, 0 MiB\n"
             "  | 1, 12 MiB\n"
             "  stderr: empty\n"
-            "2026-11-30T03:04:05.040Z run (timeout 5000 ms):\n"
+            "2026-11-30T03:04:05.040Z run term: signal (timeout 5000 ms):\n"
             "  $ kill -KILL 4242\n"
             "  $ echo done\n"
             "2026-11-30T03:04:05.050Z killed by SIGKILL (5 ms)\n"
