@@ -53,6 +53,7 @@ ALLOWED = {
     "systemctl enable --now (sweep.md, contrib/systemd)": {"--now"},
     "unshare --pid --mount-proc (benchmarks.md: the process budget test's PID namespace)": {
         "--pid", "--mount-proc"},
+    "debootstrap --variant=minbase (development.md: the demo tried from nothing)": {"--variant"},
 }
 ALLOWED_FLAGS = set().union(*ALLOWED.values())
 
