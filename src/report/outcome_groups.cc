@@ -1,8 +1,8 @@
 // GroupOutcomes (host_outcome.h) and OutcomeFold (outcome_fold.h): hosts
 // gathered into one row per reason, their counts and GPU lists folded into
-// the row instead of splitting it.
+// the row instead of splitting it. The fold reads each detail's pieces
+// (outcome_detail.h), never its text.
 #include <algorithm>
-#include <cctype>
 #include <set>
 #include <vector>
 
@@ -24,89 +24,25 @@ struct Piece {
   std::set<int> gpus;   // kGpus
 };
 
-bool IsDigit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
-
-// "GPU 3" / "GPUs 3,5" at "at", at the start of a phrase (the detail's
-// start, or after ", " or "; "); its length, 0 when there is none.
-size_t GpuListAt(const std::string& detail, size_t at, std::set<int>* gpus) {
-  const bool phrase_start =
-      at == 0 ||
-      (at >= 2 && (detail.compare(at - 2, 2, ", ") == 0 || detail.compare(at - 2, 2, "; ") == 0));
-  if (!phrase_start) return 0;
-  size_t i = at;
-  if (detail.compare(i, 5, "GPUs ") == 0) {
-    i += 5;
-  } else if (detail.compare(i, 4, "GPU ") == 0) {
-    i += 4;
-  } else {
-    return 0;
-  }
-  if (i >= detail.size() || !IsDigit(detail[i])) return 0;
-  gpus->clear();
-  while (i < detail.size() && IsDigit(detail[i])) {
-    size_t end = i;
-    while (end < detail.size() && IsDigit(detail[end]) && end - i < 6) ++end;
-    gpus->insert(std::stoi(detail.substr(i, end - i)));
-    i = end;
-    if (i + 1 < detail.size() && detail[i] == ',' && IsDigit(detail[i + 1])) ++i;
-  }
-  // A bus id ("GPU 0000:B1:00.0") is a name, not a list.
-  if (i < detail.size() && (std::isalnum(static_cast<unsigned char>(detail[i])) != 0 ||
-                            detail[i] == ':' || detail[i] == '.')) {
-    return 0;
-  }
-  return i - at;
-}
-
-std::vector<Piece> Cut(const std::string& detail) {
+// The detail's pieces, each count its own range and total so far.
+std::vector<Piece> PiecesOf(const OutcomeDetail& detail) {
   std::vector<Piece> pieces;
-  auto text = [&pieces](char c) {
-    if (pieces.empty() || pieces.back().kind != Piece::Kind::kText) pieces.push_back({});
-    pieces.back().text += c;
-  };
-  for (size_t i = 0; i < detail.size();) {
-    std::set<int> gpus;
-    if (size_t length = GpuListAt(detail, i, &gpus)) {
-      Piece piece;
-      piece.kind = Piece::Kind::kGpus;
-      piece.gpus = std::move(gpus);
-      pieces.push_back(std::move(piece));
-      i += length;
-      continue;
+  for (const DetailPiece& from : detail.pieces()) {
+    Piece piece;
+    switch (from.kind) {
+      case DetailPiece::Kind::kText: piece.text = from.text; break;
+      case DetailPiece::Kind::kCount:
+        piece.kind = Piece::Kind::kCount;
+        piece.count = piece.high = piece.sum = from.count;
+        break;
+      case DetailPiece::Kind::kGpus:
+        piece.kind = Piece::Kind::kGpus;
+        piece.gpus.insert(from.gpus.begin(), from.gpus.end());
+        break;
     }
-    // A count: digits not glued to a word ("TP3"), a bus id or a version
-    // ("0000:B1:00.0", "1.5").
-    auto glue = [&detail](size_t at) {
-      const char c = detail[at];
-      return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == ':' || c == '.';
-    };
-    const bool starts = IsDigit(detail[i]) && (i == 0 || !glue(i - 1));
-    size_t end = i;
-    while (starts && end < detail.size() && IsDigit(detail[end]) && end - i < 12) ++end;
-    if (starts && (end == detail.size() || !glue(end))) {
-      Piece piece;
-      piece.kind = Piece::Kind::kCount;
-      piece.count = std::stoll(detail.substr(i, end - i));
-      pieces.push_back(std::move(piece));
-      i = end;
-      continue;
-    }
-    text(detail[i]);
-    ++i;
+    pieces.push_back(std::move(piece));
   }
   return pieces;
-}
-
-std::string ShapeOf(const std::vector<Piece>& pieces) {
-  std::string shape;
-  for (const Piece& piece : pieces) {
-    switch (piece.kind) {
-      case Piece::Kind::kText: shape += piece.text; break;
-      case Piece::Kind::kCount: shape += "#"; break;
-      case Piece::Kind::kGpus: shape += "GPU @"; break;
-    }
-  }
-  return shape;
 }
 
 // A group's folded pieces as one detail: each count the hosts share as it
@@ -174,7 +110,7 @@ int OutcomeRank(OutcomeKind kind) {
   return 0;
 }
 
-std::string OutcomeShape(const std::string& detail) { return ShapeOf(Cut(detail)); }
+std::string OutcomeShape(const OutcomeDetail& detail) { return detail.Shape(); }
 
 struct OutcomeFold::Gathering {
   OutcomeKind kind = OutcomeKind::kClean;
@@ -190,11 +126,10 @@ OutcomeFold& OutcomeFold::operator=(const OutcomeFold&) = default;
 OutcomeFold::OutcomeFold(OutcomeFold&&) noexcept = default;
 OutcomeFold& OutcomeFold::operator=(OutcomeFold&&) noexcept = default;
 
-void OutcomeFold::Add(size_t order, OutcomeKind kind, const std::string& detail,
+void OutcomeFold::Add(size_t order, OutcomeKind kind, const OutcomeDetail& detail,
                       const std::string& name) {
-  std::vector<Piece> pieces = Cut(detail);
-  for (Piece& piece : pieces) piece.high = piece.sum = piece.count;
-  auto key = std::make_pair(kind, ShapeOf(pieces));
+  std::vector<Piece> pieces = PiecesOf(detail);
+  auto key = std::make_pair(kind, detail.Shape());
   auto it = by_shape_.find(key);
   if (it == by_shape_.end()) {
     by_shape_.emplace(std::move(key), gatherings_.size());
@@ -240,11 +175,11 @@ std::vector<OutcomeGroup> GroupOutcomes(const RunReport& report) {
   size_t order = 0;
   for (const HostReport& host : report.hosts) {
     HostOutcome outcome = OutcomeOf(host, report.dry_run);
-    fold.Add(order++, outcome.kind, outcome.detail, host.name);
+    fold.Add(order++, outcome.kind, outcome.phrase, host.name);
   }
   for (const HostWithoutResult& host : HostsWithoutResult(report)) {
     fold.Add(order++, host.started_never ? OutcomeKind::kNotStarted : OutcomeKind::kNoReport,
-             host.why, host.name);
+             OutcomeDetail::Words(host.why), host.name);
   }
   return fold.Groups();
 }

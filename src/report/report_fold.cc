@@ -21,7 +21,7 @@ void ReportFold::Add(size_t index, const HostReport& host) {
   ++by_status_[static_cast<int>(host.status)];
   ++by_outcome_[static_cast<int>(outcome.kind)];
   if (HostChanged(host)) ++changed_;
-  outcomes_.Add(index, outcome.kind, outcome.detail, host.name);
+  outcomes_.Add(index, outcome.kind, outcome.phrase, host.name);
   HostRowNotes notes{RowDetailLines(host), GenericReason(host, dry_run_),
                      HostReason(host, dry_run_)};
   if (!notes.lines.empty() || !notes.generic_reason.empty() || !notes.reason.empty()) {
@@ -39,7 +39,7 @@ std::vector<OutcomeGroup> ReportFold::Groups(const RunReport& header) const {
   size_t order = static_cast<size_t>(-1) / 2;
   for (const HostWithoutResult& host : HostsWithoutResult(header)) {
     all.Add(order++, host.started_never ? OutcomeKind::kNotStarted : OutcomeKind::kNoReport,
-            host.why, host.name);
+            OutcomeDetail::Words(host.why), host.name);
   }
   return all.Groups();
 }

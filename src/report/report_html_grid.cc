@@ -32,7 +32,7 @@ std::string Label(const GpuReading& gpu) {
 // What a grid row shows; hosts of a group with the same key share a row.
 std::string RowKey(const HostOutcome& outcome, const HostReport& host) {
   std::string key =
-      std::string(OutcomeKindLabel(outcome.kind)) + "|" + OutcomeShape(outcome.detail);
+      std::string(OutcomeKindLabel(outcome.kind)) + "|" + OutcomeShape(outcome.phrase);
   for (const auto* gpus : {&host.gpus_before, &host.gpus_after}) {
     key += '|';
     for (const GpuReading& gpu : *gpus) key += Label(gpu) + "=" + GpuStateName(gpu.state) + ",";

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "fleetreap/report/outcome_detail.h"
 #include "fleetreap/report/report.h"
 
 namespace fleetreap {
@@ -41,6 +42,8 @@ struct HostOutcome {
   /// "8 killed (TERM 6, KILL 2), 1 unit stopped", "connect_timeout",
   /// "GPUs 2,6 ghost memory (2048 MiB)" (the ghost GPUs' memory in all).
   std::string detail;
+  /// The same as words and values, which the folds read (never "detail").
+  OutcomeDetail phrase;
 };
 
 /// The outcome of "host" in a run that was a dry run when "dry_run" is set.
@@ -106,9 +109,9 @@ struct OutcomeGroup {
 /// and by first appearance within a kind.
 std::vector<OutcomeGroup> GroupOutcomes(const RunReport& report);
 
-/// What GroupOutcomes folds on: "detail" with each count as "#" and each
-/// problem's GPU list ("GPU 3", "GPUs 3,5" at the start of a phrase) as
-/// "GPU @": "# killed (TERM #)", "GPU @ ghost memory".
-std::string OutcomeShape(const std::string& detail);
+/// What GroupOutcomes folds on: "detail"'s OutcomeDetail::Shape, each count
+/// "#" and each problem's GPU list "GPU @": "# killed (TERM #)", "GPU @
+/// ghost memory".
+std::string OutcomeShape(const OutcomeDetail& detail);
 
 }  // namespace fleetreap

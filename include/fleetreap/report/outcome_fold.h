@@ -27,7 +27,7 @@ class OutcomeFold {
 
   /// Adds the host "name" with its outcome, at place "order" in the report
   /// (each order at most once).
-  void Add(size_t order, OutcomeKind kind, const std::string& detail, const std::string& name);
+  void Add(size_t order, OutcomeKind kind, const OutcomeDetail& detail, const std::string& name);
 
   /// The groups, problems first (OutcomeRank), then by their first member's
   /// order; each group's names in order.

@@ -145,11 +145,8 @@ TEST(ReportTableTest, RowsFoldCountsAndGpuLists) {
   run.hosts = {a, b};
   EXPECT_EQ(RenderTable(run, TableStyle{}).substr(0, 41),
             "gpu[01-02]  dirty  GPUs 2,6 ghost memory\n");
-  EXPECT_EQ(OutcomeShape("9 killed (TERM 4, KILL 5), GPU 0000:B1:00.0 lost"),
-            "# killed (TERM #, KILL #), GPU 0000:B1:00.0 lost");
-  EXPECT_EQ(OutcomeShape("GPUs 3,5 busy, GPU 7 ghost memory; after 7 killed (TERM 7)"),
-            "GPU @ busy, GPU @ ghost memory; after # killed (TERM #)");
-  EXPECT_EQ(OutcomeShape("8/8 GPUs 0 MiB"), "#/# GPUs # MiB");
+  EXPECT_EQ(OutcomeShape(OutcomeOf(a, false).phrase), OutcomeShape(OutcomeOf(b, false).phrase));
+  EXPECT_EQ(OutcomeShape(OutcomeOf(a, false).phrase), "GPU @ ghost memory");
 }
 
 // Ghost memory: the row says how much (the hosts' total when they differ,
