@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "fleetreap/inventory/host_pattern.h"
+#include "fleetreap/base/host_name_fold.h"
 #include "fleetreap/report/host_findings.h"
 
 namespace fleetreap {

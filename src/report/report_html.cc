@@ -4,9 +4,9 @@
 #include <map>
 #include <vector>
 
+#include "fleetreap/base/host_name_fold.h"
 #include "fleetreap/base/time_format.h"
-#include "fleetreap/escalation/scope.h"
-#include "fleetreap/inventory/host_pattern.h"
+#include "fleetreap/model/scope.h"
 #include "fleetreap/report/host_findings.h"
 #include "fleetreap/report/host_outcome.h"
 #include "fleetreap/report/html_escape.h"

@@ -3,8 +3,8 @@
 #include <map>
 #include <vector>
 
+#include "fleetreap/base/host_name_fold.h"
 #include "fleetreap/base/time_format.h"
-#include "fleetreap/inventory/host_pattern.h"
 #include "fleetreap/report/host_outcome.h"
 #include "fleetreap/report/html_escape.h"
 #include "fleetreap/report/step_times.h"

@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fleetreap/base/time_format.h"
-#include "fleetreap/escalation/scope.h"
+#include "fleetreap/model/scope.h"
 #include "fleetreap/report/host_findings.h"
 #include "fleetreap/report/host_outcome.h"
 

@@ -5,8 +5,9 @@
 #include <set>
 #include <vector>
 
+#include "fleetreap/base/host_name_fold.h"
 #include "fleetreap/base/text.h"
-#include "fleetreap/inventory/host_pattern.h"
+#include "fleetreap/model/scope.h"
 
 namespace fleetreap {
 namespace {
@@ -34,15 +35,7 @@ std::string Counted(size_t n, const char* one, const char* many) {
 std::string Ranges(std::vector<int> values) {
   std::sort(values.begin(), values.end());
   values.erase(std::unique(values.begin(), values.end()), values.end());
-  std::string out;
-  for (size_t i = 0; i < values.size();) {
-    size_t j = i;
-    while (j + 1 < values.size() && values[j + 1] == values[j] + 1) ++j;
-    out += (out.empty() ? "" : ",") + std::to_string(values[i]) +
-           (j > i ? "-" + std::to_string(values[j]) : "");
-    i = j + 1;
-  }
-  return out;
+  return FoldIndexes(values);
 }
 
 std::string GpuText(const std::vector<int>& gpus) {

@@ -3,10 +3,9 @@
 #include <algorithm>
 #include <vector>
 
+#include "fleetreap/base/host_name_fold.h"
 #include "fleetreap/base/text.h"
-#include "fleetreap/inventory/host_pattern.h"
 #include "fleetreap/model/gpu_reading.h"
-#include "fleetreap/remote/nvidia_smi.h"
 #include "fleetreap/report/host_findings.h"
 #include "fleetreap/report/host_outcome.h"
 #include "fleetreap/report/step_times.h"
@@ -41,7 +40,10 @@ std::string Paint(const std::string& text, const char* color, bool enabled) {
 // hostile message can neither break the table nor drive the terminal;
 // backslashes are left alone (the parsers already escaped theirs).
 std::string OneLineDetail(const std::string& detail) {
-  return EscapeControlBytes(detail, kMaxToolLine, /*backslashes=*/false);
+  // The parsers cut nvidia-smi's lines at 400 bytes already (remote's
+  // kMaxToolLine); a detail from a merged report is cut there too.
+  constexpr size_t kDetailCap = 400;
+  return EscapeControlBytes(detail, kDetailCap, /*backslashes=*/false);
 }
 
 }  // namespace

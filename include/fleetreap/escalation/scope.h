@@ -69,9 +69,5 @@ bool GpuInScope(int index, const Scope& scope);
 void ApplyScopeToGpus(const Scope& scope, const std::vector<Holder>& holders,
                       std::vector<GpuReading>* gpus);
 
-/// "GPUs 4-7, cgroup /x, Slurm job 42 (from SLURM_JOB_ID, SLURM_JOB_GPUS)",
-/// ", Kubernetes pods spared" with --spare-pods;
-/// "" for an empty scope.
-std::string DescribeScope(const Scope& scope);
 
 }  // namespace fleetreap

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "fleetreap/base/host_name_fold.h"  // FoldHostNames, the inverse of ExpandHostPattern
 #include "fleetreap/base/status.h"
 
 namespace fleetreap {
@@ -33,14 +34,6 @@ bool HasHostRange(const std::string& pattern);
 ///   host range "gpu[09:01]": start 09 is after end 01
 /// and leaves "names" unchanged.
 Status ExpandHostPattern(const std::string& pattern, std::vector<std::string>* names);
-
-/// Folds names into ClusterShell range notation for display: duplicates are
-/// dropped, numbers that differ only in one numeric field are folded into a
-/// range set (`gpu01`..`gpu12`, `gpu14` -> `gpu[01-12,14]`), and folding is
-/// repeated field by field, so `rack1-node[1-4]` and `rack2-node[1-4]` become
-/// `rack[1-2]-node[1-4]`. Groups are joined with "," in natural name order.
-/// ExpandHostPattern on each comma-separated group gives the names back.
-std::string FoldHostNames(const std::vector<std::string>& names);
 
 /// Splits "text" at commas that are not inside brackets:
 /// "gpu[01-04,09],login1" -> {"gpu[01-04,09]", "login1"}. Empty parts are

@@ -28,4 +28,13 @@ struct Scope {
   bool empty() const { return !gpus && cgroup.empty() && slurm_job.empty() && !spare_pods; }
 };
 
+/// "0-3,5": GPU indexes as the reports write them, runs folded, in the
+/// order given.
+std::string FoldIndexes(const std::vector<int>& indexes);
+
+/// "GPUs 4-7, cgroup /x, Slurm job 42 (from SLURM_JOB_ID, SLURM_JOB_GPUS)",
+/// ", Kubernetes pods spared" with --spare-pods;
+/// "" for an empty scope.
+std::string DescribeScope(const Scope& scope);
+
 }  // namespace fleetreap

@@ -1,4 +1,6 @@
 // FoldHostNames: ClusterShell-style folding of host names into range sets.
+#include "fleetreap/base/host_name_fold.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -6,8 +8,6 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
-
-#include "fleetreap/inventory/host_pattern.h"
 
 namespace fleetreap {
 namespace {
