@@ -69,5 +69,4 @@ bool GpuInScope(int index, const Scope& scope);
 void ApplyScopeToGpus(const Scope& scope, const std::vector<Holder>& holders,
                       std::vector<GpuReading>* gpus);
 
-
 }  // namespace fleetreap
