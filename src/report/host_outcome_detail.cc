@@ -44,6 +44,14 @@ int CountFate(const HostReport& host, HolderFate fate) {
 
 namespace {
 
+// "TERM 6, KILL 2": each signal that was (or would be) sent, with its count.
+OutcomeDetail Signals(int term, int kill) {
+  std::vector<OutcomeDetail> signals;
+  if (term > 0) signals.push_back(OutcomeDetail().Text("TERM ").Count(term));
+  if (kill > 0) signals.push_back(OutcomeDetail().Text("KILL ").Count(kill));
+  return JoinDetails(signals, ", ");
+}
+
 // "8 units" (the count a value, the word as words).
 OutcomeDetail Plural(int count, const std::string& one, const std::string& many) {
   return OutcomeDetail().Count(count).Text(" " + (count == 1 ? one : many));
@@ -201,14 +209,11 @@ OutcomeDetail ActionsPlanned(const HostReport& host) {
   int term = CountFate(host, HolderFate::kWouldTerm);
   int kill = CountFate(host, HolderFate::kWouldKill);
   if (term + kill > 0) {
-    std::vector<OutcomeDetail> signals;
-    if (term > 0) signals.push_back(OutcomeDetail().Text("TERM ").Count(term));
-    if (kill > 0) signals.push_back(OutcomeDetail().Text("KILL ").Count(kill));
     parts.push_back(OutcomeDetail()
                         .Text("would signal ")
                         .Count(term + kill)
                         .Text(" (")
-                        .Append(JoinDetails(signals, ", "))
+                        .Append(Signals(term, kill))
                         .Text(")"));
   }
   if (!host.units_would_stop.empty()) {
@@ -239,14 +244,7 @@ OutcomeDetail Killed(const HostReport& host) {
   int term = CountFate(host, HolderFate::kTerminated);
   int kill = CountFate(host, HolderFate::kKilled);
   if (term + kill == 0) return {};
-  std::vector<OutcomeDetail> signals;
-  if (term > 0) signals.push_back(OutcomeDetail().Text("TERM ").Count(term));
-  if (kill > 0) signals.push_back(OutcomeDetail().Text("KILL ").Count(kill));
-  return OutcomeDetail()
-      .Count(term + kill)
-      .Text(" killed (")
-      .Append(JoinDetails(signals, ", "))
-      .Text(")");
+  return OutcomeDetail().Count(term + kill).Text(" killed (").Append(Signals(term, kill)).Text(")");
 }
 
 // The blocking readiness findings as one line: the first one's words and
