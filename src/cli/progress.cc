@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "fleetreap/base/text.h"
+#include "fleetreap/base/text_wrap.h"
 #include "fleetreap/report/host_outcome.h"
 #include "fleetreap/report/report_table.h"
 #include "fleetreap/report/terminal.h"
@@ -14,6 +15,9 @@ namespace fleetreap {
 namespace {
 
 const char* kClearLine = "\r\033[K";
+
+// The terminal's width as a column count; 0 (not known) keeps lines whole.
+size_t Columns(int width) { return width > 0 ? static_cast<size_t>(width) : 0; }
 
 class ProgressLogSink : public spdlog::sinks::base_sink<std::mutex> {
  public:
@@ -66,13 +70,15 @@ void Progress::HostStep(const Host& host, const std::string& step) {
   }
 }
 
-void Progress::Count(HostStatus status) {
-  switch (status) {
-    case HostStatus::kClean: ++clean_; break;
-    case HostStatus::kDirty:
-    case HostStatus::kNotReady: ++dirty_; break;
-    case HostStatus::kUnreachable: ++unreachable_; break;
-    case HostStatus::kFailed: ++failed_; break;
+void Progress::Count(OutcomeKind kind) {
+  switch (kind) {
+    case OutcomeKind::kClean:
+    case OutcomeKind::kCleaned: ++clean_; break;
+    case OutcomeKind::kWouldClean: ++would_clean_; break;
+    case OutcomeKind::kDirty: ++dirty_; break;
+    case OutcomeKind::kNotReady: ++not_ready_; break;
+    case OutcomeKind::kUnreachable: ++unreachable_; break;
+    default: ++failed_; break;
   }
 }
 
@@ -96,25 +102,28 @@ void Progress::HostFinished(const HostReport& report) {
   in_flight_.erase(std::remove_if(in_flight_.begin(), in_flight_.end(),
                                   [&report](const InFlight& f) { return f.name == report.name; }),
                    in_flight_.end());
-  Count(report.status);
+  Count(outcome.kind);
   const std::string line = FinishedLine(report, outcome);
   if (!report.host_key_accepted_into.empty()) {
     // Trust on first use is an event to keep in the log, as ssh's
     // "Permanently added" line.
     if (style_.live) Clear();
-    std::fprintf(out_, "%s: accepted new host key %s %s into %s\n", report.name.c_str(),
-                 report.host_key_type.c_str(), report.host_key_fingerprint.c_str(),
-                 report.host_key_accepted_into.c_str());
+    const std::string accepted = report.name + ": accepted new host key " + report.host_key_type +
+                                 " " + report.host_key_fingerprint + " into " +
+                                 report.host_key_accepted_into;
+    std::fputs(WrapLine(accepted, 4, style_.live ? Columns(style_.width) : 0).c_str(), out_);
   }
   if (!style_.live) {
     std::fprintf(out_, "[%d/%d] %s\n", finished_, total_, line.c_str());
     std::fflush(out_);
     return;
   }
-  // On a terminal only problems get a permanent line; the rest is the count.
+  // On a terminal only problems get a permanent line; the rest is the
+  // count. It wraps at the terminal's width, its continuation lines
+  // indented, as the table's rows do.
   if (outcome.kind != OutcomeKind::kClean && outcome.kind != OutcomeKind::kCleaned) {
     Clear();
-    std::fprintf(out_, "%s\n", line.c_str());
+    std::fputs(WrapLine(line, 4, Columns(style_.width)).c_str(), out_);
   }
   Draw();
 }
@@ -210,7 +219,9 @@ std::string Progress::StatusLine() const {
         " | slowest " + slowest.name + " " + StepProgress(slowest.step, since(slowest.step_since));
   }
   line += " | " + std::to_string(clean_) + " clean";
-  for (const auto& [count, what] : {std::pair<int, const char*>{dirty_, " dirty"},
+  for (const auto& [count, what] : {std::pair<int, const char*>{would_clean_, " would clean"},
+                                    {dirty_, " dirty"},
+                                    {not_ready_, " not ready"},
                                     {unreachable_, " unreachable"},
                                     {failed_, " failed"}}) {
     if (count > 0) line += ", " + std::to_string(count) + what;

@@ -193,7 +193,7 @@ int FinishRun(const RunReport& report, const ReportFiles& files, const std::stri
   style.color = ShouldUseColorFor(human, color);
   style.width = TerminalWidth(human);
   style.verbose = verbose;
-  std::fputs(RenderPlan(report, verbose).c_str(), human);  // "" unless a dry run
+  std::fputs(RenderPlan(report, verbose, style.width).c_str(), human);  // "" unless a dry run
   std::fputs(RenderTable(report, style).c_str(), human);
   std::fflush(human);
   if (!status.ok()) {

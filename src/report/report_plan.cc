@@ -7,7 +7,9 @@
 
 #include "fleetreap/base/host_name_fold.h"
 #include "fleetreap/base/text.h"
+#include "fleetreap/base/text_wrap.h"
 #include "fleetreap/model/scope.h"
+#include "fleetreap/report/report_table.h"
 
 namespace fleetreap {
 namespace {
@@ -116,13 +118,14 @@ std::string HostShape(const HostReport& host, const std::vector<Row>& rows, size
   for (const auto& c : cells) {
     for (size_t i = 0; i < widths.size(); ++i) widths[i] = std::max(widths[i], c[i].size() + 1);
   }
+  // The owner column, last and longest (a unit or pod and why a holder is
+  // left), follows a tab, where Render decides whether it fits the line
+  // (no field holds a tab: Field escapes control bytes).
   std::string text;
   for (const auto& c : cells) {
     std::string line = "    ";
     for (size_t i = 0; i < widths.size(); ++i) line += Pad(c[i], widths[i]);
-    line += c[5];
-    line.erase(line.find_last_not_of(' ') + 1);
-    text += line + "\n";
+    text += line + "\t" + c[5] + "\n";
   }
   for (const std::string& unit : host.units_would_stop) text += "    stop   " + Field(unit) + "\n";
   if (!host.shm_would_remove.empty()) {
@@ -162,14 +165,31 @@ std::string HostDetail(const HostReport& host, const std::vector<Row>& rows) {
   return Join(parts, "; ");
 }
 
-}  // namespace
-
-std::string RenderPlan(const RunReport& report, bool verbose) {
-  if (!report.dry_run) return "";
-  PlanFold fold;
-  for (size_t i = 0; i < report.hosts.size(); ++i) fold.Add(i, report.hosts[i]);
-  return fold.Render(verbose);
+// A block's lines at "width" columns: a row whose owner does not fit
+// after its other columns gets the owner on the next lines, 8 in; any
+// other line too long wraps 8 in.
+std::string FitRows(const std::string& text, size_t width) {
+  std::string out;
+  for (const std::string& line : SplitLines(text)) {
+    const size_t tab = line.find('\t');
+    if (tab == std::string::npos) {
+      out += "    " + FillLines(CutAfter(line.substr(4), " "), 4, 8, width);
+      continue;
+    }
+    std::string columns = line.substr(0, tab);
+    const std::string owner = line.substr(tab + 1);
+    if (columns.size() + owner.size() <= width) {
+      columns += owner;
+      out += columns.erase(columns.find_last_not_of(' ') + 1) + "\n";
+      continue;
+    }
+    out += columns.erase(columns.find_last_not_of(' ') + 1) + "\n";
+    out += "        " + WrapWords(owner, 8, width);
+  }
+  return out;
 }
+
+}  // namespace
 
 void PlanFold::Add(size_t index, const HostReport& host) {
   if (host.status == HostStatus::kUnreachable || host.status == HostStatus::kFailed) return;
@@ -189,17 +209,26 @@ void PlanFold::Add(size_t index, const HostReport& host) {
   plan.hosts.push_back({index, host.name, HostDetail(host, rows)});
 }
 
-std::string PlanFold::Render(bool verbose) const {
+std::string PlanFold::Render(bool verbose, int width) const {
+  const size_t columns = static_cast<size_t>(width > 0 ? width : kDefaultTableWidth);
   if (plans_.empty()) return "";
   std::vector<const Plan*> sorted;
   for (const Plan& plan : plans_) sorted.push_back(&plan);
   std::sort(sorted.begin(), sorted.end(),
             [](const Plan* a, const Plan* b) { return a->first < b->first; });
-  std::string out = "plan: would signal " + Counted(signals_, "process", "processes") + " on " +
-                    Counted(signalled_hosts_, "host", "hosts") + ", remove " +
-                    Counted(shm_, "/dev/shm entry", "/dev/shm entries") + ", stop " +
-                    Counted(units_, "unit", "units") +
-                    (verbose ? "" : " (-v lists each host's PIDs and /dev/shm entries)") + "\n";
+  // The total, broken after its commas where it does not fit, the -v hint
+  // kept whole.
+  std::vector<std::string> total =
+      CutAfter("plan: would signal " + Counted(signals_, "process", "processes") + " on " +
+                   Counted(signalled_hosts_, "host", "hosts") + ", remove " +
+                   Counted(shm_, "/dev/shm entry", "/dev/shm entries") + ", stop " +
+                   Counted(units_, "unit", "units"),
+               ", ");
+  if (!verbose) {
+    total.back() += " ";
+    total.push_back("(-v lists each host's PIDs and /dev/shm entries)");
+  }
+  std::string out = FillLines(total, 0, 4, columns);
   for (const Plan* plan : sorted) {
     std::vector<PlanHost> hosts = plan->hosts;
     std::sort(hosts.begin(), hosts.end(),
@@ -208,13 +237,24 @@ std::string PlanFold::Render(bool verbose) const {
     for (const PlanHost& host : hosts) names.push_back(host.name);
     const std::string each =
         hosts.size() > 1 ? " (" + Thousands(hosts.size()) + " hosts, each)" : "";
-    out += FoldHostNames(names) + each + ": " + plan->text;
+    const size_t headline_end = plan->text.find('\n') + 1;
+    out += WrapLine(FoldHostNames(names) + each + ": " + plan->text.substr(0, headline_end - 1), 4,
+                    columns);
+    out += FitRows(plan->text.substr(headline_end), columns);
     if (!verbose) continue;
     for (const PlanHost& host : hosts) {
-      if (!host.detail.empty()) out += "      " + host.name + ": " + host.detail + "\n";
+      if (host.detail.empty()) continue;
+      out += "      " + FillLines(CutAfter(host.name + ": " + host.detail, " "), 6, 8, columns);
     }
   }
   return out;
+}
+
+std::string RenderPlan(const RunReport& report, bool verbose, int width) {
+  if (!report.dry_run) return "";
+  PlanFold fold;
+  for (size_t i = 0; i < report.hosts.size(); ++i) fold.Add(i, report.hosts[i]);
+  return fold.Render(verbose, width);
 }
 
 }  // namespace fleetreap

@@ -91,7 +91,8 @@ int FinishRun(const RunReport& report, ReportStream* stream, const ReportFiles& 
   style.color = ShouldUseColorFor(human, color);
   style.width = TerminalWidth(human);
   style.verbose = verbose;
-  std::fputs(stream->fold().RenderPlan(verbose).c_str(), human);  // "" unless a dry run
+  std::fputs(stream->fold().RenderPlan(verbose, style.width).c_str(),
+             human);  // "" unless a dry run
   std::fputs(RenderTable(report, stream->fold(), style).c_str(), human);
   std::fflush(human);
   const int code = ExitCodeFor(report, stream->fold());

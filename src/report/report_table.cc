@@ -5,6 +5,7 @@
 
 #include "fleetreap/base/host_name_fold.h"
 #include "fleetreap/base/text.h"
+#include "fleetreap/base/text_wrap.h"
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/report/host_findings.h"
 #include "fleetreap/report/host_outcome.h"
@@ -193,37 +194,6 @@ std::vector<std::string> WrapHostSet(const std::string& folded, size_t width) {
   return lines;
 }
 
-// "text" cut after each "sep", every piece keeping its separator.
-std::vector<std::string> CutAfter(const std::string& text, const std::string& sep) {
-  std::vector<std::string> pieces;
-  size_t start = 0;
-  while (start < text.size()) {
-    const size_t at = text.find(sep, start);
-    const size_t end = at == std::string::npos ? text.size() : at + sep.size();
-    pieces.push_back(text.substr(start, end - start));
-    start = end;
-  }
-  return pieces;
-}
-
-// "pieces" from column "indent" on, as many to a line as fit in "width"
-// (a piece longer than that stays whole); continuation lines start at
-// "indent". A piece's trailing space is not counted at a line's end.
-std::string FillLines(const std::vector<std::string>& pieces, size_t indent, size_t width) {
-  std::string out;
-  std::string line;
-  for (const std::string& piece : pieces) {
-    const size_t visible = line.size() + piece.size() - (piece.back() == ' ' ? 1 : 0);
-    if (!line.empty() && indent + visible > width) {
-      line.erase(line.find_last_not_of(' ') + 1);
-      out += line + "\n" + std::string(indent, ' ');
-      line.clear();
-    }
-    line += piece;
-  }
-  return out + line + "\n";
-}
-
 // A row's detail, broken after ", " (a list of what was done stays in
 // whole items), a piece longer than a line broken after its spaces.
 std::string WrapDetail(const std::string& detail, size_t indent, size_t width) {
@@ -236,12 +206,7 @@ std::string WrapDetail(const std::string& detail, size_t indent, size_t width) {
       for (const std::string& word : CutAfter(piece, " ")) pieces.push_back(word);
     }
   }
-  return FillLines(pieces, indent, width);
-}
-
-// A note or a reason under a row, word-wrapped.
-std::string WrapWords(const std::string& text, size_t indent, size_t width) {
-  return FillLines(CutAfter(text, " "), indent, width);
+  return FillLines(pieces, indent, indent, width);
 }
 
 // The indented lines under a row: its hosts' GPU attention lines and
@@ -301,7 +266,11 @@ std::string RenderTable(const RunReport& report, const ReportFold& fold, const T
     out += "    " + WrapWords("why " + OneLineDetail(line), 6, width);
   }
   if (style.verbose) out += fold.step_times().Render();
-  return out + RenderVerdict(report, fold, style) + "\n";
+  // The verdict stays one line off a terminal, where a CI job greps it; on
+  // a terminal (style.width set) it breaks after its commas to fit.
+  const std::string verdict = RenderVerdict(report, fold, style);
+  if (style.width <= 0) return out + verdict + "\n";
+  return out + FillLines(CutAfter(verdict, ", "), 0, 4, width);
 }
 
 }  // namespace fleetreap

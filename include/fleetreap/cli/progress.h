@@ -76,8 +76,9 @@ class Progress : public FleetObserver {
   /// The live line's text, without control sequences or colour, what
   /// matters first so that an 80-column terminal cuts only the end: hosts
   /// done and the elapsed time, the host in flight the longest with its step
-  /// and the step's own time over its limit, the outcomes so far (clean, and
-  /// dirty / unreachable / failed when there are some), what is in flight and
+  /// and the step's own time over its limit, the outcomes so far in the
+  /// verdict's words (clean, and would clean / dirty / not ready /
+  /// unreachable / failed when there are some), what is in flight and
   /// pending, the next longest host:
   ///   "12/64 done 12.3 s | slowest gpu02 term 8 pids 8.2/10.0 s | 10 clean,
   ///   1 dirty | 8 in flight, 44 pending | next gpu07 connect 3.1 s"
@@ -89,7 +90,7 @@ class Progress : public FleetObserver {
   void PrintPending();
   void Draw();
   void Clear();
-  void Count(HostStatus status);  // the counts the status line shows
+  void Count(OutcomeKind kind);  // the counts the status line shows, in the verdict's words
   std::string FinishedLine(const HostReport& report, const HostOutcome& outcome) const;
 
   std::FILE* out_;
@@ -105,7 +106,9 @@ class Progress : public FleetObserver {
   int started_ = 0;
   int finished_ = 0;
   int clean_ = 0;
+  int would_clean_ = 0;
   int dirty_ = 0;
+  int not_ready_ = 0;
   int unreachable_ = 0;
   int failed_ = 0;
   struct InFlight {

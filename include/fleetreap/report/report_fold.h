@@ -63,8 +63,8 @@ class ReportFold {
   /// Where the folded hosts' time went (RenderStepTimes).
   const StepTimesFold& step_times() const { return step_times_; }
   /// A dry run's plan of the folded hosts (RenderPlan); "" otherwise.
-  std::string RenderPlan(bool verbose = false) const {
-    return dry_run_ ? plan_.Render(verbose) : "";
+  std::string RenderPlan(bool verbose = false, int width = 0) const {
+    return dry_run_ ? plan_.Render(verbose, width) : "";
   }
 
   /// "header" with its hosts replaced by the folded hosts whose status is

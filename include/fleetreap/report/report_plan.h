@@ -35,8 +35,11 @@ namespace fleetreap {
 /// "verbose" (-v) each host's PIDs by verdict and /dev/shm entries follow
 /// its block ("      gpu01: TERM 182-189; leave 179; remove /dev/shm/x").
 /// A host with only holders left alone says "nothing to signal". Remote
-/// text (names, users, paths) is made one printable line.
-std::string RenderPlan(const RunReport& report, bool verbose = false);
+/// text (names, users, paths) is made one printable line. Lines fit
+/// "width" columns (0: kDefaultTableWidth): a row whose owner does not fit
+/// after its other columns has it on the next line, 8 in; other long lines
+/// wrap after their spaces.
+std::string RenderPlan(const RunReport& report, bool verbose = false, int width = 0);
 
 /// RenderPlan made one host at a time, in any order: each distinct plan's
 /// text, its hosts' names and -v details, and the totals; not the hosts'
@@ -47,7 +50,7 @@ class PlanFold {
   void Add(size_t index, const HostReport& host);
   /// RenderPlan of a dry run of the hosts added, as if they came in index
   /// order.
-  std::string Render(bool verbose = false) const;
+  std::string Render(bool verbose = false, int width = 0) const;
 
  private:
   struct PlanHost {

@@ -38,8 +38,10 @@ inline constexpr int kDefaultTableWidth = 100;
 /// clean hosts, which are only counted unless style.verbose. Under a row,
 /// indented, the GpuAttentionLines of its hosts (prefixed "HOST: " when the
 /// row gathers several), then the reasons of its hosts (HostReason, shared
-/// where they differ only by host). Every line ends with '\n'. A run with
-/// no hosts renders only the verdict.
+/// where they differ only by host). The verdict is one line off a terminal
+/// (style.width 0: what a CI job greps) and breaks after its commas to fit
+/// a terminal's width. Every line ends with '\n'. A run with no hosts
+/// renders only the verdict.
 std::string RenderTable(const RunReport& report, const TableStyle& style);
 
 /// RenderTable of a run whose hosts were folded into "fold" as they ended

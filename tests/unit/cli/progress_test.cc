@@ -132,6 +132,22 @@ TEST_F(ProgressTest, LiveLineCountsHostsAndElapsedTime) {
   EXPECT_EQ(out.rfind("\r\033[K", 0), 0u);
 }
 
+// A dry run's hosts are counted as the verdict words them: "would clean",
+// not "dirty".
+TEST_F(ProgressTest, ADryRunCountsHostsThatWouldBeCleaned) {
+  RunReport run = testing_fixture::DryRunFleet();
+  ProgressStyle style;
+  style.live = true;
+  style.dry_run = true;
+  Progress progress(out_, style, clock_);
+  progress.RunStarted(static_cast<int>(run.hosts.size()));
+  for (const HostReport& host : run.hosts) progress.HostStarted(HostNamed(host.name));
+  for (const HostReport& host : run.hosts) progress.HostFinished(host);
+  const std::string line = progress.StatusLine();
+  EXPECT_NE(line.find("| 0 clean, 2 would clean, 1 dirty, 1 unreachable |"), std::string::npos)
+      << line;
+}
+
 TEST_F(ProgressTest, LiveProblemsGetAPermanentLineAboveTheStatus) {
   RunReport run = testing_fixture::MixedFleet();
   Progress progress(out_, ProgressStyle{true}, clock_);
@@ -147,6 +163,26 @@ TEST_F(ProgressTest, LiveProblemsGetAPermanentLineAboveTheStatus) {
       << out;
   // The run ends on a cleared line, so the table starts at column 0.
   EXPECT_EQ(out.substr(out.size() - 4), "\r\033[K");
+}
+
+// On an 80-column terminal a problem host's permanent line wraps after its
+// spaces, its continuation lines 4 in, as the table's rows do; off a
+// terminal (a log) it stays one line.
+TEST_F(ProgressTest, LiveProblemLinesWrapAtTheTerminalWidth) {
+  RunReport run = testing_fixture::MixedFleet();
+  ProgressStyle style;
+  style.live = true;
+  style.width = 40;
+  Progress progress(out_, style, clock_);
+  progress.RunStarted(2);
+  progress.HostStarted(HostNamed("gpu14"));
+  progress.HostFinished(run.hosts[13]);
+  std::string out = Output();
+  EXPECT_NE(out.find("\r\033[Kgpu14 unreachable 1.2 s: connect_timeout\n"
+                     "    after 3 attempts; Timeout connecting\n"
+                     "    to 127.0.1.14\n"),
+            std::string::npos)
+      << out;
 }
 
 TEST_F(ProgressTest, LiveLineIsCutToTheTerminalWidth) {

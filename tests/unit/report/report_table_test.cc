@@ -174,6 +174,27 @@ TEST(ReportTableTest, GhostMemorySaysHowMuchAndWhatFreesIt) {
 // the row says what was done and that it lives on, the line under it names
 // it with its stop command; at 80 columns every line fits but a word longer
 // than a line.
+// The verdict: one line off a terminal (width 0), however long, for the CI
+// job that greps it; on an 80-column terminal broken after its commas.
+TEST(ReportTableTest, TheVerdictWrapsOnlyOnATerminal) {
+  RunReport run = testing_fixture::MixedFleet();
+  const std::string verdict = RenderVerdict(run, TableStyle{});
+  ASSERT_GT(verdict.size(), 80U) << verdict;
+  const std::string piped = RenderTable(run, TableStyle{});
+  EXPECT_EQ(piped.substr(piped.size() - verdict.size() - 1), verdict + "\n");
+  TableStyle terminal;
+  terminal.width = 80;
+  const std::string table = RenderTable(run, terminal);
+  for (const std::string& line : SplitLines(table)) EXPECT_LE(line.size(), 80U) << line;
+  const size_t at = table.rfind("NOT READY: ");
+  ASSERT_NE(at, std::string::npos) << table;
+  std::string joined = table.substr(at);
+  for (size_t nl = joined.find("\n    "); nl != std::string::npos; nl = joined.find("\n    ")) {
+    joined.replace(nl, 5, " ");
+  }
+  EXPECT_EQ(joined, verdict + "\n");
+}
+
 TEST(ReportTableTest, ALiveRestarterIsTheNotReadyReasonWithin80Columns) {
   RunReport run = testing_fixture::MixedFleet();
   HostReport host = testing_fixture::CleanedHost("gpu05", 5);
