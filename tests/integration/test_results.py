@@ -109,8 +109,10 @@ class ResultsTest(FleetCase):
         proc = self.fleetreap("--limit", "gpu01,gpu04")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         lines = proc.stdout.splitlines()
-        self.assertRegex(lines[0], r"^plan: would signal 8 processes on 1 host, remove \d+ "
-                                   r"/dev/shm entr(y|ies), stop 0 units \(-v lists", proc.stdout)
+        # The total, wrapped at 100 columns off a terminal.
+        self.assertRegex("\n".join(lines[:2]), r"^plan: would signal 8 processes on 1 host, remove \d+ "
+                         r"/dev/shm entr(y|ies), stop 0 units\s+\(-v lists", proc.stdout)
+        self.assertTrue(all(len(line) <= 100 for line in lines[:-1]), proc.stdout)
         self.assertIn("gpu01: would signal 8", lines)
         terms = [re.match(r"^    TERM +x(\d+) +python3 +(GPUs? [0-9,-]+|-) +root\b", line)
                  for line in lines if line.startswith("    TERM ")]
@@ -118,7 +120,9 @@ class ResultsTest(FleetCase):
         self.assertEqual(sum(int(m.group(1)) for m in terms), 8, proc.stdout)
         self.assertNotIn(" pid ", proc.stdout)   # PIDs only under -v and in the JSON
         # argv[0], not the kernel's 15-character comm (nvidia-persiste).
-        self.assertRegex(proc.stdout, r"\n    leave +x1 +nvidia-persistenced .*protected: ")
+        # Its owner and reason on the next line where they do not fit.
+        self.assertRegex(proc.stdout, r"\n    leave +x1 +nvidia-persistenced [^\n]*"
+                                      r"(\n        [^\n]*)?protected: ")
         self.assertRegex(proc.stdout, r"gpu04: nothing to signal\n")
         self.assertRegex(lines[-1], r"^DRY RUN: ")
         verbose = self.fleetreap("--limit", "gpu01", "-v")
