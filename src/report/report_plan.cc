@@ -178,7 +178,7 @@ std::string FitRows(const std::string& text, size_t width) {
     }
     std::string columns = line.substr(0, tab);
     const std::string owner = line.substr(tab + 1);
-    if (columns.size() + owner.size() <= width) {
+    if (owner.empty() || columns.size() + owner.size() <= width) {
       columns += owner;
       out += columns.erase(columns.find_last_not_of(' ') + 1) + "\n";
       continue;

@@ -105,6 +105,8 @@ TEST(ReportPlanTest, LinesFitTheWidth) {
         std::string::npos)
         << plan;
   }
+  // A row too wide without an owner gets no empty line under it.
+  EXPECT_EQ(RenderPlan(run, false, 30).find("\n        \n"), std::string::npos);
   // Off a terminal (0): the table's width, 100 columns.
   for (const std::string& line : SplitLines(RenderPlan(run, true, 0))) {
     EXPECT_LE(line.size(), 100U) << line;
