@@ -105,8 +105,11 @@ std::vector<Row> Rows(const HostReport& host) {
 }
 
 // The host's plan without PIDs or /dev/shm names (its shape, what hosts
-// fold on), and its headline's counts.
-std::string HostShape(const HostReport& host, const std::vector<Row>& rows, size_t* signals) {
+// fold on), and its headline's counts. A holder row's owner column (a
+// unit or pod and why a holder is left, last and longest) is kept apart:
+// Render decides whether it fits after the other columns.
+std::vector<PlanFold::Line> HostShape(const HostReport& host, const std::vector<Row>& rows,
+                                      size_t* signals) {
   std::vector<std::vector<std::string>> cells;
   *signals = 0;
   for (const Row& row : rows) {
@@ -118,21 +121,21 @@ std::string HostShape(const HostReport& host, const std::vector<Row>& rows, size
   for (const auto& c : cells) {
     for (size_t i = 0; i < widths.size(); ++i) widths[i] = std::max(widths[i], c[i].size() + 1);
   }
-  // The owner column, last and longest (a unit or pod and why a holder is
-  // left), follows a tab, where Render decides whether it fits the line
-  // (no field holds a tab: Field escapes control bytes).
-  std::string text;
+  std::vector<PlanFold::Line> lines;
   for (const auto& c : cells) {
-    std::string line = "    ";
-    for (size_t i = 0; i < widths.size(); ++i) line += Pad(c[i], widths[i]);
-    text += line + "\t" + c[5] + "\n";
+    std::string columns;
+    for (size_t i = 0; i < widths.size(); ++i) columns += Pad(c[i], widths[i]);
+    lines.push_back({std::move(columns), c[5], true});
   }
-  for (const std::string& unit : host.units_would_stop) text += "    stop   " + Field(unit) + "\n";
+  for (const std::string& unit : host.units_would_stop) {
+    lines.push_back({"stop   " + Field(unit), "", false});
+  }
   if (!host.shm_would_remove.empty()) {
-    text += "    remove " +
-            Counted(host.shm_would_remove.size(), "/dev/shm entry", "/dev/shm entries") + "\n";
+    lines.push_back(
+        {"remove " + Counted(host.shm_would_remove.size(), "/dev/shm entry", "/dev/shm entries"),
+         "", false});
   }
-  return text;
+  return lines;
 }
 
 std::string Headline(const HostReport& host, size_t signals) {
@@ -165,26 +168,21 @@ std::string HostDetail(const HostReport& host, const std::vector<Row>& rows) {
   return Join(parts, "; ");
 }
 
-// A block's lines at "width" columns: a row whose owner does not fit
-// after its other columns gets the owner on the next lines, 8 in; any
+// A block's lines at "width" columns, 4 in: a holder row whose owner does
+// not fit after its other columns has it on the next lines, 8 in; any
 // other line too long wraps 8 in.
-std::string FitRows(const std::string& text, size_t width) {
+std::string FitLines(const std::vector<PlanFold::Line>& lines, size_t width) {
   std::string out;
-  for (const std::string& line : SplitLines(text)) {
-    const size_t tab = line.find('\t');
-    if (tab == std::string::npos) {
-      out += "    " + FillLines(CutAfter(line.substr(4), " "), 4, 8, width);
+  for (const PlanFold::Line& line : lines) {
+    if (!line.row) {
+      out += "    " + FillLines(CutAfter(line.columns, " "), 4, 8, width);
       continue;
     }
-    std::string columns = line.substr(0, tab);
-    const std::string owner = line.substr(tab + 1);
-    if (owner.empty() || columns.size() + owner.size() <= width) {
-      columns += owner;
-      out += columns.erase(columns.find_last_not_of(' ') + 1) + "\n";
-      continue;
-    }
+    std::string columns = "    " + line.columns;
+    const bool fits = line.owner.empty() || columns.size() + line.owner.size() <= width;
+    if (fits) columns += line.owner;
     out += columns.erase(columns.find_last_not_of(' ') + 1) + "\n";
-    out += "        " + WrapWords(owner, 8, width);
+    if (!fits) out += "        " + WrapWords(line.owner, 8, width);
   }
   return out;
 }
@@ -195,15 +193,18 @@ void PlanFold::Add(size_t index, const HostReport& host) {
   if (host.status == HostStatus::kUnreachable || host.status == HostStatus::kFailed) return;
   const std::vector<Row> rows = Rows(host);
   size_t signals = 0;
-  std::string body = HostShape(host, rows, &signals);
-  if (body.empty()) return;
+  std::vector<Line> lines = HostShape(host, rows, &signals);
+  if (lines.empty()) return;
   signals_ += signals;
   if (signals > 0) ++signalled_hosts_;
   units_ += host.units_would_stop.size();
   shm_ += host.shm_would_remove.size();
-  std::string text = Headline(host, signals) + "\n" + body;
-  auto [it, added] = by_text_.emplace(text, plans_.size());
-  if (added) plans_.push_back({std::move(text), index, {}});
+  std::string headline = Headline(host, signals);
+  // The fold's key: the whole shape, never read back.
+  std::string key = headline;
+  for (const Line& line : lines) key += "\n" + line.columns + "\t" + line.owner;
+  auto [it, added] = by_shape_.emplace(std::move(key), plans_.size());
+  if (added) plans_.push_back({std::move(headline), std::move(lines), index, {}});
   Plan& plan = plans_[it->second];
   plan.first = std::min(plan.first, index);
   plan.hosts.push_back({index, host.name, HostDetail(host, rows)});
@@ -237,10 +238,8 @@ std::string PlanFold::Render(bool verbose, int width) const {
     for (const PlanHost& host : hosts) names.push_back(host.name);
     const std::string each =
         hosts.size() > 1 ? " (" + Thousands(hosts.size()) + " hosts, each)" : "";
-    const size_t headline_end = plan->text.find('\n') + 1;
-    out += WrapLine(FoldHostNames(names) + each + ": " + plan->text.substr(0, headline_end - 1), 4,
-                    columns);
-    out += FitRows(plan->text.substr(headline_end), columns);
+    out += WrapLine(FoldHostNames(names) + each + ": " + plan->headline, 4, columns);
+    out += FitLines(plan->lines, columns);
     if (!verbose) continue;
     for (const PlanHost& host : hosts) {
       if (host.detail.empty()) continue;

@@ -52,6 +52,15 @@ class PlanFold {
   /// order.
   std::string Render(bool verbose = false, int width = 0) const;
 
+  /// A line of a plan's block, below its headline: a holder row (its
+  /// padded columns, then its owner, which Render moves to the next line
+  /// where it does not fit), or a "stop UNIT" / "remove N" line.
+  struct Line {
+    std::string columns;
+    std::string owner;
+    bool row = false;
+  };
+
  private:
   struct PlanHost {
     size_t index = 0;
@@ -59,12 +68,13 @@ class PlanFold {
     std::string detail;  // -v: PIDs by verdict, /dev/shm names
   };
   struct Plan {
-    std::string text;
+    std::string headline;
+    std::vector<Line> lines;
     size_t first = 0;
     std::vector<PlanHost> hosts;
   };
   std::vector<Plan> plans_;
-  std::map<std::string, size_t> by_text_;
+  std::map<std::string, size_t> by_shape_;  // a plan's headline and lines -> its place
   size_t signals_ = 0;
   size_t signalled_hosts_ = 0;
   size_t units_ = 0;
