@@ -165,9 +165,9 @@ TEST_F(ProgressTest, LiveProblemsGetAPermanentLineAboveTheStatus) {
   EXPECT_EQ(out.substr(out.size() - 4), "\r\033[K");
 }
 
-// On an 80-column terminal a problem host's permanent line wraps after its
-// spaces, its continuation lines 4 in, as the table's rows do; off a
-// terminal (a log) it stays one line.
+// On a terminal a problem host's permanent line wraps after its spaces at
+// the terminal's width, its continuation lines 4 in, as the table's rows
+// do (off a terminal it stays one line: OffATerminalOneLinePerFinishedHost...).
 TEST_F(ProgressTest, LiveProblemLinesWrapAtTheTerminalWidth) {
   RunReport run = testing_fixture::MixedFleet();
   ProgressStyle style;
