@@ -96,10 +96,9 @@ struct RunObservers {
 };
 
 // The run's report stream: the reports are made as hosts end; the runner
-// drops each host's report once they have it, unless a report still needs
-// them whole.
+// drops each host's report once they have it.
 Status OpenStream(const RunInputs& in, PreparedRun* run, std::unique_ptr<ReportStream>* stream) {
-  run->settings.keep_host_reports = ReportStream::NeedsWholeReports(in.files);
+  run->settings.keep_host_reports = false;
   return ReportStream::Open(in.files, in.set.playbook_name, run->settings.dry_run,
                             in.set.plans.size(), stream);
 }

@@ -1,6 +1,6 @@
 #include "fleetreap/report/report.h"
 
-#include "fleetreap/base/exit_code.h"
+#include "fleetreap/report/report_fold.h"
 
 namespace fleetreap {
 
@@ -15,23 +15,7 @@ std::vector<HostWithoutResult> HostsWithoutResult(const RunReport& report) {
   return out;
 }
 
-int ExitCodeFor(const RunReport& report) {
-  int code = kExitClean;
-  for (const HostReport& host : report.hosts) {
-    switch (host.status) {
-      case HostStatus::kClean: break;
-      case HostStatus::kDirty:
-      case HostStatus::kNotReady:
-        if (!report.dry_run) code |= kExitDirty;
-        break;
-      case HostStatus::kUnreachable:
-      case HostStatus::kFailed: code |= kExitUnreachable; break;
-    }
-  }
-  // Hosts never started were selected and are not known to be clean.
-  if (!report.not_started.empty() || !report.no_report.empty()) code |= kExitUnreachable;
-  if (!report.stopped.empty()) code |= kExitStopped;
-  return code;
-}
+// The exit code is decided once, on the folded counts (report_fold.cc).
+int ExitCodeFor(const RunReport& report) { return ExitCodeFor(report, ReportFold::Of(report)); }
 
 }  // namespace fleetreap

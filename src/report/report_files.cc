@@ -7,20 +7,8 @@
 #include <cerrno>
 #include <cstring>
 #include <functional>
-#include <iterator>
 #include <utility>
-
-#include "fleetreap/base/exit_code.h"
-#include "fleetreap/report/drain_reason.h"
-#include "fleetreap/report/failed_hosts.h"
-#include "fleetreap/report/report_html.h"
-#include "fleetreap/report/report_json.h"
-#include "fleetreap/report/report_junit.h"
-#include "fleetreap/report/report_markdown.h"
-#include "fleetreap/report/report_metrics.h"
-#include "fleetreap/report/report_plan.h"
-#include "fleetreap/report/report_table.h"
-#include "fleetreap/report/terminal.h"
+#include <vector>
 
 namespace fleetreap {
 namespace {
@@ -111,24 +99,15 @@ Status WriteReportPieces(const std::string& path, const ReportRenderer& render,
 }
 
 Status CheckOutputPaths(const ReportFiles& files) {
-  const std::pair<const char*, const std::string*> outputs[] = {
-      {"--json", &files.json},
-      {"--junit", &files.junit},
-      {"--summary-md", &files.summary_md},
-      {"--failed-hosts", &files.failed_hosts},
-      {"--drain-reasons", &files.drain_reasons},
-      {"--metrics", &files.metrics},
-      {"--html", &files.html},
-      {"--journal", &files.journal},
-  };
+  const std::vector<ReportOutput>& outputs = ReportOutputs();
   auto usage = [](const std::string& message) { return Status::Error(ErrorKind::kUsage, message); };
   for (size_t i = 0; i < std::size(outputs); ++i) {
-    const std::string& path = *outputs[i].second;
-    const std::string flag = std::string(outputs[i].first) + " " + path;
+    const std::string& path = files.*outputs[i].path;
+    const std::string flag = std::string(outputs[i].flag) + " " + path;
     if (path.empty() || path == "-") continue;
     for (size_t j = 0; j < i; ++j) {
-      if (*outputs[j].second == path) {
-        return usage(flag + " and " + outputs[j].first + " " + path + " name the same file");
+      if (files.*outputs[j].path == path) {
+        return usage(flag + " and " + outputs[j].flag + " " + path + " name the same file");
       }
     }
     struct stat st {};
@@ -147,61 +126,11 @@ Status CheckOutputPaths(const ReportFiles& files) {
   return Status::Ok();
 }
 
-Status WriteReports(const RunReport& report, const ReportFiles& files, std::FILE* stdout_stream) {
-  // JSON and JUnit go out host by host (no whole document held); the others
-  // are rendered whole.
-  auto whole = [&report](std::string (*render)(const RunReport&)) -> ReportRenderer {
-    return [&report, render](const ReportPieceSink& emit) { emit(render(report)); };
-  };
-  struct Output {
-    const std::string& path;
-    ReportRenderer render;
-    unsigned mode = kPrivateReportMode;
-  };
-  const Output outputs[] = {
-      {files.json, [&report](const ReportPieceSink& emit) { RenderJsonPieces(report, emit); }},
-      {files.junit, [&report](const ReportPieceSink& emit) { RenderJunitPieces(report, emit); }},
-      {files.summary_md, whole(RenderMarkdown)},
-      {files.failed_hosts, whole(RenderFailedHosts)},
-      {files.drain_reasons, whole(RenderDrainReasons)},
-      {files.metrics, whole(RenderMetrics), kPublicReportMode},
-      {files.html, whole(RenderHtml)},
-  };
-  Status first;
-  for (const Output& output : outputs) {
-    if (output.path.empty()) continue;
-    Status status = WriteReportPieces(output.path, output.render, stdout_stream, output.mode);
-    if (!status.ok() && first.ok()) first = status;
-  }
-  return first;
-}
-
 std::FILE* HumanStream(const ReportFiles& files) {
-  for (const std::string* path :
-       {&files.json, &files.junit, &files.summary_md, &files.failed_hosts, &files.drain_reasons,
-        &files.metrics, &files.html, &files.journal}) {
-    if (*path == "-") return stderr;
+  for (const ReportOutput& output : ReportOutputs()) {
+    if (files.*output.path == "-") return stderr;
   }
   return stdout;
-}
-
-int FinishRun(const RunReport& report, const ReportFiles& files, const std::string& color,
-              bool verbose) {
-  std::FILE* human = HumanStream(files);
-  Status status = WriteReports(report, files);
-  TableStyle style;
-  style.color = ShouldUseColorFor(human, color);
-  style.width = TerminalWidth(human);
-  style.verbose = verbose;
-  std::fputs(RenderPlan(report, verbose, style.width).c_str(), human);  // "" unless a dry run
-  std::fputs(RenderTable(report, style).c_str(), human);
-  std::fflush(human);
-  if (!status.ok()) {
-    std::fprintf(stderr, "fleetreap: %s; exit %d instead of %d\n", status.message().c_str(),
-                 kExitSoftware, ExitCodeFor(report));
-    return kExitSoftware;
-  }
-  return ExitCodeFor(report);
 }
 
 }  // namespace fleetreap

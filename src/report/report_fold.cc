@@ -9,11 +9,7 @@ namespace fleetreap {
 
 ReportFold::ReportFold(bool dry_run) : dry_run_(dry_run) {}
 
-ReportFold ReportFold::Of(const RunReport& report) {
-  ReportFold fold(report.dry_run);
-  for (size_t i = 0; i < report.hosts.size(); ++i) fold.Add(i, report.hosts[i]);
-  return fold;
-}
+ReportFold ReportFold::Of(const RunReport& report) { return FoldOfHosts<ReportFold>(report); }
 
 void ReportFold::Add(size_t index, const HostReport& host) {
   const HostOutcome outcome = OutcomeOf(host, dry_run_);

@@ -10,6 +10,7 @@
 #include "fleetreap/report/host_findings.h"
 #include "fleetreap/report/host_outcome.h"
 #include "fleetreap/report/html_escape.h"
+#include "fleetreap/report/html_fold.h"
 #include "fleetreap/report/report_table.h"
 #include "report_html_parts.h"
 
@@ -92,9 +93,9 @@ const OutcomeKind kKinds[] = {OutcomeKind::kDirty,       OutcomeKind::kFailed,
 
 std::string KindClass(OutcomeKind kind) { return "o-" + html::CssWord(OutcomeKindLabel(kind)); }
 
-void AppendHeader(const RunReport& report, std::string* out) {
-  const std::string verdict = RenderVerdict(report, TableStyle{});
-  const char* tone = report.dry_run ? "dry" : ExitCodeFor(report) == 0 ? "ready" : "notready";
+void AppendHeader(const RunReport& report, const ReportFold& fold, std::string* out) {
+  const std::string verdict = RenderVerdict(report, fold, TableStyle{});
+  const char* tone = report.dry_run ? "dry" : ExitCodeFor(report, fold) == 0 ? "ready" : "notready";
   *out += "<title>fleetreap: " + E(verdict) + "</title>\n";
   *out += kStyle;
   *out += "<h1 id=\"verdict\" class=\"" + std::string(tone) + "\">" + E(verdict) + "</h1>\n";
@@ -106,9 +107,9 @@ void AppendHeader(const RunReport& report, std::string* out) {
   *out += "<p class=\"meta\">" + E(meta) + "</p>\n";
 }
 
-void AppendOutcomes(const RunReport& report, std::string* out) {
+void AppendOutcomes(const RunReport& report, const ReportFold& fold, std::string* out) {
   std::map<OutcomeKind, int> counts;
-  for (const HostReport& host : report.hosts) ++counts[OutcomeOf(host, report.dry_run).kind];
+  for (OutcomeKind kind : kKinds) counts[kind] = fold.Count(kind);
   for (const HostWithoutResult& host : HostsWithoutResult(report)) {
     ++counts[host.started_never ? OutcomeKind::kNotStarted : OutcomeKind::kNoReport];
   }
@@ -122,7 +123,7 @@ void AppendOutcomes(const RunReport& report, std::string* out) {
     first = false;
   }
   *out += "</p>\n<table class=\"outcomes\">\n";
-  for (const OutcomeGroup& group : GroupOutcomes(report)) {
+  for (const OutcomeGroup& group : fold.Groups(report)) {
     *out += "<tr class=\"" + KindClass(group.kind) + "\"><td>" + E(FoldHostNames(group.names)) +
             "</td><td class=\"k\">" + OutcomeKindLabel(group.kind) + "</td><td>" + E(group.detail) +
             "</td></tr>\n";
@@ -130,26 +131,8 @@ void AppendOutcomes(const RunReport& report, std::string* out) {
   *out += "</table>\n";
 }
 
-void AppendFunnel(const RunReport& report, std::string* out) {
-  int found = 0, terms = 0, kills = 0, left = 0, exited = 0, gone = 0, spared = 0;
-  for (const HostReport& host : report.hosts) {
-    terms += host.term_sent;
-    kills += host.kill_sent;
-    for (const Holder& holder : host.holders) {
-      switch (holder.fate) {
-        case HolderFate::kProtected:
-        case HolderFate::kOutOfScope: ++spared; continue;
-        case HolderFate::kTerminated:
-        case HolderFate::kKilled: ++exited; break;
-        case HolderFate::kGone: ++gone; break;
-        case HolderFate::kUnkillable:
-        case HolderFate::kObserved:
-        case HolderFate::kWouldTerm:
-        case HolderFate::kWouldKill: ++left; break;
-      }
-      ++found;
-    }
-  }
+void AppendFunnel(const HtmlFold& fold, std::string* out) {
+  const auto& [found, terms, kills, left, exited, gone, spared] = fold.funnel();
   const std::pair<const char*, int> steps[] = {
       {"found", found}, {"sent TERM", terms}, {"sent KILL", kills}, {"left", left}};
   *out += "<h2>Holders</h2>\n<table class=\"funnel\" id=\"funnel\">\n";
@@ -162,7 +145,7 @@ void AppendFunnel(const RunReport& report, std::string* out) {
   *out += "</table>\n<p class=\"meta\">" + std::to_string(exited) + " exited after a signal, " +
           std::to_string(gone) + " went on their own, " + std::to_string(spared) +
           " protected or out of scope (never signalled, not counted)" +
-          (report.dry_run ? "; a dry run signals nothing" : "") + ".</p>\n";
+          (fold.dry_run() ? "; a dry run signals nothing" : "") + ".</p>\n";
 }
 
 std::string Mib(const std::optional<int64_t>& mib) {
@@ -221,14 +204,15 @@ void AppendHolders(const HostReport& host, std::string* out) {
   *out += "</table>";
 }
 
-void AppendHost(const RunReport& report, size_t index, std::string* out) {
-  const HostReport& host = report.hosts[index];
-  const HostOutcome outcome = OutcomeOf(host, report.dry_run);
+// The host's <details> without its place: its class, '\n', and what
+// follows "id=\"hN" (RenderHostHtmlPiece).
+void AppendHost(const HostReport& host, bool dry_run, std::string* out) {
+  const HostOutcome outcome = OutcomeOf(host, dry_run);
   const std::string label = OutcomeKindLabel(outcome.kind);
-  *out += "<details class=\"host " + KindClass(outcome.kind) + "\" id=\"h" + std::to_string(index) +
-          "\" data-q=\"" + E(host.name + " " + label) + "\"><summary><b>" + E(host.name) +
-          "</b> <span class=\"k\">" + label + "</span> " + E(outcome.detail) + "</summary><dl>";
-  AppendField("reason", HostReason(host, report.dry_run), out);
+  *out += KindClass(outcome.kind) + "\n\" data-q=\"" + E(host.name + " " + label) +
+          "\"><summary><b>" + E(host.name) + "</b> <span class=\"k\">" + label + "</span> " +
+          E(outcome.detail) + "</summary><dl>";
+  AppendField("reason", HostReason(host, dry_run), out);
   AppendField("address", host.address + ":" + std::to_string(host.port), out);
   AppendList("groups", host.groups, out);
   AppendField("duration",
@@ -261,34 +245,62 @@ void AppendHost(const RunReport& report, size_t index, std::string* out) {
   *out += "</details>\n";
 }
 
-}  // namespace
-
-std::string RenderHtml(const RunReport& report) {
-  std::string out = kHead;
-  AppendHeader(report, &out);
-  AppendOutcomes(report, &out);
-  AppendFunnel(report, &out);
-  html::AppendGrid(report, &out);
-  html::AppendTimelines(report, &out);
-  out +=
-      "<h2>Hosts</h2>\n<p><input id=\"q\" type=\"search\" placeholder=\"filter: name or "
-      "outcome\" aria-label=\"filter hosts\"> <span id=\"shown\"></span></p>\n";
-  for (size_t i = 0; i < report.hosts.size(); ++i) AppendHost(report, i, &out);
+void AppendMissing(const RunReport& report, std::string* out) {
   std::vector<std::string> whys;  // in order of first appearance
   std::map<std::string, std::vector<std::string>> missing;
   for (const HostWithoutResult& host : HostsWithoutResult(report)) {
     if (!missing.count(host.why)) whys.push_back(host.why);
     missing[host.why].push_back(host.name);
   }
-  if (!whys.empty()) {
-    out += "<h3>Without a result</h3>\n<ul id=\"missing\">";
-    for (const std::string& why : whys) {
-      out += "<li>" + E(FoldHostNames(missing[why])) + ": " + E(why) + "</li>";
-    }
-    out += "</ul>\n";
+  if (whys.empty()) return;
+  *out += "<h3>Without a result</h3>\n<ul id=\"missing\">";
+  for (const std::string& why : whys) {
+    *out += "<li>" + E(FoldHostNames(missing[why])) + ": " + E(why) + "</li>";
   }
+  *out += "</ul>\n";
+}
+
+}  // namespace
+
+std::string RenderHostHtmlPiece(const HostReport& host, bool dry_run) {
+  std::string out;
+  AppendHost(host, dry_run, &out);
+  return out;
+}
+
+void RenderHtmlPieces(const RunReport& header, const ReportFold& fold, const HtmlFold& html,
+                      const HostHtmlSource& hosts, const HtmlPieceSink& emit) {
+  std::string out = kHead;
+  AppendHeader(header, fold, &out);
+  AppendOutcomes(header, fold, &out);
+  AppendFunnel(html, &out);
+  html::AppendGrid(html, &out);
+  html::AppendTimelines(html, &out);
+  out +=
+      "<h2>Hosts</h2>\n<p><input id=\"q\" type=\"search\" placeholder=\"filter: name or "
+      "outcome\" aria-label=\"filter hosts\"> <span id=\"shown\"></span></p>\n";
+  emit(out);
+  size_t place = 0;
+  hosts([&emit, &place](const std::string& piece) {
+    const size_t end = piece.find('\n');
+    emit("<details class=\"host " + piece.substr(0, end) + "\" id=\"h" + std::to_string(place++) +
+         piece.substr(end + 1));
+  });
+  out.clear();
+  AppendMissing(header, &out);
   out += kScript;
   out += "</body>\n</html>\n";
+  emit(out);
+}
+
+std::string RenderHtml(const RunReport& report) {
+  std::string out;
+  RenderHtmlPieces(
+      report, ReportFold::Of(report), FoldOfHosts<HtmlFold>(report),
+      [&report](const HtmlPieceSink& host) {
+        for (const HostReport& each : report.hosts) host(RenderHostHtmlPiece(each, report.dry_run));
+      },
+      [&out](const std::string& piece) { out += piece; });
   return out;
 }
 

@@ -1,6 +1,7 @@
 #include "fleetreap/report/report_metrics.h"
 
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "fleetreap/report/host_outcome.h"
@@ -26,8 +27,10 @@ std::string LabelValue(const std::string& value) {
 
 using Labels = std::vector<std::pair<std::string, std::string>>;
 
+// The exposition, handed to "emit" in pieces of about kPiece bytes.
 class Exposition {
  public:
+  explicit Exposition(const MetricsPieceSink& emit) : emit_(emit) {}
   void Family(const std::string& name, const std::string& help) {
     name_ = name;
     out_ += "# HELP " + name + " " + help + "\n# TYPE " + name + " gauge\n";
@@ -42,11 +45,17 @@ class Exposition {
       out_ += "}";
     }
     out_ += " " + value + "\n";
+    if (out_.size() >= kPiece) Flush();
   }
   void Sample(const Labels& labels, long long value) { Sample(labels, std::to_string(value)); }
-  const std::string& text() const { return out_; }
+  void Flush() {
+    if (!out_.empty()) emit_(out_);
+    out_.clear();
+  }
 
  private:
+  static constexpr size_t kPiece = size_t{64} * 1024;
+  const MetricsPieceSink& emit_;
   std::string name_;
   std::string out_;
 };
@@ -57,8 +66,8 @@ std::string Seconds(std::chrono::milliseconds duration) {
   return std::to_string(ms / 1000) + "." + std::string(3 - fraction.size(), '0') + fraction;
 }
 
-void RenderRun(const RunReport& report, Exposition* m) {
-  const int exit_code = ExitCodeFor(report);
+void RenderRun(const RunReport& header, int exit_code, Exposition* m) {
+  const RunReport& report = header;
   const auto start_ms =
       std::chrono::duration_cast<std::chrono::milliseconds>(report.start_time.time_since_epoch());
   m->Family("fleetreap_run_timestamp_seconds", "When the run started, seconds since the epoch.");
@@ -106,12 +115,51 @@ constexpr GpuState kAlwaysCountedStates[] = {GpuState::kClean,   GpuState::kBusy
 constexpr HolderFate kAlwaysCountedFates[] = {HolderFate::kTerminated, HolderFate::kKilled,
                                               HolderFate::kUnkillable};
 
-void RenderHostOutcomes(const RunReport& report, Exposition* m) {
-  std::vector<std::pair<std::string, OutcomeKind>> outcomes;  // host, outcome
-  for (const HostReport& host : report.hosts) {
-    outcomes.emplace_back(host.name, OutcomeOf(host, report.dry_run).kind);
+// The samples of one host's counts by name ("fate" or "state"), in name
+// order: the always counted ones, and the others that are not 0.
+template <typename Enum, size_t N, size_t M>
+void SampleCounts(const std::string& host, const char* label, const int (&counts)[N],
+                  const Enum (&always)[M], const char* (*name)(Enum), Exposition* m) {
+  std::map<std::string, int> by_name;
+  for (Enum value : always) by_name[name(value)] = 0;
+  for (size_t i = 0; i < N; ++i) {
+    if (counts[i] > 0) by_name[name(static_cast<Enum>(i))] = counts[i];
   }
-  for (const HostWithoutResult& host : HostsWithoutResult(report)) {
+  for (const auto& [words, count] : by_name) m->Sample({{"host", host}, {label, words}}, count);
+}
+
+}  // namespace
+
+MetricsFold::MetricsFold(bool dry_run) : dry_run_(dry_run) {}
+
+void MetricsFold::Add(size_t index, const HostReport& host) {
+  Host& out = hosts_[index];
+  out.name = host.name;
+  out.outcome = OutcomeOf(host, dry_run_).kind;
+  out.duration = host.duration;
+  out.term_sent = host.term_sent;
+  out.kill_sent = host.kill_sent;
+  for (const Holder& holder : host.holders) ++out.fates[static_cast<int>(holder.fate)];
+  const std::vector<GpuReading>& gpus =
+      host.gpus_after.empty() ? host.gpus_before : host.gpus_after;
+  for (const GpuReading& gpu : gpus) ++out.states[static_cast<int>(gpu.state)];
+  auto used = [](const std::vector<GpuReading>& readings) -> std::optional<long long> {
+    std::optional<long long> mib;
+    for (const GpuReading& gpu : readings) {
+      if (gpu.used_mib) mib = mib.value_or(0) + *gpu.used_mib;
+    }
+    return mib;
+  };
+  out.used_mib_before = used(host.gpus_before);
+  out.used_mib_after = used(host.gpus_after);
+}
+
+namespace {
+
+void RenderHostOutcomes(const RunReport& header, const MetricsFold& fold, Exposition* m) {
+  std::vector<std::pair<std::string, OutcomeKind>> outcomes;  // host, outcome
+  for (const auto& [index, host] : fold.hosts()) outcomes.emplace_back(host.name, host.outcome);
+  for (const HostWithoutResult& host : HostsWithoutResult(header)) {
     outcomes.emplace_back(host.name,
                           host.started_never ? OutcomeKind::kNotStarted : OutcomeKind::kNoReport);
   }
@@ -131,68 +179,59 @@ void RenderHostOutcomes(const RunReport& report, Exposition* m) {
   }
 }
 
-void RenderHostActions(const RunReport& report, Exposition* m) {
+void RenderHostActions(const MetricsFold& fold, Exposition* m) {
   m->Family("fleetreap_host_duration_seconds", "How long the host took, connect included.");
-  for (const HostReport& host : report.hosts) {
+  for (const auto& [index, host] : fold.hosts())
     m->Sample({{"host", host.name}}, Seconds(host.duration));
-  }
   m->Family("fleetreap_host_signals", "Signals sent to the host's holders, by signal.");
-  for (const HostReport& host : report.hosts) {
+  for (const auto& [index, host] : fold.hosts()) {
     m->Sample({{"host", host.name}, {"signal", "TERM"}}, host.term_sent);
     m->Sample({{"host", host.name}, {"signal", "KILL"}}, host.kill_sent);
   }
   m->Family("fleetreap_host_holders",
             "Processes found holding the host's GPUs, by what became of them (terminated, "
             "killed and unkillable always present).");
-  for (const HostReport& host : report.hosts) {
-    std::map<std::string, int> fates;
-    for (HolderFate fate : kAlwaysCountedFates) fates[HolderFateName(fate)] = 0;
-    for (const Holder& holder : host.holders) ++fates[HolderFateName(holder.fate)];
-    for (const auto& [fate, count] : fates) m->Sample({{"host", host.name}, {"fate", fate}}, count);
+  for (const auto& [index, host] : fold.hosts()) {
+    SampleCounts(host.name, "fate", host.fates, kAlwaysCountedFates, HolderFateName, m);
   }
 }
 
-void RenderHostGpus(const RunReport& report, Exposition* m) {
+void RenderHostGpus(const MetricsFold& fold, Exposition* m) {
   m->Family("fleetreap_host_gpus",
             "The host's GPUs by their last state (clean, busy, ghost, lost, missing and "
             "needs_recovery always present).");
-  for (const HostReport& host : report.hosts) {
-    std::map<std::string, int> states;
-    for (GpuState state : kAlwaysCountedStates) states[GpuStateName(state)] = 0;
-    const std::vector<GpuReading>& gpus =
-        host.gpus_after.empty() ? host.gpus_before : host.gpus_after;
-    for (const GpuReading& gpu : gpus) ++states[GpuStateName(gpu.state)];
-    for (const auto& [state, count] : states) {
-      m->Sample({{"host", host.name}, {"state", state}}, count);
-    }
+  for (const auto& [index, host] : fold.hosts()) {
+    SampleCounts(host.name, "state", host.states, kAlwaysCountedStates, GpuStateName, m);
   }
   m->Family("fleetreap_host_gpu_memory_used_bytes",
             "GPU memory in use on the host, its GPUs together, before and after the run.");
-  for (const HostReport& host : report.hosts) {
-    for (const auto& [when, gpus] :
-         {std::pair<const char*, const std::vector<GpuReading>*>{"before", &host.gpus_before},
-          {"after", &host.gpus_after}}) {
-      long long mib = 0;
-      bool read = false;
-      for (const GpuReading& gpu : *gpus) {
-        if (!gpu.used_mib) continue;
-        mib += *gpu.used_mib;
-        read = true;
-      }
-      if (read) m->Sample({{"host", host.name}, {"when", when}}, mib * kBytesPerMib);
+  for (const auto& [index, host] : fold.hosts()) {
+    if (host.used_mib_before) {
+      m->Sample({{"host", host.name}, {"when", "before"}}, *host.used_mib_before * kBytesPerMib);
+    }
+    if (host.used_mib_after) {
+      m->Sample({{"host", host.name}, {"when", "after"}}, *host.used_mib_after * kBytesPerMib);
     }
   }
 }
 
 }  // namespace
 
+void RenderMetricsPieces(const RunReport& header, const ReportFold& fold,
+                         const MetricsFold& metrics, const MetricsPieceSink& emit) {
+  Exposition m(emit);
+  RenderRun(header, ExitCodeFor(header, fold), &m);
+  RenderHostOutcomes(header, metrics, &m);
+  RenderHostActions(metrics, &m);
+  RenderHostGpus(metrics, &m);
+  m.Flush();
+}
+
 std::string RenderMetrics(const RunReport& report) {
-  Exposition m;
-  RenderRun(report, &m);
-  RenderHostOutcomes(report, &m);
-  RenderHostActions(report, &m);
-  RenderHostGpus(report, &m);
-  return m.text();
+  std::string out;
+  RenderMetricsPieces(report, ReportFold::Of(report), FoldOfHosts<MetricsFold>(report),
+                      [&out](const std::string& piece) { out += piece; });
+  return out;
 }
 
 }  // namespace fleetreap

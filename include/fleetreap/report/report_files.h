@@ -1,16 +1,20 @@
 // ReportFiles: writes the reports a run asked for (--json, --junit,
-// --summary-md, --failed-hosts, --drain-reasons, --metrics, --html) to their files. The
-// renderers stay pure; this is the only report code that touches the file
-// system. Files are written to
+// --summary-md, --failed-hosts, --drain-reasons, --metrics, --html) to their
+// files; one table of outputs (ReportOutputs: flag, path, mode, renderer)
+// serves the path checks, HumanStream and the writer (report_stream.cc). The
+// renderers stay pure; this and the spills (host_spill.h) are the only
+// report code that touches the file system. Files are written to
 // a temporary file that mkstemp creates exclusively next to the target (a
 // symlink or file another user planted there is never followed or reused)
 // and renamed over it, so a reader never sees half a report.
 // Thread-compatible; call once, after the run.
 #pragma once
 
+#include <cstddef>
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "fleetreap/base/status.h"
 #include "fleetreap/report/report.h"
@@ -54,6 +58,8 @@ Status CheckOutputPaths(const ReportFiles& files);
 Status WriteReportFile(const std::string& path, const std::string& content,
                        std::FILE* stdout_stream = stdout);
 
+class ReportStream;
+
 /// Takes one piece of a report being written; a ReportRenderer calls it with
 /// each piece in order.
 using ReportPieceSink = std::function<void(const std::string& piece)>;
@@ -70,11 +76,32 @@ constexpr unsigned kPublicReportMode = 0644;
 Status WriteReportPieces(const std::string& path, const ReportRenderer& render,
                          std::FILE* stdout_stream = stdout, unsigned mode = kPrivateReportMode);
 
-/// Renders and writes every report that "files" names; the JSON and JUnit
-/// documents are written host by host (WriteReportPieces). Every file is
-/// 0600 except --metrics, 0644 (a textfile collector runs as another user).
+/// One output a run can ask for: its flag, where ReportFiles keeps its path,
+/// its file's mode, what a streamed run spills of each host for it (null:
+/// nothing, it is made from the folds alone), and its renderer, which hands
+/// the report to "emit" in pieces from "stream"'s folds and output "row"'s
+/// spill (null: not written by WriteReports, as --journal).
+struct ReportOutput {
+  const char* flag;
+  std::string ReportFiles::*path;
+  unsigned mode;
+  std::string (*piece)(const HostReport& host, const ReportStream& stream);
+  void (*render)(ReportStream& stream, const RunReport& header, size_t row,
+                 const ReportPieceSink& emit);
+};
+
+/// Every output, in the order WriteReports writes them, --journal last
+/// (report_stream.cc).
+const std::vector<ReportOutput>& ReportOutputs();
+
+/// Renders and writes every report that "files" names, by the streamed path:
+/// "report"'s hosts are fed to a ReportStream (ReportStream::OfWhole,
+/// report_stream.h), whose WriteReports writes them (the JSON, JUnit and
+/// HTML documents host by host, WriteReportPieces). Every file is 0600
+/// except --metrics, 0644 (a textfile collector runs as another user).
 /// Keeps going after a failure, so one bad path does not cost the other
-/// reports, and returns the first error. At most one of them may be "-" (cli.cc checks).
+/// reports, and returns the first error. At most one of them may be "-"
+/// (cli.cc checks). Defined in report_stream.cc.
 Status WriteReports(const RunReport& report, const ReportFiles& files,
                     std::FILE* stdout_stream = stdout);
 
@@ -82,7 +109,8 @@ Status WriteReports(const RunReport& report, const ReportFiles& files,
 /// ("-"), so machine output is never mixed with it; stdout otherwise.
 std::FILE* HumanStream(const ReportFiles& files);
 
-/// Everything the end of a run prints and writes: WriteReports, then a dry
+/// Everything the end of a run prints and writes (the streamed FinishRun of
+/// ReportStream::OfWhole(report), report_stream.cc): WriteReports, then a dry
 /// run's plan (RenderPlan), the folded table and the verdict on HumanStream (also with --quiet,
 /// which only silences progress and logs; colour as ShouldUseColor decides for that stream and
 /// "color", --color's "auto", "always" or "never"). Returns ExitCodeFor(report), or kExitSoftware

@@ -86,6 +86,16 @@ class ReportFold {
   PlanFold plan_;  // dry runs only
 };
 
+/// A fold ("Fold": ReportFold, MetricsFold, HtmlFold, ...: constructed from
+/// the run's dry_run, with Add(index, host)) of "report"'s hosts, in report
+/// order, as a renderer of a whole report uses it.
+template <typename Fold>
+Fold FoldOfHosts(const RunReport& report) {
+  Fold fold(report.dry_run);
+  for (size_t i = 0; i < report.hosts.size(); ++i) fold.Add(i, report.hosts[i]);
+  return fold;
+}
+
 /// ExitCodeFor (report.h) of a run whose hosts are folded in "fold":
 /// "header"'s dry run, not_started, no_report and stopped, not its hosts.
 int ExitCodeFor(const RunReport& header, const ReportFold& fold);

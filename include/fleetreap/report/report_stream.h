@@ -1,12 +1,14 @@
 // ReportStream: the end-of-run reports made as the hosts end, so that a run
 // holds the hosts in flight and counts, not every HostReport. Each finished
 // host is folded into a ReportFold (the table, the counts, the Markdown
-// summary, --failed-hosts, --drain-reasons) and, when --json or --junit is
-// asked for, its JSON object and its <testcase> are spilled (HostSpill)
-// beside the target; at the end the documents are put together from the
-// fold and the spills, byte for byte what RenderJson and RenderJunit give
-// for the whole report. --metrics and --html are still made from whole
-// reports: NeedsWholeReports says when the run must keep them.
+// summary, --failed-hosts, --drain-reasons), into a MetricsFold when
+// --metrics is asked for and an HtmlFold when --html is, and each output
+// that has per-host pieces (--json's host objects, --junit's <testcase>s,
+// --html's <details>) gets them spilled (HostSpill) beside its target; at
+// the end each output (ReportOutputs, report_files.h) is put together from
+// the folds and its spill, byte for byte what RenderJson, RenderJunit,
+// RenderMetrics, RenderHtml, ... give for the whole report. A whole report
+// is written by the same path (WriteReports feeds a stream every host).
 // Thread-compatible.
 #pragma once
 
@@ -14,12 +16,15 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "fleetreap/base/status.h"
 #include "fleetreap/report/host_spill.h"
+#include "fleetreap/report/html_fold.h"
 #include "fleetreap/report/report.h"
 #include "fleetreap/report/report_files.h"
 #include "fleetreap/report/report_fold.h"
+#include "fleetreap/report/report_metrics.h"
 
 namespace fleetreap {
 
@@ -31,31 +36,45 @@ class ReportStream {
   static Status Open(const ReportFiles& files, const std::string& playbook, bool dry_run,
                      size_t hosts, std::unique_ptr<ReportStream>* out);
 
-  /// True when "files" asks for a report still made from whole HostReports
-  /// (--metrics, --html): the run must then keep its hosts' reports.
-  static bool NeedsWholeReports(const ReportFiles& files);
+  /// A stream of the whole report "report" (which must outlive it), every
+  /// host folded in: it spills nothing, its host pieces are rendered from
+  /// "report" as they are written. WriteReports and FinishRun of a whole
+  /// report (report_files.h) write by it.
+  static ReportStream OfWhole(const RunReport& report, const ReportFiles& files);
 
   /// Folds in and spills host "index" (its place in inventory order).
   void Add(size_t index, const HostReport& host);
 
   const ReportFold& fold() const { return fold_; }
+  /// The run's playbook, as Open had it.
+  const std::string& playbook() const { return playbook_; }
+  /// The metrics' fold; only when --metrics was asked for.
+  const MetricsFold& metrics() const { return *metrics_; }
+  /// The page's fold; only when --html was asked for.
+  const HtmlFold& html() const { return *html_; }
+  /// Hands the host pieces of output "row" (its place in ReportOutputs) to
+  /// "emit" in report order, from its spill (or OfWhole's report); nothing
+  /// when the row has no pieces.
+  void ForEachPiece(size_t row, const ReportPieceSink& emit);
 
-  /// Writes every report "files" names (WriteReports' order, rules and
-  /// errors): --json and --junit from the spills, the Markdown, failed hosts
-  /// and drain reasons from the fold, --metrics and --html from "header"'s
-  /// hosts, which must then be whole (NeedsWholeReports). "header" gives the
-  /// run's fields and hosts without a result. A spill's write or read error
-  /// is that report's error.
+  /// Writes every report "files" (those Open had) names, in ReportOutputs'
+  /// order, each from
+  /// the folds and its spill. Keeps going after a failure, so one bad path
+  /// does not cost the other reports, and returns the first error; a
+  /// spill's write or read error is that report's error. "header" gives the
+  /// run's fields and hosts without a result; its hosts are not read.
   Status WriteReports(const RunReport& header, const ReportFiles& files,
                       std::FILE* stdout_stream = stdout);
 
  private:
-  explicit ReportStream(bool dry_run) : fold_(dry_run) {}
+  ReportStream(const ReportFiles& files, const std::string& playbook, bool dry_run);
 
   ReportFold fold_;
   std::string playbook_;
-  std::unique_ptr<HostSpill> json_;
-  std::unique_ptr<HostSpill> junit_;
+  std::unique_ptr<MetricsFold> metrics_;            // --metrics only
+  std::unique_ptr<HtmlFold> html_;                  // --html only
+  std::vector<std::unique_ptr<HostSpill>> spills_;  // by ReportOutputs row; null: none
+  const RunReport* whole_ = nullptr;                // OfWhole's report: the pieces' source
 };
 
 /// FinishRun (report_files.h) of a streamed run: the reports written by

@@ -12,9 +12,11 @@
 
 #include "fleetreap/report/drain_reason.h"
 #include "fleetreap/report/failed_hosts.h"
+#include "fleetreap/report/report_html.h"
 #include "fleetreap/report/report_json.h"
 #include "fleetreap/report/report_junit.h"
 #include "fleetreap/report/report_markdown.h"
+#include "fleetreap/report/report_metrics.h"
 #include "fleetreap/report/report_plan.h"
 #include "fleetreap/report/report_table.h"
 #include "support/report_fixture.h"
@@ -61,10 +63,13 @@ class ReportStreamTest : public ::testing::Test {
     files_.summary_md = dir_ + "/r.md";
     files_.failed_hosts = dir_ + "/failed.txt";
     files_.drain_reasons = dir_ + "/drain.txt";
+    files_.metrics = dir_ + "/m.prom";
+    files_.html = dir_ + "/r.html";
   }
   void TearDown() override {
-    for (const std::string* path : {&files_.json, &files_.junit, &files_.summary_md,
-                                    &files_.failed_hosts, &files_.drain_reasons}) {
+    for (const std::string* path :
+         {&files_.json, &files_.junit, &files_.summary_md, &files_.failed_hosts,
+          &files_.drain_reasons, &files_.metrics, &files_.html}) {
       std::remove(path->c_str());
     }
     rmdir(dir_.c_str());
@@ -76,7 +81,7 @@ class ReportStreamTest : public ::testing::Test {
     while (dirent* entry = readdir(d)) {
       const std::string name = entry->d_name;
       if (name != "." && name != ".." && name != "r.json" && name != "r.xml" && name != "r.md" &&
-          name != "failed.txt" && name != "drain.txt") {
+          name != "failed.txt" && name != "drain.txt" && name != "m.prom" && name != "r.html") {
         names.push_back(name);
       }
     }
@@ -106,6 +111,8 @@ TEST_F(ReportStreamTest, ReportsAreTheWholeReportsByteForByte) {
     EXPECT_EQ(ReadFile(files_.summary_md), RenderMarkdown(run));
     EXPECT_EQ(ReadFile(files_.failed_hosts), RenderFailedHosts(run));
     EXPECT_EQ(ReadFile(files_.drain_reasons), RenderDrainReasons(run));
+    EXPECT_EQ(ReadFile(files_.metrics), RenderMetrics(run));
+    EXPECT_EQ(ReadFile(files_.html), RenderHtml(run));
     EXPECT_EQ(ExitCodeFor(header, stream->fold()), ExitCodeFor(run));
     EXPECT_EQ(stream->fold().RenderPlan(), RenderPlan(run));
     for (bool verbose : {false, true}) {
@@ -121,14 +128,23 @@ TEST_F(ReportStreamTest, ReportsAreTheWholeReportsByteForByte) {
   }
 }
 
-TEST_F(ReportStreamTest, WholeReportsAreNeededOnlyForMetricsAndHtml) {
-  EXPECT_FALSE(ReportStream::NeedsWholeReports(files_));
-  ReportFiles metrics = files_;
-  metrics.metrics = dir_ + "/m.prom";
-  EXPECT_TRUE(ReportStream::NeedsWholeReports(metrics));
-  ReportFiles html;
-  html.html = "-";
-  EXPECT_TRUE(ReportStream::NeedsWholeReports(html));
+// A run's places have gaps where a host got no result (an inventory host
+// never started): the page's ids and links, and the metrics, are those of
+// the whole report, whose hosts are only those with a result.
+TEST_F(ReportStreamTest, HtmlAndMetricsOfPlacesWithGapsAreTheWholeReports) {
+  const RunReport run = testing_fixture::MixedFleet();
+  ReportFiles files;
+  files.metrics = files_.metrics;
+  files.html = files_.html;
+  std::unique_ptr<ReportStream> stream;
+  ASSERT_TRUE(
+      ReportStream::Open(files, run.playbook, run.dry_run, 2 * run.hosts.size() + 1, &stream).ok());
+  for (size_t i : EndOrder(run.hosts.size())) stream->Add(2 * i + 1, run.hosts[i]);
+  RunReport header = run;
+  header.hosts.clear();
+  ASSERT_TRUE(stream->WriteReports(header, files).ok());
+  EXPECT_EQ(ReadFile(files_.html), RenderHtml(run));
+  EXPECT_EQ(ReadFile(files_.metrics), RenderMetrics(run));
 }
 
 // A stream asked for no JSON or JUnit spills nothing and still folds.
