@@ -19,9 +19,13 @@ clean, 20% incident, 5% unreachable, 5% slow), one full run each time, and:
   unreachable, slow -> clean).
 
   bench/replay_scale_bench.py [--hosts 1000,3000,10000] [--runs 2]
-                              [--forks 1000] [--extra 'FLAGS']
+                              [--forks 1000] [--extra 'FLAGS'] [--html-metrics]
                               [--fleetreap build/fleetreap]
                               [--replay-sshd build/bench/replay_sshd]
+
+--html-metrics runs each run twice, without and with --html and --metrics
+(both reports streamed as hosts end), and prints both and their peak RSS
+ratio.
 
 Needs no root. Prints numbers; asserts nothing (exits 1 only when a host's
 outcome is wrong or fleetreap did not run).
@@ -99,15 +103,36 @@ def wrong_hosts(report, expected):
     return wrong
 
 
-def one_run(binary, inventory, known_hosts, forks, extra, workdir):
+def one_run(binary, inventory, known_hosts, forks, extra, workdir, html_metrics=False):
     out = os.path.join(workdir, "report.json")
     argv = [binary, "--hosts", inventory, "--known-hosts", known_hosts, "--playbook", PLAYBOOK,
             "--forks", str(forks), "--json", out, "--quiet", "--color", "never"] + extra
+    if html_metrics:
+        argv += ["--html", os.path.join(workdir, "report.html"),
+                 "--metrics", os.path.join(workdir, "report.prom")]
     load_before = load()
     r = run_sampled(argv, timeout=3600)
     r["load"] = f"{load_before} -> {load()}"
     r["report"] = take_report(out)
     return r
+
+
+def print_run(count, forks, run, r, expected, html_metrics):
+    """Prints one run's line; returns 1 when it had a wrong host or timed out."""
+    wrong = wrong_hosts(r["report"], expected)
+    label = " --html --metrics" if html_metrics else ""
+    print(f"  {count} hosts forks={forks}{label} run {run + 1}: exit {r['exit']}, "
+          f"wall {r['wall_s']:.1f} s, CPU {r['cpu_s']:.1f} s "
+          f"({1000 * r['cpu_s'] / count:.2f} ms/host; user {r['user_s']:.1f}, "
+          f"sys {r['sys_s']:.1f}), peak RSS {r['peak_vmrss_mib']:.0f} MiB "
+          f"(ru_maxrss {r['maxrss_mib']:.0f}), fds {r['peak_fds']}, "
+          f"threads {r['peak_threads']}, wrong {len(wrong)}/{count}; "
+          f"load {r['load']}", flush=True)
+    for w in wrong[:5]:
+        print(f"    {w}")
+    if not r["report"]:
+        print(f"    stderr: {r['stderr_tail'][-400:]}")
+    return 1 if (wrong or r["timed_out"]) else 0
 
 
 def main():
@@ -118,6 +143,8 @@ def main():
     ap.add_argument("--extra", default="")
     ap.add_argument("--fleetreap")
     ap.add_argument("--replay-sshd")
+    ap.add_argument("--html-metrics", action="store_true",
+                    help="each run also with --html and --metrics; print both")
     args = ap.parse_args()
     binary = find_fleetreap(args.fleetreap, "replay_scale_bench")
     sshd = args.replay_sshd or os.path.join(os.path.dirname(binary), "bench", "replay_sshd")
@@ -133,21 +160,19 @@ def main():
                 forks = min(args.forks, count)
                 rows = []
                 for run in range(args.runs):
-                    r = one_run(binary, inventory, known_hosts, forks, extra, workdir)
-                    wrong = wrong_hosts(r["report"], expected)
-                    failures += bool(wrong) or r["timed_out"]
-                    rows.append(r)
-                    print(f"  {count} hosts forks={forks} run {run + 1}: exit {r['exit']}, "
-                          f"wall {r['wall_s']:.1f} s, CPU {r['cpu_s']:.1f} s "
-                          f"({1000 * r['cpu_s'] / count:.2f} ms/host; user {r['user_s']:.1f}, "
-                          f"sys {r['sys_s']:.1f}), peak RSS {r['peak_vmrss_mib']:.0f} MiB "
-                          f"(ru_maxrss {r['maxrss_mib']:.0f}), fds {r['peak_fds']}, "
-                          f"threads {r['peak_threads']}, wrong {len(wrong)}/{count}; "
-                          f"load {r['load']}", flush=True)
-                    for w in wrong[:5]:
-                        print(f"    {w}")
-                    if not r["report"]:
-                        print(f"    stderr: {r['stderr_tail'][-400:]}")
+                    plain = None
+                    for html_metrics in ([False, True] if args.html_metrics else [False]):
+                        r = one_run(binary, inventory, known_hosts, forks, extra, workdir,
+                                    html_metrics)
+                        failures += print_run(count, forks, run, r, expected, html_metrics)
+                        if not html_metrics:
+                            rows.append(r)
+                            plain = r
+                        elif plain:
+                            print(f"    peak RSS with --html --metrics / without: "
+                                  f"{r['peak_vmrss_mib']:.0f} / {plain['peak_vmrss_mib']:.0f} MiB "
+                                  f"({100 * (r['peak_vmrss_mib'] / plain['peak_vmrss_mib'] - 1):+.1f}%)",
+                                  flush=True)
                 if len(rows) > 1:
                     def stat(key, scale=1.0):
                         vals = [x[key] * scale for x in rows]
