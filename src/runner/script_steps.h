@@ -50,7 +50,7 @@ class ScriptSteps : public HostSteps {
   std::chrono::milliseconds Bound(const std::vector<StepRequest>& batch) const;
   std::chrono::milliseconds Allowance(const std::vector<StepRequest>& batch, size_t i) const;
   // kHostTimeout when the deadline leaves less than a reset's whole bound.
-  Status ResetFits(std::chrono::milliseconds bound) const;
+  Status ResetFits(std::chrono::milliseconds all) const;
 
   Transport& transport_;
   const HostJob& job_;
