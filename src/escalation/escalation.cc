@@ -87,6 +87,7 @@ Action Escalation::Next(const HostView& view) const {
   // No driver, or a GPU fell off the bus: nothing is signalled or removed.
   if (ladder_stopped_) return action;
   action = NextAction(playbook_, view, history_);
+  action.fused = RideAlong(action, view, history_, playbook_);
   if (action.kind == ActionKind::kInspect) {
     if (playbook_.Runs(Step::kStopUnits)) action.units = playbook_.units;
     action.dry_run = mode_ == EscalationMode::kDryRun && shm;
@@ -218,6 +219,22 @@ Action CleanShmAction(const Playbook& playbook, const HostView& view) {
   return clean;
 }
 
+// With a live parent a clean first re-scan is followed by the full settle.
+bool SettleFollows(const Playbook& playbook, const HostView& view) {
+  return !WatchedParents(view.holders).empty() && playbook.settle > playbook.settle_if_clean;
+}
+
+// The settle re-scan is due after the quick one: the host still looks dirty,
+// or a signalled holder's parent lives (a supervisor, a job queue) and has
+// started nothing yet: a restart that comes after the quick re-scan is still
+// caught (seen in the soak: a supervisor's 300 ms restart delay grew past
+// 500 ms under load).
+bool SettleDue(const Playbook& playbook, const HostView& view, const History& history) {
+  const bool supervised = !WatchedParents(view.holders).empty() && view.newcomers.empty();
+  return history.rescans_since_signal == 1 && (HostLooksDirty(view) || supervised) &&
+         playbook.settle > playbook.settle_if_clean;
+}
+
 }  // namespace
 
 Action NextAction(const Playbook& playbook, const HostView& view, const History& history) {
@@ -230,15 +247,6 @@ Action NextAction(const Playbook& playbook, const HostView& view, const History&
     action.kind = ActionKind::kStopUnits;
     action.units = view.active_units;
     action.wait = playbook.unit_stop_timeout;
-    // Stopping units changes no holder the inspect saw, so the wave that
-    // follows is known now: it rides along in the same round trip.
-    History stopped = history;
-    stopped.units_done = true;
-    Action wave = NextAction(playbook, view, stopped);
-    if ((wave.kind == ActionKind::kTerm || wave.kind == ActionKind::kKill) &&
-        !wave.targets.empty()) {
-      action.fused.push_back(wave);
-    }
     return action;
   }
   action.targets = TermTargets(playbook, view);
@@ -259,20 +267,6 @@ Action NextAction(const Playbook& playbook, const HostView& view, const History&
     // every re-scan when a signalled holder's parent may restart it.
     const bool parents_watched = !WatchedParents(view.holders).empty();
     action.quick = history.rescans_since_signal == 0 && !parents_watched;
-    // With a live parent a clean first re-scan is followed by the full
-    // settle, after which the clean counts: it rides on the settle instead
-    // (below), not on both.
-    const bool settle_follows = parents_watched && playbook.settle > playbook.settle_if_clean;
-    const bool clean_and_verify =
-        ShmToClean(playbook, view, history) && playbook.Runs(Step::kVerify) && !history.verified;
-    if (history.rescans_since_signal == 0 && clean_and_verify && !settle_follows) {
-      // Removing unused segments is safe whatever the re-scan finds. A
-      // quick re-scan reads nvidia-smi after the removal and is the verify
-      // itself; a full one reads the host before it, and a quick verify
-      // follows in the same round trip.
-      action.fused.push_back(CleanShmAction(playbook, view));
-      if (!action.quick) action.fused.push_back(QuickVerify());
-    }
     if (history.signalled_since_scan) {
       // Nothing waits for a restart that nothing can make: after orphans
       // outside a restarting unit the re-scan comes at once.
@@ -282,20 +276,9 @@ Action NextAction(const Playbook& playbook, const HostView& view, const History&
       }
       return action;
     }
-    // The full settle also applies when a signalled holder's parent lives
-    // (a supervisor, a job queue) and has started nothing yet: a restart
-    // that comes after the quick re-scan is still caught (seen in the soak:
-    // a supervisor's 300 ms restart delay grew past 500 ms under load).
-    const bool supervised = parents_watched && view.newcomers.empty();
-    if (history.rescans_since_signal == 1 && (HostLooksDirty(view) || supervised) &&
-        playbook.settle > playbook.settle_if_clean) {
+    if (SettleDue(playbook, view, history)) {
       action.kind = ActionKind::kRescan;
       action.wait = playbook.settle;
-      // The settle's read is the verify; the clean follows it in the same
-      // round trip instead of a round trip of its own.
-      if (settle_follows && ShmToClean(playbook, view, history)) {
-        action.fused.push_back(CleanShmAction(playbook, view));
-      }
       return action;
     }
     // A restarted worker that has not opened its GPU yet, or a restarter
@@ -309,11 +292,7 @@ Action NextAction(const Playbook& playbook, const HostView& view, const History&
       return action;
     }
   }
-  if (ShmToClean(playbook, view, history)) {
-    action = CleanShmAction(playbook, view);
-    if (playbook.Runs(Step::kVerify) && !history.verified) action.fused.push_back(QuickVerify());
-    return action;
-  }
+  if (ShmToClean(playbook, view, history)) return CleanShmAction(playbook, view);
   action = Action();
   if (playbook.Runs(Step::kVerify) && !history.verified) return QuickVerify();
   if (playbook.Runs(Step::kResetGhosts) && history.verified && !history.reset_done) {
@@ -328,6 +307,44 @@ Action NextAction(const Playbook& playbook, const HostView& view, const History&
   }
   action = Action();
   return action;
+}
+
+std::vector<Action> RideAlong(const Action& next, const HostView& view, const History& history,
+                              const Playbook& playbook) {
+  std::vector<Action> riders;
+  const bool verify_due = playbook.Runs(Step::kVerify) && !history.verified;
+  if (next.kind == ActionKind::kStopUnits) {
+    // Stopping units changes no holder the inspect saw, so the wave that
+    // follows is known now.
+    History stopped = history;
+    stopped.units_done = true;
+    Action wave = NextAction(playbook, view, stopped);
+    if ((wave.kind == ActionKind::kTerm || wave.kind == ActionKind::kKill) &&
+        !wave.targets.empty()) {
+      riders.push_back(wave);
+    }
+  } else if (next.kind == ActionKind::kCleanShm && !next.dry_run && verify_due) {
+    riders.push_back(QuickVerify());
+  } else if (next.kind == ActionKind::kRescan && ShmToClean(playbook, view, history)) {
+    // With a live parent a clean first re-scan is followed by the full
+    // settle, after which the clean counts: it rides on the settle instead,
+    // not on both.
+    if (history.signalled_since_scan && history.rescans_since_signal == 0 && verify_due &&
+        !SettleFollows(playbook, view)) {
+      // Removing unused segments is safe whatever the re-scan finds. A
+      // quick re-scan reads nvidia-smi after the removal and is the verify
+      // itself; a full one reads the host before it, and a quick verify
+      // follows in the same round trip.
+      riders.push_back(CleanShmAction(playbook, view));
+      if (!next.quick) riders.push_back(QuickVerify());
+    } else if (!history.signalled_since_scan && SettleDue(playbook, view, history) &&
+               SettleFollows(playbook, view)) {
+      // The settle's read is the verify; the clean follows it in the same
+      // round trip instead of a round trip of its own.
+      riders.push_back(CleanShmAction(playbook, view));
+    }
+  }
+  return riders;
 }
 
 HolderFate PlannedFate(const Playbook& playbook, const Holder& holder) {

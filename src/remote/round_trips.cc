@@ -10,11 +10,6 @@ namespace fleetreap {
 using remote_script_internal::ShmCleanRecords;
 using remote_script_internal::StopUnitsRecords;
 
-std::string SignalScriptFor(const SignalRequest& wave, const HostPaths& paths) {
-  return SignalScript(wave.signal, wave.targets, wave.wait, wave.poll, paths, wave.parents,
-                      wave.audit, wave.scan_start);
-}
-
 std::string StopUnitsThenSignalScript(const std::vector<std::string>& units,
                                       std::chrono::milliseconds unit_timeout,
                                       const SignalRequest& wave, const HostPaths& paths) {

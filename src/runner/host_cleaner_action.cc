@@ -5,8 +5,8 @@
 #include "fleetreap/base/text.h"
 #include "fleetreap/escalation/escalation.h"
 #include "fleetreap/escalation/host_fold.h"
+#include "fleetreap/remote/batch.h"
 #include "fleetreap/remote/gpu_reset.h"
-#include "fleetreap/remote/round_trips.h"
 #include "fleetreap/remote/shm_clean.h"
 #include "fleetreap/remote/stop_units.h"
 #include "host_cleaner_run.h"
@@ -50,13 +50,27 @@ void Runner::NoteAudit(const AuditOutcome& audit) {
 
 bool Runner::Signal(const Action& action) {
   TimePoint start = clock_.Now();
-  SignalReply reply;
-  Status status = steps_.Signal(WaveOf(action), &reply);
+  std::vector<StepReply> replies;
+  Status status = steps_.Run({WaveOf(action)}, &replies);
   Time(StepName(action), start);
   if (!Check(status)) return false;
+  const SignalReply reply = ReplyAt<SignalReply>(replies, 0);
   ApplySignal(action, reply, start);
   NoteAudit(reply.audit);
   return true;
+}
+
+StopUnitsRequest Runner::StopsOf(const std::vector<std::string>& units) const {
+  return {units, playbook_.unit_stop_timeout, job_.audit};
+}
+
+ShmRequest Runner::ShmOf(bool dry_run, const ShmSelection& which) const {
+  ShmRequest shm;
+  shm.patterns = playbook_.shm_patterns;
+  shm.dry_run = dry_run;
+  shm.audit = job_.audit;
+  shm.selection = which;
+  return shm;
 }
 
 void Runner::ApplySignal(const Action& action, const SignalReply& reply, TimePoint signalled) {
@@ -70,21 +84,21 @@ void Runner::ApplySignal(const Action& action, const SignalReply& reply, TimePoi
 bool Runner::StopUnits(const Action& action) {
   const Action* wave = action.fused.empty() ? nullptr : &action.fused.front();
   TimePoint start = clock_.Now();
-  std::vector<UnitStop> stops;
-  SignalReply signal;
-  AuditOutcome audit;
-  Status status = wave == nullptr ? steps_.StopUnits(action.units, &stops, &audit)
-                                  : steps_.StopUnitsThenSignal(action.units, WaveOf(*wave), &stops,
-                                                               &signal, &audit);
+  std::vector<StepRequest> batch = {StopsOf(action.units)};
+  if (wave != nullptr) batch.push_back(WaveOf(*wave));
+  std::vector<StepReply> replies;
+  Status status = steps_.Run(batch, &replies);
   Time(StepName(action), start);
   if (!Check(status)) return false;
-  NoteAudit(audit);
-  for (const UnitStop& stop : stops) {
+  const UnitStops stops = ReplyAt<UnitStops>(replies, 0);
+  NoteAudit(stops.audit);
+  for (const UnitStop& stop : stops.stops) {
     if (stop.exit_code == 0) report_.units_stopped.push_back(stop.unit);
   }
   if (wave != nullptr) {
     // The signals came after the stops and before the wait the host
     // reported: the settle period counts from then.
+    const SignalReply signal = ReplyAt<SignalReply>(replies, 1);
     milliseconds waited(signal.waited_cs * 10);
     TimePoint end = clock_.Now();
     waited = std::min(waited, std::chrono::duration_cast<milliseconds>(end - start));
@@ -95,17 +109,15 @@ bool Runner::StopUnits(const Action& action) {
 }
 
 bool Runner::CleanShm(const Action& action) {
-  const bool dry_run = action.dry_run;
   const bool verify = !action.fused.empty();
   TimePoint start = clock_.Now();
-  ShmOutput out;
-  HostSnapshot scan;
-  Status status =
-      verify ? steps_.CleanShmThenQuickScan(dry_run, action.shm, Request({}, false), &out, &scan)
-             : steps_.CleanShm(dry_run, action.shm, &out);
-  RecordShm(out, dry_run);
+  std::vector<StepRequest> batch = {ShmOf(action.dry_run, action.shm)};
+  if (verify) batch.push_back(Request({}, false));
+  std::vector<StepReply> replies;
+  Status status = steps_.Run(batch, &replies);
+  RecordShm(ReplyAt<ShmOutput>(replies, 0), action.dry_run);
   if (!Check(status)) return false;
-  bool verified = !verify || QuickScan(&report_.gpus_after, &scan);
+  bool verified = !verify || QuickRead(ReplyAt<HostSnapshot>(replies, 1), &report_.gpus_after);
   Time(StepName(action), start);
   return verified;
 }
@@ -119,25 +131,23 @@ bool Runner::RescanWithShmAndVerify(const Action& action) {
   const bool quick = action.quick;
   const bool verify = std::any_of(action.fused.begin(), action.fused.end(),
                                   [](const Action& a) { return a.kind == ActionKind::kVerify; });
-  HostSnapshot rescan, verified;
-  ShmOutput shm;
-  const ShmSelection& which = action.fused.front().shm;
-  Status status;
-  if (quick && !verify) {
-    status =
-        steps_.CleanShmThenQuickScan(/*dry_run=*/false, which, Request({}, false), &shm, &rescan);
-  } else {
-    status = steps_.RescanShmVerify(Request({}, !quick), which, Request({}, false), &rescan, &shm,
-                                    &verified);
-  }
-  RecordShm(shm, /*dry_run=*/false);
+  const ShmRequest shm = ShmOf(/*dry_run=*/false, action.fused.front().shm);
+  // Where the re-scan's and the /dev/shm step's replies are.
+  const bool after = quick && !verify;
+  const std::vector<StepRequest> batch =
+      after ? std::vector<StepRequest>{shm, Request({}, false)}
+            : std::vector<StepRequest>{Request({}, !quick), shm, Request({}, false)};
+  std::vector<StepReply> replies;
+  Status status = steps_.Run(batch, &replies);
+  RecordShm(ReplyAt<ShmOutput>(replies, after ? 0 : 1), /*dry_run=*/false);
   if (!Check(status)) return false;
-  bool ok = quick ? QuickScan(&report_.gpus_after, &rescan)
-                  : Scan({}, &report_.gpus_after, true, &rescan);
+  const HostSnapshot rescan = ReplyAt<HostSnapshot>(replies, after ? 1 : 0);
+  bool ok = quick ? QuickRead(rescan, &report_.gpus_after)
+                  : ReadHost(rescan, {}, &report_.gpus_after, true);
   if (!ok) return false;
   escalation_.Finished(action, view_);
   if (!verify || !escalation_.history().verified) return true;
-  return QuickScan(&report_.gpus_after, &verified);
+  return QuickRead(ReplyAt<HostSnapshot>(replies, 2), &report_.gpus_after);
 }
 
 void Runner::RecordShm(const ShmOutput& out, bool dry_run) {
@@ -223,10 +233,14 @@ bool Runner::ResetCutOff(const Action& action, const Status& status) {
 
 bool Runner::ResetGpus(const Action& action) {
   TimePoint start = clock_.Now();
-  GpuResetReply reply;
-  Status status = steps_.ResetGpus(action.gpus, action.units, &reply);
+  const ResetRequest request{action.gpus,  GpuResetTimeoutFor(nvidia_smi_timeout_),
+                             action.units, playbook_.unit_stop_timeout,
+                             job_.audit,   nvidia_smi_timeout_};
+  std::vector<StepReply> replies;
+  Status status = steps_.Run({request}, &replies);
   Time(StepName(action), start);
   if (!status.ok()) return ResetCutOff(action, status);
+  const GpuResetReply reply = ReplyAt<GpuResetReply>(replies, 0);
   RecordResetUnits(action.units, reply);
   NoteAudit(reply.audit);
   for (const GpuReset& reset : reply.resets) {

@@ -15,8 +15,8 @@
 #include "fleetreap/escalation/escalation.h"
 #include "fleetreap/escalation/host_fold.h"
 #include "fleetreap/escalation/protect.h"
+#include "fleetreap/remote/batch.h"
 #include "fleetreap/remote/gpu_reset.h"
-#include "fleetreap/remote/round_trips.h"
 #include "fleetreap/remote/scan_script.h"
 #include "fleetreap/remote/shm_clean.h"
 #include "fleetreap/runner/host_cleaner.h"
@@ -28,6 +28,13 @@ namespace fleetreap {
 namespace host_cleaner_internal {
 
 using TimePoint = std::chrono::steady_clock::time_point;
+
+/// The reply at "i" as a T; a T of nothing when the round trip did not bring it.
+template <class T>
+T ReplyAt(const std::vector<StepReply>& replies, size_t i) {
+  const T* reply = i < replies.size() ? std::get_if<T>(&replies[i]) : nullptr;
+  return reply != nullptr ? *reply : T();
+}
 
 /// One host's run: the state that CleanHost threads through the ladder.
 /// Holds references to "steps" and "job", which must outlive it. Used
@@ -55,11 +62,14 @@ class Runner {
   bool Fail(ErrorKind kind, const std::string& message);
   // Fails with "status" unless it is OK.
   bool Check(const Status& status) { return status.ok() || Fail(status.kind(), status.message()); }
-  // Reads the host with ScanScript and folds it into the view; "gpus" gets
-  // the classified readings. "prefetched": the scan when it already came
-  // back with another step.
+  // Reads the host with one scan and folds it into the view; "gpus" gets
+  // the classified readings.
   bool Scan(const std::vector<std::string>& units, std::vector<GpuReading>* gpus,
-            bool holders = true, const HostSnapshot* prefetched = nullptr);
+            bool holders = true);
+  // Folds "snapshot", a scan of "units" (with the holders or not), into the
+  // view and performs the follow-ups the fold asks for.
+  bool ReadHost(HostSnapshot snapshot, const std::vector<std::string>& units,
+                std::vector<GpuReading>* gpus, bool holders);
   ScanRequest Request(const std::vector<std::string>& units, bool holders) const;
   FoldContext Context() const;
   // Performs "action" (any kind but kDone and kDidNotConverge).
@@ -68,7 +78,12 @@ class Runner {
   bool InspectWithShmDryRun(const std::vector<std::string>& units);
   // nvidia-smi alone, the known holders standing in; a full Scan follows
   // unless HostGpusClean, to find and classify what holds a GPU.
-  bool QuickScan(std::vector<GpuReading>* gpus, const HostSnapshot* prefetched = nullptr);
+  bool QuickScan(std::vector<GpuReading>* gpus);
+  // QuickScan's reading of "quick", a scan without the holders.
+  bool QuickRead(const HostSnapshot& quick, std::vector<GpuReading>* gpus);
+  // The steps of one round trip, as the actions describe them.
+  StopUnitsRequest StopsOf(const std::vector<std::string>& units) const;
+  ShmRequest ShmOf(bool dry_run, const ShmSelection& which) const;
   // After a whole-host query failed on a lost GPU: asks each GPU of
   // "indexes" alone and adds the readings of those that answer.
   bool QueryGpusOneByOne(const std::vector<int>& indexes, std::vector<GpuReading>* gpus);

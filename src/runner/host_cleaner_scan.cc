@@ -42,27 +42,35 @@ FoldContext Runner::Context() const {
 }
 
 bool Runner::InspectWithShmDryRun(const std::vector<std::string>& units) {
-  ShmOutput shm;
-  HostSnapshot scan;
-  Status status = steps_.ShmListingThenInspect(Request(units, true), &shm, &scan);
-  RecordShm(shm, /*dry_run=*/true);
+  ShmRequest listing = ShmOf(/*dry_run=*/true, ShmSelection());
+  listing.audit = AuditRequest();  // a listing changes nothing
+  std::vector<StepReply> replies;
+  Status status = steps_.Run({listing, Request(units, true)}, &replies);
+  RecordShm(ReplyAt<ShmOutput>(replies, 0), /*dry_run=*/true);
   if (!Check(status)) return false;
-  return Scan(units, &report_.gpus_before, true, &scan);
+  return ReadHost(ReplyAt<HostSnapshot>(replies, 1), units, &report_.gpus_before, true);
 }
 
-bool Runner::QuickScan(std::vector<GpuReading>* gpus, const HostSnapshot* prefetched) {
-  if (!Scan({}, gpus, /*holders=*/false, prefetched)) return false;
+bool Runner::QuickScan(std::vector<GpuReading>* gpus) {
+  std::vector<StepReply> replies;
+  if (!Check(steps_.Run({Request({}, false)}, &replies))) return false;
+  return QuickRead(ReplyAt<HostSnapshot>(replies, 0), gpus);
+}
+
+bool Runner::QuickRead(const HostSnapshot& quick, std::vector<GpuReading>* gpus) {
+  if (!ReadHost(quick, {}, gpus, /*holders=*/false)) return false;
   return HostGpusClean(*gpus) || Scan({}, gpus);
 }
 
 bool Runner::Scan(const std::vector<std::string>& units, std::vector<GpuReading>* gpus,
-                  bool holders, const HostSnapshot* prefetched) {
-  HostSnapshot snapshot;
-  if (prefetched != nullptr) {
-    snapshot = *prefetched;
-  } else if (!Check(steps_.Scan(Request(units, holders), &snapshot))) {
-    return false;
-  }
+                  bool holders) {
+  std::vector<StepReply> replies;
+  if (!Check(steps_.Run({Request(units, holders)}, &replies))) return false;
+  return ReadHost(ReplyAt<HostSnapshot>(replies, 0), units, gpus, holders);
+}
+
+bool Runner::ReadHost(HostSnapshot snapshot, const std::vector<std::string>& units,
+                      std::vector<GpuReading>* gpus, bool holders) {
   // A holder scan's start: its targets must have been born before it.
   if (snapshot.holders_scanned && snapshot.clock > 0) scan_start_ = snapshot.clock;
   const FoldContext context = Context();
@@ -86,7 +94,11 @@ bool Runner::Scan(const std::vector<std::string>& units, std::vector<GpuReading>
 }
 
 bool Runner::QueryGpusOneByOne(const std::vector<int>& indexes, std::vector<GpuReading>* gpus) {
-  return Check(steps_.QueryGpusOneByOne(indexes, gpus));
+  std::vector<StepReply> replies;
+  if (!Check(steps_.Run({GpuQueryRequest{indexes, nvidia_smi_timeout_}}, &replies))) return false;
+  const std::vector<GpuReading> answered = ReplyAt<std::vector<GpuReading>>(replies, 0);
+  gpus->insert(gpus->end(), answered.begin(), answered.end());
+  return true;
 }
 
 }  // namespace host_cleaner_internal

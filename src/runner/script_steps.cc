@@ -6,7 +6,7 @@
 
 #include "fleetreap/base/shell.h"
 #include "fleetreap/base/text.h"
-#include "fleetreap/remote/scan.h"
+#include "fleetreap/remote/batch.h"
 #include "fleetreap/runner/step_log.h"
 
 namespace fleetreap {
@@ -82,126 +82,6 @@ Status ScriptSteps::Exec(const char* what, const std::string& script, millisecon
   return Status::Ok();
 }
 
-Status ScriptSteps::Scan(const ScanRequest& request, HostSnapshot* snapshot) {
-  CommandResult result;
-  // Two nvidia-smi calls, each bounded on the host.
-  Status status =
-      Exec("scan", ScanScript(request), job_.command_timeout + 2 * nvidia_smi_timeout_, &result);
-  if (!status.ok()) return status;
-  ScanOutput scan;
-  status = ParseScanOutput(result.out, &scan);
-  if (!status.ok()) {
-    return Status::Error(
-        status.kind(), status.message() + (result.err.empty() ? "" : ": " + FirstLine(result.err)));
-  }
-  return ReadScan(scan, snapshot);
-}
-
-Status ScriptSteps::QueryGpusOneByOne(const std::vector<int>& indexes,
-                                      std::vector<GpuReading>* gpus) {
-  CommandResult result;
-  milliseconds timeout = job_.command_timeout + nvidia_smi_timeout_;
-  Status status =
-      Exec("nvidia-smi per GPU", PerGpuQueryScript(indexes, nvidia_smi_timeout_), timeout, &result);
-  if (!status.ok()) return status;
-  return ReadPerGpuQuery(result.out, gpus);
-}
-
-Status ScriptSteps::Signal(const SignalRequest& wave, SignalReply* reply) {
-  CommandResult result;
-  Status status = Exec("signal", SignalScriptFor(wave), wave.wait + job_.command_timeout, &result);
-  if (!status.ok()) return status;
-  return ParseSignalOutput(result.out, reply);
-}
-
-milliseconds ScriptSteps::StopTimeout(size_t units) const {
-  return (job_.playbook->unit_stop_timeout + milliseconds(3000)) * static_cast<int>(units) +
-         job_.command_timeout;
-}
-
-Status ScriptSteps::StopUnits(const std::vector<std::string>& units, std::vector<UnitStop>* stops,
-                              AuditOutcome* audit) {
-  CommandResult result;
-  Status status =
-      Exec("stop units", StopUnitsScript(units, job_.playbook->unit_stop_timeout, job_.audit),
-           StopTimeout(units.size()), &result);
-  if (!status.ok()) return status;
-  return ParseStopUnitsOutput(result.out, units, stops, audit);
-}
-
-Status ScriptSteps::StopUnitsThenSignal(const std::vector<std::string>& units,
-                                        const SignalRequest& wave, std::vector<UnitStop>* stops,
-                                        SignalReply* reply, AuditOutcome* audit) {
-  CommandResult result;
-  const std::string script =
-      StopUnitsThenSignalScript(units, job_.playbook->unit_stop_timeout, wave);
-  Status status =
-      Exec("stop units, signal", script, StopTimeout(units.size()) + wave.wait, &result);
-  if (!status.ok()) return status;
-  return ParseStopAndSignalOutput(result.out, units, stops, reply, audit);
-}
-
-Status ScriptSteps::CleanShm(bool dry_run, const ShmSelection& which, ShmOutput* shm) {
-  CommandResult result;
-  Status status =
-      Exec(dry_run ? "/dev/shm listing" : "/dev/shm clean",
-           ShmCleanScript(job_.playbook->shm_patterns, dry_run, HostPaths(), job_.audit, which),
-           job_.command_timeout + nvidia_smi_timeout_, &result);
-  if (!status.ok()) return status;
-  return ParseShmOutput(result.out, shm, nullptr);
-}
-
-Status ScriptSteps::CleanShmThenQuickScan(bool dry_run, const ShmSelection& which,
-                                          const ScanRequest& quick, ShmOutput* shm,
-                                          HostSnapshot* verify) {
-  CommandResult result;
-  const std::string script = ShmThenQuickScanScript(job_.playbook->shm_patterns, dry_run, quick,
-                                                    HostPaths(), job_.audit, which);
-  Status status = Exec(dry_run ? "/dev/shm listing, scan" : "/dev/shm clean, scan", script,
-                       job_.command_timeout + nvidia_smi_timeout_, &result);
-  if (!status.ok()) return status;
-  ScanOutput scan;
-  ShmOutput read;
-  status = ParseShmOutput(result.out, &read, &scan);
-  if (!status.ok()) return status;
-  *shm = read;
-  return ReadScan(scan, verify);
-}
-
-Status ScriptSteps::ShmListingThenInspect(const ScanRequest& inspect, ShmOutput* shm,
-                                          HostSnapshot* snapshot) {
-  CommandResult result;
-  const std::string script = ShmListingThenInspectScript(job_.playbook->shm_patterns, inspect);
-  Status status = Exec("/dev/shm listing, scan", script,
-                       job_.command_timeout + 2 * nvidia_smi_timeout_, &result);
-  if (!status.ok()) return status;
-  ScanOutput scan;
-  ShmOutput read;
-  status = ParseShmOutput(result.out, &read, &scan);
-  if (!status.ok()) return status;
-  *shm = read;
-  return ReadScan(scan, snapshot);
-}
-
-Status ScriptSteps::RescanShmVerify(const ScanRequest& rescan, const ShmSelection& which,
-                                    const ScanRequest& verify, HostSnapshot* rescanned,
-                                    ShmOutput* shm, HostSnapshot* verified) {
-  CommandResult result;
-  const std::string script = RescanShmVerifyScript(rescan, job_.playbook->shm_patterns, verify,
-                                                   HostPaths(), job_.audit, which);
-  Status status = Exec("scan, /dev/shm clean, scan", script,
-                       job_.command_timeout + 3 * nvidia_smi_timeout_, &result);
-  if (!status.ok()) return status;
-  ScanOutput first, second;
-  ShmOutput read;
-  status = ParseRescanShmVerifyOutput(result.out, &first, &read, &second);
-  if (!status.ok()) return status;
-  *shm = read;
-  status = ReadScan(first, rescanned);
-  if (status.ok()) status = ReadScan(second, verified);
-  return status;
-}
-
 milliseconds GpuResetStepBound(size_t gpus, bool units, milliseconds unit_timeout,
                                milliseconds nvidia_smi_timeout) {
   // Each call of the script is bounded on the host by timeout -k 2: stop and
@@ -215,30 +95,60 @@ milliseconds GpuResetStepBound(size_t gpus, bool units, milliseconds unit_timeou
   return unit_steps + (per_gpu + 2 * kill_after) * static_cast<int>(gpus) + milliseconds(10000);
 }
 
-Status ScriptSteps::ResetGpus(const std::vector<int>& gpus, const std::vector<std::string>& units,
-                              GpuResetReply* reply) {
-  CommandResult result;
-  // The step has its own bound, sized for stop + resets + start: it begins
-  // only when the host deadline leaves all of it, so the deadline never cuts
-  // it between the stop and the start.
-  const milliseconds all = GpuResetStepBound(gpus.size(), !units.empty(),
-                                             job_.playbook->unit_stop_timeout, nvidia_smi_timeout_);
-  const TimePoint now = clock_.Now();
-  if (job_.deadline != TimePoint::max() && job_.deadline - now < all) {
-    const milliseconds left =
-        job_.deadline > now ? duration_cast<milliseconds>(job_.deadline - now) : milliseconds(0);
-    return Status::Error(ErrorKind::kHostTimeout,
-                         "the host deadline: the reset (stop, reset, start) needs up to " +
-                             std::to_string(all.count() / 1000) + "s and " +
-                             std::to_string(left.count() / 1000) + "s are left; not started");
+milliseconds ScriptSteps::Allowance(const std::vector<StepRequest>& batch, size_t i) const {
+  const StepRequest& step = batch[i];
+  if (const auto* wave = std::get_if<SignalRequest>(&step)) return wave->wait;
+  if (const auto* stop = std::get_if<StopUnitsRequest>(&step)) {
+    return (stop->unit_timeout + milliseconds(3000)) * static_cast<int>(stop->units.size());
   }
-  Status status =
-      Exec("GPU reset",
-           GpuResetScript(gpus, GpuResetTimeoutFor(nvidia_smi_timeout_), units,
-                          job_.playbook->unit_stop_timeout, job_.audit, nvidia_smi_timeout_),
-           all, &result);
+  if (const auto* scan = std::get_if<ScanRequest>(&step)) {
+    return i > 0 && !scan->holders ? nvidia_smi_timeout_ : 2 * nvidia_smi_timeout_;
+  }
+  if (std::holds_alternative<ShmRequest>(step) && i + 1 < batch.size()) return milliseconds(0);
+  return nvidia_smi_timeout_;
+}
+
+milliseconds ScriptSteps::Bound(const std::vector<StepRequest>& batch) const {
+  if (batch.size() == 1) {
+    if (const auto* reset = std::get_if<ResetRequest>(&batch[0])) {
+      return GpuResetStepBound(reset->gpus.size(), !reset->units.empty(), reset->unit_timeout,
+                               nvidia_smi_timeout_);
+    }
+  }
+  milliseconds bound = job_.command_timeout;
+  for (size_t i = 0; i < batch.size(); ++i) bound += Allowance(batch, i);
+  return bound;
+}
+
+// The reset step has its own bound, sized for stop + resets + start: it
+// begins only when the host deadline leaves all of it, so the deadline never
+// cuts it between the stop and the start.
+Status ScriptSteps::ResetFits(milliseconds all) const {
+  const TimePoint now = clock_.Now();
+  if (job_.deadline == TimePoint::max() || job_.deadline - now >= all) return Status::Ok();
+  const milliseconds left =
+      job_.deadline > now ? duration_cast<milliseconds>(job_.deadline - now) : milliseconds(0);
+  return Status::Error(ErrorKind::kHostTimeout,
+                       "the host deadline: the reset (stop, reset, start) needs up to " +
+                           std::to_string(all.count() / 1000) + "s and " +
+                           std::to_string(left.count() / 1000) + "s are left; not started");
+}
+
+Status ScriptSteps::Run(const std::vector<StepRequest>& batch, std::vector<StepReply>* replies) {
+  replies->clear();
+  const milliseconds bound = Bound(batch);
+  if (std::any_of(batch.begin(), batch.end(),
+                  [](const StepRequest& s) { return std::holds_alternative<ResetRequest>(s); })) {
+    Status fits = ResetFits(bound);
+    if (!fits.ok()) return fits;
+  }
+  CommandResult result;
+  Status status = Exec(BatchName(batch).c_str(), BatchScript(batch), bound, &result);
   if (!status.ok()) return status;
-  return ParseGpuResetOutput(result.out, reply);
+  status = ParseBatch(result.out, batch, replies);
+  if (status.ok() || !replies->empty() || result.err.empty()) return status;
+  // A reply that breaks its grammar: the host's stderr often says why.
+  return Status::Error(status.kind(), status.message() + ": " + FirstLine(result.err));
 }
 
 }  // namespace fleetreap

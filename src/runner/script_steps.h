@@ -1,5 +1,5 @@
-// ScriptSteps: the HostSteps of a real run: each step's script (scan_script.h, signal.h...,
-// round_trips.h) run over a Transport, bounded by BoundedCommand and the
+// ScriptSteps: the HostSteps of a real run: each batch's script (batch.h)
+// run over a Transport, bounded by BoundedCommand and the
 // host's deadline, logged (step_log.h), its reply read by remote's parsers.
 // Private to src/runner/. Holds references to the transport, the job and the
 // clock, which must outlive it; one per host run, used by one thread.
@@ -33,24 +33,7 @@ class ScriptSteps : public HostSteps {
   ScriptSteps(Transport& transport, const HostJob& job, Clock& clock);
 
   void StartStep(const char* step) override { step_ = step; }
-  Status Scan(const ScanRequest& request, HostSnapshot* snapshot) override;
-  Status QueryGpusOneByOne(const std::vector<int>& indexes, std::vector<GpuReading>* gpus) override;
-  Status Signal(const SignalRequest& wave, SignalReply* reply) override;
-  Status StopUnits(const std::vector<std::string>& units, std::vector<UnitStop>* stops,
-                   AuditOutcome* audit) override;
-  Status StopUnitsThenSignal(const std::vector<std::string>& units, const SignalRequest& wave,
-                             std::vector<UnitStop>* stops, SignalReply* reply,
-                             AuditOutcome* audit) override;
-  Status CleanShm(bool dry_run, const ShmSelection& which, ShmOutput* shm) override;
-  Status CleanShmThenQuickScan(bool dry_run, const ShmSelection& which, const ScanRequest& quick,
-                               ShmOutput* shm, HostSnapshot* verify) override;
-  Status ShmListingThenInspect(const ScanRequest& inspect, ShmOutput* shm,
-                               HostSnapshot* snapshot) override;
-  Status RescanShmVerify(const ScanRequest& rescan, const ShmSelection& which,
-                         const ScanRequest& verify, HostSnapshot* rescanned, ShmOutput* shm,
-                         HostSnapshot* verified) override;
-  Status ResetGpus(const std::vector<int>& gpus, const std::vector<std::string>& units,
-                   GpuResetReply* reply) override;
+  Status Run(const std::vector<StepRequest>& batch, std::vector<StepReply>* replies) override;
 
  private:
   // Runs "script" bounded by "timeout" (cut to the deadline): the reply's
@@ -58,8 +41,16 @@ class ScriptSteps : public HostSteps {
   // the command in -vv and --log-dir lines, after the step ("term: signal").
   Status Exec(const char* what, const std::string& script, std::chrono::milliseconds timeout,
               CommandResult* result);
-  // The stops' bound: each unit's stop timeout and 3 s, plus the command's.
-  std::chrono::milliseconds StopTimeout(size_t units) const;
+  // The batch's bound: the command timeout, plus what each step may take on
+  // the host, as the round trips had it before they were batches: a scan
+  // its two nvidia-smi calls (one when it rides after another step without
+  // the holder walk), a per-GPU query or a /dev/shm step one (a /dev/shm
+  // step none when a step follows it), a wave its wait, each unit's stop its
+  // timeout and 3 s. A reset has its own (GpuResetStepBound).
+  std::chrono::milliseconds Bound(const std::vector<StepRequest>& batch) const;
+  std::chrono::milliseconds Allowance(const std::vector<StepRequest>& batch, size_t i) const;
+  // kHostTimeout when the deadline leaves less than a reset's whole bound.
+  Status ResetFits(std::chrono::milliseconds all) const;
 
   Transport& transport_;
   const HostJob& job_;

@@ -2,12 +2,13 @@
 // The runner (host_cleaner.cc) asks Next for the one next action, performs
 // it, folds what the host replied into the HostView with host_fold.h's pure
 // folds, and reports back with Finished, which alone changes the History. Next reads no clock and
-// does no I/O. NextAction is the ladder rule that Next applies, given a History. Pure functions are
+// does no I/O. NextAction is the ladder rule that Next applies, given a History, and RideAlong
+// the rule of which steps ride along with it in one round trip. Pure functions are
 // thread-safe; an Escalation belongs to one host's run and one thread.
 //
 // Every decision of the run is made here: the ladder below, the dry run's
 // cut after inspect, quick or full re-scans, which steps ride along in one
-// round trip (Action::fused), the end after a lost GPU or a missing driver,
+// round trip (Action::fused, RideAlong), the end after a lost GPU or a missing driver,
 // and a cap: after kMaxSteps actions, a ladder that still wants to act
 // returns kDidNotConverge, which the runner reports as a dirty host with
 // the error message "the escalation did not converge after 64 steps".
@@ -165,10 +166,22 @@ class Escalation {
   int steps_ = 0;
 };
 
-/// The ladder's next action for a host that "history" describes. Never
-/// signals a holder whose fate is kProtected or kUnkillable, nor one from a
-/// wave past max_rounds. Never returns kDidNotConverge.
+/// The ladder's next action for a host that "history" describes, one step
+/// (no Action::fused: RideAlong adds those). Never signals a holder whose
+/// fate is kProtected or kUnkillable, nor one from a wave past max_rounds.
+/// Never returns kDidNotConverge.
 Action NextAction(const Playbook& playbook, const HostView& view, const History& history);
+
+/// The rule of which steps share a round trip: the actions that ride along
+/// after "next" (NextAction's), in order, for Action::fused. The TERM or
+/// KILL wave after kStopUnits (the stops change no holder the inspect saw);
+/// the quick verify after kCleanShm; after the first re-scan of a wave, the
+/// /dev/shm clean and, when the re-scan is a full one, a quick verify (a
+/// quick re-scan reads nvidia-smi after the removal and is the verify
+/// itself); after the settle re-scan that a live parent calls for, the
+/// clean. Pure.
+std::vector<Action> RideAlong(const Action& next, const HostView& view, const History& history,
+                              const Playbook& playbook);
 
 /// The fate a dry run reports for "holder": kProtected, kWouldTerm,
 /// kWouldKill (the playbook skips TERM), or kObserved (it signals nothing).

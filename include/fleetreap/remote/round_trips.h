@@ -1,7 +1,8 @@
-// RoundTrips: the steps that ride together in one round trip
-// (escalation.h's Action::fused), each a whole script that owns its final
-// "end" record, with the parser that reads its reply into typed outputs.
-// The runner runs them as they are; it never joins script text. Pure
+// RoundTrips: the fused round trips as they were written before batches
+// (batch.h), each a whole script with the parser of its reply. The runner
+// no longer calls them: BatchScript and ParseBatch carry every round trip,
+// and tests/unit/remote/batch_test.cc pins each batch to these bytes;
+// dump_remote_scripts and the process budget tests still use them. Pure
 // functions; thread-safe.
 #pragma once
 
@@ -13,6 +14,7 @@
 #include "fleetreap/model/host_reply.h"
 #include "fleetreap/model/target.h"
 #include "fleetreap/remote/audit.h"
+#include "fleetreap/remote/batch.h"
 #include "fleetreap/remote/host_paths.h"
 #include "fleetreap/remote/scan_output.h"
 #include "fleetreap/remote/scan_script.h"
@@ -20,20 +22,6 @@
 #include "fleetreap/remote/stop_units.h"
 
 namespace fleetreap {
-
-/// One signal wave, as SignalScript takes it.
-struct SignalRequest {
-  std::string signal = "TERM";  // "TERM" or "KILL"
-  std::vector<Target> targets;
-  std::chrono::milliseconds wait{0};
-  std::chrono::milliseconds poll{100};
-  std::vector<int> parents;  // the targets' parents, watched
-  AuditRequest audit = {};   // the run and each target's fields, for the audit lines
-  uint64_t scan_start = 0;   // ScanOutput::clock of the scan that found the targets; 0 none
-};
-
-/// SignalScript for "wave".
-std::string SignalScriptFor(const SignalRequest& wave, const HostPaths& paths = HostPaths());
 
 /// StopUnitsScript's stops, then the first signal wave (it targets the
 /// holders the inspect found either way); read by ParseStopAndSignalOutput.

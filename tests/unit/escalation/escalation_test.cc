@@ -241,9 +241,10 @@ TEST(EscalationTest, ScopedRunLeavesShmAlone) {
   view.gpus = {G(0, GpuState::kClean)};
   view.holders = {H(10, HolderFate::kTerminated, 1, true, false, false)};
   view.scoped = true;
-  Action rescan = NextAction(p, view, Did().Inspect().StopUnits().Waves(1).SignalSinceScan());
+  const History first = Did().Inspect().StopUnits().Waves(1).SignalSinceScan();
+  Action rescan = NextAction(p, view, first);
   EXPECT_EQ(rescan.kind, ActionKind::kRescan);
-  EXPECT_TRUE(rescan.fused.empty());
+  EXPECT_TRUE(RideAlong(rescan, view, first, p).empty());
   view.holders.clear();
   EXPECT_EQ(NextAction(p, view, Did().Inspect().StopUnits()).kind, ActionKind::kVerify);
   view.scoped = false;
@@ -265,20 +266,21 @@ TEST(EscalationTest, ScopedRunCleansItsHoldersSegments) {
   theirs.holder.shm_files = {{79, 1001}};
   view.holders = {ours, theirs};
   view.scoped = true;
-  Action rescan = NextAction(p, view, Did().Inspect().StopUnits().Waves(1).SignalSinceScan());
+  const History first = Did().Inspect().StopUnits().Waves(1).SignalSinceScan();
+  Action rescan = NextAction(p, view, first);
   EXPECT_EQ(rescan.kind, ActionKind::kRescan);
   // A quick re-scan: its GPU read after the clean is the verify.
   EXPECT_TRUE(rescan.quick);
-  ASSERT_EQ(rescan.fused.size(), 1u);
-  EXPECT_EQ(rescan.fused[0].kind, ActionKind::kCleanShm);
-  EXPECT_FALSE(rescan.fused[0].shm.all);
-  EXPECT_EQ(rescan.fused[0].shm.only, (std::vector<ShmFile>{{77, 1001}}));
+  const std::vector<Action> riders = RideAlong(rescan, view, first, p);
+  ASSERT_EQ(riders.size(), 1u);
+  EXPECT_EQ(riders[0].kind, ActionKind::kCleanShm);
+  EXPECT_FALSE(riders[0].shm.all);
+  EXPECT_EQ(riders[0].shm.only, (std::vector<ShmFile>{{77, 1001}}));
   Action clean = NextAction(p, view, Did().Inspect().StopUnits().Waves(1).Rescans(1));
   EXPECT_EQ(clean.kind, ActionKind::kCleanShm);
   EXPECT_EQ(clean.shm.only, (std::vector<ShmFile>{{77, 1001}}));
   p.shm_under_scope = ShmUnderScope::kNone;
-  EXPECT_TRUE(
-      NextAction(p, view, Did().Inspect().StopUnits().Waves(1).SignalSinceScan()).fused.empty());
+  EXPECT_TRUE(RideAlong(NextAction(p, view, first), view, first, p).empty());
   EXPECT_EQ(NextAction(p, view, Did().Inspect().StopUnits().Waves(1).Rescans(1)).kind,
             ActionKind::kVerify);
   // Without a scope every unused candidate may go.

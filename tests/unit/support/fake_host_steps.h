@@ -75,90 +75,18 @@ class FakeSteps : public HostSteps {
 
   void StartStep(const char*) override {}
 
-  Status Scan(const ScanRequest& request, HostSnapshot* snapshot) override {
-    if (!RoundTrip(request.holders ? "scan" : "smi")) return Refused();
-    *snapshot = Snapshot(request.holders);
-    return Status::Ok();
-  }
-
-  Status QueryGpusOneByOne(const std::vector<int>& indexes,
-                           std::vector<GpuReading>* gpus) override {
-    if (!RoundTrip("gpus")) return Refused();
-    for (int index : indexes) {
-      if (index != host_.lost_gpu && index < host_.gpus) gpus->push_back(Reading(index));
+  // One round trip, logged by its steps' names joined by "+" ("stop+term").
+  Status Run(const std::vector<StepRequest>& batch, std::vector<StepReply>* replies) override {
+    replies->clear();
+    std::string what;
+    for (const StepRequest& step : batch) what += (what.empty() ? "" : "+") + Name(step);
+    if (!RoundTrip(what)) return Refused();
+    for (const StepRequest& step : batch) {
+      StepReply reply;
+      Status status = Answer(step, &reply);
+      if (!status.ok()) return status;
+      replies->push_back(std::move(reply));
     }
-    return Status::Ok();
-  }
-
-  Status Signal(const SignalRequest& wave, SignalReply* reply) override {
-    if (!RoundTrip(wave.signal == "KILL" ? "kill" : "term")) return Refused();
-    *reply = SignalWave(wave);
-    return Status::Ok();
-  }
-
-  Status StopUnits(const std::vector<std::string>& units, std::vector<UnitStop>* stops,
-                   AuditOutcome* /*audit*/) override {
-    if (!RoundTrip("stop")) return Refused();
-    *stops = Stop(units);
-    return Status::Ok();
-  }
-
-  Status StopUnitsThenSignal(const std::vector<std::string>& units, const SignalRequest& wave,
-                             std::vector<UnitStop>* stops, SignalReply* reply,
-                             AuditOutcome* /*audit*/) override {
-    if (!RoundTrip(wave.signal == "KILL" ? "stop+kill" : "stop+term")) return Refused();
-    *stops = Stop(units);
-    *reply = SignalWave(wave);
-    return Status::Ok();
-  }
-
-  Status CleanShm(bool dry_run, const ShmSelection& which, ShmOutput* shm) override {
-    if (!RoundTrip(dry_run ? "shm?" : "shm")) return Refused();
-    shm_selections.push_back(which);
-    *shm = Shm(dry_run);
-    return Status::Ok();
-  }
-
-  Status CleanShmThenQuickScan(bool dry_run, const ShmSelection& which,
-                               const ScanRequest& /*quick*/, ShmOutput* shm,
-                               HostSnapshot* verify) override {
-    if (!RoundTrip(dry_run ? "shm?+smi" : "shm+smi")) return Refused();
-    shm_selections.push_back(which);
-    *shm = Shm(dry_run);
-    *verify = Snapshot(false);
-    return Status::Ok();
-  }
-
-  Status ShmListingThenInspect(const ScanRequest& inspect, ShmOutput* shm,
-                               HostSnapshot* snapshot) override {
-    if (!RoundTrip(inspect.holders ? "shm?+scan" : "shm?+smi")) return Refused();
-    *shm = Shm(/*dry_run=*/true);
-    *snapshot = Snapshot(inspect.holders);
-    return Status::Ok();
-  }
-
-  Status RescanShmVerify(const ScanRequest& rescan, const ShmSelection& which, const ScanRequest&,
-                         HostSnapshot* rescanned, ShmOutput* shm, HostSnapshot* verified) override {
-    if (!RoundTrip(std::string(rescan.holders ? "scan" : "smi") + "+shm+smi")) return Refused();
-    shm_selections.push_back(which);
-    *rescanned = Snapshot(rescan.holders);
-    *shm = Shm(/*dry_run=*/false);
-    *verified = Snapshot(false);
-    return Status::Ok();
-  }
-
-  // Every reset is refused: another client holds GPU 2.
-  Status ResetGpus(const std::vector<int>&, const std::vector<std::string>&,
-                   GpuResetReply* reply) override {
-    if (!RoundTrip("reset")) return Refused();
-    if (host_.reset_error != ErrorKind::kNone) {
-      return Status::Error(host_.reset_error, "reset_gpus: remote command ran past 60000ms");
-    }
-    if (host_.reset_reply) {
-      *reply = *host_.reset_reply;
-      return Status::Ok();
-    }
-    reply->resets = {{2, 255, "In use by another client", ""}};
     return Status::Ok();
   }
 
@@ -168,10 +96,52 @@ class FakeSteps : public HostSteps {
     return out;
   }
   const FakeHost& host() const { return host_; }
-  /// What each /dev/shm step was allowed to remove, in order.
-  std::vector<ShmSelection> shm_selections;
 
  private:
+  static std::string Name(const StepRequest& step) {
+    if (const auto* scan = std::get_if<ScanRequest>(&step)) return scan->holders ? "scan" : "smi";
+    if (std::holds_alternative<GpuQueryRequest>(step)) return "gpus";
+    if (const auto* wave = std::get_if<SignalRequest>(&step)) {
+      return wave->signal == "KILL" ? "kill" : "term";
+    }
+    if (std::holds_alternative<StopUnitsRequest>(step)) return "stop";
+    if (const auto* shm = std::get_if<ShmRequest>(&step)) return shm->dry_run ? "shm?" : "shm";
+    return "reset";
+  }
+
+  // One step's reply, in the order the batch runs them.
+  Status Answer(const StepRequest& step, StepReply* reply) {
+    if (const auto* scan = std::get_if<ScanRequest>(&step)) {
+      *reply = Snapshot(scan->holders);
+    } else if (const auto* query = std::get_if<GpuQueryRequest>(&step)) {
+      std::vector<GpuReading> gpus;
+      for (int index : query->indexes) {
+        if (index != host_.lost_gpu && index < host_.gpus) gpus.push_back(Reading(index));
+      }
+      *reply = gpus;
+    } else if (const auto* wave = std::get_if<SignalRequest>(&step)) {
+      *reply = SignalWave(*wave);
+    } else if (const auto* stop = std::get_if<StopUnitsRequest>(&step)) {
+      *reply = UnitStops{Stop(stop->units), {}};
+    } else if (const auto* shm = std::get_if<ShmRequest>(&step)) {
+      *reply = Shm(shm->dry_run);
+    } else {
+      return Reset(reply);
+    }
+    return Status::Ok();
+  }
+
+  // Every reset is refused: another client holds GPU 2.
+  Status Reset(StepReply* reply) const {
+    if (host_.reset_error != ErrorKind::kNone) {
+      return Status::Error(host_.reset_error, "reset_gpus: remote command ran past 60000ms");
+    }
+    GpuResetReply reset;
+    reset.resets = {{2, 255, "In use by another client", ""}};
+    *reply = host_.reset_reply ? *host_.reset_reply : reset;
+    return Status::Ok();
+  }
+
   // One round trip: time passes, and it is logged unless sudo refuses it.
   bool RoundTrip(const std::string& what) {
     clock_->Advance(milliseconds(5));

@@ -1,0 +1,200 @@
+// Batch (batch.h): the steps of one round trip joined into one script, and
+// their reply walked with each step's record grammar.
+#include "fleetreap/remote/batch.h"
+
+#include "fleetreap/remote/scan.h"
+#include "fleetreap/remote/signal.h"
+#include "prelude.h"
+#include "scan_records.h"
+#include "step_records.h"
+
+namespace fleetreap {
+
+using remote_script_internal::ShmCleanRecords;
+using remote_script_internal::StopUnitsRecords;
+
+namespace {
+
+template <class... F>
+struct Overload : F... {
+  using F::operator()...;
+};
+template <class... F>
+Overload(F...) -> Overload<F...>;
+
+// The step's script; "last": it ends the batch, so it keeps its "end".
+std::string StepScript(const StepRequest& step, bool last, const HostPaths& paths) {
+  const std::string end = last ? "z end\n" : "";
+  return std::visit(
+      Overload{
+          [&](const ScanRequest& r) { return ScanScript(r, paths); },
+          [&](const GpuQueryRequest& r) { return PerGpuQueryScript(r.indexes, r.timeout); },
+          [&](const SignalRequest& r) { return SignalScriptFor(r, paths); },
+          [&](const StopUnitsRequest& r) {
+            return StopUnitsRecords(r.units, r.unit_timeout, r.audit) + end;
+          },
+          [&](const ShmRequest& r) {
+            return ShmCleanRecords(r.patterns, r.dry_run, paths, r.audit, r.selection) + end;
+          },
+          [&](const ResetRequest& r) {
+            return GpuResetScript(r.gpus, r.per_gpu, r.units, r.unit_timeout, r.audit,
+                                  r.query_timeout);
+          },
+      },
+      step);
+}
+
+// A dry run's /dev/shm listing walked every fd where it ran: a holder scan
+// right after it takes that walk as its own (ScanScript's RW).
+bool LendsFdWalk(const StepRequest& before, const StepRequest& step) {
+  const auto* shm = std::get_if<ShmRequest>(&before);
+  const auto* scan = std::get_if<ScanRequest>(&step);
+  return shm != nullptr && shm->dry_run && scan != nullptr && scan->holders;
+}
+
+// The step's name in a parse error: a scan alone is the "scan", the first
+// of several the "rescan", a later one the "verify".
+std::string ParseName(const std::vector<StepRequest>& batch, size_t i) {
+  return std::visit(Overload{
+                        [&](const ScanRequest&) -> std::string {
+                          if (batch.size() == 1) return "scan";
+                          return i == 0 ? "rescan" : "verify";
+                        },
+                        [](const GpuQueryRequest&) -> std::string { return "per-GPU query"; },
+                        [](const SignalRequest&) -> std::string { return "signal"; },
+                        [](const StopUnitsRequest&) -> std::string { return "stop units"; },
+                        [](const ShmRequest&) -> std::string { return "shm"; },
+                        [](const ResetRequest&) -> std::string { return "GPU reset"; },
+                    },
+                    batch[i]);
+}
+
+// "a", "a and b", "a, b and c".
+std::string ParseName(const std::vector<StepRequest>& batch) {
+  std::string name;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const char* sep = i == 0 ? "" : i + 1 == batch.size() ? " and " : ", ";
+    name += sep + ParseName(batch, i);
+  }
+  return name;
+}
+
+// A step that ends with its own "end" record takes it; the others take the
+// batch's when they are last.
+Status TakeStep(RecordReader& reader, const StepRequest& step, bool last, StepReply* reply,
+                ScanOutput* scan) {
+  Status status = std::visit(
+      Overload{
+          [&](const ScanRequest&) { return ParseScanRecords(reader, scan); },
+          [&](const SignalRequest&) {
+            SignalReply signal;
+            Status s = TakeSignalRecords(reader, &signal);
+            *reply = signal;
+            return s;
+          },
+          [&](const StopUnitsRequest& r) {
+            UnitStops stops;
+            Status s = TakeStopRecords(reader, r.units, &stops.stops, &stops.audit);
+            if (s.ok() && last) s = reader.TakeEnd();
+            *reply = stops;
+            return s;
+          },
+          [&](const ShmRequest&) {
+            ShmOutput shm;
+            Status s = TakeShmRecords(reader, &shm);
+            if (s.ok() && last) s = reader.TakeEnd();
+            *reply = shm;
+            return s;
+          },
+          [&](const auto&) {
+            return Status::Error(ErrorKind::kInternal, "a per-GPU query or a reset runs alone");
+          },
+      },
+      step);
+  return status;
+}
+
+// The steps that run alone, read by their own parsers.
+Status ParseAlone(const std::string& out, const StepRequest& step, StepReply* reply) {
+  if (std::holds_alternative<GpuQueryRequest>(step)) {
+    std::vector<GpuReading> gpus;
+    Status status = ReadPerGpuQuery(out, &gpus);
+    *reply = gpus;
+    return status;
+  }
+  GpuResetReply reset;
+  Status status = ParseGpuResetOutput(out, &reset);
+  *reply = reset;
+  return status;
+}
+
+bool RunsAlone(const StepRequest& step) {
+  return std::holds_alternative<GpuQueryRequest>(step) ||
+         std::holds_alternative<ResetRequest>(step);
+}
+
+}  // namespace
+
+std::string SignalScriptFor(const SignalRequest& wave, const HostPaths& paths) {
+  return SignalScript(wave.signal, wave.targets, wave.wait, wave.poll, paths, wave.parents,
+                      wave.audit, wave.scan_start);
+}
+
+std::string BatchScript(const std::vector<StepRequest>& batch, const HostPaths& paths) {
+  std::string script;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (i > 0 && LendsFdWalk(batch[i - 1], batch[i])) script += "RW=1\n";
+    script += StepScript(batch[i], i + 1 == batch.size(), paths);
+  }
+  return script;
+}
+
+std::string BatchName(const std::vector<StepRequest>& batch) {
+  std::string name;
+  for (const StepRequest& step : batch) {
+    name += name.empty() ? "" : ", ";
+    name += std::visit(
+        Overload{
+            [](const ScanRequest&) { return "scan"; },
+            [](const GpuQueryRequest&) { return "nvidia-smi per GPU"; },
+            [](const SignalRequest&) { return "signal"; },
+            [](const StopUnitsRequest&) { return "stop units"; },
+            [](const ShmRequest& r) { return r.dry_run ? "/dev/shm listing" : "/dev/shm clean"; },
+            [](const ResetRequest&) { return "GPU reset"; },
+        },
+        step);
+  }
+  return name;
+}
+
+Status ParseBatch(const std::string& out, const std::vector<StepRequest>& batch,
+                  std::vector<StepReply>* replies) {
+  replies->clear();
+  if (batch.empty()) return Status::Error(ErrorKind::kInternal, "an empty batch");
+  std::vector<StepReply> read(batch.size());
+  if (batch.size() == 1 && RunsAlone(batch[0])) {
+    Status status = ParseAlone(out, batch[0], &read[0]);
+    if (status.ok()) *replies = std::move(read);
+    return status;
+  }
+  std::vector<ScanOutput> scans(batch.size());
+  Status status = ParseHostRecords(out, ParseName(batch), [&](RecordReader& reader) {
+    Status s;
+    for (size_t i = 0; s.ok() && i < batch.size(); ++i) {
+      s = TakeStep(reader, batch[i], i + 1 == batch.size(), &read[i], &scans[i]);
+    }
+    return s;
+  });
+  if (!status.ok()) return status;
+  *replies = std::move(read);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (!std::holds_alternative<ScanRequest>(batch[i])) continue;
+    HostSnapshot snapshot;
+    status = ReadScan(scans[i], &snapshot);
+    if (!status.ok()) return status;
+    (*replies)[i] = std::move(snapshot);
+  }
+  return Status::Ok();
+}
+
+}  // namespace fleetreap

@@ -1,0 +1,153 @@
+// Batch: each batch the escalation asks for is byte for byte the script
+// each step's builder (and each fused builder of round_trips.h) writes, and
+// its reply reads back one reply per step.
+#include "fleetreap/remote/batch.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "fleetreap/remote/round_trips.h"
+#include "fleetreap/remote/signal.h"
+
+namespace fleetreap {
+namespace {
+
+using std::chrono::milliseconds;
+
+std::string Nul(const std::string& text) { return text + '\0'; }
+
+AuditRequest Audit() {
+  AuditRequest audit;
+  audit.run_id = "r-1";
+  audit.controller = "ctl";
+  audit.operator_name = "ops";
+  return audit;
+}
+
+ScanRequest Scan(bool holders) {
+  ScanRequest scan;
+  scan.units = {"vllm*.service"};
+  scan.nvidia_smi_timeout = milliseconds(7000);
+  scan.holders = holders;
+  scan.watch = holders ? std::vector<int>{41} : std::vector<int>{};
+  scan.readiness = true;
+  return scan;
+}
+
+SignalRequest Wave() {
+  SignalRequest wave;
+  wave.signal = "KILL";
+  wave.targets = {{10, 5010, true}, {11, 5011, false}};
+  wave.wait = milliseconds(2500);
+  wave.parents = {4};
+  wave.audit = Audit();
+  wave.scan_start = 77;
+  return wave;
+}
+
+StopUnitsRequest Stop() {
+  return {{"vllm.service", "worker@1.service"}, milliseconds(9000), Audit()};
+}
+
+ShmRequest Shm(bool dry_run) {
+  ShmRequest shm;
+  shm.patterns = {"nccl-*", "psm_*"};
+  shm.dry_run = dry_run;
+  shm.audit = Audit();
+  shm.selection.all = false;
+  shm.selection.only = {{5, 6}};
+  return shm;
+}
+
+TEST(BatchTest, OneStepIsThatStepsScript) {
+  const HostPaths paths;
+  EXPECT_EQ(BatchScript({Scan(true)}), ScanScript(Scan(true), paths));
+  EXPECT_EQ(BatchScript({Scan(false)}), ScanScript(Scan(false), paths));
+  EXPECT_EQ(BatchScript({GpuQueryRequest{{1, 3}, milliseconds(4000)}}),
+            PerGpuQueryScript({1, 3}, milliseconds(4000)));
+  EXPECT_EQ(BatchScript({Wave()}), SignalScript("KILL", Wave().targets, milliseconds(2500),
+                                                milliseconds(100), paths, {4}, Audit(), 77));
+  EXPECT_EQ(BatchScript({Stop()}), StopUnitsScript(Stop().units, milliseconds(9000), Audit()));
+  for (bool dry_run : {false, true}) {
+    EXPECT_EQ(BatchScript({Shm(dry_run)}), ShmCleanScript(Shm(dry_run).patterns, dry_run, paths,
+                                                          Audit(), Shm(dry_run).selection));
+  }
+  ResetRequest reset{{2, 5},  milliseconds(31000), {"nvidia-dcgm.service"}, milliseconds(8000),
+                     Audit(), milliseconds(6000)};
+  EXPECT_EQ(BatchScript({reset}), GpuResetScript({2, 5}, milliseconds(31000), reset.units,
+                                                 milliseconds(8000), Audit(), milliseconds(6000)));
+}
+
+TEST(BatchTest, EachFusedRoundTripIsItsScriptOfToday) {
+  const HostPaths paths;
+  // The stops' audit lines are the run's: the wave's targets are not read.
+  EXPECT_EQ(BatchScript({Stop(), Wave()}),
+            StopUnitsThenSignalScript(Stop().units, milliseconds(9000), Wave()));
+  // A dry run's inspect takes the listing's fd walk.
+  ShmRequest listing = Shm(true);
+  listing.audit = AuditRequest();
+  listing.selection = ShmSelection();
+  EXPECT_EQ(BatchScript({listing, Scan(true)}),
+            ShmListingThenInspectScript(listing.patterns, Scan(true)));
+  for (bool dry_run : {false, true}) {
+    EXPECT_EQ(BatchScript({Shm(dry_run), Scan(false)}),
+              ShmThenQuickScanScript(Shm(dry_run).patterns, dry_run, Scan(false), paths, Audit(),
+                                     Shm(dry_run).selection));
+  }
+  for (bool holders : {false, true}) {
+    EXPECT_EQ(BatchScript({Scan(holders), Shm(false), Scan(false)}),
+              RescanShmVerifyScript(Scan(holders), Shm(false).patterns, Scan(false), paths, Audit(),
+                                    Shm(false).selection));
+  }
+}
+
+TEST(BatchTest, NamesEachStepInOrder) {
+  EXPECT_EQ(BatchName({Scan(true)}), "scan");
+  EXPECT_EQ(BatchName({Stop(), Wave()}), "stop units, signal");
+  EXPECT_EQ(BatchName({Shm(true), Scan(true)}), "/dev/shm listing, scan");
+  EXPECT_EQ(BatchName({Scan(false), Shm(false), Scan(false)}), "scan, /dev/shm clean, scan");
+  EXPECT_EQ(BatchName({GpuQueryRequest{{1}, milliseconds(1000)}}), "nvidia-smi per GPU");
+}
+
+TEST(BatchTest, ReadsOneReplyPerStep) {
+  std::vector<StepReply> replies;
+  const std::string out = Nul("stop 0 0") + Nul("stop 1 5") + Nul("signal 1") + Nul("now 9") +
+                          Nul("sent 10") + Nul("parent 4") + Nul("done 153") + Nul("end");
+  ASSERT_TRUE(ParseBatch(out, {Stop(), Wave()}, &replies).ok());
+  ASSERT_EQ(replies.size(), 2u);
+  const UnitStops& stops = std::get<UnitStops>(replies[0]);
+  ASSERT_EQ(stops.stops.size(), 2u);
+  EXPECT_EQ(stops.stops[1].unit, "worker@1.service");
+  EXPECT_EQ(stops.stops[1].exit_code, 5);
+  const SignalReply& signal = std::get<SignalReply>(replies[1]);
+  EXPECT_EQ(signal.sent, std::vector<int>{10});
+  EXPECT_EQ(signal.waited_cs, 153);
+
+  ASSERT_TRUE(
+      ParseBatch(Nul("shm 1") + Nul("would:nccl-1") + Nul("end"), {Shm(true)}, &replies).ok());
+  EXPECT_EQ(std::get<ShmOutput>(replies.at(0)).removed, std::vector<std::string>{"nccl-1"});
+}
+
+TEST(BatchTest, ErrorsNameTheRoundTripAsBefore) {
+  std::vector<StepReply> replies;
+  std::vector<UnitStop> stops;
+  SignalReply signal;
+  const std::string cut = Nul("stop 0 0") + Nul("stop 1 0") + Nul("end");
+  EXPECT_EQ(ParseBatch(cut, {Stop(), Wave()}, &replies).ToString(),
+            ParseStopAndSignalOutput(cut, Stop().units, &stops, &signal).ToString());
+  EXPECT_TRUE(replies.empty());
+  const std::string bad = Nul("shm 1") + Nul("end");
+  ScanOutput rescan, verify;
+  ShmOutput shm;
+  EXPECT_EQ(ParseBatch(bad, {Scan(true), Shm(false), Scan(false)}, &replies).ToString(),
+            ParseRescanShmVerifyOutput(bad, &rescan, &shm, &verify).ToString());
+  EXPECT_EQ(ParseBatch(bad, {Shm(false), Scan(false)}, &replies).ToString(),
+            ParseShmOutput(bad, &shm, &rescan).ToString());
+  EXPECT_EQ(ParseBatch(Nul("end"), {Scan(true)}, &replies).ToString(),
+            ParseScanOutput(Nul("end"), &rescan).ToString());
+}
+
+}  // namespace
+}  // namespace fleetreap
