@@ -9,7 +9,7 @@ namespace remote_script_internal {
 
 namespace {
 
-// PW: the walk. Arguments: DV, SD, MJ, CI and the mode (f: every thread's
+// PLW: the walk. Arguments: DV, SD, MJ, CI and the mode (f: every thread's
 // fds, m: every mapping, s: the mappings of /dev/shm inodes CI on device SX,
 // the sixth argument); the seventh, where not "", is the kernel log read as
 // rdy reads it (dd, then grep's first 1000 boot and Xid lines). Prints the fd records (fds' FR, in
@@ -106,7 +106,7 @@ print map({ "$_\n" } @r, @m), join(" ", "H", @h), "\n", join(" ", "G", @g), "\n"
 print defined $ky ? "K\n.\n$ky" : ".\n";
 )PL";
 
-// PD: the details (dump's). Arguments: the PIDs (one word), then NY's
+// PLD: the details (dump's). Arguments: the PIDs (one word), then NY's
 // paths. Prints dump's records on stdout and NS's lines on fd 4.
 constexpr char kDetails[] = R"PL(use strict; no warnings;
 my @p = split " ", shift; my @ny = @ARGV; my $N; open($N, ">&=", 4) or undef $N;
@@ -141,13 +141,13 @@ for (@p) {
 }  // namespace
 
 std::string PerlWalkFunctions() {
-  std::string s = "PW='";
+  std::string s = "PLW='";
   s += kWalk;
-  s += "'\nPD='";
+  s += "'\nPLD='";
   s += kDetails;
   s += R"SH('
 PL=; command -v perl >/dev/null 2>&1 && PL=1
-# pwk MODE [SX [KM]]: the walk by perl (PW) where the host has it. Sets FR,
+# pwk MODE [SX [KM]]: the walk by perl (PLW) where the host has it. Sets FR,
 # MR, HP, GP and FE as fds and mps do (mode m adds to HP and GP, as mps
 # after the listing's fd pass), UI as fds does, and with KM the kernel log's
 # lines as rdy reads them (KY, KR=1 where read); a perl that failed or died
@@ -155,7 +155,7 @@ PL=; command -v perl >/dev/null 2>&1 && PL=1
 # shellcheck disable=SC2034  # FR, MR, GP, UI, FE, KY and KR are the caller's
 pwk() {
   case $1 in *f*) HP=; GP=; FR=; FE=;; esac
-  MR=; KY=; x=$(perl -e "$PW" -- "$DV" "$SD" "$MJ" "$CI" "$1" "$2" "$3" 2>/dev/null </dev/null) || x=
+  MR=; KY=; x=$(perl -e "$PLW" -- "$DV" "$SD" "$MJ" "$CI" "$1" "$2" "$3" 2>/dev/null </dev/null) || x=
   case $x in
     .|*"$NL.") ;;
     *"$NL.$NL"*) KY=${x#*"$NL.$NL"}; x=${x%%"$NL.$NL"*};;
@@ -175,11 +175,11 @@ pwk() {
   done
   IFS=" 	$NL"; set +f
 }
-# pdt PIDS: dump's records and NS by perl (PD).
+# pdt PIDS: dump's records and NS by perl (PLD).
 # shellcheck disable=SC2086,SC2034  # NY is a list of paths, under set -f; NS is the caller's
 pdt() {
   set -f; exec 3>&1
-  NS=$(perl -e "$PD" -- "$1" $NY 4>&1 >&3 2>/dev/null </dev/null)
+  NS=$(perl -e "$PLD" -- "$1" $NY 4>&1 >&3 2>/dev/null </dev/null)
   exec 3>&-; set +f
 }
 )SH";
