@@ -141,9 +141,9 @@ for (@p) {
 }  // namespace
 
 std::string PerlWalkFunctions() {
-  std::string s = "PLW='";
+  std::string s = "# shellcheck disable=SC2016  # perl's program: its own variables\nPLW='";
   s += kWalk;
-  s += "'\nPLD='";
+  s += "'\n# shellcheck disable=SC2016  # perl's program: its own variables\nPLD='";
   s += kDetails;
   s += R"SH('
 PL=; command -v perl >/dev/null 2>&1 && PL=1
