@@ -12,7 +12,7 @@
 namespace fleetreap {
 namespace remote_script_internal {
 
-/// PW and PD (the perl programs), PL, and the functions pwk and pdt; needs
+/// PLW and PLD (the perl programs), PL, and the functions pwk and pdt; needs
 /// the prelude (add, NL, DV) before it.
 std::string PerlWalkFunctions();
 
