@@ -13,6 +13,7 @@
 #include "fleetreap/remote/gpu_health_query.h"
 #include "fleetreap/remote/host_paths.h"
 #include "fleetreap/remote/nvidia_smi.h"
+#include "perl_walk.h"
 #include "prelude.h"
 #include "shm_holders.h"
 #include "step_records.h"
@@ -73,7 +74,8 @@ constexpr char kScanBody[] = R"SH(z 'scan 1'
 # where there are any, whether root's fabric manager runs (by the comm of
 # the PID its PID file FP names, else of each process: no process started),
 # then with KM the kernel log: whether it opens, and its boot record and
-# Xid lines (dd and grep, bounded).
+# Xid lines (dd and grep, bounded; read by the walk's perl where it ran
+# before: KR, KY).
 rdy() {
   [ -n "$RD" ] || return 0
   y=; for g in "$DR"/*; do [ -e "$g" ] && y="$y ${g##*/}"; done; printf 'drv:%s\0' "$y"
@@ -92,6 +94,8 @@ rdy() {
   z "fabric $n $m"
   if [ -z "$KM" ]; then
     z 'kmsg -'
+  elif [ -n "$KR" ] && true 2>/dev/null <"$KM"; then
+    printf 'kmsg 0:%s\0' "$KY"
   elif true 2>/dev/null <"$KM"; then
     y=$(dd if="$KM" iflag=nonblock bs=8192 count=262144 2>/dev/null | grep -a -m 1000 -e '^[0-9]*,0,' -e 'NVRM: Xid')
     printf 'kmsg 0:%s\0' "$y"
@@ -99,14 +103,21 @@ rdy() {
     z 'kmsg 1:'
   fi
 }
-# walk: the holder walk (nvm, fds, mps), which only fills variables. The fd
-# pass of a /dev/shm listing earlier in the same round trip (RW: the listing
-# and this scan are one read of the host; FW: its pass ran, FF its FE) is
-# this scan's: one walk of every thread's fds per round trip.
+# walk: the holder walk (nvm, fds, mps; one perl where the host has it:
+# pwk), which only fills variables. The fd pass of a /dev/shm listing
+# earlier in the same round trip (RW: the listing and this scan are one read
+# of the host; FW: its pass ran, FF its FE) is this scan's: one walk of
+# every thread's fds per round trip.
 walk() {
   nvm
-  if [ -n "$RW" ] && [ -n "$FW" ]; then FE=$FF; else fds /proc/[0-9]*/task; fi
-  mps /proc/[0-9]*/maps; WK=1; RW=
+  if [ -n "$RW" ] && [ -n "$FW" ]; then
+    FE=$FF; if [ -n "$PL" ]; then pwk m '' "$KM"; else mps /proc/[0-9]*/maps; fi
+  elif [ -n "$PL" ]; then
+    pwk fm '' "$KM"
+  else
+    fds /proc/[0-9]*/task; mps /proc/[0-9]*/maps
+  fi
+  WK=1; RW=
 }
 # d: the folder of PID file $1, /var/run read as the /run it links to.
 pdir() { d=${1%/*}; case $d in /var/run) d=/run;; /var/run/*) d=/run/${d#/var/run/};; esac; }
@@ -145,7 +156,7 @@ fi
 # device files while the walk looks, have ended and been reaped before the
 # holders are described (dump), so none of them is ever described: their
 # records name no process.
-AF=; AP=; GQ=; WK=
+AF=; AP=; GQ=; WK=; KR=
 # shellcheck disable=SC2086  # AQ is nvidia-smi's arguments, one word each
 if [ -n "$HOLD" ] && AF=$(mktemp -d 2>/dev/null); then
   (ulimit -f 16384 2>/dev/null; exec timeout -k 1 "$T" nvidia-smi $AQ >"$AF/a" 2>&1 </dev/null) &
@@ -243,7 +254,8 @@ else
   PD=; for f in $PF; do pdir "$f"; PD="$PD $d"; done
   NY="/proc/$$/ns/pid $PF $PD /etc/fleetreap/host-pid-namespace"
   set +f
-  dump "$HP"
+  # The details by perl where the walk was perl's and ran, else dump's.
+  if [ -n "$PL" ] && [ -z "$FE" ]; then pdt "$HP"; else dump "$HP"; fi
   [ -z "$SM" ] || shmh "$HP"
   set -f
   y=$NS
@@ -285,7 +297,7 @@ z end
 std::string ScanScript(const ScanRequest& request, const HostPaths& paths) {
   std::string watch;
   for (int pid : request.watch) watch += (watch.empty() ? "" : " ") + std::to_string(pid);
-  std::string s = Prelude(paths);
+  std::string s = Prelude(paths) + remote_script_internal::PerlWalkFunctions();
   s += "UN=\nset --";
   for (const std::string& unit : request.units) s += " " + ShellQuote(unit);
   s += "\nT=" + TimeoutSeconds(request.nvidia_smi_timeout) + "\n";

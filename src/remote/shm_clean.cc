@@ -8,6 +8,7 @@
 #include "fleetreap/base/text.h"
 #include "fleetreap/remote/host_paths.h"
 #include "fleetreap/remote/scan_output.h"
+#include "perl_walk.h"
 #include "prelude.h"
 #include "scan_records.h"
 #include "shm_holders.h"
@@ -69,17 +70,26 @@ if [ -n "$CI" ]; then
   case $SD in ''|*[!0-9]*) SD=;; esac
   if [ -n "$SD" ]; then
     sdx "$SD"
-    nvm; Q=1; fds /proc/[0-9]*/task
-    # shellcheck disable=SC2034  # FW and FF are for a scan after it (walk)
-    FW=1 FF=$FE
-    # shellcheck disable=SC2086  # CI is a list of inode numbers
-    set -- $CI; IFS='|'; e="$*"; IFS=" 	$NL"
-    y=$(find /proc/[0-9]*/maps -exec grep -h -E " $SX ($e) " {} + 2>/dev/null)
-    [ $? -lt 2 ] || FE=1
-    set -f; IFS=$NL
-    # shellcheck disable=SC2086  # the maps line's fields
-    for l in $y; do IFS=' '; set -- $l; [ "$4" = "$SX" ] && UI="$UI $5"; done
-    IFS=" 	$NL"; set +f
+    # One perl where the host has it (pwk: the fd pass and the candidates'
+    # mappings), else fds, find and grep.
+    nvm; Q=1
+    if [ -n "$PL" ]; then
+      pwk fs "$SX"
+      # shellcheck disable=SC2034  # FW and FF are for a scan after it (walk)
+      FW=1 FF=$FE
+    else
+      fds /proc/[0-9]*/task
+      # shellcheck disable=SC2034  # FW and FF are for a scan after it (walk)
+      FW=1 FF=$FE
+      # shellcheck disable=SC2086  # CI is a list of inode numbers
+      set -- $CI; IFS='|'; e="$*"; IFS=" 	$NL"
+      y=$(find /proc/[0-9]*/maps -exec grep -h -E " $SX ($e) " {} + 2>/dev/null)
+      [ $? -lt 2 ] || FE=1
+      set -f; IFS=$NL
+      # shellcheck disable=SC2086  # the maps line's fields
+      for l in $y; do IFS=' '; set -- $l; [ "$4" = "$SX" ] && UI="$UI $5"; done
+      IFS=" 	$NL"; set +f
+    fi
   fi
   i=; for u in $UI; do case " $CI " in *" $u "*) i="$i -o -inum $u";; esac; done
   # Unknown device, or a walk that could not run (FE): every match counts
@@ -130,8 +140,8 @@ std::string remote_script_internal::ShmCleanRecords(const std::vector<std::strin
   }
   if (names.empty()) names = " -false";
   if (!selection.all) names += " \\) \\(" + SelectedFiles(selection);
-  std::string s =
-      Prelude(paths) + ShmHolderFunctions() + AuditPrelude(dry_run ? AuditRequest() : audit);
+  std::string s = Prelude(paths) + ShmHolderFunctions() + PerlWalkFunctions() +
+                  AuditPrelude(dry_run ? AuditRequest() : audit);
   if (!dry_run && audit.enabled()) s += AuditHexDecoder();
   s += "M=" + ShellQuote(paths.shm_dir) + "\nMA=" + ShellQuote(AuditValue(paths.shm_dir)) + "\n";
   s += std::string("DRY=") + (dry_run ? "1" : "") + "\n";

@@ -21,6 +21,7 @@
 #include "fleetreap/remote/host_paths.h"
 #include "fleetreap/remote/scan_output.h"
 #include "fleetreap/remote/scan_script.h"
+#include "support/without_perl.h"
 
 extern char** environ;
 
@@ -243,8 +244,9 @@ TEST(ProcScanTest, RejectsAStatOfAnotherPid) {
 // Runs the real snippet with /bin/sh against stand-in device files held by
 // children this test starts (and ends, by their PIDs). A hostile program
 // name (")", "(", newline, space) and argv[0] (tab, newline) must come
-// back intact and framed.
-class ScanLiveTest : public ::testing::Test {
+// back intact and framed. Each test runs twice: the walk by perl (where this
+// machine has it) and by the shell path a host without perl takes.
+class ScanLiveTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
     char tmpl[] = "/tmp/fleetreap-scan-XXXXXX";
@@ -301,7 +303,8 @@ class ScanLiveTest : public ::testing::Test {
     ScanRequest request;
     request.nvidia_smi_timeout = std::chrono::milliseconds(1000);
     std::string path = dir_ + "/scan.sh";
-    std::ofstream(path) << ScanScript(request, paths);
+    std::ofstream(path) << (GetParam() ? ScanScript(request, paths)
+                                       : WithoutPerl(ScanScript(request, paths)));
     FILE* pipe = popen(("/bin/sh " + path + " 2>/dev/null").c_str(), "r");
     std::string out;
     char buffer[4096];
@@ -317,7 +320,7 @@ class ScanLiveTest : public ::testing::Test {
   std::vector<pid_t> children_;
 };
 
-TEST_F(ScanLiveTest, FindsHoldersByPath) {
+TEST_P(ScanLiveTest, FindsHoldersByPath) {
   pid_t hostile =
       Spawn(hostile_exe_, {"sle\teper\nx", "60", "1"}, {"nvidia0", "nvidiactl", "nvidia2"});
   pid_t plain = Spawn("/bin/sleep", {"sleep", "61"}, {"nvidia-caps/nvidia-cap1", "nvidia-uvm"});
@@ -353,7 +356,7 @@ TEST_F(ScanLiveTest, FindsHoldersByPath) {
 // (it closed its fds), and one whose main thread exited while another
 // thread holds the fds (state Z, /proc/PID/fd empty). Both are holders,
 // by the maps pass and the fds of every thread.
-TEST_F(ScanLiveTest, FindsMappingOnlyAndLeaderExitedHolders) {
+TEST_P(ScanLiveTest, FindsMappingOnlyAndLeaderExitedHolders) {
   const std::string mapped = dev_ + "/nvidia0", threaded = dev_ + "/nvidia2";
   pid_t mapper = fork();
   if (mapper == 0) {
@@ -409,11 +412,13 @@ TEST_F(ScanLiveTest, FindsMappingOnlyAndLeaderExitedHolders) {
   EXPECT_EQ(Join(t.devices, ","), threaded);
 }
 
-TEST_F(ScanLiveTest, NothingHeld) {
+TEST_P(ScanLiveTest, NothingHeld) {
   std::vector<Holder> holders;
   ASSERT_TRUE(HoldersFromScan(RunScan(), &holders).ok());
   EXPECT_TRUE(holders.empty());
 }
+
+INSTANTIATE_TEST_SUITE_P(PerlAndShell, ScanLiveTest, ::testing::Bool());
 
 }  // namespace
 }  // namespace fleetreap

@@ -18,6 +18,7 @@
 #include "fleetreap/remote/signal.h"
 #include "fleetreap/remote/stop_units.h"
 #include "support/script_runner.h"
+#include "support/without_perl.h"
 
 namespace fleetreap {
 namespace {
@@ -286,15 +287,23 @@ TEST(ScanScriptTest, ScanListsChildrenOfWatchedParentsAfterTheSignalTime) {
 
 // A holder walk that cannot start (find or grep exiting 126: an argument
 // list too long on a host of ~100,000 processes) is said ("blind"), never
-// read as no holder; a walk that ran is not.
+// read as no holder; a walk that ran is not. find and grep are the walk of
+// a host without perl; where perl runs the walk, a perl that dies or prints
+// nothing is blind the same way.
 TEST(ScanScriptTest, ScanSaysWhenTheHolderWalkCouldNotRun) {
   struct Row {
     const char* tool;
     const char* failing;
+    bool perl;
   };
-  for (const Row& row : {Row{"find", "*/task"}, Row{"grep", "*/maps"}, Row{"", ""}}) {
+  for (const Row& row : {Row{"find", "*/task", false}, Row{"grep", "*/maps", false},
+                         Row{"", "", false}, Row{"", "", true}, Row{"perl", "kill -9 $$", true},
+                         Row{"perl", "exit 0", true}, Row{"perl", "echo H; exit 3", true}}) {
     ScriptRunner runner;
-    if (*row.tool != '\0') {
+    if (std::string(row.tool) == "perl") {
+      runner.Write(runner.dir() + "/bin/perl", std::string("#!/bin/sh\n") + row.failing + "\n",
+                   0755);
+    } else if (*row.tool != '\0') {
       runner.Write(
           runner.dir() + "/bin/" + row.tool,
           std::string("#!/bin/sh\nfor a in \"$@\"; do case $a in ") + row.failing +
@@ -302,10 +311,11 @@ TEST(ScanScriptTest, ScanSaysWhenTheHolderWalkCouldNotRun) {
               row.tool + " \"$@\"\n",
           0755);
     }
-    std::string out = runner.Run(ScanScript(Request()));
+    std::string script = ScanScript(Request());
+    std::string out = runner.Run(row.perl ? script : WithoutPerl(script));
     ScanOutput scan;
     ASSERT_TRUE(ParseScanOutput(out, &scan).ok()) << out;
-    EXPECT_EQ(scan.holder_walk_failed, *row.tool != '\0') << row.tool;
+    EXPECT_EQ(scan.holder_walk_failed, *row.tool != '\0') << row.tool << " " << row.failing;
   }
 }
 

@@ -12,6 +12,7 @@
 
 #include "fleetreap/remote/host_paths.h"
 #include "support/script_runner.h"
+#include "support/without_perl.h"
 
 namespace fleetreap {
 namespace {
@@ -110,16 +111,23 @@ TEST(ShmCleanTest, ShmCleanRemovesOnlyTheFilesItListed) {
 // host of ~100,000 processes: find exits 126) leaves every candidate in
 // use: nothing is removed on a guess.
 TEST(ShmCleanTest, ShmCleanRemovesNothingWhenTheHoldersWalkFails) {
-  for (const char* failing : {"*/maps", "*/task"}) {
+  // find failing is the walk of a host without perl; "perl" a perl that dies.
+  for (const char* failing : {"*/maps", "*/task", "perl"}) {
     ScriptRunner runner;
     const HostPaths paths = ShmWithAStaleSegment(runner);
-    runner.Write(runner.dir() + "/bin/find",
-                 std::string("#!/bin/sh\nfor a in \"$@\"; do case $a in ") + failing +
-                     ") echo 'find: Argument list too long' >&2; exit 126;; esac; done\n"
-                     "exec /usr/bin/find \"$@\"\n",
-                 0755);
+    const bool perl = std::string(failing) == "perl";
+    if (perl) {
+      runner.Write(runner.dir() + "/bin/perl", "#!/bin/sh\nkill -9 $$\n", 0755);
+    } else {
+      runner.Write(runner.dir() + "/bin/find",
+                   std::string("#!/bin/sh\nfor a in \"$@\"; do case $a in ") + failing +
+                       ") echo 'find: Argument list too long' >&2; exit 126;; esac; done\n"
+                       "exec /usr/bin/find \"$@\"\n",
+                   0755);
+    }
     ShmOutput real;
-    std::string out = runner.Run(ShmCleanScript({"nccl-*"}, false, paths));
+    const std::string script = ShmCleanScript({"nccl-*"}, false, paths);
+    std::string out = runner.Run(perl ? script : WithoutPerl(script));
     ASSERT_TRUE(ParseShmOutput(out, &real).ok()) << out;
     EXPECT_TRUE(real.removed.empty()) << failing;
     EXPECT_EQ(real.in_use, std::vector<std::string>{"nccl-old"}) << failing;

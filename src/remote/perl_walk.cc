@@ -1,0 +1,190 @@
+// The holder walk and the holders' details as two perl programs (perl_walk.h):
+// one perl run does what fds and mps do with find, stat, grep and sort, one
+// what dump does with three grep and two find, and each prints exactly the
+// records (or the lines the shell turns into records) the shell path prints.
+#include "perl_walk.h"
+
+namespace fleetreap {
+namespace remote_script_internal {
+
+namespace {
+
+// PLW: the walk. Arguments: DV, SD, MJ, CI and the mode (f: every thread's
+// fds, m: every mapping, s: the mappings of /dev/shm inodes CI on device SX,
+// the sixth argument); the seventh, where not "", is the kernel log read as
+// rdy reads it (dd, then grep's first 1000 boot and Xid lines). Prints the fd records (fds' FR, in
+// sort -u's order), the mapping records (mps' MR), then "H PIDS" (the holders in the order first
+// seen), "G PIDS" (those that hold a GPU's own file), "U INODES" (the candidates' inodes held) and
+// "E" where /proc could not be read, "K" where the kernel log was read, and "." (then the kernel
+// log's lines): a perl that failed or died before it printed "." saw nothing, which the shell says
+// as blind. Each sort below is sort -u's on the shell path (the first of equal keys in input order
+// kept; C collation).
+constexpr char kWalk[] = R"PL(use strict; no warnings;
+my ($dv, $sd, $mj, $ci, $mo, $sx, $km) = @ARGV;
+my %mj = map { ($_, 1) } split / /, $mj; my %ci = map { ($_, 1) } split / /, $ci;
+my (%h, @h, @g, @u, @r, @m);
+sub add { push @h, $_[0] unless $h{$_[0]}++ }
+sub dn { my $v = shift; ((($v >> 8) & 0xfff) | (($v >> 32) & ~0xfff), ($v & 0xff) | (($v >> 12) & ~0xff)) }
+sub uq { my ($x, $k) = @_; my (%s, @o); my $i = 0;
+  for (sort { $a->[0] cmp $b->[0] or $a->[1] cmp $b->[1] or $a->[2] cmp $b->[2] or $a->[3] <=> $b->[3] }
+       map { [$k->($_), $i++, $_] } @$x) { push @o, $_->[4] unless $s{"$_->[0]/$_->[1]/$_->[2]"}++ }
+  @o }
+sub pf { $_[0] =~ m{^/proc/([^/]*)/} ? $1 : "" }
+opendir(my $D, "/proc") or do { print "E\n.\n"; exit 0 };
+my @p = sort grep { /^[0-9]/ } readdir $D; closedir $D;
+if ($mo =~ /f/) {
+  my (@w, @x);
+  for my $p (@p) {
+    opendir(my $T, "/proc/$p/task") or next; my %k;
+    for my $t (readdir $T) {
+      next if $t eq "." or $t eq ".."; my $d = "/proc/$p/task/$t/fd";
+      my @s = lstat $d or next; next if $s[7] and $k{$s[7]}++; push @w, $d;
+    }
+  }
+  my $pre = "$dv/nvidia";
+  for my $d (@w) {
+    opendir(my $F, $d) or next;
+    for my $f (readdir $F) {
+      next if $f eq "." or $f eq ".."; my $e = "$d/$f"; my $l = readlink $e;
+      push @x, "p $e $l" if defined $l and index($l, $pre) == 0 and $l !~ m{[^-a-zA-Z0-9/_.]};
+      my @s = stat $e or next; my $y = $s[2] & 0170000;
+      next unless $y == 0020000 or ($sd ne "" and $y == 0100000);
+      push @x, sprintf("c %x %x %x %d %d %s", $s[2], dn($s[6]), $s[0], $s[1], $e);
+    }
+  }
+  for my $l (uq(\@x, sub { my @f = split m{/}, $_[0], -1; ($f[0], $f[2], join("/", @f[7 .. $#f])) })) {
+    my @w = split / /, $l; my ($p, $f) = ("", "");
+    ($p, $f) = ($1, $2) if ($w[0] eq "c" ? $w[6] : $w[1]) =~ m{^/proc/([^/]*)/.*/([^/]*)$};
+    next unless "$p$f" =~ /^[0-9]*$/;
+    if ($w[0] eq "c" and @w == 7) {
+      push @u, $w[5] if $sd ne "" and $w[4] eq $sd and $ci{$w[5]};
+      next unless $w[1] =~ /^2...$/; my ($ma, $mi) = (hex $w[2], hex $w[3]); next unless $mj{$ma};
+      push @g, $p if $ma == 195 and $mi < 254; push @r, "fd $p $f $ma $mi";
+    } elsif ($w[0] eq "p" and @w == 3) {
+      push @g, $p if $w[2] =~ m{^\Q$dv\E/nvidia[0-9]}; push @r, "fdp $p $f:$w[2]";
+    } else { next }
+    add($p);
+  }
+}
+if ($mo =~ /[ms]/) {
+  my (@x, @y);
+  for my $p (@p) {
+    open(my $M, "<", "/proc/$p/maps") or next;
+    while (my $l = <$M>) {
+      chomp $l;
+      if ($mo =~ /s/) { my @w = split " ", $l; push @u, $w[4] if $w[3] eq $sx and $ci{$w[4]} }
+      push @x, "/proc/$p/maps:$l" if $mo =~ /m/ and $l =~ m{ /([^ ]*/)?nvidia[^/ ]*( \(deleted\))?$};
+    }
+  }
+  my ($lp, %k) = ("");
+  for my $l (uq(\@x, sub { my @f = split m{/}, $_[0], -1; ($f[2], join("/", @f[4 .. $#f]), "") })) {
+    my $p = pf($l); next unless $p =~ /^[0-9]+$/;
+    my ($r) = $l =~ m{/maps:([^ ]*)}; (my $n = $l) =~ s/ \(deleted\)$//; $n =~ s{^.* /}{/}s;
+    if ($p ne $lp) { $lp = $p; %k = () } next if $k{$n}++;
+    if (index($n, "$dv/nvidia") == 0 and $n !~ m{[^-a-zA-Z0-9/_.]}) {
+      push @g, $p if $n =~ m{^\Q$dv\E/nvidia[0-9]}; push @m, "mmp $p:$n"; add($p); next;
+    }
+    next unless $r =~ /^[0-9a-f-]+$/;
+    push @y, "/proc/$p/map_files/$r"; push @y, "/proc/$p/root$n" unless $l =~ / \(deleted\)$/;
+  }
+  ($lp, %k) = ("");
+  for my $s (@y) {
+    my $p = pf($s); next unless $p =~ /^[0-9]+$/;
+    my @s = stat $s or next; next unless ($s[2] & 0170000) == 0020000;
+    my ($ma, $mi) = dn($s[6]); next unless $mj{$ma};
+    if ($p ne $lp) { $lp = $p; %k = () } next if $k{"$ma:$mi"}++;
+    push @g, $p if $ma == 195 and $mi < 254; push @m, "mm $p $ma $mi"; add($p);
+  }
+}
+my $ky;
+if ($km ne "" and sysopen(my $K, $km, 04000)) {
+  my ($t, $b, $i, $c) = ("", "", 0, 0); $ky = "";
+  while ($i++ < 262144) { my $n = sysread($K, $b, 8192); last unless $n; $t .= $b }
+  for (split /\n/, $t) { next unless /^[0-9]*,0,/ or /NVRM: Xid/; $ky .= "$_\n"; last if ++$c >= 1000 }
+}
+print map({ "$_\n" } @r, @m), join(" ", "H", @h), "\n", join(" ", "G", @g), "\n", join(" ", "U", @u), "\n";
+print defined $ky ? "K\n.\n$ky" : ".\n";
+)PL";
+
+// PLD: the details (dump's). Arguments: the PIDs (one word), then NY's
+// paths. Prints dump's records on stdout and NS's lines on fd 4.
+constexpr char kDetails[] = R"PL(use strict; no warnings;
+my @p = split " ", shift; my @ny = @ARGV; my $N; open($N, ">&=", 4) or undef $N;
+sub rd { open(my $h, "<", $_[0]) or return undef; local $/; my $t = <$h>; defined $t ? $t : "" }
+sub rs { my @r = split /\0/, $_[0], -1; pop @r if @r and $r[-1] eq ""; @r }
+if (@p) {
+  for my $f ((map { ("/proc/$_/stat", "/proc/$_/status", "/proc/$_/cgroup") } @p), "/etc/passwd") {
+    my $t = rd($f); print map { "$f:$_\0" } rs($t) if defined $t;
+  }
+  for my $f (map { "/proc/$_/cmdline" } @p) {
+    my $t = rd($f); next unless defined $t; my @r = rs($t); splice(@r, 32) if @r > 32;
+    print map { length($_) ? "$f:" . substr($_, 0, 256) . "\0" : () } @r;
+  }
+  for my $f (map { "/proc/$_/environ" } @p) {
+    my $t = rd($f); next unless defined $t;
+    print map { /^(LD_(?:PRELOAD|AUDIT)=)/ ? "$f:$1\0" : () } rs($t);
+  }
+}
+for (@p) { my $e = "/proc/$_/exe"; next unless lstat $e; my $l = readlink $e; print "exe /proc/$_:", (defined $l ? $l : ""), "\0" }
+for my $f (@ny) {
+  my @s = lstat $f or next; next unless $N;
+  if (-l _) { my $l = readlink $f; print $N "L ", (defined $l ? $l : ""), "\n" }
+  elsif ($s[4] == 0 and !($s[2] & 022)) { print $N "O $f\n" }
+}
+for (@p) {
+  my $e = "/proc/$_/exe"; my @s = stat $e;
+  unless (@s) { next unless $! == 2; @s = lstat $e or next }
+  printf "exs /proc/%s %d %o\0", $_, $s[4], $s[2] & 07777;
+}
+)PL";
+
+}  // namespace
+
+std::string PerlWalkFunctions() {
+  std::string s = "# shellcheck disable=SC2016  # perl's program: its own variables\nPLW='";
+  s += kWalk;
+  s += "'\n# shellcheck disable=SC2016  # perl's program: its own variables\nPLD='";
+  s += kDetails;
+  s += R"SH('
+PL=; command -v perl >/dev/null 2>&1 && PL=1
+# pwk MODE [SX [KM]]: the walk by perl (PLW) where the host has it. Sets FR,
+# MR, HP, GP and FE as fds and mps do (mode m adds to HP and GP, as mps
+# after the listing's fd pass), UI as fds does, and with KM the kernel log's
+# lines as rdy reads them (KY, KR=1 where read); a perl that failed or died
+# (no "." line) saw nothing: FE=1, blind.
+# shellcheck disable=SC2034  # FR, MR, GP, UI, FE, KY and KR are the caller's
+pwk() {
+  case $1 in *f*) HP=; GP=; FR=; FE=;; esac
+  MR=; KY=; x=$(perl -e "$PLW" -- "$DV" "$SD" "$MJ" "$CI" "$1" "$2" "$3" 2>/dev/null </dev/null) || x=
+  case $x in
+    .|*"$NL.") ;;
+    *"$NL.$NL"*) KY=${x#*"$NL.$NL"}; x=${x%%"$NL.$NL"*};;
+    *) FE=1; return 0;;
+  esac
+  set -f; IFS=$NL
+  for l in $x; do
+    case $l in
+      'fd '*|'fdp '*) FR="$FR$l$NL";;
+      'mm '*|'mmp '*) MR="$MR$l$NL";;
+      H|'H '*) IFS=' '; for p in ${l#H}; do add "$p"; done; IFS=$NL;;
+      'G '*) GP="$GP ${l#G }";;
+      'U '*) UI="$UI ${l#U }";;
+      E) FE=1;;
+      K) KR=1;;
+    esac
+  done
+  IFS=" 	$NL"; set +f
+}
+# pdt PIDS: dump's records and NS by perl (PLD).
+# shellcheck disable=SC2086,SC2034  # NY is a list of paths, under set -f; NS is the caller's
+pdt() {
+  set -f; exec 3>&1
+  NS=$(perl -e "$PLD" -- "$1" $NY 4>&1 >&3 2>/dev/null </dev/null)
+  exec 3>&-; set +f
+}
+)SH";
+  return s;
+}
+
+}  // namespace remote_script_internal
+}  // namespace fleetreap

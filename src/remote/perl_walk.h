@@ -1,0 +1,20 @@
+// The holder walk and the holders' details by perl, where the host has it
+// (perl_walk.cc): the shell functions pwk (the fd pass and the mappings'
+// pass, fds and mps in one run) and pdt (dump's details), and PL, set where
+// perl is found. Each prints exactly the records of the shell path, which
+// stays the fallback on a host without perl; a perl that fails or dies
+// reads as a walk that could not run (FE=1: "blind"). Internal to the step
+// files of src/remote/; pure functions.
+#pragma once
+
+#include <string>
+
+namespace fleetreap {
+namespace remote_script_internal {
+
+/// PLW and PLD (the perl programs), PL, and the functions pwk and pdt; needs
+/// the prelude (add, NL, DV) before it.
+std::string PerlWalkFunctions();
+
+}  // namespace remote_script_internal
+}  // namespace fleetreap
