@@ -46,11 +46,18 @@ PY
 }
 
 # blind TOOL ARGS...: fleetreap ARGS with the wrapper over /usr/bin/TOOL.
+# Where the host has perl the walk is one perl run, so the find and grep
+# rounds also hide perl (a file that cannot be run, over /usr/bin/perl) to
+# reach the shell path; the perl round's wrapper kills itself instead.
 # shellcheck disable=SC2016  # the inner shell expands them
 blind() {
   local tool=$1; shift
-  unshare -m --propagation private sh -c 'mount --bind "$1" "/usr/bin/$2" && shift 2 && exec "$@"' \
-    sh "$fake/$tool" "$tool" "$bin" "$@"
+  local hide=/usr/bin/true
+  if [ "$tool" != perl ] && [ -e /usr/bin/perl ]; then hide=/usr/bin/perl; fi
+  : > "$fake/noperl"; chmod 644 "$fake/noperl"
+  unshare -m --propagation private sh -c \
+    'mount --bind "$1" "/usr/bin/$2" && { [ "$4" = /usr/bin/true ] || mount --bind "$3" "$4"; } && shift 4 && exec "$@"' \
+    sh "$fake/$tool" "$tool" "$fake/noperl" "$hide" "$bin" "$@"
 }
 
 # round TOOL TAIL: TOOL exits 126 when handed a path ending in TAIL.
@@ -59,8 +66,13 @@ round() {
   rm -f "$fake"/*
   cp "/usr/bin/$tool" "$fake/$tool.real"
   # shellcheck disable=SC2016  # the wrapper expands them, not this script
-  printf '#!/bin/sh\nfor a in "$@"; do case $a in *%s) echo "%s: Argument list too long" >&2; exit 126;; esac; done\nexec %s "$@"\n' \
-    "$tail" "$tool" "$fake/$tool.real" > "$fake/$tool"
+  if [ "$tool" = perl ]; then
+    # A perl that dies mid-walk: the scan must read as blind, never as "no holder".
+    printf '#!/bin/sh\nkill -KILL $$\n' > "$fake/$tool"
+  else
+    printf '#!/bin/sh\nfor a in "$@"; do case $a in *%s) echo "%s: Argument list too long" >&2; exit 126;; esac; done\nexec %s "$@"\n' \
+      "$tail" "$tool" "$fake/$tool.real" > "$fake/$tool"
+  fi
   chmod 755 "$fake/$tool"
   start_worker
   echo "== $tool failing on *$tail; orphaned worker $worker, segment $seg"
@@ -74,6 +86,13 @@ blind = any("holder walk could not run" in n for n in host.get("notes", []))
 sys.exit(0 if targets == {int(sys.argv[2])} and blind else 1)
 PY
     echo "plan names something else, or no blind note: stopping"; kill -KILL "$worker"; rm -f "$seg"; ok=; return
+  fi
+  if [ "$tool" = perl ]; then
+    # The signal step runs perl too (pidfds): with every perl dying the plan
+    # is the check; the worker is ended here, by its PID.
+    kill -KILL "$worker"; rm -f "$seg"; sleep 2
+    nvidia-smi --query-gpu=index,memory.used --format=csv,noheader
+    return
   fi
   blind "$tool" --local --json "$out/blind-$tool-run.json"; rc=$?
   echo "run exit $rc"
@@ -100,5 +119,6 @@ PY
 
 round grep /maps
 round find /task
+if [ -e /usr/bin/perl ]; then round perl -; fi
 rm -rf "$fake"
 [ -n "$ok" ] && echo "BLIND WALK OK"
