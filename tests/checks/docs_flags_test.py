@@ -49,7 +49,8 @@ ALLOWED = {
         "--dir", "--demo", "--scenario", "--all", "--stale"},
     "bench/*.py (benchmarks.md, scale.md)": {"--quick", "--parts", "--incident-shape", "--scenarios",
                                             "--runs", "--before", "--extra", "--fleetreap",
-                                            "--peers", "--replay-sshd", "--floor"},
+                                            "--peers", "--replay-sshd", "--floor",
+                                            "--html-metrics"},
     "systemctl enable --now (sweep.md, contrib/systemd)": {"--now"},
     "unshare --pid --mount-proc (benchmarks.md: the process budget test's PID namespace)": {
         "--pid", "--mount-proc"},
