@@ -13,11 +13,10 @@ each: a piece's cost is the whole's median less the median without it.
 Pieces (left out by a shell function defined before the scan's body, or by
 naming `true` instead of the tool; the replayed command changes nothing on
 the host either way):
-  fds        the scan's fd walk: every thread's fd folders (find, find + stat,
-             sort; where the /dev/shm listing before it walked, the scan takes
-             that walk and has none of its own to leave out)
-  mps        the mapping walk: every /proc/PID/maps (grep, sort, stat)
-  dump       the holders' details (three grep, two find)
+  walk       the holder walk: every thread's fds and every mapping (one perl,
+             pwk; on a host without perl fds and mps: find, stat, grep, sort),
+             and with it the kernel log's read where perl does it
+  details    the holders' details (one perl, pdt; else dump's grep and find)
   nvidia-smi the GPU query and the compute-apps query (the fake nvidia-smi)
   systemctl  list-units and show (the fake systemctl)
   readiness  the driver's GPU list, NVSwitch nodes, fabric manager, kernel log
@@ -33,6 +32,7 @@ Needs root (the simulated fleet) and cgroups. Prints numbers; asserts nothing.
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -49,12 +49,12 @@ from simfleet import Fleet, HostSpec  # noqa: E402
 # Where the scan's body starts, as the log spells it inside sh -c '...'.
 BODY = "z '\\''scan 1'\\''"
 PIECES = {  # name -> (how it is left out: "fn" text before the body, or a tool to replace)
-    "fds": ("fn", "fds() { HP=; GP=; FR=; FE=; }"),
-    "mps": ("fn", "mps() { MR=; }"),
-    "dump": ("fn", "dump() { :; }"),
-    "readiness": ("fn", "rdy() { :; }"),
+    "walk": ("fn", "pwk() { case $1 in *f*) HP=; GP=; FR=; FE=;; esac; MR=; KY=; }\n"
+                   "fds() { HP=; GP=; FR=; FE=; }\nmps() { MR=; }"),
+    "details": ("fn", "pdt() { NS=; }\ndump() { :; }"),
     "nvidia-smi": ("tool", "nvidia-smi"),
     "systemctl": ("tool", "systemctl"),
+    "readiness": ("fn", "rdy() { :; }"),
 }
 
 
@@ -64,7 +64,7 @@ def first_command(log):
     with open(log, errors="replace") as f:
         for line in f:
             if not inside:
-                inside = " run (" in line
+                inside = re.search(r"Z run .*\(timeout [0-9]+ ms\):$", line) is not None
                 continue
             if not line.startswith("  $ "):
                 break

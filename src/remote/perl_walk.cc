@@ -12,7 +12,9 @@ namespace {
 // PLW: the walk. Arguments: DV, SD, MJ, CI and the mode (f: every thread's
 // fds, m: every mapping, s: the mappings of /dev/shm inodes CI on device SX,
 // the sixth argument); the seventh, where not "", is the kernel log read as
-// rdy reads it (dd, then grep's first 1000 boot and Xid lines). Prints the fd records (fds' FR, in
+// rdy reads it (dd, then grep's first 1000 boot and Xid lines); the eighth,
+// where not "", the PIDs to walk (the signal step's targets), else every
+// PID. Prints the fd records (fds' FR, in
 // sort -u's order), the mapping records (mps' MR), then "H PIDS" (the holders in the order first
 // seen), "G PIDS" (those that hold a GPU's own file), "U INODES" (the candidates' inodes held) and
 // "E" where /proc could not be read, "K" where the kernel log was read, and "." (then the kernel
@@ -20,7 +22,7 @@ namespace {
 // as blind. Each sort below is sort -u's on the shell path (the first of equal keys in input order
 // kept; C collation).
 constexpr char kWalk[] = R"PL(use strict; no warnings;
-my ($dv, $sd, $mj, $ci, $mo, $sx, $km) = @ARGV;
+my ($dv, $sd, $mj, $ci, $mo, $sx, $km, $on) = @ARGV;
 my %mj = map { ($_, 1) } split / /, $mj; my %ci = map { ($_, 1) } split / /, $ci;
 my (%h, @h, @g, @u, @r, @m);
 sub add { push @h, $_[0] unless $h{$_[0]}++ }
@@ -32,6 +34,7 @@ sub uq { my ($x, $k) = @_; my (%s, @o); my $i = 0;
 sub pf { $_[0] =~ m{^/proc/([^/]*)/} ? $1 : "" }
 opendir(my $D, "/proc") or do { print "E\n.\n"; exit 0 };
 my @p = sort grep { /^[0-9]/ } readdir $D; closedir $D;
+if ($on ne "") { my %o = map { ($_, 1) } split / /, $on; @p = grep { $o{$_} } @p }
 if ($mo =~ /f/) {
   my (@w, @x);
   for my $p (@p) {
@@ -147,7 +150,8 @@ std::string PerlWalkFunctions() {
   s += kDetails;
   s += R"SH('
 PL=; command -v perl >/dev/null 2>&1 && PL=1
-# pwk MODE [SX [KM]]: the walk by perl (PLW) where the host has it. Sets FR,
+# pwk MODE [SX [KM [PIDS]]]: the walk by perl (PLW) where the host has it,
+# of PIDS where given, else of every process. Sets FR,
 # MR, HP, GP and FE as fds and mps do (mode m adds to HP and GP, as mps
 # after the listing's fd pass), UI as fds does, and with KM the kernel log's
 # lines as rdy reads them (KY, KR=1 where read); a perl that failed or died
@@ -155,7 +159,7 @@ PL=; command -v perl >/dev/null 2>&1 && PL=1
 # shellcheck disable=SC2034  # FR, MR, GP, UI, FE, KY and KR are the caller's
 pwk() {
   case $1 in *f*) HP=; GP=; FR=; FE=;; esac
-  MR=; KY=; x=$(perl -e "$PLW" -- "$DV" "$SD" "$MJ" "$CI" "$1" "$2" "$3" 2>/dev/null </dev/null) || x=
+  MR=; KY=; x=$(perl -e "$PLW" -- "$DV" "$SD" "$MJ" "$CI" "$1" "$2" "$3" "$4" 2>/dev/null </dev/null) || x=
   case $x in
     .|*"$NL.") ;;
     *"$NL.$NL"*) KY=${x#*"$NL.$NL"}; x=${x%%"$NL.$NL"*};;

@@ -7,12 +7,14 @@
 #include "fleetreap/base/shell.h"
 #include "fleetreap/base/text.h"
 #include "fleetreap/remote/host_paths.h"
+#include "perl_walk.h"
 #include "prelude.h"
 #include "step_records.h"
 
 namespace fleetreap {
 
 using remote_script_internal::AuditPrelude;
+using remote_script_internal::PerlWalkFunctions;
 using remote_script_internal::Prelude;
 
 namespace {
@@ -44,11 +46,18 @@ std::string TargetAuditLines(const std::string& signal, const std::vector<Target
 // centiseconds), PP (the targets' parents), SB (the scan's start, ticks; ""
 // none).
 constexpr char kSignalBody[] = R"SH(z 'signal 1'
-nvm; Q=1; HP=
-# shellcheck disable=SC2086  # a list of /proc paths
-[ -z "$DIRS" ] || fds $DIRS
-# shellcheck disable=SC2086  # a list of /proc paths
-[ -z "$MAPS" ] || mps $MAPS
+nvm; Q=1; HP=; FE=
+# The targets' fds (every thread's) and mappings: one perl where the host
+# has it (pwk, the targets' PIDs only), else fds and mps; a perl that failed
+# or died (FE) is not trusted, the shell walks again.
+[ -z "$PL" ] || [ -z "$PIDS" ] || pwk fm '' '' "$PIDS"
+if [ -z "$PL" ] || [ -n "$FE" ]; then
+  HP=
+  # shellcheck disable=SC2086  # a list of /proc paths
+  [ -z "$DIRS" ] || fds $DIRS
+  # shellcheck disable=SC2086  # a list of /proc paths
+  [ -z "$MAPS" ] || mps $MAPS
+fi
 pst $$; z "now $S"
 cs() { read -r u _ </proc/uptime; C=$(( ${u%.*} * 100 + 1${u#*.} - 100 )); }
 cs; B=$C
@@ -147,17 +156,20 @@ std::string SignalScript(const std::string& signal, const std::vector<Target>& t
                          std::chrono::milliseconds wait, std::chrono::milliseconds poll,
                          const HostPaths& paths, const std::vector<int>& parents,
                          const AuditRequest& audit, uint64_t scan_start) {
-  std::string list, dirs, maps, pp;
+  std::string list, pids, dirs, maps, pp;
   for (const Target& t : targets) {
     list += " " + std::to_string(t.pid) + ":" + std::to_string(t.start_time) + ":" +
             (t.needs_fd ? "f" : "m");
+    pids += (pids.empty() ? "" : " ") + std::to_string(t.pid);
     dirs += " /proc/" + std::to_string(t.pid) + "/task";
     maps += " /proc/" + std::to_string(t.pid) + "/maps";
   }
   for (int pid : parents) pp += " " + std::to_string(pid);
-  std::string s = Prelude(paths) + AuditPrelude(audit) + TargetAuditLines(signal, targets, audit);
+  std::string s = Prelude(paths) + PerlWalkFunctions() + AuditPrelude(audit) +
+                  TargetAuditLines(signal, targets, audit);
   s += std::string("SIG=") + (signal == "KILL" ? "KILL" : "TERM") + "\n";
-  s += "TG='" + list + "'\nDIRS='" + dirs + "'\nMAPS='" + maps + "'\nPP='" + pp + "'\n";
+  s += "TG='" + list + "'\nPIDS='" + pids + "'\nDIRS='" + dirs + "'\nMAPS='" + maps + "'\nPP='" +
+       pp + "'\n";
   s += "SB=" + (scan_start > 0 ? std::to_string(scan_start) : std::string()) + "\n";
   s += "WAITCS=" + std::to_string(wait.count() / 10) + "\n";
   s += "POLLCS=" + std::to_string(std::max<int64_t>(1, poll.count() / 10)) + "\n";

@@ -15,6 +15,7 @@
 #include "fleetreap/remote/host_paths.h"
 #include "support/holder_process.h"
 #include "support/script_runner.h"
+#include "support/without_perl.h"
 
 namespace fleetreap {
 namespace {
@@ -38,9 +39,14 @@ TEST(SignalTest, SignalNeverHitsAReusedPid) {
 }
 
 // Children this test starts and ends, by PID: "holder" holds a stand-in
-// device file, "bystander" the same program without it.
-class SignalLiveTest : public ::testing::Test {
+// device file, "bystander" the same program without it. Each test runs twice:
+// the targets' walk by perl, and by the shell path (find, stat, grep, sort).
+class SignalLiveTest : public ::testing::TestWithParam<bool> {
  protected:
+  // The script as a host with perl (the param) or without it runs it.
+  static std::string Script(std::string script) {
+    return GetParam() ? script : WithoutPerl(std::move(script));
+  }
   void TearDown() override {
     for (pid_t pid : children_) {
       kill(pid, SIGKILL);
@@ -56,7 +62,7 @@ class SignalLiveTest : public ::testing::Test {
   std::vector<pid_t> children_;
 };
 
-TEST_F(SignalLiveTest, SignalsOnlyWhatStillHoldsADevice) {
+TEST_P(SignalLiveTest, SignalsOnlyWhatStillHoldsADevice) {
   ScriptRunner runner;
   runner.Write(runner.dir() + "/dev/nvidia0", "", 0644);
   pid_t holder = Start(runner.dir() + "/dev/nvidia0");
@@ -70,8 +76,8 @@ TEST_F(SignalLiveTest, SignalsOnlyWhatStillHoldsADevice) {
                                  {charged, StartTime(charged), false}};
   std::sort(targets.begin(), targets.end(),
             [](const Target& a, const Target& b) { return a.pid < b.pid; });
-  std::string out =
-      runner.Run(SignalScript("TERM", targets, milliseconds(1000), milliseconds(50), paths));
+  std::string out = runner.Run(
+      Script(SignalScript("TERM", targets, milliseconds(1000), milliseconds(50), paths)));
   SignalReply result;
   ASSERT_TRUE(ParseSignalOutput(out, &result).ok()) << out;
   // One that only nvidia-smi charged and that holds no device file now is
@@ -91,7 +97,7 @@ TEST_F(SignalLiveTest, SignalsOnlyWhatStillHoldsADevice) {
 // A leader in state Z whose thread still holds the device is alive: it is
 // signalled (not "gone"), and once its thread is gone too it is gone, even
 // unreaped. A process that only maps the device is signalled as a holder.
-TEST_F(SignalLiveTest, ZombieLeaderWithLiveThreadsAndMappingOnlyHoldersAreSignalled) {
+TEST_P(SignalLiveTest, ZombieLeaderWithLiveThreadsAndMappingOnlyHoldersAreSignalled) {
   ScriptRunner runner;
   runner.Write(runner.dir() + "/dev/nvidia0", "", 0644);
   runner.Write(runner.dir() + "/dev/nvidia1", "", 0644);
@@ -125,8 +131,8 @@ TEST_F(SignalLiveTest, ZombieLeaderWithLiveThreadsAndMappingOnlyHoldersAreSignal
                                  {mapper, StartTime(mapper), true}};
   std::sort(targets.begin(), targets.end(),
             [](const Target& a, const Target& b) { return a.pid < b.pid; });
-  std::string out =
-      runner.Run(SignalScript("TERM", targets, milliseconds(2000), milliseconds(50), paths));
+  std::string out = runner.Run(
+      Script(SignalScript("TERM", targets, milliseconds(2000), milliseconds(50), paths)));
   SignalReply result;
   ASSERT_TRUE(ParseSignalOutput(out, &result).ok()) << out;
   std::vector<int> sent = {leader, mapper};
@@ -141,7 +147,7 @@ TEST_F(SignalLiveTest, ZombieLeaderWithLiveThreadsAndMappingOnlyHoldersAreSignal
 // played by a function that ends the process first and then fails.
 // The scan's clock is its shell's start time: a target born at or after it
 // may be a reused PID paired with an older nvidia-smi answer, and is gone.
-TEST_F(SignalLiveTest, TargetsBornAfterTheScanBeganAreNeverSignalled) {
+TEST_P(SignalLiveTest, TargetsBornAfterTheScanBeganAreNeverSignalled) {
   ScriptRunner runner;
   runner.Write(runner.dir() + "/dev/nvidia0", "", 0644);
   pid_t holder = Start(runner.dir() + "/dev/nvidia0");
@@ -151,16 +157,17 @@ TEST_F(SignalLiveTest, TargetsBornAfterTheScanBeganAreNeverSignalled) {
   const uint64_t born = StartTime(holder);
   std::vector<Target> targets = {{holder, born, true}};
   for (uint64_t scan_start : {born - 1, born}) {
-    std::string out = runner.Run(SignalScript("KILL", targets, milliseconds(300), milliseconds(50),
-                                              paths, {}, AuditRequest(), scan_start));
+    std::string out =
+        runner.Run(Script(SignalScript("KILL", targets, milliseconds(300), milliseconds(50), paths,
+                                       {}, AuditRequest(), scan_start)));
     SignalReply result;
     ASSERT_TRUE(ParseSignalOutput(out, &result).ok()) << out;
     EXPECT_EQ(result.gone, std::vector<int>{holder}) << scan_start;
     EXPECT_TRUE(result.sent.empty());
   }
   EXPECT_EQ(kill(holder, 0), 0);  // never signalled
-  std::string out = runner.Run(SignalScript("KILL", targets, milliseconds(1000), milliseconds(50),
-                                            paths, {}, AuditRequest(), born + 1));
+  std::string out = runner.Run(Script(SignalScript(
+      "KILL", targets, milliseconds(1000), milliseconds(50), paths, {}, AuditRequest(), born + 1)));
   SignalReply result;
   ASSERT_TRUE(ParseSignalOutput(out, &result).ok()) << out;
   EXPECT_EQ(result.sent, std::vector<int>{holder});
@@ -168,7 +175,7 @@ TEST_F(SignalLiveTest, TargetsBornAfterTheScanBeganAreNeverSignalled) {
 
 // A holder that closed its device file after the scan and opened it again
 // (on another fd) before the kill still holds it at the kill: signalled.
-TEST_F(SignalLiveTest, HolderThatReopensItsDeviceIsStillSignalled) {
+TEST_P(SignalLiveTest, HolderThatReopensItsDeviceIsStillSignalled) {
   ScriptRunner runner;
   runner.Write(runner.dir() + "/dev/nvidia0", "", 0644);
   const std::string dev = runner.dir() + "/dev/nvidia0";
@@ -185,14 +192,15 @@ TEST_F(SignalLiveTest, HolderThatReopensItsDeviceIsStillSignalled) {
   usleep(900 * 1000);  // closed, then opened again on fd 7 by the exec'd sleep
   HostPaths paths;
   paths.dev_dir = runner.dir() + "/dev";
-  std::string out = runner.Run(SignalScript("KILL", {{pid, born, true}}, milliseconds(1000),
-                                            milliseconds(50), paths, {}, AuditRequest(), born + 1));
+  std::string out =
+      runner.Run(Script(SignalScript("KILL", {{pid, born, true}}, milliseconds(1000),
+                                     milliseconds(50), paths, {}, AuditRequest(), born + 1)));
   SignalReply result;
   ASSERT_TRUE(ParseSignalOutput(out, &result).ok()) << out;
   EXPECT_EQ(result.sent, std::vector<int>{pid}) << out;
 }
 
-TEST_F(SignalLiveTest, HolderThatExitsBeforeItsSignalIsGone) {
+TEST_P(SignalLiveTest, HolderThatExitsBeforeItsSignalIsGone) {
   ScriptRunner runner;
   runner.Write(runner.dir() + "/dev/nvidia0", "", 0644);
   pid_t holder = Start(runner.dir() + "/dev/nvidia0");
@@ -215,7 +223,7 @@ TEST_F(SignalLiveTest, HolderThatExitsBeforeItsSignalIsGone) {
 // poll: the schedule of its sleeps, recorded by a stand-in sleep (a holder
 // that ignores TERM keeps it waiting to the end). Before, the first look came
 // two polls after the signal, through tail --pid slices.
-TEST_F(SignalLiveTest, WaitLooksEveryTenMsForItsFirstSecondThenEveryPoll) {
+TEST_P(SignalLiveTest, WaitLooksEveryTenMsForItsFirstSecondThenEveryPoll) {
   ScriptRunner runner;
   runner.Write(runner.dir() + "/dev/nvidia0", "", 0644);
   runner.Write(runner.dir() + "/bin/sleep",
@@ -227,8 +235,8 @@ TEST_F(SignalLiveTest, WaitLooksEveryTenMsForItsFirstSecondThenEveryPoll) {
   usleep(200 * 1000);
   HostPaths paths;
   paths.dev_dir = runner.dir() + "/dev";
-  std::string out = runner.Run(SignalScript("TERM", {{holder, StartTime(holder), true}},
-                                            milliseconds(1500), milliseconds(100), paths));
+  std::string out = runner.Run(Script(SignalScript("TERM", {{holder, StartTime(holder), true}},
+                                                   milliseconds(1500), milliseconds(100), paths)));
   std::ifstream in(runner.dir() + "/sleeps");
   std::vector<std::string> sleeps;
   for (std::string line; std::getline(in, line);) sleeps.push_back(line);
@@ -239,6 +247,8 @@ TEST_F(SignalLiveTest, WaitLooksEveryTenMsForItsFirstSecondThenEveryPoll) {
   ASSERT_LT(i, sleeps.size()) << "no poll after the first second";
   for (size_t j = i; j + 1 < sleeps.size(); ++j) EXPECT_EQ(sleeps[j], "0.10") << j;
 }
+
+INSTANTIATE_TEST_SUITE_P(PerlAndShell, SignalLiveTest, ::testing::Bool());
 
 }  // namespace
 }  // namespace fleetreap
