@@ -42,9 +42,9 @@ std::string GpusNotEmpty(const HostFinding& finding) {
 std::string ScanFindingText(const HostFinding& finding) {
   const std::string& k = finding.kind;
   if (k == fk::kHolderWalkFailed) {
-    return "the holder walk could not run (a find or grep over /proc did not start: an argument "
-           "list too long?): processes holding the GPUs may be unseen, so the host is not "
-           "judged clean";
+    return "the holder walk could not run (its perl failed, or a find or grep over /proc did not "
+           "start: an argument list too long?): processes holding the GPUs may be unseen, so "
+           "the host is not judged clean";
   }
   if (k == fk::kControlOnlyLeftOut) {
     return std::to_string(finding.count) +

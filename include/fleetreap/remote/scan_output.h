@@ -75,8 +75,9 @@ struct ScanOutput {
   /// nvidia-smi charges nothing, left out past the scan's cap ("ctl N"):
   /// no records, no details; 0 when none was left out.
   int control_only_left_out = 0;
-  /// The holder walk could not run ("blind": a find or grep over /proc that
-  /// did not start, such as an argument list too long): holders unseen.
+  /// The holder walk could not run ("blind": its perl failed or died, or a
+  /// find or grep over /proc did not start, such as on an argument list too
+  /// long): holders unseen.
   bool holder_walk_failed = false;
   std::string pid_namespace;             // "pid:[4026531836]", "" unknown
   bool has_pid_marker = false;           // /etc/fleetreap/host-pid-namespace, root's
