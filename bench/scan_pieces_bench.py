@@ -27,10 +27,17 @@ the session and clock, the /dev/shm listing, the pid files).
   bench/scan_pieces_bench.py [--fleetreap build/fleetreap] [--runs 10]
                              [--scenario vllm_incident] [--shape simple]
 
+Last, one real run of the scenario (the only step that changes the host)
+with the host's cgroup read every millisecond: its CPU charged to the
+connection and to each round trip (inspect, stop_units+term, rescan...), from
+the --log-dir log's times.
+
 Needs root (the simulated fleet) and cgroups. Prints numbers; asserts nothing.
 """
 
 import argparse
+import bisect
+import datetime
 import os
 import re
 import shutil
@@ -38,6 +45,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -91,6 +99,58 @@ def measure(fleet, argv):
                    stderr=subprocess.DEVNULL, timeout=120)
     time.sleep(0.05)  # the session's processes end
     return host_cpu(fleet) - c0
+
+
+def log_events(log):
+    """(epoch seconds, what) for each timed line of a --log-dir log: the
+    connection, each round trip's start ("run STEP: ...") and the close."""
+    events = []
+    with open(log, errors="replace") as f:
+        for line in f:
+            m = re.match(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+)Z (connect |run [^:]*:|closed)",
+                         line)
+            if m:
+                when = datetime.datetime.fromisoformat(m.group(1)).replace(
+                    tzinfo=datetime.timezone.utc).timestamp()
+                events.append((when, m.group(2).rstrip(": ").replace("run ", "")))
+    return events
+
+
+def whole_run_by_step(fleet, binary, playbook, workdir):
+    """One real run (it changes the host: the last thing this bench does),
+    the host's cgroup read every millisecond; each round trip is charged the
+    CPU from its start to the next one's (the connection's up to the first)."""
+    logdir = os.path.join(workdir, "logs-run")
+    samples, done = [], threading.Event()
+
+    def sample():
+        while not done.is_set():
+            samples.append((time.time(), host_cpu(fleet)))
+            time.sleep(0.001)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    subprocess.run([binary, "--hosts", fleet.inventory, "--known-hosts", fleet.known_hosts,
+                    "--playbook", playbook, "--log-dir", logdir, "--quiet"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+    time.sleep(0.2)  # the session's and the signalled processes' last CPU
+    done.set()
+    sampler.join()
+    events = log_events(os.path.join(logdir, "gpu01.log"))
+    if not events or not samples:
+        print("whole run: no log or no samples")
+        return
+    times = [t for t, _ in samples]
+
+    def at(t):
+        return samples[min(bisect.bisect_left(times, t), len(samples) - 1)][1]
+
+    ends = [t for t, _ in events[1:]] + [samples[-1][0]]
+    parts = [(what, at(end) - at(start)) for (start, what), end in zip(events, ends)
+             if what != "closed"]
+    total = samples[-1][1] - samples[0][1]
+    print("a whole run, host CPU by round trip (one run): " +
+          ", ".join(f"{what} {ms:.1f} ms" for what, ms in parts) + f"; total {total:.1f} ms")
 
 
 def main():
@@ -150,6 +210,7 @@ def main():
             print(f"  {piece:<12} {cost:6.1f} ms")
         print(f"  {'the rest':<12} {rest:6.1f} ms (sh, session, clock, /dev/shm listing, "
               f"pid files)")
+        whole_run_by_step(fleet, binary, args.playbook, workdir)
     finally:
         if master is not None and master.poll() is None:
             master.terminate()  # our own ssh client, by its PID
