@@ -1,53 +1,10 @@
+// Escalation (escalation.h): the plan of one host, the only writer of its
+// History. The ladder's rules it applies are in ladder.cc.
 #include "fleetreap/escalation/escalation.h"
 
 #include <algorithm>
-#include <map>
-#include <set>
-
-#include "fleetreap/escalation/reset_plan.h"
-#include "fleetreap/escalation/shm_scope.h"
 
 namespace fleetreap {
-
-namespace {
-
-constexpr std::chrono::milliseconds kRespawnPoll{500};
-
-bool Signalable(const Playbook& playbook, const TrackedHolder& t) {
-  return t.present && !t.unheld && !NeverSignalled(t.holder.fate) &&
-         t.holder.round <= playbook.max_rounds;
-}
-
-std::vector<Target> SortedTargets(std::vector<Target> targets) {
-  std::sort(targets.begin(), targets.end(),
-            [](const Target& a, const Target& b) { return a.pid < b.pid; });
-  return targets;
-}
-
-std::vector<Target> TermTargets(const Playbook& playbook, const HostView& view) {
-  std::vector<Target> targets;
-  if (!playbook.Runs(Step::kTerm)) return targets;
-  for (const TrackedHolder& t : view.holders) {
-    if (Signalable(playbook, t) && !t.term_sent && !t.kill_sent) {
-      targets.push_back({t.holder.pid, t.holder.start_time, !t.holder.devices.empty()});
-    }
-  }
-  return SortedTargets(targets);
-}
-
-std::vector<Target> KillTargets(const Playbook& playbook, const HostView& view) {
-  std::vector<Target> targets;
-  if (!playbook.Runs(Step::kKill)) return targets;
-  bool term = playbook.Runs(Step::kTerm);
-  for (const TrackedHolder& t : view.holders) {
-    if (Signalable(playbook, t) && !t.kill_sent && (t.term_sent || !term)) {
-      targets.push_back({t.holder.pid, t.holder.start_time, !t.holder.devices.empty()});
-    }
-  }
-  return SortedTargets(targets);
-}
-
-}  // namespace
 
 const char* ActionKindName(ActionKind kind) {
   switch (kind) {
@@ -69,6 +26,13 @@ std::string StepName(const Action& action) {
   std::string name = ActionKindName(action.kind);
   for (const Action& fused : action.fused) name += std::string("+") + ActionKindName(fused.kind);
   return name;
+}
+
+std::vector<Action> ActionSteps(const Action& action) {
+  std::vector<Action> steps = {action};
+  steps.front().fused.clear();
+  steps.insert(steps.end(), action.fused.begin(), action.fused.end());
+  return steps;
 }
 
 Action Escalation::Next(const HostView& view) const {
@@ -100,6 +64,61 @@ Action Escalation::Next(const HostView& view) const {
   return action;
 }
 
+bool Escalation::StepCounts(const Action& action, size_t i, const HostView& view) const {
+  if (i == 0) return true;
+  if (i > action.fused.size()) return false;
+  // The wave after the stops, the verify after the clean: always.
+  if (action.kind != ActionKind::kRescan) return true;
+  switch (action.fused[i - 1].kind) {
+    case ActionKind::kCleanShm:
+      // A clean that rode on a re-scan which found the host clean removed
+      // every unused segment there was: it counts, even when a restart
+      // watch goes on after it (a later wave makes it due again); else only
+      // when the ladder comes to it next.
+      return !HostLooksDirty(view) ||
+             (HoldersSettled(playbook_, view, history_) && ShmToClean(playbook_, view, history_));
+    case ActionKind::kVerify:
+      // The quick read after the clean: when the re-scan was the verify.
+      return history_.verified;
+    default: return true;
+  }
+}
+
+void Escalation::FinishedStep(const Action& action, size_t i, const HostView& after,
+                              const StepResult& result) {
+  if (i == 0) ++steps_;
+  const Action& step = i == 0 ? action : action.fused.at(i - 1);
+  switch (step.kind) {
+    case ActionKind::kInspect:
+      history_.inspected = true;
+      if (step.dry_run) history_.shm_done = true;
+      ladder_stopped_ = result.ladder_stopped;
+      break;
+    case ActionKind::kStopUnits: history_.units_done = true; break;
+    case ActionKind::kTerm:
+    case ActionKind::kKill: Signalled(step, after); break;
+    case ActionKind::kRescan:
+      history_.signalled_since_scan = false;
+      history_.rescans_since_signal++;
+      if (RescanIsTheVerify(playbook_, after, history_)) history_.verified = true;
+      break;
+    case ActionKind::kCleanShm: history_.shm_done = true; break;
+    case ActionKind::kVerify: history_.verified = true; break;
+    case ActionKind::kResetGpus:
+      history_.reset_done = true;
+      history_.verified = false;
+      break;
+    case ActionKind::kDone:
+    case ActionKind::kDidNotConverge: break;
+  }
+}
+
+void Escalation::Finished(const Action& action, const HostView& after, const StepResult& result) {
+  for (size_t i = 0; i <= action.fused.size(); ++i) {
+    if (StepCounts(action, i, after)) FinishedStep(action, i, after, result);
+  }
+}
+
 void Escalation::Signalled(const Action& wave, const HostView& after) {
   history_.signalled_since_scan = true;
   history_.rescans_since_signal = 0;
@@ -111,240 +130,6 @@ void Escalation::Signalled(const Action& wave, const HostView& after) {
       }
     }
   }
-}
-
-void Escalation::Finished(const Action& action, const HostView& after, const StepResult& result) {
-  ++steps_;
-  switch (action.kind) {
-    case ActionKind::kInspect:
-      history_.inspected = true;
-      if (action.dry_run) history_.shm_done = true;
-      ladder_stopped_ = result.ladder_stopped;
-      break;
-    case ActionKind::kStopUnits:
-      history_.units_done = true;
-      for (const Action& wave : action.fused) Signalled(wave, after);
-      break;
-    case ActionKind::kTerm:
-    case ActionKind::kKill: Signalled(action, after); break;
-    case ActionKind::kRescan:
-      history_.signalled_since_scan = false;
-      history_.rescans_since_signal++;
-      // A clean that rode on a re-scan which found the host clean removed
-      // every unused segment there was: it counts, even when a restart
-      // watch goes on after it (a later wave makes it due again).
-      if (!HostLooksDirty(after) &&
-          std::any_of(action.fused.begin(), action.fused.end(),
-                      [](const Action& f) { return f.kind == ActionKind::kCleanShm; })) {
-        history_.shm_done = true;
-      }
-      // The /dev/shm clean and the verify that rode along count only when
-      // the ladder would have come to them next. A re-scan after which the
-      // ladder would only clean /dev/shm and verify is the verify: it read
-      // every GPU, and nothing that touches one runs after it (removing
-      // unused segments frees host memory only).
-      switch (NextAction(playbook_, after, history_).kind) {
-        case ActionKind::kCleanShm:
-          if (!action.fused.empty()) history_.shm_done = true;
-          history_.verified = true;
-          break;
-        case ActionKind::kVerify: history_.verified = true; break;
-        default: break;
-      }
-      break;
-    case ActionKind::kCleanShm:
-      history_.shm_done = true;
-      if (!action.fused.empty()) history_.verified = true;
-      break;
-    case ActionKind::kVerify: history_.verified = true; break;
-    case ActionKind::kResetGpus:
-      history_.reset_done = true;
-      history_.verified = false;
-      break;
-    case ActionKind::kDone:
-    case ActionKind::kDidNotConverge: break;
-  }
-}
-
-namespace {
-
-// A signalled holder ran in a unit whose Restart= may start it again.
-bool RestartingUnitHeld(const std::vector<TrackedHolder>& holders) {
-  return std::any_of(holders.begin(), holders.end(), [](const TrackedHolder& t) {
-    return t.signalled_at > 0 && !t.holder.owner.unit_restart.empty();
-  });
-}
-
-// Something may still start a signalled holder again: a watched parent
-// lives, or a holder's unit restarts on its own and the playbook did not
-// stop it.
-bool RestarterMayAct(const HostView& view, const History& history) {
-  if (!view.restarters.empty()) return true;
-  return !RestartingUnits(view, history.units_done).empty();
-}
-
-// The restart watch's k-th re-scan after a signal, as time since it:
-// settle_if_clean, then 500 ms more, 1 s more, 1.5 s more...: 11 re-scans
-// reach the default respawn_wait (30 s). From the second on, at least
-// 500 ms after the settle re-scan that may have come before it.
-std::chrono::milliseconds WatchWait(const Playbook& playbook, int k) {
-  const std::chrono::milliseconds growing =
-      playbook.settle_if_clean + kRespawnPoll * (k * (k + 1) / 2);
-  return k >= 2 ? std::max(growing, playbook.settle + kRespawnPoll * (k - 1)) : growing;
-}
-
-// The verify that rides along after a step: a quick scan (nvidia-smi only).
-Action QuickVerify() {
-  Action verify;
-  verify.kind = ActionKind::kVerify;
-  verify.quick = true;
-  return verify;
-}
-
-// The /dev/shm step is due: the playbook has one and, under a scope (whose
-// tenants' segments look alike by name), a holder this run signalled left
-// segments of its own (ShmFilesToClean).
-bool ShmToClean(const Playbook& playbook, const HostView& view, const History& history) {
-  if (!playbook.Runs(Step::kCleanShm) || playbook.shm_patterns.empty() || history.shm_done) {
-    return false;
-  }
-  const ShmSelection selection = ShmFilesToClean(playbook, view);
-  return selection.all || !selection.only.empty();
-}
-
-Action CleanShmAction(const Playbook& playbook, const HostView& view) {
-  Action clean;
-  clean.kind = ActionKind::kCleanShm;
-  clean.shm = ShmFilesToClean(playbook, view);
-  return clean;
-}
-
-// With a live parent a clean first re-scan is followed by the full settle.
-bool SettleFollows(const Playbook& playbook, const HostView& view) {
-  return !WatchedParents(view.holders).empty() && playbook.settle > playbook.settle_if_clean;
-}
-
-// The settle re-scan is due after the quick one: the host still looks dirty,
-// or a signalled holder's parent lives (a supervisor, a job queue) and has
-// started nothing yet: a restart that comes after the quick re-scan is still
-// caught (seen in the soak: a supervisor's 300 ms restart delay grew past
-// 500 ms under load).
-bool SettleDue(const Playbook& playbook, const HostView& view, const History& history) {
-  const bool supervised = !WatchedParents(view.holders).empty() && view.newcomers.empty();
-  return history.rescans_since_signal == 1 && (HostLooksDirty(view) || supervised) &&
-         playbook.settle > playbook.settle_if_clean;
-}
-
-}  // namespace
-
-Action NextAction(const Playbook& playbook, const HostView& view, const History& history) {
-  Action action;
-  if (!history.inspected) {
-    action.kind = ActionKind::kInspect;
-    return action;
-  }
-  if (playbook.Runs(Step::kStopUnits) && !history.units_done && !view.active_units.empty()) {
-    action.kind = ActionKind::kStopUnits;
-    action.units = view.active_units;
-    action.wait = playbook.unit_stop_timeout;
-    return action;
-  }
-  action.targets = TermTargets(playbook, view);
-  if (!action.targets.empty()) {
-    action.kind = ActionKind::kTerm;
-    action.wait = playbook.term_grace;
-    return action;
-  }
-  action.targets = KillTargets(playbook, view);
-  if (!action.targets.empty()) {
-    action.kind = ActionKind::kKill;
-    action.wait = playbook.kill_grace;
-    return action;
-  }
-  if (playbook.Runs(Step::kRescan) && history.waves > 0) {
-    // The quick re-scan trusts nvidia-smi when every GPU reads clean; the
-    // settle re-scan always looks at the device files again, and so does
-    // every re-scan when a signalled holder's parent may restart it.
-    const bool parents_watched = !WatchedParents(view.holders).empty();
-    action.quick = history.rescans_since_signal == 0 && !parents_watched;
-    if (history.signalled_since_scan) {
-      // Nothing waits for a restart that nothing can make: after orphans
-      // outside a restarting unit the re-scan comes at once.
-      action.kind = ActionKind::kRescan;
-      if (parents_watched || RestartingUnitHeld(view.holders)) {
-        action.wait = playbook.settle_if_clean;
-      }
-      return action;
-    }
-    if (SettleDue(playbook, view, history)) {
-      action.kind = ActionKind::kRescan;
-      action.wait = playbook.settle;
-      return action;
-    }
-    // A restarted worker that has not opened its GPU yet, or a restarter
-    // that may still start one: look again, less often as the watch goes
-    // on, until respawn_wait after the last signal.
-    const int k = history.rescans_since_signal;
-    const bool watched = !view.newcomers.empty() || RestarterMayAct(view, history);
-    if (watched && !HostLooksDirty(view) && WatchWait(playbook, k - 1) < playbook.respawn_wait) {
-      action.kind = ActionKind::kRescan;
-      action.wait = std::min(WatchWait(playbook, k), playbook.respawn_wait);
-      return action;
-    }
-  }
-  if (ShmToClean(playbook, view, history)) return CleanShmAction(playbook, view);
-  action = Action();
-  if (playbook.Runs(Step::kVerify) && !history.verified) return QuickVerify();
-  if (playbook.Runs(Step::kResetGhosts) && history.verified && !history.reset_done) {
-    // reset_plan.h: nothing on a blind scan; under a scope no daemon stops.
-    ResetPlan plan = PlanReset(view, playbook.reset_stops_daemons);
-    action.gpus = plan.gpus;
-    action.units = plan.units;
-    if (!action.gpus.empty()) {
-      action.kind = ActionKind::kResetGpus;
-      return action;
-    }
-  }
-  action = Action();
-  return action;
-}
-
-std::vector<Action> RideAlong(const Action& next, const HostView& view, const History& history,
-                              const Playbook& playbook) {
-  std::vector<Action> riders;
-  const bool verify_due = playbook.Runs(Step::kVerify) && !history.verified;
-  if (next.kind == ActionKind::kStopUnits) {
-    // Stopping units changes no holder the inspect saw, so the wave that
-    // follows is known now.
-    History stopped = history;
-    stopped.units_done = true;
-    Action wave = NextAction(playbook, view, stopped);
-    if ((wave.kind == ActionKind::kTerm || wave.kind == ActionKind::kKill) &&
-        !wave.targets.empty()) {
-      riders.push_back(wave);
-    }
-  } else if (next.kind == ActionKind::kCleanShm && !next.dry_run && verify_due) {
-    riders.push_back(QuickVerify());
-  } else if (next.kind == ActionKind::kRescan && ShmToClean(playbook, view, history)) {
-    // With a live parent a clean first re-scan is followed by the full
-    // settle, after which the clean counts: it rides on the settle instead,
-    // not on both.
-    if (history.signalled_since_scan && history.rescans_since_signal == 0 && verify_due &&
-        !SettleFollows(playbook, view)) {
-      // Removing unused segments is safe whatever the re-scan finds. A
-      // quick re-scan reads nvidia-smi after the removal and is the verify
-      // itself; a full one reads the host before it, and a quick verify
-      // follows in the same round trip.
-      riders.push_back(CleanShmAction(playbook, view));
-      if (!next.quick) riders.push_back(QuickVerify());
-    } else if (!history.signalled_since_scan && SettleDue(playbook, view, history) &&
-               SettleFollows(playbook, view)) {
-      // The settle's read is the verify; the clean follows it in the same
-      // round trip instead of a round trip of its own.
-      riders.push_back(CleanShmAction(playbook, view));
-    }
-  }
-  return riders;
 }
 
 HolderFate PlannedFate(const Playbook& playbook, const Holder& holder) {

@@ -1,9 +1,13 @@
 // Escalation: the plan of one host's cleanup, in the style of ninja's Plan.
-// The runner (host_cleaner.cc) asks Next for the one next action, performs
-// it, folds what the host replied into the HostView with host_fold.h's pure
-// folds, and reports back with Finished, which alone changes the History. Next reads no clock and
-// does no I/O. NextAction is the ladder rule that Next applies, given a History, and RideAlong
-// the rule of which steps ride along with it in one round trip. Pure functions are
+// The runner (host_cleaner.cc) asks Next for the one next action, runs its
+// steps (ActionSteps: the action, then those riding along) in one round
+// trip, and reads their replies in order: for each step it asks StepCounts,
+// folds what the host replied into the HostView with host_fold.h's pure
+// folds, and reports it with FinishedStep, which alone changes the History.
+// Next reads no clock and does no I/O. NextAction is the ladder rule that
+// Next applies, given a History, RideAlong the rule of which steps ride along
+// with it in one round trip, and HoldersSettled the predicate both the
+// ladder and the bookkeeping read (ladder.cc). Pure functions are
 // thread-safe; an Escalation belongs to one host's run and one thread.
 //
 // Every decision of the run is made here: the ladder below, the dry run's
@@ -48,6 +52,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -108,14 +113,20 @@ struct Action {
   /// kCleanShm: which leftovers it may remove (shm_scope.h: under a scope,
   /// the segments of the holders this run signalled).
   ShmSelection shm;
-  /// The actions that ride along in the same round trip, in order:
-  /// kStopUnits + the TERM or KILL wave on the holders the inspect found;
-  /// kCleanShm + kVerify; the first kRescan after a wave + kCleanShm, and
-  /// + kVerify when the re-scan is a full one (a quick re-scan reads
-  /// nvidia-smi after the removal and is the verify itself). These count
-  /// only when the ladder comes to them next; see Escalation::Finished.
+  /// The actions that ride along in the same round trip, in the order they
+  /// run after this one (ActionSteps): kStopUnits + the TERM or KILL wave on
+  /// the holders the inspect found; kCleanShm + kVerify; the first kRescan
+  /// after a wave + kCleanShm, and + kVerify when the re-scan is a full one
+  /// (a quick re-scan read every GPU and is the verify itself: the clean
+  /// after it touches none). Those on a re-scan count only when the ladder
+  /// comes to them; see Escalation::StepCounts.
   std::vector<Action> fused;
 };
+
+/// The steps of "action" in the order they run on the host, in one round
+/// trip, and are reported to the Escalation: the action itself (without its
+/// fused list), then each action of Action::fused.
+std::vector<Action> ActionSteps(const Action& action);
 
 /// The name a step's timing carries: the kind's name, then each fused
 /// action's joined by "+": "rescan", "stop_units+term", "rescan+clean_shm",
@@ -145,12 +156,31 @@ class Escalation {
   /// but kDone becomes kDidNotConverge.
   Action Next(const HostView& view) const;
 
-  /// Records that "action" ran and succeeded, "after" being the host's view
-  /// once its output was folded in. The only writer of the History. A
-  /// re-scan after which the ladder would only clean /dev/shm and verify
-  /// counts as the verify (it read every GPU, and removing unused segments
-  /// touches none). A run
-  /// that failed stops asking and does not call it.
+  /// Whether step "i" of "action" (ActionSteps(action)[i]) counts, the
+  /// steps before it reported and "view" the host's view once they were
+  /// read. The action itself and the riders of a kStopUnits or a kCleanShm
+  /// always count. On a re-scan the /dev/shm clean counts when the re-scan
+  /// found the host clean or when the ladder comes to the clean next
+  /// (HoldersSettled), and the quick verify when the re-scan was the verify.
+  /// The runner reads the reply of a step that counts and reports it with
+  /// FinishedStep; one that does not is left unread (what a /dev/shm step
+  /// removed is reported either way).
+  bool StepCounts(const Action& action, size_t i, const HostView& view) const;
+
+  /// Records that step "i" of "action", one that StepCounts, ran and
+  /// succeeded, "after" being the host's view once its reply was folded in.
+  /// Steps are reported in order, each once; step 0 counts toward
+  /// kMaxSteps. The only writer of the History. A re-scan after which the
+  /// ladder's steps on the holders are over and the /dev/shm clean or the
+  /// verify is due counts as the verify (RescanIsTheVerify: it read every
+  /// GPU, and removing unused segments touches none). A run that failed
+  /// stops reporting.
+  void FinishedStep(const Action& action, size_t i, const HostView& after,
+                    const StepResult& result = {});
+
+  /// Every step of "action" at once, with the same "after": each that
+  /// StepCounts, in order, reported with FinishedStep. For callers that
+  /// read a round trip in one go (the escalation's tests).
   void Finished(const Action& action, const HostView& after, const StepResult& result = {});
 
   const History& history() const { return history_; }
@@ -172,14 +202,30 @@ class Escalation {
 /// Never returns kDidNotConverge.
 Action NextAction(const Playbook& playbook, const HostView& view, const History& history);
 
+/// The ladder's steps on the holders are over for a host that "history"
+/// describes (inspected): no unit to stop, no holder to signal, no re-scan
+/// due. What may be left is the /dev/shm clean, the verify and the reset.
+/// NextAction comes to them only then. Pure.
+bool HoldersSettled(const Playbook& playbook, const HostView& view, const History& history);
+
+/// The /dev/shm step is due: the playbook has one and, under a scope (whose
+/// tenants' segments look alike by name), a holder this run signalled left
+/// segments of its own (ShmFilesToClean). Pure.
+bool ShmToClean(const Playbook& playbook, const HostView& view, const History& history);
+
+/// A re-scan that leaves "history" and "view" is the verify: the holders
+/// are settled and the ladder would only clean /dev/shm and verify next.
+/// Escalation::FinishedStep's rule. Pure.
+bool RescanIsTheVerify(const Playbook& playbook, const HostView& view, const History& history);
+
 /// The rule of which steps share a round trip: the actions that ride along
 /// after "next" (NextAction's), in order, for Action::fused. The TERM or
 /// KILL wave after kStopUnits (the stops change no holder the inspect saw);
 /// the quick verify after kCleanShm; after the first re-scan of a wave, the
 /// /dev/shm clean and, when the re-scan is a full one, a quick verify (a
-/// quick re-scan reads nvidia-smi after the removal and is the verify
-/// itself); after the settle re-scan that a live parent calls for, the
-/// clean. Pure.
+/// quick re-scan read every GPU and is the verify itself: the clean after
+/// it frees host memory only); after the settle re-scan that a live parent
+/// calls for, the clean. Pure.
 std::vector<Action> RideAlong(const Action& next, const HostView& view, const History& history,
                               const Playbook& playbook);
 
