@@ -57,9 +57,6 @@ HostReport Runner::Run() {
     LogStep(job_.host->name, step_lines_, action, view_,
             duration_cast<milliseconds>(clock_.Now() - step_start),
             failed_ ? report_.error_message : "");
-    // A fused re-scan reports itself, before the verify it carried.
-    const bool reported = action.kind == ActionKind::kRescan && !action.fused.empty();
-    if (!failed_ && !reported) escalation_.Finished(action, view_, {stop_ladder_});
   }
   LogStepsEnd(job_.host->name, step_lines_);
   Finish();
@@ -68,46 +65,92 @@ HostReport Runner::Run() {
 }
 
 void Runner::Perform(const Action& action) {
-  TimePoint start = clock_.Now();
-  switch (action.kind) {
-    case ActionKind::kInspect:
-      if (action.dry_run ? InspectWithShmDryRun(action.units)
-                         : Scan(action.units, &report_.gpus_before)) {
-        report_.gpus_after = report_.gpus_before;
-      }
-      Time(StepName(action), start);
-      break;
-    case ActionKind::kStopUnits: StopUnits(action); break;
+  if (action.kind == ActionKind::kRescan) WaitToRescan(action.wait);
+  round_trip_start_ = clock_.Now();
+  const std::vector<Action> steps = ActionSteps(action);
+  std::vector<StepRequest> batch;
+  std::vector<size_t> first;  // where each step's requests start in "batch"
+  for (const Action& step : steps) {
+    first.push_back(batch.size());
+    for (StepRequest& request : RequestsOf(step)) batch.push_back(std::move(request));
+  }
+  std::vector<StepReply> replies;
+  const Status status = steps_.Run(batch, &replies);
+  RecordShm(batch, replies);
+  if (Accepted(action, status)) {
+    // Each step in the order it ran, reported to the plan once; a step that
+    // rode along and does not count is left unread.
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (!escalation_.StepCounts(action, i, view_)) continue;
+      if (!Read(steps[i], replies, first[i]) || failed_) break;
+      escalation_.FinishedStep(action, i, view_, {stop_ladder_});
+    }
+  }
+  Time(StepName(action), round_trip_start_);
+}
+
+void Runner::WaitToRescan(milliseconds wait) {
+  const TimePoint now = clock_.Now();
+  const milliseconds since = duration_cast<milliseconds>(now - last_signal_);
+  if (wait <= since) return;
+  milliseconds sleep = wait - since;
+  if (job_.deadline != TimePoint::max()) {
+    sleep = std::min(sleep, duration_cast<milliseconds>(job_.deadline - now));
+  }
+  clock_.SleepFor(sleep);
+}
+
+bool Runner::Accepted(const Action& action, const Status& status) {
+  if (status.ok()) return true;
+  return action.kind == ActionKind::kResetGpus ? ResetCutOff(action, status) : Check(status);
+}
+
+std::vector<StepRequest> Runner::RequestsOf(const Action& step) const {
+  switch (step.kind) {
+    case ActionKind::kInspect: {
+      if (!step.dry_run) return {Request(step.units, true)};
+      // A dry run's inspect lists /dev/shm in the same round trip.
+      ShmRequest listing = ShmOf(/*dry_run=*/true, ShmSelection());
+      listing.audit = AuditRequest();  // a listing changes nothing
+      return {listing, Request(step.units, true)};
+    }
+    case ActionKind::kStopUnits: return {StopsOf(step.units)};
     case ActionKind::kTerm:
-    case ActionKind::kKill: Signal(action); break;
-    case ActionKind::kRescan: Rescan(action); break;
-    case ActionKind::kCleanShm: CleanShm(action); break;
-    case ActionKind::kVerify:
-      QuickScan(&report_.gpus_after);
-      Time(StepName(action), start);
-      break;
-    case ActionKind::kResetGpus: ResetGpus(action); break;
+    case ActionKind::kKill: return {WaveOf(step)};
+    case ActionKind::kRescan: return {Request({}, !step.quick)};
+    case ActionKind::kCleanShm: return {ShmOf(step.dry_run, step.shm)};
+    case ActionKind::kVerify: return {Request({}, false)};
+    case ActionKind::kResetGpus: return {ResetOf(step)};
     case ActionKind::kDone:
     case ActionKind::kDidNotConverge: break;
   }
+  return {};
 }
 
-bool Runner::Rescan(const Action& action) {
-  TimePoint start = clock_.Now();
-  milliseconds since = duration_cast<milliseconds>(start - last_signal_);
-  if (action.wait > since) {
-    milliseconds sleep = action.wait - since;
-    if (job_.deadline != TimePoint::max()) {
-      sleep = std::min(sleep, duration_cast<milliseconds>(job_.deadline - start));
-    }
-    clock_.SleepFor(sleep);
+bool Runner::Read(const Action& step, const std::vector<StepReply>& replies, size_t at) {
+  switch (step.kind) {
+    case ActionKind::kInspect:
+      return ReadInspect(step.units, ReplyAt<HostSnapshot>(replies, at + (step.dry_run ? 1 : 0)));
+    case ActionKind::kStopUnits: ReadStops(ReplyAt<UnitStops>(replies, at)); return true;
+    case ActionKind::kTerm:
+    case ActionKind::kKill:
+      ReadSignal(step, ReplyAt<SignalReply>(replies, at), at > 0);
+      return true;
+    case ActionKind::kRescan:
+      return step.quick ? QuickRead(ReplyAt<HostSnapshot>(replies, at), &report_.gpus_after)
+                        : ReadHost(ReplyAt<HostSnapshot>(replies, at), {}, &report_.gpus_after,
+                                   /*holders=*/true);
+    case ActionKind::kVerify:
+      return QuickRead(ReplyAt<HostSnapshot>(replies, at), &report_.gpus_after);
+    case ActionKind::kResetGpus:
+      // Not started (the host deadline): reset_blocked_by says why.
+      if (at < replies.size()) ReadReset(step, ReplyAt<GpuResetReply>(replies, at));
+      return true;
+    case ActionKind::kCleanShm:  // RecordShm took its reply
+    case ActionKind::kDone:
+    case ActionKind::kDidNotConverge: break;
   }
-  TimePoint scan_start = clock_.Now();
-  bool ok = !action.fused.empty() ? RescanWithShmAndVerify(action)
-            : action.quick        ? QuickScan(&report_.gpus_after)
-                                  : Scan({}, &report_.gpus_after);
-  Time(StepName(action), scan_start);
-  return ok;
+  return true;
 }
 
 // The verdict is the judge's (escalation/verdict.h); the runner hands it

@@ -1,5 +1,6 @@
-// The host_cleaner runner's actions, the steps that change a host: stopping
-// units, signalling holders, cleaning /dev/shm and resetting GPUs.
+// The host_cleaner runner's steps that change a host: stopping units,
+// signalling holders, cleaning /dev/shm and resetting GPUs, each as the
+// request of its round trip and the reading of its reply.
 #include <algorithm>
 
 #include "fleetreap/base/text.h"
@@ -48,16 +49,19 @@ void Runner::NoteAudit(const AuditOutcome& audit) {
                   ")");
 }
 
-bool Runner::Signal(const Action& action) {
-  TimePoint start = clock_.Now();
-  std::vector<StepReply> replies;
-  Status status = steps_.Run({WaveOf(action)}, &replies);
-  Time(StepName(action), start);
-  if (!Check(status)) return false;
-  const SignalReply reply = ReplyAt<SignalReply>(replies, 0);
-  ApplySignal(action, reply, start);
+void Runner::ReadSignal(const Action& wave, const SignalReply& reply, bool after_stops) {
+  TimePoint signalled = round_trip_start_;
+  if (after_stops) {
+    // The signals came after the stops and before the wait the host
+    // reported: the settle period counts from then.
+    const TimePoint end = clock_.Now();
+    const milliseconds waited =
+        std::min(milliseconds(reply.waited_cs * 10),
+                 std::chrono::duration_cast<milliseconds>(end - round_trip_start_));
+    signalled = end - waited;
+  }
+  ApplySignal(wave, reply, signalled);
   NoteAudit(reply.audit);
-  return true;
 }
 
 StopUnitsRequest Runner::StopsOf(const std::vector<std::string>& units) const {
@@ -81,73 +85,20 @@ void Runner::ApplySignal(const Action& action, const SignalReply& reply, TimePoi
   refused_.insert(refused_.end(), fold.refused.begin(), fold.refused.end());
 }
 
-bool Runner::StopUnits(const Action& action) {
-  const Action* wave = action.fused.empty() ? nullptr : &action.fused.front();
-  TimePoint start = clock_.Now();
-  std::vector<StepRequest> batch = {StopsOf(action.units)};
-  if (wave != nullptr) batch.push_back(WaveOf(*wave));
-  std::vector<StepReply> replies;
-  Status status = steps_.Run(batch, &replies);
-  Time(StepName(action), start);
-  if (!Check(status)) return false;
-  const UnitStops stops = ReplyAt<UnitStops>(replies, 0);
+void Runner::ReadStops(const UnitStops& stops) {
   NoteAudit(stops.audit);
   for (const UnitStop& stop : stops.stops) {
     if (stop.exit_code == 0) report_.units_stopped.push_back(stop.unit);
   }
-  if (wave != nullptr) {
-    // The signals came after the stops and before the wait the host
-    // reported: the settle period counts from then.
-    const SignalReply signal = ReplyAt<SignalReply>(replies, 1);
-    milliseconds waited(signal.waited_cs * 10);
-    TimePoint end = clock_.Now();
-    waited = std::min(waited, std::chrono::duration_cast<milliseconds>(end - start));
-    ApplySignal(*wave, signal, end - waited);
-    NoteAudit(signal.audit);
+}
+
+void Runner::RecordShm(const std::vector<StepRequest>& batch,
+                       const std::vector<StepReply>& replies) {
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (const auto* shm = std::get_if<ShmRequest>(&batch[i])) {
+      RecordShm(ReplyAt<ShmOutput>(replies, i), shm->dry_run);
+    }
   }
-  return true;
-}
-
-bool Runner::CleanShm(const Action& action) {
-  const bool verify = !action.fused.empty();
-  TimePoint start = clock_.Now();
-  std::vector<StepRequest> batch = {ShmOf(action.dry_run, action.shm)};
-  if (verify) batch.push_back(Request({}, false));
-  std::vector<StepReply> replies;
-  Status status = steps_.Run(batch, &replies);
-  RecordShm(ReplyAt<ShmOutput>(replies, 0), action.dry_run);
-  if (!Check(status)) return false;
-  bool verified = !verify || QuickRead(ReplyAt<HostSnapshot>(replies, 1), &report_.gpus_after);
-  Time(StepName(action), start);
-  return verified;
-}
-
-// The first re-scan after a wave and the /dev/shm clean in one round trip:
-// a quick re-scan's nvidia-smi runs after the clean and is the verify; a
-// full one reads the host before the clean and a quick verify follows it.
-// The escalation decides, once the re-scan is read, whether the clean and
-// the verify count.
-bool Runner::RescanWithShmAndVerify(const Action& action) {
-  const bool quick = action.quick;
-  const bool verify = std::any_of(action.fused.begin(), action.fused.end(),
-                                  [](const Action& a) { return a.kind == ActionKind::kVerify; });
-  const ShmRequest shm = ShmOf(/*dry_run=*/false, action.fused.front().shm);
-  // Where the re-scan's and the /dev/shm step's replies are.
-  const bool after = quick && !verify;
-  const std::vector<StepRequest> batch =
-      after ? std::vector<StepRequest>{shm, Request({}, false)}
-            : std::vector<StepRequest>{Request({}, !quick), shm, Request({}, false)};
-  std::vector<StepReply> replies;
-  Status status = steps_.Run(batch, &replies);
-  RecordShm(ReplyAt<ShmOutput>(replies, after ? 0 : 1), /*dry_run=*/false);
-  if (!Check(status)) return false;
-  const HostSnapshot rescan = ReplyAt<HostSnapshot>(replies, after ? 1 : 0);
-  bool ok = quick ? QuickRead(rescan, &report_.gpus_after)
-                  : ReadHost(rescan, {}, &report_.gpus_after, true);
-  if (!ok) return false;
-  escalation_.Finished(action, view_);
-  if (!verify || !escalation_.history().verified) return true;
-  return QuickRead(ReplyAt<HostSnapshot>(replies, 2), &report_.gpus_after);
 }
 
 void Runner::RecordShm(const ShmOutput& out, bool dry_run) {
@@ -231,16 +182,13 @@ bool Runner::ResetCutOff(const Action& action, const Status& status) {
                                  status.message());
 }
 
-bool Runner::ResetGpus(const Action& action) {
-  TimePoint start = clock_.Now();
-  const ResetRequest request{action.gpus,  GpuResetTimeoutFor(nvidia_smi_timeout_),
-                             action.units, playbook_.unit_stop_timeout,
-                             job_.audit,   nvidia_smi_timeout_};
-  std::vector<StepReply> replies;
-  Status status = steps_.Run({request}, &replies);
-  Time(StepName(action), start);
-  if (!status.ok()) return ResetCutOff(action, status);
-  const GpuResetReply reply = ReplyAt<GpuResetReply>(replies, 0);
+ResetRequest Runner::ResetOf(const Action& action) const {
+  return {action.gpus,  GpuResetTimeoutFor(nvidia_smi_timeout_),
+          action.units, playbook_.unit_stop_timeout,
+          job_.audit,   nvidia_smi_timeout_};
+}
+
+void Runner::ReadReset(const Action& action, const GpuResetReply& reply) {
   RecordResetUnits(action.units, reply);
   NoteAudit(reply.audit);
   for (const GpuReset& reset : reply.resets) {
@@ -250,7 +198,6 @@ bool Runner::ResetGpus(const Action& action) {
       report_.reset_blocked_by = "GPU " + std::to_string(reset.gpu) + ": " + ResetFailure(reset);
     }
   }
-  return true;
 }
 
 std::string Runner::ResetFailure(const GpuReset& reset) const {

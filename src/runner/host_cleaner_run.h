@@ -1,9 +1,10 @@
 // The run of one host behind CleanHost (private to the host_cleaner*.cc
 // files): the state the runner threads through the ladder and the steps
 // themselves; every step reaches the host through HostSteps (host_steps.h).
-// host_cleaner.cc performs the actions the Escalation picks and reports
-// each back to it, host_cleaner_scan.cc reads the host and
-// host_cleaner_action.cc runs the actions that change it.
+// host_cleaner.cc performs the actions the Escalation picks, each one round
+// trip of its steps, and reports each step back to it;
+// host_cleaner_scan.cc reads the host and host_cleaner_action.cc holds the
+// requests and readings of the steps that change it.
 #pragma once
 
 #include <algorithm>
@@ -72,14 +73,25 @@ class Runner {
                 std::vector<GpuReading>* gpus, bool holders);
   ScanRequest Request(const std::vector<std::string>& units, bool holders) const;
   FoldContext Context() const;
-  // Performs "action" (any kind but kDone and kDidNotConverge).
+  // Performs "action" (any kind but kDone and kDidNotConverge): its steps
+  // (ActionSteps) in one round trip, then each step's reply read and
+  // reported to the escalation, in order.
   void Perform(const Action& action);
-  // A dry run's inspect and /dev/shm look in one round trip.
-  bool InspectWithShmDryRun(const std::vector<std::string>& units);
-  // nvidia-smi alone, the known holders standing in; a full Scan follows
-  // unless HostGpusClean, to find and classify what holds a GPU.
-  bool QuickScan(std::vector<GpuReading>* gpus);
-  // QuickScan's reading of "quick", a scan without the holders.
+  // Waits until "wait" has passed since the last signal (a re-scan's).
+  void WaitToRescan(std::chrono::milliseconds wait);
+  // Whether the round trip's replies may be read: "status" is OK, or the
+  // reset's step was not started (ResetCutOff); fails the host otherwise.
+  bool Accepted(const Action& action, const Status& status);
+  // The requests of one step, in the order they run.
+  std::vector<StepRequest> RequestsOf(const Action& step) const;
+  // Reads the reply of "step", whose first request is "at" in the batch,
+  // into the view and the report; false when the host failed.
+  bool Read(const Action& step, const std::vector<StepReply>& replies, size_t at);
+  // The inspect's scan of "units": the readings before and, for now, after.
+  bool ReadInspect(const std::vector<std::string>& units, const HostSnapshot& snapshot);
+  // The reading of "quick", nvidia-smi alone, the known holders standing
+  // in; a full Scan follows unless HostGpusClean, to find and classify what
+  // holds a GPU.
   bool QuickRead(const HostSnapshot& quick, std::vector<GpuReading>* gpus);
   // The steps of one round trip, as the actions describe them.
   StopUnitsRequest StopsOf(const std::vector<std::string>& units) const;
@@ -87,27 +99,26 @@ class Runner {
   // After a whole-host query failed on a lost GPU: asks each GPU of
   // "indexes" alone and adds the readings of those that answer.
   bool QueryGpusOneByOne(const std::vector<int>& indexes, std::vector<GpuReading>* gpus);
-  bool Signal(const Action& action);
   // The signal wave of "action", the targets' parents watched.
   SignalRequest WaveOf(const Action& action) const;
+  // A wave's reply: sent at the round trip's start or, "after_stops",
+  // when the host's wait began.
+  void ReadSignal(const Action& wave, const SignalReply& reply, bool after_stops);
   // Folds a wave's reply into the view and its counts into the report.
   void ApplySignal(const Action& action, const SignalReply& reply, TimePoint signalled);
-  // A fused TERM or KILL wave runs in the same round trip, right after the
-  // stops (it targets the holders the inspect found either way).
-  bool StopUnits(const Action& action);
-  // A fused verify's nvidia-smi runs in the same round trip.
-  bool CleanShm(const Action& action);
+  // The units the stops stopped, into the report.
+  void ReadStops(const UnitStops& stops);
+  // RecordShm of each /dev/shm step of "batch", whatever else the round
+  // trip's reply says (a reply that could not be read records nothing).
+  void RecordShm(const std::vector<StepRequest>& batch, const std::vector<StepReply>& replies);
   // Adds what a /dev/shm step removed (or would) and kept, and why, to the
   // report: every outcome of the step is reported, whatever the verdict.
   void RecordShm(const ShmOutput& out, bool dry_run);
   // A host note when a step's audit lines were due and not written.
   void NoteAudit(const AuditOutcome& audit);
-  // Waits out the action's wait since the last signal, then re-scans.
-  bool Rescan(const Action& action);
-  // Reports the re-scan to the escalation itself, before the verify it
-  // carried is read (when the escalation counts it).
-  bool RescanWithShmAndVerify(const Action& action);
-  bool ResetGpus(const Action& action);
+  ResetRequest ResetOf(const Action& action) const;
+  // The resets, the daemons' units around them and why a GPU was not reset.
+  void ReadReset(const Action& action, const GpuResetReply& reply);
   // The daemons' units of a reset (reset_stops_daemons): stopped, active again.
   void RecordResetUnits(const std::vector<std::string>& units, const GpuResetReply& reply);
   // The reset step did not reply: not started (reset_blocked_by says why,
@@ -132,6 +143,7 @@ class Runner {
   HostView view_;
   Escalation escalation_;  // the plan: the only writer of the history
   TimePoint last_signal_;
+  TimePoint round_trip_start_;  // the round trip under way's
   bool failed_ = false;
   const char* step_ = "inspect";               // the action under way, for Exec's errors
   StepLines step_lines_;                       // -v's lines, the watch's repeats counted

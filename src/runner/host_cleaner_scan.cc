@@ -41,20 +41,10 @@ FoldContext Runner::Context() const {
   return context;
 }
 
-bool Runner::InspectWithShmDryRun(const std::vector<std::string>& units) {
-  ShmRequest listing = ShmOf(/*dry_run=*/true, ShmSelection());
-  listing.audit = AuditRequest();  // a listing changes nothing
-  std::vector<StepReply> replies;
-  Status status = steps_.Run({listing, Request(units, true)}, &replies);
-  RecordShm(ReplyAt<ShmOutput>(replies, 0), /*dry_run=*/true);
-  if (!Check(status)) return false;
-  return ReadHost(ReplyAt<HostSnapshot>(replies, 1), units, &report_.gpus_before, true);
-}
-
-bool Runner::QuickScan(std::vector<GpuReading>* gpus) {
-  std::vector<StepReply> replies;
-  if (!Check(steps_.Run({Request({}, false)}, &replies))) return false;
-  return QuickRead(ReplyAt<HostSnapshot>(replies, 0), gpus);
+bool Runner::ReadInspect(const std::vector<std::string>& units, const HostSnapshot& snapshot) {
+  if (!ReadHost(snapshot, units, &report_.gpus_before, /*holders=*/true)) return false;
+  report_.gpus_after = report_.gpus_before;
+  return true;
 }
 
 bool Runner::QuickRead(const HostSnapshot& quick, std::vector<GpuReading>* gpus) {

@@ -90,7 +90,7 @@ TEST(HostCleanerTest, CleanHostTakesInspectShmVerify) {
 
 TEST(HostCleanerTest, VllmIncident) {
   Outcome o = Clean(Incident(), Vllm());
-  EXPECT_EQ(o.log, "scan stop+term shm+smi");  // 3 round trips, one read after the wave
+  EXPECT_EQ(o.log, "scan stop+term smi+shm");  // 3 round trips, one read after the wave
   EXPECT_EQ(o.report.status, HostStatus::kClean) << HostMessage(o.report);
   EXPECT_EQ(o.report.units_stopped, std::vector<std::string>{"vllm.service"});
   EXPECT_EQ(o.report.term_sent, 8);
@@ -108,7 +108,7 @@ TEST(HostCleanerTest, IgnoredTermGetsKill) {
   host.procs[1].behavior = Behavior::kIgnoresTerm;
   host.procs[3].behavior = Behavior::kIgnoresTerm;
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term kill shm+smi");  // orphans: the quick re-scan is the verify
+  EXPECT_EQ(o.log, "scan term kill smi+shm");  // orphans: the quick re-scan is the verify
   EXPECT_EQ(o.report.status, HostStatus::kClean);
   EXPECT_EQ(o.report.term_sent, 4);
   EXPECT_EQ(o.report.kill_sent, 2);
@@ -130,12 +130,45 @@ TEST(HostCleanerTest, QuickRescanIsTheVerifyWithoutShm) {
   EXPECT_EQ(o.report.term_sent, 4);
 }
 
+// A live parent and no longer settle: the first re-scan reads the device
+// files, and the clean and a quick verify ride along in the order the plan
+// lists them. The re-scan found the host settled, so it is the verify and
+// the quick read after the clean is the host's last reading.
+TEST(HostCleanerTest, FullFirstRescanCarriesTheCleanThenTheVerify) {
+  Playbook p = DefaultPlaybook();
+  p.settle = p.settle_if_clean;
+  p.respawn_wait = p.settle_if_clean;
+  FakeHost host;
+  for (int i = 0; i < 2; ++i) host.procs.push_back(Worker(300 + i, i, /*ppid=*/150));
+  host.shm = {"nccl-AbC123"};
+  Outcome o = Clean(host, p);
+  EXPECT_EQ(o.log, "scan term scan+shm+smi");
+  EXPECT_EQ(o.report.status, HostStatus::kClean) << HostMessage(o.report);
+  EXPECT_EQ(o.report.shm_removed, std::vector<std::string>{"nccl-AbC123"});
+  EXPECT_EQ(o.report.gpus_after.size(), 8u);
+}
+
+// A quick re-scan that finds a newcomer on a GPU: the clean that rode along
+// ran (its removals are reported) but does not count, and the verify the
+// plan still owes comes with the clean after the next wave.
+TEST(HostCleanerTest, ACleanOnARescanThatFindsAHolderRunsAgainLater) {
+  FakeHost host;
+  host.procs.push_back(Worker(300, 0, /*ppid=*/1));
+  host.respawns.push_back(Worker(400, 5, /*ppid=*/1));
+  host.shm = {"nccl-AbC123"};
+  Outcome o = Clean(host, DefaultPlaybook());
+  EXPECT_EQ(o.log, "scan term smi+shm scan term smi+shm");
+  EXPECT_EQ(o.report.status, HostStatus::kClean) << HostMessage(o.report);
+  EXPECT_EQ(o.report.shm_removed, std::vector<std::string>{"nccl-AbC123"});
+  EXPECT_EQ(o.report.rounds, 2);
+}
+
 TEST(HostCleanerTest, UnkillableIsNamedNotRetried) {
   FakeHost host;
   host.procs.push_back(Worker(300, 2));
   host.procs[0].behavior = Behavior::kUnkillable;
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term kill scan scan+shm+smi");  // the settle carries the clean
+  EXPECT_EQ(o.log, "scan term kill scan scan+shm");  // the settle carries the clean
   EXPECT_EQ(o.report.status, HostStatus::kDirty);
   ASSERT_EQ(o.report.holders.size(), 1u);
   EXPECT_EQ(o.report.holders[0].fate, HolderFate::kUnkillable);
@@ -200,7 +233,7 @@ TEST(HostCleanerTest, ProtectedDaemonsAreNeverTargets) {
   fake.comm = "nvidia-persiste";  // a user process wearing the daemon's name
   host.procs = {daemon, fake};
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term shm+smi");
+  EXPECT_EQ(o.log, "scan term smi+shm");
   EXPECT_EQ(o.report.status, HostStatus::kClean);
   EXPECT_EQ(o.report.term_sent, 1);
   EXPECT_EQ(o.report.holders[0].fate, HolderFate::kProtected);
@@ -314,7 +347,7 @@ TEST(HostCleanerTest, StragglerStartsASecondWave) {
   Outcome o = Clean(host, DefaultPlaybook());
   // The supervisor (150) lives on after the second wave: the full settle
   // re-scan looks once more for a later restart before the host is clean.
-  EXPECT_EQ(o.log, "scan term scan term scan scan+shm+smi");
+  EXPECT_EQ(o.log, "scan term scan term scan scan+shm");
   EXPECT_EQ(o.report.status, HostStatus::kClean);
   EXPECT_EQ(o.report.rounds, 2);
   EXPECT_EQ(o.report.term_sent, 9);
@@ -373,7 +406,7 @@ TEST(HostCleanerTest, RefusedKillFailsTheHostWithoutCallingItUnkillable) {
   host.procs.push_back(Worker(301, 1));
   host.procs[1].foreign = true;
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term scan scan+shm+smi");
+  EXPECT_EQ(o.log, "scan term scan scan+shm");
   EXPECT_EQ(o.report.status, HostStatus::kFailed);
   EXPECT_EQ(o.report.error_kind, ErrorKind::kCommandFailed);
   EXPECT_EQ(HostMessage(o.report),
