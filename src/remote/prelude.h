@@ -19,8 +19,8 @@ namespace remote_script_internal {
 /// their settings for "paths".
 std::string Prelude(const HostPaths& paths);
 
-/// StopUnitsScript and ShmCleanScript without their "end" record: the first
-/// part of a fused round trip (round_trips.h).
+/// StopUnitsScript and ShmCleanScript without their "end" record: a step
+/// that is not the last of a batch (batch.h).
 std::string StopUnitsRecords(const std::vector<std::string>& units,
                              std::chrono::milliseconds timeout, const AuditRequest& audit);
 std::string ShmCleanRecords(const std::vector<std::string>& patterns, bool dry_run,

@@ -1,5 +1,5 @@
 // ParseScanOutput (scan_output.h): the scan's record grammar, which
-// the fused steps' parsers (shm_clean.cc, round_trips.cc) reuse through
+// the fused steps' parsers (shm_clean.cc, batch.cc) reuse through
 // scan_records.h.
 #include "fleetreap/remote/scan_output.h"
 

@@ -1,7 +1,7 @@
 // The scan's record grammar as a step of a longer record stream (private to
-// src/remote/: scan_output.cc, shm_clean.cc, round_trips.cc): the fused steps (shm +
-// verify, re-scan + shm + verify, a dry run's shm + inspect) read a scan in
-// the middle of their records. Pure; thread-safe.
+// src/remote/: scan_output.cc, shm_clean.cc, batch.cc): the fused steps (shm +
+// verify, re-scan + shm (+ verify), a dry run's shm + inspect) read a scan
+// beside other steps' records. Pure; thread-safe.
 #pragma once
 
 #include "fleetreap/remote/host_records.h"

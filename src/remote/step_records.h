@@ -1,6 +1,6 @@
 // The record grammars of the steps as pieces of a longer record stream
 // (private to src/remote/): each step's file defines its own, and the fused
-// round trips (round_trips.cc) read several in one reply. Pure; thread-safe.
+// round trips (batch.cc) read several in one reply. Pure; thread-safe.
 #pragma once
 
 #include <string>

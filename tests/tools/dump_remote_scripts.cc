@@ -1,7 +1,7 @@
 // Writes every remote script fleetreap runs on a host (the step headers of remote/), built
 // from representative inputs, to one file each in the folder given as the only
-// argument: one per script, and the combinations the host cleaner sends in one
-// round trip. scripts/lint.sh runs shellcheck -s sh over them, since the hosts
+// argument: one per script, and the batches (remote/batch.h) the host cleaner
+// sends in one round trip. scripts/lint.sh runs shellcheck -s sh over them, since the hosts
 // run them under /bin/sh. Each file starts with a comment naming its inputs,
 // and, for a combination, the shellcheck codes its joining makes meaningless.
 #include <chrono>
@@ -12,9 +12,9 @@
 
 #include "fleetreap/base/shell.h"
 #include "fleetreap/model/target.h"
+#include "fleetreap/remote/batch.h"
 #include "fleetreap/remote/gpu_reset.h"
 #include "fleetreap/remote/host_paths.h"
-#include "fleetreap/remote/round_trips.h"
 #include "fleetreap/remote/scan_script.h"
 #include "fleetreap/remote/shm_clean.h"
 #include "fleetreap/remote/signal.h"
@@ -81,24 +81,33 @@ int main(int argc, char** argv) {
               fleetreap::PerGpuQueryScript({0, 3}, milliseconds(5000)));
   ok &=
       Write(dir, "stop_units", "two units", fleetreap::StopUnitsScript(units, milliseconds(30000)));
+  const fleetreap::StopUnitsRequest stops{units, milliseconds(30000)};
+  const fleetreap::SignalRequest term{
+      "TERM", targets, milliseconds(10000), milliseconds(150), {1, 777}};
   ok &= Write(dir, "stop_then_signal", "units stopped, then TERM, in one round trip",
-              fleetreap::StopUnitsThenSignalScript(
-                  units, milliseconds(30000),
-                  {"TERM", targets, milliseconds(10000), milliseconds(150), {1, 777}}, paths),
-              kJoined);
+              fleetreap::BatchScript({stops, term}, paths), kJoined);
   ok &= Write(
       dir, "signal_kill", "KILL, no parents",
       fleetreap::SignalScript("KILL", targets, milliseconds(5000), milliseconds(5), stand_in));
   ok &= Write(dir, "signal_none", "no targets",
               fleetreap::SignalScript("TERM", {}, milliseconds(1000), milliseconds(100)));
+  fleetreap::ShmRequest listing;
+  listing.patterns = shm;
+  listing.dry_run = true;
   ok &= Write(dir, "shm_dry_then_scan", "the dry-run /dev/shm pass and the scan",
-              fleetreap::ShmListingThenInspectScript(shm, full), kJoined);
+              fleetreap::BatchScript({listing, full}), kJoined);
   ok &= Write(dir, "shm_clean", "removes, then end",
               fleetreap::ShmCleanScript(shm, /*dry_run=*/false, stand_in));
   ok &= Write(dir, "shm_no_patterns", "no patterns",
               fleetreap::ShmCleanScript({}, /*dry_run=*/false));
+  fleetreap::ShmRequest clean;
+  clean.patterns = shm;
   ok &= Write(dir, "rescan_shm_verify", "the fused verify: scan, /dev/shm, quick scan",
-              fleetreap::RescanShmVerifyScript(plain, shm, quick), kJoined);
+              fleetreap::BatchScript({plain, clean, quick}), kJoined);
+  ok &= Write(dir, "quick_rescan_then_shm", "the quick re-scan, then the /dev/shm clean",
+              fleetreap::BatchScript({quick, clean}), kJoined);
+  ok &= Write(dir, "shm_then_verify", "the /dev/shm clean, then the quick verify",
+              fleetreap::BatchScript({clean, quick}), kJoined);
   ScanRequest scoped;
   scoped.shm_files = true;
   ok &= Write(dir, "scan_scoped", "a scoped run's scan: the holders' /dev/shm files too",

@@ -66,7 +66,7 @@ struct ScanRequest {
 /// and two finds for the details (the first find also reads the PID
 /// namespace and the PID files), systemctl, and with the kernel log dd and
 /// grep (the table adds timeout and nvidia-smi). After a /dev/shm listing in
-/// the same round trip (ShmListingThenInspectScript) the listing's fd pass
+/// the same round trip (BatchScript: listing, then scan) the listing's fd pass
 /// is the scan's, and the fd pass starts nothing more. The GPU query asks for ScanGpuFields() in
 /// one run; only a driver that names a field it does not know is asked
 /// again without that field (three such fields at most), then with the base

@@ -24,7 +24,7 @@ namespace fleetreap {
 /// error lines, which say why a removal failed) when find printed any, then
 /// (with "audit"'s run id and a file removed) "audit N RC" for the lines
 /// "action=shm_remove file=PATH", then "end" (ParseShmOutput). With a scan
-/// in the same round trip: round_trips.h. Under a scope "selection" lists
+/// in the same round trip: batch.h. Under a scope "selection" lists
 /// the only files that are candidates at all, by inode and the owner's uid
 /// each must still have (the segments of the holders the run signalled);
 /// the others matching "patterns" are neither read nor listed.

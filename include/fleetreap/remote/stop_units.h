@@ -1,5 +1,5 @@
 // StopUnits: the stop-units step, its script and the parser of its reply.
-// The stops followed by a signal wave in one round trip: round_trips.h.
+// The stops followed by a signal wave in one round trip: batch.h.
 // Pure functions; thread-safe.
 #pragma once
 
@@ -17,7 +17,7 @@ namespace fleetreap {
 /// "stop I RC" per unit, I being its index in "units", then (with
 /// "audit"'s run id) "audit N RC" for the lines "action=stop_unit unit=U
 /// rc=RC", then "end". The stops followed by a signal wave in one round
-/// trip: round_trips.h.
+/// trip: batch.h.
 std::string StopUnitsScript(const std::vector<std::string>& units,
                             std::chrono::milliseconds timeout,
                             const AuditRequest& audit = AuditRequest());

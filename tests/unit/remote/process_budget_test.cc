@@ -16,8 +16,8 @@
 #include <map>
 #include <sstream>
 
+#include "fleetreap/remote/batch.h"
 #include "fleetreap/remote/host_paths.h"
-#include "fleetreap/remote/round_trips.h"
 #include "fleetreap/remote/scan_output.h"
 #include "fleetreap/remote/scan_script.h"
 #include "fleetreap/remote/shm_clean.h"
@@ -164,7 +164,10 @@ class ProcessBudgetTest : public ::testing::Test {
 TEST_F(ProcessBudgetTest, DryRunInspect) {
   for (bool perl : {true, false}) {
     std::map<std::string, int> by_name;
-    const std::string script = ShmListingThenInspectScript({"nccl-*"}, Inspect(), paths_);
+    ShmRequest listing;
+    listing.patterns = {"nccl-*"};
+    listing.dry_run = true;
+    const std::string script = BatchScript({listing, Inspect()}, paths_);
     if (!CountIsolated(perl ? script : WithoutPerl(script), &by_name)) {
       GTEST_SKIP() << "no PID namespace of our own here (unshare --pid --mount-proc)";
     }
@@ -201,14 +204,17 @@ TEST_F(ProcessBudgetTest, Inspect) {
   EXPECT_EQ(by_name["nvidia-smi"], 2) << Describe(by_name);
 }
 
-// The /dev/shm clean with the quick re-scan after the wave: the GPU query,
-// and for a candidate the fd pass and the mappings that tell whether it is
-// in use.
+// The quick re-scan after the wave with the /dev/shm clean after it: the
+// GPU query, and for a candidate the fd pass and the mappings that tell
+// whether it is in use.
 TEST_F(ProcessBudgetTest, QuickRescanWithShmClean) {
   std::map<std::string, int> by_name;
-  ScanRequest verify = Inspect();
-  verify.units.clear();
-  if (!CountIsolated(ShmThenQuickScanScript({"nccl-*"}, false, verify, paths_), &by_name)) {
+  ScanRequest rescan = Inspect();
+  rescan.units.clear();
+  rescan.holders = false;
+  ShmRequest clean;
+  clean.patterns = {"nccl-*"};
+  if (!CountIsolated(BatchScript({rescan, clean}, paths_), &by_name)) {
     GTEST_SKIP() << "no PID namespace of our own here (unshare --pid --mount-proc)";
   }
   EXPECT_LE(total_, 13) << Describe(by_name);
@@ -236,8 +242,8 @@ TEST_F(ProcessBudgetTest, StopUnitsThenTerm) {
     wave.wait = milliseconds(3000);
     wave.poll = milliseconds(100);
     std::map<std::string, int> by_name;
-    const std::string script =
-        StopUnitsThenSignalScript({"vllm.service"}, milliseconds(5000), wave, paths_);
+    const StopUnitsRequest stops{{"vllm.service"}, milliseconds(5000), wave.audit};
+    const std::string script = BatchScript({stops, wave}, paths_);
     int n = Count(perl ? script : WithoutPerl(script), &by_name);
     ASSERT_NE(output_.find("sent " + std::to_string(holder_)), std::string::npos) << output_;
     // The holder, our child, stays a zombie until reaped: gone all the same.

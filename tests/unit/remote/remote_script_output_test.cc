@@ -1,6 +1,6 @@
 // The step parsers (scan_output.h, stop_units.h, signal.h, shm_clean.h,
-// gpu_reset.h, round_trips.h), one test per step's reply: the
-// signal wave, the stops with the first wave, /dev/shm and the GPU reset.
+// gpu_reset.h), one test per step's reply: the signal wave, /dev/shm and
+// the GPU reset (the stops with the first wave, one batch: batch_test.cc).
 // The real scripts run under /bin/sh in each step's own test (signal_test.cc...).
 #include <gtest/gtest.h>
 
@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "fleetreap/remote/gpu_reset.h"
-#include "fleetreap/remote/round_trips.h"
 #include "fleetreap/remote/shm_clean.h"
 #include "fleetreap/remote/signal.h"
 #include "fleetreap/remote/stop_units.h"
@@ -65,25 +64,6 @@ TEST(RemoteScriptOutputTest, SignalReplyRefusals) {
   for (const Bad& row : bad_signals) {
     EXPECT_EQ(ParseSignalOutput(row.out, &sig).ToString(), row.error) << row.out;
   }
-}
-
-TEST(RemoteScriptOutputTest, StopUnitsThenSignal) {
-  SignalReply sig;
-  // Units stopped and the first wave in one round trip.
-  std::vector<UnitStop> stops;
-  ASSERT_TRUE(ParseStopAndSignalOutput(Nul("stop 0 0") + Nul("signal 1") + Nul("now 9") +
-                                           Nul("sent 10") + Nul("parent 4") + Nul("done 153") +
-                                           Nul("end"),
-                                       {"vllm.service"}, &stops, &sig)
-                  .ok());
-  ASSERT_EQ(stops.size(), 1u);
-  EXPECT_EQ(stops[0].unit, "vllm.service");
-  EXPECT_EQ(sig.sent, std::vector<int>{10});
-  EXPECT_EQ(sig.live_parents, std::vector<int>{4});
-  EXPECT_EQ(sig.waited_cs, 153);
-  EXPECT_EQ(ParseStopAndSignalOutput(Nul("stop 0 0") + Nul("end"), {"vllm.service"}, &stops, &sig)
-                .ToString(),
-            "parse: stop units and signal output record 2: expected \"signal 1\", got \"end\"");
 }
 
 TEST(RemoteScriptOutputTest, ShmClean) {
