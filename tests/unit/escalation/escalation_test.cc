@@ -269,7 +269,8 @@ TEST(EscalationTest, ScopedRunCleansItsHoldersSegments) {
   const History first = Did().Inspect().StopUnits().Waves(1).SignalSinceScan();
   Action rescan = NextAction(p, view, first);
   EXPECT_EQ(rescan.kind, ActionKind::kRescan);
-  // A quick re-scan: its GPU read after the clean is the verify.
+  // A quick re-scan: its GPU read, then the clean, in one round trip; the
+  // read is the verify (the removal frees host memory only).
   EXPECT_TRUE(rescan.quick);
   const std::vector<Action> riders = RideAlong(rescan, view, first, p);
   ASSERT_EQ(riders.size(), 1u);
