@@ -175,8 +175,8 @@ void Send(Pending& p) {
 }
 
 bool LoadRecordings(const std::string& dir) {
-  static const char* kSteps[] = {"scan",     "signal", "scan+shm+scan", "scan+shm",
-                                 "shm+scan", "shm",    "stop"};
+  static const char* kSteps[] = {
+      "scan", "signal", "signal+scan+shm", "scan+shm+scan", "scan+shm", "shm+scan", "shm", "stop"};
   for (const char* profile : {"clean", "incident"}) {
     for (const char* steps : kSteps) {
       for (int k = 1; k <= kMaxOccurrences; ++k) {

@@ -67,9 +67,22 @@ Action Escalation::Next(const HostView& view) const {
 bool Escalation::StepCounts(const Action& action, size_t i, const HostView& view) const {
   if (i == 0) return true;
   if (i > action.fused.size()) return false;
+  const Action& step = action.fused[i - 1];
+  const auto rescan_before =
+      std::find_if(action.fused.begin(), action.fused.begin() + (i - 1),
+                   [](const Action& a) { return a.kind == ActionKind::kRescan; });
+  const bool on_wave = rescan_before != action.fused.begin() + (i - 1);
+  if (step.kind == ActionKind::kRescan) {
+    // The re-scan that rode on a wave: when the ladder comes to it now, at
+    // once (every target gone, no parent left to restart one).
+    const Action next = NextAction(playbook_, view, history_);
+    return next.kind == ActionKind::kRescan && next.quick == step.quick && next.wait.count() == 0;
+  }
+  // After a re-scan that rode on a wave and was left unread, nothing more.
+  if (on_wave && history_.signalled_since_scan) return false;
   // The wave after the stops, the verify after the clean: always.
-  if (action.kind != ActionKind::kRescan) return true;
-  switch (action.fused[i - 1].kind) {
+  if (action.kind != ActionKind::kRescan && !on_wave) return true;
+  switch (step.kind) {
     case ActionKind::kCleanShm:
       // A clean that rode on a re-scan which found the host clean removed
       // every unused segment there was: it counts, even when a restart

@@ -2,6 +2,7 @@
 // RideAlong, the steps that share its round trip, with the predicates they
 // and Escalation's bookkeeping share (HoldersSettled, ShmToClean). Pure.
 #include <algorithm>
+#include <set>
 
 #include "fleetreap/escalation/escalation.h"
 #include "fleetreap/escalation/reset_plan.h"
@@ -169,6 +170,59 @@ Action HolderStep(const Playbook& playbook, const HostView& view, const History&
   return action.kind != ActionKind::kDone ? action : RescanStep(playbook, view, history);
 }
 
+// The view and history a wave leaves when every target is gone and no
+// parent of one lives on: the targets signalled and absent, a parent that
+// the batch's stops end ("stopping": the unit's main process, the usual
+// orphan after KillMode=process) reparented to init. False when a target's
+// parent other than init, a target, or such a main process may live on: a
+// respawn watch would follow, and the re-scan waits for it.
+bool AfterWave(const Action& wave, const std::vector<std::string>& stopping, HostView* view,
+               History* history) {
+  std::set<int> targets;
+  for (const Target& t : wave.targets) targets.insert(t.pid);
+  std::set<int> ending = {0, 1};
+  for (const std::string& unit : stopping) {
+    auto it = view->units.find(unit);
+    if (it != view->units.end() && it->second.main_pid > 1) ending.insert(it->second.main_pid);
+  }
+  history->units_done = history->units_done || !stopping.empty();
+  history->signalled_since_scan = true;
+  history->rescans_since_signal = 0;
+  history->shm_done = false;
+  for (TrackedHolder& t : view->holders) {
+    if (targets.count(t.holder.pid) == 0) continue;
+    if (ending.count(t.holder.ppid) == 0 && targets.count(t.holder.ppid) == 0) return false;
+    t.holder.ppid = 1;
+    t.signalled_at = std::max<uint64_t>(t.signalled_at, 1);
+    (wave.kind == ActionKind::kKill ? t.kill_sent : t.term_sent) = true;
+    t.present = false;
+    history->waves = std::max(history->waves, t.holder.round);
+  }
+  history->waves = std::max(history->waves, 1);
+  return true;
+}
+
+// The quick re-scan that rides on a wave, and the /dev/shm clean on it,
+// when the ladder would come to them at once after the wave (AfterWave);
+// Escalation::StepCounts reads the re-scan only when it does. Under a
+// scope the clean's selection depends on what the wave signalled: it
+// waits for the re-scan's own round trip.
+std::vector<Action> RescanAfterWave(const Action& wave, const std::vector<std::string>& stopping,
+                                    const HostView& view, const History& history,
+                                    const Playbook& playbook) {
+  HostView after = view;
+  History then = history;
+  if (wave.targets.empty() || !AfterWave(wave, stopping, &after, &then)) return {};
+  Action rescan = RescanStep(playbook, after, then);
+  if (rescan.kind != ActionKind::kRescan || !rescan.quick || rescan.wait.count() != 0) return {};
+  std::vector<Action> riders = {rescan};
+  if (!view.scoped) {
+    std::vector<Action> more = RideAlong(rescan, after, then, playbook);
+    riders.insert(riders.end(), more.begin(), more.end());
+  }
+  return riders;
+}
+
 }  // namespace
 
 bool ShmToClean(const Playbook& playbook, const HostView& view, const History& history) {
@@ -223,7 +277,11 @@ std::vector<Action> RideAlong(const Action& next, const HostView& view, const Hi
     if ((wave.kind == ActionKind::kTerm || wave.kind == ActionKind::kKill) &&
         !wave.targets.empty()) {
       riders.push_back(wave);
+      std::vector<Action> more = RescanAfterWave(wave, next.units, view, history, playbook);
+      riders.insert(riders.end(), more.begin(), more.end());
     }
+  } else if (next.kind == ActionKind::kTerm || next.kind == ActionKind::kKill) {
+    riders = RescanAfterWave(next, {}, view, history, playbook);
   } else if (next.kind == ActionKind::kCleanShm && !next.dry_run && verify_due) {
     riders.push_back(QuickVerify());
   } else if (next.kind == ActionKind::kRescan && ShmToClean(playbook, view, history)) {

@@ -52,13 +52,15 @@ bool LendsFdWalk(const StepRequest& before, const StepRequest& step) {
   return shm != nullptr && shm->dry_run && scan != nullptr && scan->holders;
 }
 
-// The step's name in a parse error: a scan alone is the "scan", the first
-// of several the "rescan", a later one the "verify".
+// The step's name in a parse error: a scan alone is the "scan"; among
+// several steps, one first or right after a wave the "rescan", any other
+// (after a clean) the "verify".
 std::string ParseName(const std::vector<StepRequest>& batch, size_t i) {
+  const bool rescan = i == 0 || std::holds_alternative<SignalRequest>(batch[i - 1]);
   return std::visit(Overload{
                         [&](const ScanRequest&) -> std::string {
                           if (batch.size() == 1) return "scan";
-                          return i == 0 ? "rescan" : "verify";
+                          return rescan ? "rescan" : "verify";
                         },
                         [](const GpuQueryRequest&) -> std::string { return "per-GPU query"; },
                         [](const SignalRequest&) -> std::string { return "signal"; },
@@ -142,11 +144,17 @@ std::string SignalScriptFor(const SignalRequest& wave, const HostPaths& paths) {
 
 std::string BatchScript(const std::vector<StepRequest>& batch, const HostPaths& paths) {
   std::string script;
+  bool after_wave = false;
   for (size_t i = 0; i < batch.size(); ++i) {
     if (i > 0 && LendsFdWalk(batch[i - 1], batch[i])) script += "RW=1\n";
+    // The steps after a wave run only when it left nothing (WL empty).
+    if (!after_wave && i > 0 && std::holds_alternative<SignalRequest>(batch[i - 1])) {
+      after_wave = true;
+      script += "if [ -z \"$WL\" ]; then\n";
+    }
     script += StepScript(batch[i], i + 1 == batch.size(), paths);
   }
-  return script;
+  return after_wave ? script + "fi\n" : script;
 }
 
 std::string BatchName(const std::vector<StepRequest>& batch) {
@@ -178,16 +186,22 @@ Status ParseBatch(const std::string& out, const std::vector<StepRequest>& batch,
     return status;
   }
   std::vector<ScanOutput> scans(batch.size());
+  size_t taken = 0;
   Status status = ParseHostRecords(out, ParseName(batch), [&](RecordReader& reader) {
     Status s;
-    for (size_t i = 0; s.ok() && i < batch.size(); ++i) {
-      s = TakeStep(reader, batch[i], i + 1 == batch.size(), &read[i], &scans[i]);
+    for (; s.ok() && taken < batch.size(); ++taken) {
+      // A wave that left something ends the reply: the steps after it did not run.
+      if (taken > 0 && reader.AtEnd() && std::holds_alternative<SignalRequest>(batch[taken - 1])) {
+        break;
+      }
+      s = TakeStep(reader, batch[taken], taken + 1 == batch.size(), &read[taken], &scans[taken]);
     }
     return s;
   });
   if (!status.ok()) return status;
+  read.resize(taken);
   *replies = std::move(read);
-  for (size_t i = 0; i < batch.size(); ++i) {
+  for (size_t i = 0; i < taken; ++i) {
     if (!std::holds_alternative<ScanRequest>(batch[i])) continue;
     HostSnapshot snapshot;
     status = ReadScan(scans[i], &snapshot);

@@ -146,8 +146,12 @@ if [ -n "$W" ]; then
     sleep $((k / 100)).$c
   done
 fi
-alive; for t in $A; do z "left ${t%%:*} ${t#*:}"; done
-for p in $PP; do lv "$p" && z "parent $p"; done
+# WL: a TERM left a target, or a parent lives on: the steps that ride after
+# the wave in its round trip (the re-scan, the clean) would come too early,
+# and the batch skips them (BatchScript).
+WL=
+alive; for t in $A; do z "left ${t%%:*} ${t#*:}"; [ "$SIG" = KILL ] || WL=1; done
+for p in $PP; do lv "$p" && { z "parent $p"; WL=1; }; done
 cs; z "done $((C - B))"
 z end
 )SH";

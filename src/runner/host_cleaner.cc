@@ -81,6 +81,7 @@ void Runner::Perform(const Action& action) {
     // Each step in the order it ran, reported to the plan once; a step that
     // rode along and does not count is left unread.
     for (size_t i = 0; i < steps.size(); ++i) {
+      if (first[i] >= replies.size()) break;  // after a wave that left something: not run
       if (!escalation_.StepCounts(action, i, view_)) continue;
       if (!Read(steps[i], replies, first[i]) || failed_) break;
       escalation_.FinishedStep(action, i, view_, {stop_ladder_});

@@ -94,7 +94,7 @@ void Runner::ReadStops(const UnitStops& stops) {
 
 void Runner::RecordShm(const std::vector<StepRequest>& batch,
                        const std::vector<StepReply>& replies) {
-  for (size_t i = 0; i < batch.size(); ++i) {
+  for (size_t i = 0; i < batch.size() && i < replies.size(); ++i) {
     if (const auto* shm = std::get_if<ShmRequest>(&batch[i])) {
       RecordShm(ReplyAt<ShmOutput>(replies, i), shm->dry_run);
     }

@@ -86,14 +86,14 @@ end=$(date +%s.%N)
 echo "exit $rc, wall $(python3 -c "print(round($end-$start,2))") s"
 # The steps: with the supervisor alive the settle re-scan carries the
 # /dev/shm clean ("rescan+clean_shm"); no round trip may follow the last
-# re-scan, and the host must end clean, or not_ready with the supervisor
+# re-scan (alone, or riding on a wave: "term+rescan+clean_shm"), and the host must end clean, or not_ready with the supervisor
 # (alive after starting the worker again) as the reason.
 python3 - "$out/straggler-$tag.json" <<'PY'
 import json, sys
 host = json.load(open(sys.argv[1]))["hosts"][0]
 steps = [t["step"] for t in host.get("timings", [])]
 print("steps:", " ".join(steps), "| status:", host.get("status"))
-last = max((i for i, s in enumerate(steps) if s.startswith("rescan")), default=-1)
+last = max((i for i, s in enumerate(steps) if "rescan" in s.split("+")), default=-1)
 reasons = [f["kind"] for f in host.get("findings", []) if f.get("reason")]
 judged = host.get("status") == "clean" or \
     (host.get("status") == "not_ready" and reasons == ["restarter_alive"])

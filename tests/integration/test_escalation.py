@@ -128,12 +128,14 @@ class EscalationTest(FleetCase):
 
     def test_after_the_wave_one_round_trip_reads_the_gpus_once(self):
         # Orphans (no parent, no unit to restart them): the quick re-scan runs
-        # nvidia-smi, then the /dev/shm clean (which touches no GPU), in one
-        # round trip and is the verify; before, a second nvidia-smi read
-        # followed it ("rescan+clean_shm+verify").
-        expected = {"gpu02": ["connect", "inspect", "stop_units+term", "rescan+clean_shm"],
-                    "gpu04": ["connect", "inspect", "term", "rescan+clean_shm"],
-                    "gpu05": ["connect", "inspect", "term", "kill", "rescan+clean_shm"]}
+        # nvidia-smi, then the /dev/shm clean (which touches no GPU), and is
+        # the verify; both ride in the wave's round trip, which they follow
+        # only when the wave left nothing (gpu05's TERM left its workers: the
+        # KILL carries them).
+        expected = {"gpu02": ["connect", "inspect", "stop_units+term+rescan+clean_shm"],
+                    "gpu04": ["connect", "inspect", "term+rescan+clean_shm"],
+                    "gpu05": ["connect", "inspect", "term+rescan+clean_shm",
+                              "kill+rescan+clean_shm"]}
         for host, steps in expected.items():
             r = self.report[host]
             self.assertEqual([t["step"] for t in r["timings"]], steps, (host, r["timings"]))

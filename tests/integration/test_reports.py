@@ -180,7 +180,7 @@ class ReportsTest(FleetCase):
         self.assertRegex(text, r"connected \(\d+ ms\)")
         # Each command named by its step and what it is.
         self.assertRegex(text, r"run inspect: [^(\n]*scan \(timeout \d+ ms\):\n  \$ ")
-        self.assertRegex(text, r"run term: [^(\n]*signal \(timeout \d+ ms\):\n  \$ ")
+        self.assertRegex(text, r"run term: [^(\n]*signal[^(\n]* \(timeout \d+ ms\):\n  \$ ")
         self.assertRegex(text, r"exited 0 \(\d+ ms\)")
         with open(os.path.join(logs, "gpu07.log")) as f:
             self.assertIn("connect failed: refused", f.read())

@@ -128,7 +128,7 @@ class RestartersTest(FleetCase):
         host = self.hosts["rs08"]
         self.assertEqual(host["status"], "clean", host.get("error_message"))
         self.assertEqual([t["step"] for t in host["timings"]],
-                         ["connect", "inspect", "term", "rescan+clean_shm"])
+                         ["connect", "inspect", "term+rescan+clean_shm"])
         self.assertEqual(findings(host, "restarter_alive"), [])
         self.assertEqual([c["cause"] for c in findings(host, "cause")], ["orphan"])
 

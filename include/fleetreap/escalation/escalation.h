@@ -118,8 +118,10 @@ struct Action {
   /// the holders the inspect found; kCleanShm + kVerify; the first kRescan
   /// after a wave + kCleanShm, and + kVerify when the re-scan is a full one
   /// (a quick re-scan read every GPU and is the verify itself: the clean
-  /// after it touches none). Those on a re-scan count only when the ladder
-  /// comes to them; see Escalation::StepCounts.
+  /// after it touches none); a wave + that quick kRescan (+ kCleanShm) where
+  /// nothing can restart the targets. Those on a re-scan, and a re-scan on a
+  /// wave, count only when the ladder comes to them; see
+  /// Escalation::StepCounts.
   std::vector<Action> fused;
 };
 
@@ -159,9 +161,13 @@ class Escalation {
   /// Whether step "i" of "action" (ActionSteps(action)[i]) counts, the
   /// steps before it reported and "view" the host's view once they were
   /// read. The action itself and the riders of a kStopUnits or a kCleanShm
-  /// always count. On a re-scan the /dev/shm clean counts when the re-scan
-  /// found the host clean or when the ladder comes to the clean next
-  /// (HoldersSettled), and the quick verify when the re-scan was the verify.
+  /// always count. A re-scan that rode on a wave counts when the ladder
+  /// comes to it next, at once (every target gone, no parent alive, no
+  /// restarting unit); the steps after one that does not count do not
+  /// count either. After a re-scan the /dev/shm clean counts when the
+  /// re-scan found the host clean or when the ladder comes to the clean
+  /// next (HoldersSettled), and the quick verify when the re-scan was the
+  /// verify.
   /// The runner reads the reply of a step that counts and reports it with
   /// FinishedStep; one that does not is left unread (what a /dev/shm step
   /// removed is reported either way).
@@ -225,7 +231,14 @@ bool RescanIsTheVerify(const Playbook& playbook, const HostView& view, const His
 /// /dev/shm clean and, when the re-scan is a full one, a quick verify (a
 /// quick re-scan read every GPU and is the verify itself: the clean after
 /// it frees host memory only); after the settle re-scan that a live parent
-/// calls for, the clean. Pure.
+/// calls for, the clean; after a wave (alone or on the stops) the quick
+/// re-scan and its clean, where the ladder would come to them at once once
+/// the wave's targets are gone: no target's parent lives on (init, another
+/// target, or the main process of a unit stopped first) and no target's
+/// unit restarts it; under a scope the re-scan alone (the clean's
+/// selection waits for what the wave signalled). On the host the steps
+/// after a wave run only when it left no target of a TERM and no parent
+/// alive (BatchScript). Pure.
 std::vector<Action> RideAlong(const Action& next, const HostView& view, const History& history,
                               const Playbook& playbook);
 

@@ -100,6 +100,9 @@ std::string BatchScript(const std::vector<StepRequest>& batch,
 std::string BatchName(const std::vector<StepRequest>& batch);
 
 /// Parses BatchScript(batch)'s stdout into one reply per request, in order.
+/// The steps after a signal wave run only when the wave left no target of a
+/// TERM and no parent alive (the script's WL): a reply that ends with the
+/// wave's records gives replies for the steps up to the wave only.
 /// A reply that breaks the steps' grammar is kParse naming the batch ("stop
 /// units and signal output record 2: ...") and leaves "replies" empty; a scan
 /// whose records cannot be read (ReadScan) returns its error with "replies"

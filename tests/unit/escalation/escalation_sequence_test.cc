@@ -92,6 +92,10 @@ struct Row {
   std::string action;  // Describe() of the action Next picks
   HostView after;      // the host once it ran
   StepResult result = {};
+  /// Where the round trip's steps see different hosts (a re-scan that rode
+  /// on a wave finds what the wave left): the host after each step, read
+  /// one step at a time as the runner does. Empty: "after" for every step.
+  std::vector<HostView> steps = {};
 };
 
 // Plays "rows" against a fresh Escalation; returns it for more checks.
@@ -103,8 +107,16 @@ Escalation Play(const Playbook& playbook, EscalationMode mode, const std::vector
     Action action = escalation.Next(view);
     EXPECT_EQ(Describe(action), rows[i].action);
     if (action.kind == ActionKind::kDone || action.kind == ActionKind::kDidNotConverge) break;
+    if (rows[i].steps.empty()) {
+      escalation.Finished(action, rows[i].after, rows[i].result);
+    } else {
+      for (size_t k = 0; k < rows[i].steps.size(); ++k) {
+        if (!escalation.StepCounts(action, k, view)) continue;
+        view = rows[i].steps[k];
+        escalation.FinishedStep(action, k, view, rows[i].result);
+      }
+    }
     view = rows[i].after;
-    escalation.Finished(action, view, rows[i].result);
   }
   return escalation;
 }
@@ -118,12 +130,12 @@ TEST(EscalationSequenceTest, VllmIncidentTermWorks) {
                       {"vllm.service"}};
   Escalation e = Play(DefaultPlaybook(), EscalationMode::kRun,
                       {{"inspect", busy},
-                       {"stop_units+term pids=10,11 30000ms", gone},
-                       {"rescan+clean_shm quick", gone},
+                       {"stop_units+term+rescan+clean_shm pids=10,11 30000ms", gone},
                        {"done", {}}});
   EXPECT_EQ(e.history().waves, 1);
   EXPECT_TRUE(e.history().verified);
-  EXPECT_EQ(e.steps(), 3);
+  EXPECT_TRUE(e.history().shm_done);
+  EXPECT_EQ(e.steps(), 2);
 }
 
 TEST(EscalationSequenceTest, TermIgnoredThenKill) {
@@ -133,15 +145,14 @@ TEST(EscalationSequenceTest, TermIgnoredThenKill) {
   const HostView killed{{Signalled(Signalled(a, "TERM", false), "KILL", true)}, Gpus({kClean}), {}};
   Play(DefaultPlaybook(), EscalationMode::kRun,
        {{"inspect", busy},
-        {"term pids=10 10000ms", left},
-        {"kill pids=10 5000ms", killed},
-        {"rescan+clean_shm quick", killed},
+        {"term+rescan+clean_shm pids=10 10000ms", left},
+        {"kill+rescan+clean_shm pids=10 5000ms", killed},
         {"done", {}}});
 }
 
 TEST(EscalationSequenceTest, StragglerStartsANewWave) {
-  // GPU 5's worker opened its GPU after the inspect: the quick re-scan finds
-  // it, so the /dev/shm clean and verify that rode along do not count.
+  // GPU 5's worker opened its GPU after the inspect: the quick re-scan that
+  // rode on the wave finds it, so the /dev/shm clean after it does not count.
   TrackedHolder first = Worker(10, 0);
   TrackedHolder straggler = Worker(15, 5, 1, /*round=*/2);
   const HostView busy{{first}, Gpus({kBusy, kClean, kClean, kClean, kClean, kClean}), {}};
@@ -155,10 +166,8 @@ TEST(EscalationSequenceTest, StragglerStartsANewWave) {
                           {}};
   Escalation e = Play(DefaultPlaybook(), EscalationMode::kRun,
                       {{"inspect", busy},
-                       {"term pids=10 10000ms", termed},
-                       {"rescan+clean_shm quick", found},
-                       {"term pids=15 10000ms", all_gone},
-                       {"rescan+clean_shm quick", all_gone},
+                       {"term+rescan+clean_shm pids=10 10000ms", found, {}, {termed, found, found}},
+                       {"term+rescan+clean_shm pids=15 10000ms", all_gone},
                        {"done", {}}});
   EXPECT_EQ(e.history().waves, 2);
 }
@@ -169,28 +178,22 @@ TEST(EscalationSequenceTest, CleanQuickRescanIsTheVerify) {
   TrackedHolder a = Worker(10, 0);
   const HostView busy{{a}, Gpus({kBusy}), {}};
   const HostView gone{{Signalled(a, "TERM", true)}, Gpus({kClean}), {}};
-  Escalation e = Play(DefaultPlaybook(), EscalationMode::kRun,
-                      {{"inspect", busy},
-                       {"term pids=10 10000ms", gone},
-                       {"rescan+clean_shm quick", gone},
-                       {"done", {}}});
+  Escalation e =
+      Play(DefaultPlaybook(), EscalationMode::kRun,
+           {{"inspect", busy}, {"term+rescan+clean_shm pids=10 10000ms", gone}, {"done", {}}});
   EXPECT_TRUE(e.history().verified);
   EXPECT_TRUE(e.history().shm_done);
-  EXPECT_EQ(e.steps(), 3);
+  EXPECT_EQ(e.steps(), 2);
   Playbook no_shm;
   ASSERT_TRUE(ParsePlaybook("steps: [inspect, term, kill, rescan, verify]\n", "p", &no_shm).ok());
-  Escalation plain = Play(
-      no_shm, EscalationMode::kRun,
-      {{"inspect", busy}, {"term pids=10 10000ms", gone}, {"rescan quick", gone}, {"done", {}}});
+  Escalation plain = Play(no_shm, EscalationMode::kRun,
+                          {{"inspect", busy}, {"term+rescan pids=10 10000ms", gone}, {"done", {}}});
   EXPECT_TRUE(plain.history().verified);
   // A scope (the epilog's) forbids the /dev/shm step: the same.
   HostView scoped_busy = busy, scoped_gone = gone;
   scoped_busy.scoped = scoped_gone.scoped = true;
   Play(DefaultPlaybook(), EscalationMode::kRun,
-       {{"inspect", scoped_busy},
-        {"term pids=10 10000ms", scoped_gone},
-        {"rescan quick", scoped_gone},
-        {"done", {}}});
+       {{"inspect", scoped_busy}, {"term+rescan pids=10 10000ms", scoped_gone}, {"done", {}}});
 }
 
 TEST(EscalationSequenceTest, DirtyQuickRescanIsNotTheVerify) {
@@ -205,14 +208,12 @@ TEST(EscalationSequenceTest, DirtyQuickRescanIsNotTheVerify) {
   ASSERT_TRUE(ParsePlaybook("steps: [inspect, kill, rescan, verify]\n", "p", &no_shm).ok());
   Play(no_shm, EscalationMode::kRun,
        {{"inspect", busy},
-        {"kill pids=10 5000ms", draining},
-        {"rescan quick", draining},
+        {"kill+rescan pids=10 5000ms", draining},
         {"rescan 2000ms", freed},
         {"done", {}}});
   Play(DefaultPlaybook(), EscalationMode::kRun,
        {{"inspect", busy},
-        {"term pids=10 10000ms", draining},
-        {"rescan+clean_shm quick", draining},
+        {"term+rescan+clean_shm pids=10 10000ms", draining},
         {"rescan 2000ms", freed},
         {"clean_shm", freed},
         {"done", {}}});
@@ -362,9 +363,8 @@ TEST(EscalationSequenceTest, UnkillableIsLeftAfterTheSettle) {
   const HostView stuck{{Signalled(Signalled(w, "TERM", false), "KILL", false)}, Gpus({kBusy}), {}};
   Play(DefaultPlaybook(), EscalationMode::kRun,
        {{"inspect", busy},
-        {"term pids=10 10000ms", left},
-        {"kill pids=10 5000ms", stuck},
-        {"rescan+clean_shm quick", stuck},
+        {"term+rescan+clean_shm pids=10 10000ms", left},
+        {"kill+rescan+clean_shm pids=10 5000ms", stuck},
         {"rescan 2000ms", stuck},
         {"clean_shm", stuck},
         {"done", {}}});
@@ -381,10 +381,10 @@ TEST(EscalationSequenceTest, NonConvergenceEndsAtTheCap) {
   const HostView reported_gone{{hidden}, Gpus({kBusy}), {}};
   std::vector<Row> rows = {{"inspect", busy}};
   while (rows.size() < static_cast<size_t>(Escalation::kMaxSteps)) {
-    rows.push_back({"term pids=10 10000ms", reported_gone});
-    rows.push_back({"rescan+clean_shm quick", busy});
+    // The re-scan rides on the wave and finds the holder again.
+    rows.push_back(
+        {"term+rescan+clean_shm pids=10 10000ms", busy, {}, {reported_gone, busy, busy}});
   }
-  rows.resize(Escalation::kMaxSteps);
   rows.push_back({"did_not_converge", {}});
   Escalation e = Play(DefaultPlaybook(), EscalationMode::kRun, rows);
   EXPECT_EQ(e.steps(), Escalation::kMaxSteps);

@@ -117,6 +117,42 @@ TEST(BatchTest, EachFusedRoundTripIsItsStepsScriptsJoined) {
   }
 }
 
+// A re-scan and a clean that ride on a wave run only when it left nothing
+// (the signal script's WL): they are wrapped in one test of it.
+TEST(BatchTest, TheStepsAfterAWaveRunWhenItLeftNothing) {
+  const HostPaths paths;
+  const std::string wave = BatchScript({Wave()});
+  const std::string stop = WithoutEnd(StopUnitsScript(Stop().units, milliseconds(9000), Audit()));
+  const std::string shm =
+      ShmCleanScript(Shm(false).patterns, false, paths, Audit(), Shm(false).selection);
+  EXPECT_EQ(
+      BatchScript({Stop(), Wave(), Scan(false), Shm(false)}),
+      stop + wave + "if [ -z \"$WL\" ]; then\n" + ScanScript(Scan(false), paths) + shm + "fi\n");
+  EXPECT_EQ(BatchScript({Wave(), Scan(false)}),
+            wave + "if [ -z \"$WL\" ]; then\n" + ScanScript(Scan(false), paths) + "fi\n");
+  EXPECT_NE(wave.find("WL=1"), std::string::npos);
+}
+
+TEST(BatchTest, AReplyThatEndsWithTheWaveReadsTheStepsThatRan) {
+  std::vector<StepReply> replies;
+  const std::string stops = Nul("stop 0 0") + Nul("stop 1 0");
+  const std::string wave = Nul("signal 1") + Nul("now 9") + Nul("sent 10") + Nul("pidfd 1") +
+                           Nul("left 10 S") + Nul("done 1000") + Nul("end");
+  const std::vector<StepRequest> batch = {Stop(), Wave(), Scan(false), Shm(false)};
+  ASSERT_TRUE(ParseBatch(stops + wave, batch, &replies).ok());
+  ASSERT_EQ(replies.size(), 2u);
+  EXPECT_EQ(std::get<SignalReply>(replies[1]).left.size(), 1u);
+  // With the re-scan's records the clean's must follow: a reply cut inside
+  // the steps after the wave is broken.
+  const std::string scan = Nul("scan 1") + Nul("session 12") + Nul("units -") + Nul("gpu 0:") +
+                           Nul("apps -") + Nul("table -") + Nul("end");
+  EXPECT_EQ(ParseBatch(stops + wave + scan, batch, &replies).ToString(),
+            "parse: stop units, signal, rescan and shm output: expected \"shm 1\", got the end");
+  EXPECT_TRUE(replies.empty());
+  // A wave alone, or last, still needs its own records whole.
+  EXPECT_FALSE(ParseBatch(stops, {Stop(), Wave()}, &replies).ok());
+}
+
 TEST(BatchTest, NamesEachStepInOrder) {
   EXPECT_EQ(BatchName({Scan(true)}), "scan");
   EXPECT_EQ(BatchName({Stop(), Wave()}), "stop units, signal");

@@ -108,7 +108,9 @@ TEST(HostCleanerTest, IgnoredTermGetsKill) {
   host.procs[1].behavior = Behavior::kIgnoresTerm;
   host.procs[3].behavior = Behavior::kIgnoresTerm;
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term kill smi+shm");  // orphans: the quick re-scan is the verify
+  // The TERM left two: the re-scan that rode on it did not run. Orphans: the
+  // quick re-scan on the KILL wave is the verify.
+  EXPECT_EQ(o.log, "scan term kill+smi+shm");
   EXPECT_EQ(o.report.status, HostStatus::kClean);
   EXPECT_EQ(o.report.term_sent, 4);
   EXPECT_EQ(o.report.kill_sent, 2);
@@ -124,7 +126,7 @@ TEST(HostCleanerTest, QuickRescanIsTheVerifyWithoutShm) {
   FakeHost host;
   for (int i = 0; i < 4; ++i) host.procs.push_back(Worker(300 + i, i, /*ppid=*/1));
   Outcome o = Clean(host, no_shm);
-  EXPECT_EQ(o.log, "scan term smi");
+  EXPECT_EQ(o.log, "scan term+smi");
   EXPECT_EQ(o.report.status, HostStatus::kClean) << HostMessage(o.report);
   EXPECT_EQ(o.report.gpus_after.size(), 8u);
   EXPECT_EQ(o.report.term_sent, 4);
@@ -157,7 +159,7 @@ TEST(HostCleanerTest, ACleanOnARescanThatFindsAHolderRunsAgainLater) {
   host.respawns.push_back(Worker(400, 5, /*ppid=*/1));
   host.shm = {"nccl-AbC123"};
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term smi+shm scan term smi+shm");
+  EXPECT_EQ(o.log, "scan term+smi+shm scan term+smi+shm");
   EXPECT_EQ(o.report.status, HostStatus::kClean) << HostMessage(o.report);
   EXPECT_EQ(o.report.shm_removed, std::vector<std::string>{"nccl-AbC123"});
   EXPECT_EQ(o.report.rounds, 2);
@@ -192,12 +194,14 @@ TEST(HostCleanerTest, UnkillableControlOnlyHolderLeavesTheHostDirty) {
   EXPECT_EQ(HostMessage(o.report), "unkillable holder left: pid 300 (VLLM::Worker_TP) in state D");
 }
 
-// Ctrl-C during the TERM wave: the wave finishes, nothing after it runs,
-// and the host says it was interrupted.
+// Ctrl-C during the TERM wave (one worker ignores it, so a KILL is due):
+// the wave finishes, nothing after it runs, and the host says it was
+// interrupted.
 TEST(HostCleanerTest, CtrlCStopsTheLadderAtTheNextStepBoundary) {
   FakeClock clock;
   FakeHost orphans;
   for (int i = 0; i < 8; ++i) orphans.procs.push_back(Worker(300 + i, i, /*ppid=*/1));
+  orphans.procs[3].behavior = Behavior::kIgnoresTerm;
   FakeSteps steps(std::move(orphans), &clock);
   Host h;
   h.name = "gpu01";
@@ -217,7 +221,7 @@ TEST(HostCleanerTest, CtrlCStopsTheLadderAtTheNextStepBoundary) {
   EXPECT_EQ(report.status, HostStatus::kFailed);
   EXPECT_EQ(report.error_kind, ErrorKind::kInterrupted);
   EXPECT_EQ(HostMessage(report),
-            "interrupted before rescan+clean_shm: the ladder stopped at this step "
+            "interrupted before kill+rescan+clean_shm: the ladder stopped at this step "
             "boundary");
   EXPECT_EQ(report.term_sent, 8);
 }
@@ -233,7 +237,7 @@ TEST(HostCleanerTest, ProtectedDaemonsAreNeverTargets) {
   fake.comm = "nvidia-persiste";  // a user process wearing the daemon's name
   host.procs = {daemon, fake};
   Outcome o = Clean(host, DefaultPlaybook());
-  EXPECT_EQ(o.log, "scan term smi+shm");
+  EXPECT_EQ(o.log, "scan term+smi+shm");
   EXPECT_EQ(o.report.status, HostStatus::kClean);
   EXPECT_EQ(o.report.term_sent, 1);
   EXPECT_EQ(o.report.holders[0].fate, HolderFate::kProtected);

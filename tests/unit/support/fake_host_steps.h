@@ -75,18 +75,27 @@ class FakeSteps : public HostSteps {
 
   void StartStep(const char*) override {}
 
-  // One round trip, logged by its steps' names joined by "+" ("stop+term").
+  // One round trip, logged by the names of the steps that ran joined by "+"
+  // ("stop+term"). As the script does, the steps after a wave that left a
+  // target of a TERM or a live parent do not run.
   Status Run(const std::vector<StepRequest>& batch, std::vector<StepReply>* replies) override {
     replies->clear();
+    if (!RoundTrip()) return Refused();
     std::string what;
-    for (const StepRequest& step : batch) what += (what.empty() ? "" : "+") + Name(step);
-    if (!RoundTrip(what)) return Refused();
     for (const StepRequest& step : batch) {
       StepReply reply;
       Status status = Answer(step, &reply);
       if (!status.ok()) return status;
+      what += (what.empty() ? "" : "+") + Name(step);
       replies->push_back(std::move(reply));
+      const auto* wave = std::get_if<SignalReply>(&replies->back());
+      if (wave != nullptr &&
+          (!wave->live_parents.empty() ||
+           (!wave->left.empty() && std::get<SignalRequest>(step).signal != "KILL"))) {
+        break;
+      }
     }
+    log_.push_back(what);
     return Status::Ok();
   }
 
@@ -142,12 +151,10 @@ class FakeSteps : public HostSteps {
     return Status::Ok();
   }
 
-  // One round trip: time passes, and it is logged unless sudo refuses it.
-  bool RoundTrip(const std::string& what) {
+  // One round trip: time passes; false when sudo refuses it.
+  bool RoundTrip() {
     clock_->Advance(milliseconds(5));
-    if (host_.sudo_refuses) return false;
-    log_.push_back(what);
-    return true;
+    return !host_.sudo_refuses;
   }
 
   static Status Refused() {
