@@ -25,7 +25,7 @@ namespace {
 // (warnings are off without -w anyway); perl_programs_test compiles both
 // under -Mstrict.
 constexpr char kWalk[] = R"PL(
-my ($dv, $sd, $mj, $ci, $mo, $sx, $km, $on) = @ARGV;
+my ($dv, $sd, $mj, $ci, $mo, $sx, $km, $on, $to, $gq, $aq) = @ARGV;
 my %mj = map { ($_, 1) } split / /, $mj; my %ci = map { ($_, 1) } split / /, $ci;
 my (%h, @h, @g, @u, @r, @m);
 sub add { push @h, $_[0] unless $h{$_[0]}++ }
@@ -38,6 +38,18 @@ sub pf { $_[0] =~ m{^/proc/([^/]*)/} ? $1 : "" }
 opendir(my $D, "/proc") or do { print "E\n.\n"; exit 0 };
 my @p = sort grep { /^[0-9]/ } readdir $D; closedir $D;
 if ($on ne "") { my %o = map { ($_, 1) } split / /, $on; @p = grep { $o{$_} } @p }
+my @q;
+if (defined $to and $to ne "") {
+  for my $z ($gq, $aq) {
+    my $h; my $c = open($h, "-|");
+    if (!defined $c) { push @q, undef; next }
+    if (!$c) {
+      if (open(my $r, ">&=", 3)) { close $r } open(STDERR, ">&", \*STDOUT); open(STDIN, "<", "/dev/null");
+      exec("timeout", "-k", "1", $to, "nvidia-smi", split(/ /, $z)); exit 127;
+    }
+    push @q, [$h, "", 0];
+  }
+}
 if ($mo =~ /f/) {
   my (@w, @x);
   for my $p (@p) {
@@ -108,6 +120,40 @@ if ($km ne "" and sysopen(my $K, $km, 04000)) {
   while ($i++ < 262144) { my $n = sysread($K, $b, 8192); last unless $n; $t .= $b }
   for (split /\n/, $t) { next unless /^[0-9]*,0,/ or /NVRM: Xid/; $ky .= "$_\n"; last if ++$c >= 1000 }
 }
+my @o;
+while (@q) {
+  my ($i, $n) = ("", 0);
+  for (@q) { next unless $_ and !$_->[2]; vec($i, fileno($_->[0]), 1) = 1; $n++ }
+  last unless $n;
+  my $c = select(my $v = $i, undef, undef, undef);
+  if ($c < 0) { next if $! == 4; last }
+  for (@q) {
+    next unless $_ and !$_->[2] and vec($v, fileno($_->[0]), 1);
+    my $k = sysread($_->[0], my $b, 65536);
+    if (!$k) { $_->[2] = 1; next }
+    $_->[1] .= $b;
+    if (length($_->[1]) >= 8388608) { substr($_->[1], 8388608) = ""; $_->[2] = 1 }
+  }
+}
+for (@q) {
+  if (!$_) { push @o, undef; next }
+  close $_->[0]; my $s = $?; (my $t = $_->[1]) =~ tr/\0//d; $t =~ s/\n+\z//;
+  push @o, [$s & 127 ? 128 + ($s & 127) : $s >> 8, $t];
+}
+my ($qg, $qa, @qd) = @o;
+if ($qg and $qa and $qg->[1] !~ /not a valid field/ and open(my $R, ">&=", 3)) {
+  my $t = "gpu $qg->[0]:$qg->[1]\0";
+  if ($qg->[0] == 124 or $qg->[0] == 137) { $t .= "apps -\0" }
+  else {
+    $t .= "apps $qa->[0]:$qa->[1]\0";
+    for (split /\n/, $qa->[1]) { push @qd, $1 if /^([0-9]+)(,|$)/ }
+  }
+  push @r, "Q $qg->[0]", join(" ", "QD", @qd) if print($R $t) and close $R;
+} elsif ($qg and $qg->[1] =~ /not a valid field/) {
+  my ($gf) = $gq =~ /^--query-gpu=(\S*)/; my ($k, @f) = (0);
+  for my $y (split /,/, $gf) { if (index($qg->[1], "\"$y\"") >= 0) { $k = 1 } else { push @f, $y } }
+  push @r, "QF $k " . join(",", @f);
+}
 print map({ "$_\n" } @r, @m), join(" ", "H", @h), "\n", join(" ", "G", @g), "\n", join(" ", "U", @u), "\n";
 print defined $ky ? "K\n.\n$ky" : ".\n";
 )PL";
@@ -162,7 +208,11 @@ PL=; command -v perl >/dev/null 2>&1 && PL=1
 # shellcheck disable=SC2034  # FR, MR, GP, UI, FE, KY and KR are the caller's
 pwk() {
   case $1 in *f*) HP=; GP=; FR=; FE=;; esac
-  MR=; KY=; x=$(perl -e "$PLW" -- "$DV" "$SD" "$MJ" "$CI" "$1" "$2" "$3" "$4" 2>/dev/null </dev/null) || x=
+  MR=; KY=; QG=; QD=; QF=; q1=; q2=; q3=
+  # With PQ (a scan's holder part) the GPU and compute-apps queries too.
+  [ -z "$PQ" ] || { q1=$T; q2="--query-gpu=$GF --format=csv,nounits"; q3=$AQ; exec 3>&1; }
+  x=$(perl -e "$PLW" -- "$DV" "$SD" "$MJ" "$CI" "$1" "$2" "$3" "$4" "$q1" "$q2" "$q3" 2>/dev/null </dev/null) || x=
+  [ -z "$PQ" ] || exec 3>&-
   case $x in
     .|*"$NL.") ;;
     *"$NL.$NL"*) KY=${x#*"$NL.$NL"}; x=${x%%"$NL.$NL"*};;
@@ -178,6 +228,9 @@ pwk() {
       'U '*) UI="$UI ${l#U }";;
       E) FE=1;;
       K) KR=1;;
+      'Q '*) QG=${l#Q };;
+      QD|'QD '*) QD=${l#QD};;
+      'QF '*) QF=${l#QF };;
     esac
   done
   IFS=" 	$NL"; set +f

@@ -156,9 +156,24 @@ fi
 # device files while the walk looks, have ended and been reaped before the
 # holders are described (dump), so none of them is ever described: their
 # records name no process.
-AF=; AP=; GQ=; WK=; KR=
+AF=; AP=; GQ=; WK=; KR=; QG=; QD=; QF=; PQ=
+# Where the host has perl, the walk's perl runs the two queries beside the
+# walk itself (each under timeout, read through a pipe and cut at 8 MiB: no
+# folder, no files) and prints their records: QG is the GPU query's exit,
+# QD the PIDs the compute apps charge. No QG (a driver that does not know a
+# field, a perl that failed): the queries the shell's way below.
+if [ -n "$HOLD" ] && [ -n "$PL" ]; then PQ=1; walk; PQ=; fi
+# QF: the GPU query named a field the driver does not know; its first
+# leaving-out ("1 FIELDS", else "0": the base fields), and the loop below
+# goes on from there.
+i=0
 # shellcheck disable=SC2086  # AQ is nvidia-smi's arguments, one word each
-if [ -n "$HOLD" ] && AF=$(mktemp -d 2>/dev/null); then
+if [ -n "$QG" ]; then
+  o=
+elif [ -n "$QF" ]; then
+  i=1; GF=${QF#* }; case $QF in 1*) ;; *) GF=$GB; i=4;; esac
+  q --query-gpu="$GF" --format=csv,nounits
+elif [ -n "$HOLD" ] && [ -z "$WK" ] && AF=$(mktemp -d 2>/dev/null); then
   (ulimit -f 16384 2>/dev/null; exec timeout -k 1 "$T" nvidia-smi $AQ >"$AF/a" 2>&1 </dev/null) &
   AP=$!
   (ulimit -f 16384 2>/dev/null; exec timeout -k 1 "$T" nvidia-smi --query-gpu="$GF" --format=csv,nounits >"$AF/g" 2>&1 </dev/null) &
@@ -171,7 +186,6 @@ else
   # (GB): five runs at most, one on a driver that knows every field.
   q --query-gpu="$GF" --format=csv,nounits
 fi
-i=0
 while [ $i -lt 4 ]; do
   case $o in *'not a valid field'*) ;; *) break;; esac
   f=; k=; IFS=,
@@ -180,13 +194,15 @@ while [ $i -lt 4 ]; do
   { [ -n "$k" ] && [ $i -lt 4 ]; } || { f=$GB; i=4; }
   GF=$f; q --query-gpu="$GF" --format=csv,nounits
 done
-printf 'gpu %s:%s\0' "$r" "$o"; G=$r
+if [ -n "$QG" ]; then G=$QG; else printf 'gpu %s:%s\0' "$r" "$o"; G=$r; fi
 if [ -z "$HOLD" ]; then
   z 'apps -'; z 'table -'; rdy
 else
-  D=
+  D=$QD
   # A hung nvidia-smi is not asked again; the PIDs it charges are holders.
-  if [ $G = 124 ] || [ $G = 137 ]; then
+  if [ -n "$QG" ]; then
+    :
+  elif [ $G = 124 ] || [ $G = 137 ]; then
     [ -z "$AP" ] || wait "$AP"
     z 'apps -'
   else

@@ -157,8 +157,8 @@ class ProcessBudgetTest : public ::testing::Test {
 // The inspect of a dry run (the /dev/shm listing and the full scan in one
 // round trip) with a /dev/shm candidate. Where the host has perl, the walk
 // (the listing's fd and mapping pass, the scan's mappings and the kernel
-// log) and the details are three perl runs: at most 16 programs; on a
-// host without perl (the shell path: find, stat, grep, sort) at most 28, as
+// log) and the details are three perl runs: at most 12 programs (16 before the walk's perl ran the
+// two queries); on a host without perl (the shell path: find, stat, grep, sort) at most 28, as
 // before the walk went to perl. The whole dry run on a simulated host, sshd
 // and the command's wrappers included, is 17 (bench/proc_count_bench.py).
 TEST_F(ProcessBudgetTest, DryRunInspect) {
@@ -179,7 +179,7 @@ TEST_F(ProcessBudgetTest, DryRunInspect) {
     EXPECT_TRUE(found) << "the holder, by the listing's fd pass";
     EXPECT_EQ(scan.processes.count(holder_in_namespace_), 1u) << "and described";
     EXPECT_FALSE(scan.pid_namespace.empty()) << "the PID namespace, by the details";
-    EXPECT_LE(total_, perl ? 16 : 28) << perl << " " << Describe(by_name);
+    EXPECT_LE(total_, perl ? 12 : 28) << perl << " " << Describe(by_name);
     // The listing (its candidates twice, the device, and without perl the
     // fd pass and the mappings) and without perl the details; the scan's
     // own fd pass is the listing's.
@@ -190,8 +190,9 @@ TEST_F(ProcessBudgetTest, DryRunInspect) {
 }
 
 // The inspect alone (the default playbook's, no /dev/shm patterns): at most
-// 12 programs where the host has perl (23 before the walk, the kernel log
-// and the details went to perl).
+// 8 programs where the host has perl (23 before the walk, the kernel log
+// and the details went to perl; 12 before the walk's perl ran the GPU and
+// compute-apps queries itself).
 TEST_F(ProcessBudgetTest, Inspect) {
   std::map<std::string, int> by_name;
   if (!CountIsolated(ScanScript(Inspect(), paths_), &by_name)) {
@@ -200,8 +201,10 @@ TEST_F(ProcessBudgetTest, Inspect) {
   ScanOutput scan;
   ASSERT_TRUE(ParseScanOutput(output_, &scan).ok()) << output_;
   EXPECT_EQ(scan.processes.count(holder_in_namespace_), 1u) << "the holder, found and described";
-  EXPECT_LE(total_, 12) << Describe(by_name);
+  EXPECT_LE(total_, 8) << Describe(by_name);
   EXPECT_EQ(by_name["nvidia-smi"], 2) << Describe(by_name);
+  // The walk's perl runs both queries: no folder, no files, no cat.
+  EXPECT_EQ(by_name["mktemp"] + by_name["cat"] + by_name["rm"], 0) << Describe(by_name);
 }
 
 // The quick re-scan after the wave with the /dev/shm clean after it: the
