@@ -12,9 +12,6 @@
 
 namespace fleetreap {
 
-using remote_script_internal::AuditPrelude;
-using remote_script_internal::LibraryPiece;
-using remote_script_internal::PreludeSettings;
 using remote_script_internal::SignalParts;
 using remote_script_internal::StepScript;
 using remote_script_internal::Whole;
