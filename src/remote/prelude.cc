@@ -12,8 +12,8 @@ namespace fleetreap {
 namespace remote_script_internal {
 
 // The functions every script shares, and the two constants they are
-// written with (the C locale, NL); the settings they read are
-// PreludeSettings'. z prints a record of the script's own
+// written with (the C locale, NL); what they read is set for each step by
+// PreludeSettings. z prints a record of the script's own
 // words; pst reads /proc/PID/stat by the kernel's rule (S: start time, Z:
 // state); nvm lists the NVIDIA character majors; fds is the one fd pass and
 // mps the mappings' pass; cap prints their records, control-only holders
