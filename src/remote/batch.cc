@@ -2,6 +2,8 @@
 // their reply walked with each step's record grammar.
 #include "fleetreap/remote/batch.h"
 
+#include <set>
+
 #include "fleetreap/remote/scan.h"
 #include "fleetreap/remote/signal.h"
 #include "prelude.h"
@@ -10,8 +12,14 @@
 
 namespace fleetreap {
 
+using remote_script_internal::LibraryPiece;
+using remote_script_internal::LibraryText;
+using remote_script_internal::ScanParts;
 using remote_script_internal::ShmCleanRecords;
+using remote_script_internal::SignalParts;
+using remote_script_internal::StepScript;
 using remote_script_internal::StopUnitsRecords;
+using remote_script_internal::Whole;
 
 namespace {
 
@@ -22,23 +30,35 @@ struct Overload : F... {
 template <class... F>
 Overload(F...) -> Overload<F...>;
 
-// The step's script; "last": it ends the batch, so it keeps its "end".
-std::string StepScript(const StepRequest& step, bool last, const HostPaths& paths) {
+// The step's script as parts; "last": it ends the batch, so it keeps its
+// "end". A per-GPU query and a reset run alone: their whole script is their
+// own part.
+StepScript PartsOf(const StepRequest& step, bool last, const HostPaths& paths) {
   const std::string end = last ? "z end\n" : "";
   return std::visit(
       Overload{
-          [&](const ScanRequest& r) { return ScanScript(r, paths); },
-          [&](const GpuQueryRequest& r) { return PerGpuQueryScript(r.indexes, r.timeout); },
-          [&](const SignalRequest& r) { return SignalScriptFor(r, paths); },
+          [&](const ScanRequest& r) { return ScanParts(r, paths); },
+          [&](const GpuQueryRequest& r) {
+            return StepScript{{}, PerGpuQueryScript(r.indexes, r.timeout)};
+          },
+          [&](const SignalRequest& r) {
+            return SignalParts(r.signal, r.targets, r.wait, r.poll, paths, r.parents, r.audit,
+                               r.scan_start);
+          },
           [&](const StopUnitsRequest& r) {
-            return StopUnitsRecords(r.units, r.unit_timeout, r.audit) + end;
+            StepScript script = StopUnitsRecords(r.units, r.unit_timeout, r.audit);
+            script.own += end;
+            return script;
           },
           [&](const ShmRequest& r) {
-            return ShmCleanRecords(r.patterns, r.dry_run, paths, r.audit, r.selection) + end;
+            StepScript script = ShmCleanRecords(r.patterns, r.dry_run, paths, r.audit, r.selection);
+            script.own += end;
+            return script;
           },
           [&](const ResetRequest& r) {
-            return GpuResetScript(r.gpus, r.per_gpu, r.units, r.unit_timeout, r.audit,
-                                  r.query_timeout);
+            return StepScript{{},
+                              GpuResetScript(r.gpus, r.per_gpu, r.units, r.unit_timeout, r.audit,
+                                             r.query_timeout)};
           },
       },
       step);
@@ -138,23 +158,26 @@ bool RunsAlone(const StepRequest& step) {
 }  // namespace
 
 std::string SignalScriptFor(const SignalRequest& wave, const HostPaths& paths) {
-  return SignalScript(wave.signal, wave.targets, wave.wait, wave.poll, paths, wave.parents,
-                      wave.audit, wave.scan_start);
+  return Whole(SignalParts(wave.signal, wave.targets, wave.wait, wave.poll, paths, wave.parents,
+                           wave.audit, wave.scan_start));
 }
 
 std::string BatchScript(const std::vector<StepRequest>& batch, const HostPaths& paths) {
-  std::string script;
+  std::set<LibraryPiece> library;
+  std::string own;
   bool after_wave = false;
   for (size_t i = 0; i < batch.size(); ++i) {
-    if (i > 0 && LendsFdWalk(batch[i - 1], batch[i])) script += "RW=1\n";
+    StepScript step = PartsOf(batch[i], i + 1 == batch.size(), paths);
+    library.insert(step.library.begin(), step.library.end());
+    if (i > 0 && LendsFdWalk(batch[i - 1], batch[i])) own += "RW=1\n";
     // The steps after a wave run only when it left nothing (WL empty).
     if (!after_wave && i > 0 && std::holds_alternative<SignalRequest>(batch[i - 1])) {
       after_wave = true;
-      script += "if [ -z \"$WL\" ]; then\n";
+      own += "if [ -z \"$WL\" ]; then\n";
     }
-    script += StepScript(batch[i], i + 1 == batch.size(), paths);
+    own += step.own;
   }
-  return after_wave ? script + "fi\n" : script;
+  return LibraryText(library) + own + (after_wave ? "fi\n" : "");
 }
 
 std::string BatchName(const std::vector<StepRequest>& batch) {

@@ -1,14 +1,19 @@
-// The shell prelude every remote script starts with (prelude.h).
+// The shell library the remote scripts share, and a step's script as the
+// pieces it needs and its own part (prelude.h).
 #include "prelude.h"
 
 #include "fleetreap/base/shell.h"
 #include "fleetreap/base/text.h"
 #include "fleetreap/base/time_format.h"
+#include "perl_walk.h"
+#include "shm_holders.h"
 
 namespace fleetreap {
 namespace remote_script_internal {
 
-// The functions every script shares. z prints a record of the script's own
+// The functions every script shares, and the two constants they are
+// written with (the C locale, NL); what they read is set for each step by
+// PreludeSettings. z prints a record of the script's own
 // words; pst reads /proc/PID/stat by the kernel's rule (S: start time, Z:
 // state); nvm lists the NVIDIA character majors; fds is the one fd pass and
 // mps the mappings' pass; cap prints their records, control-only holders
@@ -17,7 +22,6 @@ namespace remote_script_internal {
 constexpr char kPrelude[] = R"SH(LC_ALL=C; export LC_ALL; unset QUOTING_STYLE POSIXLY_CORRECT
 NL='
 '
-IFS=" 	$NL"
 z() { printf '%s\0' "$*"; }
 add() { case " $HP " in *" $1 "*) ;; *) HP="$HP $1";; esac; }
 # shellcheck disable=SC2034,SC2086  # sets Z and S for the caller; splits stat's fields
@@ -188,9 +192,24 @@ dump() {
 q() { o=$(timeout -k 1 "$T" nvidia-smi "$@" 2>&1 </dev/null); r=$?; }
 )SH";
 
-std::string Prelude(const HostPaths& paths) {
-  return std::string(kPrelude) + "DV=" + ShellQuote(paths.dev_dir) + "\nSD=; CI=; UI=; Q=\n";
+std::string PreludeSettings(const HostPaths& paths) {
+  return "IFS=\" \t$NL\"\nDV=" + ShellQuote(paths.dev_dir) + "\nSD=; CI=; UI=; Q=\n";
 }
+
+std::string LibraryText(const std::set<LibraryPiece>& pieces) {
+  std::string s;
+  for (LibraryPiece piece : pieces) {
+    switch (piece) {
+      case LibraryPiece::kPrelude: s += kPrelude; break;
+      case LibraryPiece::kPerlWalk: s += PerlWalkFunctions(); break;
+      case LibraryPiece::kShmHolders: s += ShmHolderFunctions(); break;
+      case LibraryPiece::kAuditHexDecoder: s += AuditHexDecoder(); break;
+    }
+  }
+  return s;
+}
+
+std::string Whole(const StepScript& step) { return LibraryText(step.library) + step.own; }
 
 }  // namespace remote_script_internal
 }  // namespace fleetreap

@@ -13,16 +13,19 @@
 #include "fleetreap/remote/gpu_health_query.h"
 #include "fleetreap/remote/host_paths.h"
 #include "fleetreap/remote/nvidia_smi.h"
-#include "perl_walk.h"
 #include "prelude.h"
-#include "shm_holders.h"
 #include "step_records.h"
 
 namespace fleetreap {
 
 namespace {
 
-using remote_script_internal::Prelude;
+using remote_script_internal::LibraryPiece;
+using remote_script_internal::LibraryText;
+using remote_script_internal::PreludeSettings;
+using remote_script_internal::ScanParts;
+using remote_script_internal::StepScript;
+using remote_script_internal::Whole;
 
 // The command's arguments after "nvidia-smi ".
 std::string Arguments(const std::string& command) { return command.substr(command.find(' ') + 1); }
@@ -202,7 +205,7 @@ else
   # A hung nvidia-smi is not asked again; the PIDs it charges are holders.
   if [ -n "$QG" ]; then
     :
-  elif [ $G = 124 ] || [ $G = 137 ]; then
+  elif [ "$G" = 124 ] || [ "$G" = 137 ]; then
     [ -z "$AP" ] || wait "$AP"
     z 'apps -'
   else
@@ -218,7 +221,7 @@ else
     IFS=" 	$NL"; set +f
   fi
   # The plain table's Processes box: the PID is the word before a type.
-  if [ -z "$TABLE" ] || [ $G = 124 ] || [ $G = 137 ]; then
+  if [ -z "$TABLE" ] || [ "$G" = 124 ] || [ "$G" = 137 ]; then
     z 'table -'
   else
     q; printf 'table %s:%s\0' "$r" "$o"
@@ -311,10 +314,18 @@ z end
 )SH";
 
 std::string ScanScript(const ScanRequest& request, const HostPaths& paths) {
+  return Whole(ScanParts(request, paths));
+}
+
+StepScript remote_script_internal::ScanParts(const ScanRequest& request, const HostPaths& paths) {
   std::string watch;
   for (int pid : request.watch) watch += (watch.empty() ? "" : " ") + std::to_string(pid);
-  std::string s = Prelude(paths) + remote_script_internal::PerlWalkFunctions();
-  s += "UN=\nset --";
+  const bool shm = request.holders && request.shm_files;
+  StepScript script;
+  script.library = {LibraryPiece::kPrelude, LibraryPiece::kPerlWalk};
+  if (shm) script.library.insert(LibraryPiece::kShmHolders);
+  std::string& s = script.own;
+  s = PreludeSettings(paths) + "UN=\nset --";
   for (const std::string& unit : request.units) s += " " + ShellQuote(unit);
   s += "\nT=" + TimeoutSeconds(request.nvidia_smi_timeout) + "\n";
   s += "GF=" + ShellQuote(Join(ScanGpuFields(), ",")) + "\n";
@@ -331,15 +342,13 @@ std::string ScanScript(const ScanRequest& request, const HostPaths& paths) {
   for (const DaemonPidFile& file : DaemonPidFiles()) pid_files += " " + file.path;
   s += "PF='" + pid_files + "'\n";
   s += "FP=" + ShellQuote(FabricManagerPidFile()) + "\n";
-  const bool shm = request.holders && request.shm_files;
-  s +=
-      "SM=" + (shm ? ShellQuote(paths.shm_dir) + "\n" + remote_script_internal::ShmHolderFunctions()
-                   : "\n");
-  return s + kScanBody;
+  s += "SM=" + (shm ? ShellQuote(paths.shm_dir) : "") + "\n";
+  s += kScanBody;
+  return script;
 }
 
 std::string PerGpuQueryScript(const std::vector<int>& indexes, std::chrono::milliseconds timeout) {
-  std::string s = Prelude(HostPaths());
+  std::string s = LibraryText({LibraryPiece::kPrelude}) + PreludeSettings(HostPaths());
   s += "T=" + TimeoutSeconds(timeout) + "\n";
   for (int index : indexes) {
     s += "q " + Arguments(GpuQueryCommandForGpu(index)) + "\n";

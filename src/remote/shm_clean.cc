@@ -8,13 +8,13 @@
 #include "fleetreap/base/text.h"
 #include "fleetreap/remote/host_paths.h"
 #include "fleetreap/remote/scan_output.h"
-#include "perl_walk.h"
 #include "prelude.h"
 #include "scan_records.h"
-#include "shm_holders.h"
 #include "step_records.h"
 
 namespace fleetreap {
+
+using remote_script_internal::StepScript;
 
 namespace {
 
@@ -126,28 +126,32 @@ aud
 std::string ShmCleanScript(const std::vector<std::string>& patterns, bool dry_run,
                            const HostPaths& paths, const AuditRequest& audit,
                            const ShmSelection& selection) {
-  return remote_script_internal::ShmCleanRecords(patterns, dry_run, paths, audit, selection) +
+  return Whole(
+             remote_script_internal::ShmCleanRecords(patterns, dry_run, paths, audit, selection)) +
          "z end\n";
 }
 
-std::string remote_script_internal::ShmCleanRecords(const std::vector<std::string>& patterns,
-                                                    bool dry_run, const HostPaths& paths,
-                                                    const AuditRequest& audit,
-                                                    const ShmSelection& selection) {
+StepScript remote_script_internal::ShmCleanRecords(const std::vector<std::string>& patterns,
+                                                   bool dry_run, const HostPaths& paths,
+                                                   const AuditRequest& audit,
+                                                   const ShmSelection& selection) {
   std::string names;
   for (const std::string& pattern : patterns) {
     names += std::string(names.empty() ? "" : " -o") + " -name " + ShellQuote(pattern);
   }
   if (names.empty()) names = " -false";
   if (!selection.all) names += " \\) \\(" + SelectedFiles(selection);
-  std::string s = Prelude(paths) + ShmHolderFunctions() + PerlWalkFunctions() +
-                  AuditPrelude(dry_run ? AuditRequest() : audit);
-  if (!dry_run && audit.enabled()) s += AuditHexDecoder();
+  StepScript script;
+  script.library = {LibraryPiece::kPrelude, LibraryPiece::kPerlWalk, LibraryPiece::kShmHolders};
+  if (!dry_run && audit.enabled()) script.library.insert(LibraryPiece::kAuditHexDecoder);
+  std::string& s = script.own;
+  s = PreludeSettings(paths) + AuditPrelude(dry_run ? AuditRequest() : audit);
   s += "M=" + ShellQuote(paths.shm_dir) + "\nMA=" + ShellQuote(AuditValue(paths.shm_dir)) + "\n";
   s += std::string("DRY=") + (dry_run ? "1" : "") + "\n";
   s +=
       "cand() { find \"$M\" -mindepth 1 -maxdepth 1 -xdev -type f \\(" + names + " \\) \"$@\"; }\n";
-  return s + kShmBody;
+  s += kShmBody;
+  return script;
 }
 
 // "shm 1", then "removed|would|inuse|failed:NAME" records, then

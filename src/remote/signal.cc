@@ -7,15 +7,14 @@
 #include "fleetreap/base/shell.h"
 #include "fleetreap/base/text.h"
 #include "fleetreap/remote/host_paths.h"
-#include "perl_walk.h"
 #include "prelude.h"
 #include "step_records.h"
 
 namespace fleetreap {
 
-using remote_script_internal::AuditPrelude;
-using remote_script_internal::PerlWalkFunctions;
-using remote_script_internal::Prelude;
+using remote_script_internal::SignalParts;
+using remote_script_internal::StepScript;
+using remote_script_internal::Whole;
 
 namespace {
 
@@ -149,9 +148,12 @@ fi
 # WL: a TERM left a target, or a parent lives on: the steps that ride after
 # the wave in its round trip (the re-scan, the clean) would come too early,
 # and the batch skips them (BatchScript).
-WL=
-alive; for t in $A; do z "left ${t%%:*} ${t#*:}"; [ "$SIG" = KILL ] || WL=1; done
-for p in $PP; do lv "$p" && { z "parent $p"; WL=1; }; done
+# shellcheck disable=SC2034  # WL is read by the steps after the wave, where any
+{
+  WL=
+  alive; for t in $A; do z "left ${t%%:*} ${t#*:}"; [ "$SIG" = KILL ] || WL=1; done
+  for p in $PP; do lv "$p" && { z "parent $p"; WL=1; }; done
+}
 cs; z "done $((C - B))"
 z end
 )SH";
@@ -160,6 +162,13 @@ std::string SignalScript(const std::string& signal, const std::vector<Target>& t
                          std::chrono::milliseconds wait, std::chrono::milliseconds poll,
                          const HostPaths& paths, const std::vector<int>& parents,
                          const AuditRequest& audit, uint64_t scan_start) {
+  return Whole(SignalParts(signal, targets, wait, poll, paths, parents, audit, scan_start));
+}
+
+StepScript remote_script_internal::SignalParts(
+    const std::string& signal, const std::vector<Target>& targets, std::chrono::milliseconds wait,
+    std::chrono::milliseconds poll, const HostPaths& paths, const std::vector<int>& parents,
+    const AuditRequest& audit, uint64_t scan_start) {
   std::string list, pids, dirs, maps, pp;
   for (const Target& t : targets) {
     list += " " + std::to_string(t.pid) + ":" + std::to_string(t.start_time) + ":" +
@@ -169,15 +178,15 @@ std::string SignalScript(const std::string& signal, const std::vector<Target>& t
     maps += " /proc/" + std::to_string(t.pid) + "/maps";
   }
   for (int pid : parents) pp += " " + std::to_string(pid);
-  std::string s = Prelude(paths) + PerlWalkFunctions() + AuditPrelude(audit) +
-                  TargetAuditLines(signal, targets, audit);
+  std::string s =
+      PreludeSettings(paths) + AuditPrelude(audit) + TargetAuditLines(signal, targets, audit);
   s += std::string("SIG=") + (signal == "KILL" ? "KILL" : "TERM") + "\n";
   s += "TG='" + list + "'\nPIDS='" + pids + "'\nDIRS='" + dirs + "'\nMAPS='" + maps + "'\nPP='" +
        pp + "'\n";
   s += "SB=" + (scan_start > 0 ? std::to_string(scan_start) : std::string()) + "\n";
   s += "WAITCS=" + std::to_string(wait.count() / 10) + "\n";
   s += "POLLCS=" + std::to_string(std::max<int64_t>(1, poll.count() / 10)) + "\n";
-  return s + kSignalBody;
+  return {{LibraryPiece::kPrelude, LibraryPiece::kPerlWalk}, s + kSignalBody};
 }
 
 // The signal script's records, its "end" included.

@@ -12,12 +12,12 @@ namespace fleetreap {
 
 std::string StopUnitsScript(const std::vector<std::string>& units,
                             std::chrono::milliseconds timeout, const AuditRequest& audit) {
-  return remote_script_internal::StopUnitsRecords(units, timeout, audit) + "z end\n";
+  return Whole(remote_script_internal::StopUnitsRecords(units, timeout, audit)) + "z end\n";
 }
 
-std::string remote_script_internal::StopUnitsRecords(const std::vector<std::string>& units,
-                                                     std::chrono::milliseconds timeout,
-                                                     const AuditRequest& audit) {
+remote_script_internal::StepScript remote_script_internal::StopUnitsRecords(
+    const std::vector<std::string>& units, std::chrono::milliseconds timeout,
+    const AuditRequest& audit) {
   std::string s = "z() { printf '%s\\0' \"$*\"; }\n" + AuditPrelude(audit);
   for (size_t i = 0; i < units.size(); ++i) {
     s += "timeout -k 2 " + TimeoutSeconds(timeout) + " systemctl stop -- " + ShellQuote(units[i]) +
@@ -25,7 +25,7 @@ std::string remote_script_internal::StopUnitsRecords(const std::vector<std::stri
     s += "r=$?; z \"stop " + std::to_string(i) + " $r\"; al " +
          ShellQuote("action=stop_unit unit=" + AuditValue(units[i])) + "\" rc=$r\"\n";
   }
-  return s + "aud\n";
+  return {{}, s + "aud\n"};
 }
 
 // "stop I RC" for each unit, in order.

@@ -1,9 +1,11 @@
-// Writes every remote script fleetreap runs on a host (the step headers of remote/), built
-// from representative inputs, to one file each in the folder given as the only
-// argument: one per script, and the batches (remote/batch.h) the host cleaner
-// sends in one round trip. scripts/lint.sh runs shellcheck -s sh over them, since the hosts
-// run them under /bin/sh. Each file starts with a comment naming its inputs,
-// and, for a combination, the shellcheck codes its joining makes meaningless.
+// Writes every remote script fleetreap runs on a host (the step headers of
+// remote/), built from representative inputs, to one file each in the folder
+// given as the only argument: one per script, and the batches
+// (remote/batch.h) the host cleaner sends in one round trip (the shared
+// library once, then each step's own part). scripts/lint.sh runs shellcheck
+// -s sh over them, since the hosts run them under /bin/sh. Each file starts
+// with a comment naming its inputs, and, for a combination, the shellcheck
+// codes its joining makes meaningless.
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -27,11 +29,12 @@ using fleetreap::ScanRequest;
 using fleetreap::Target;
 using std::chrono::milliseconds;
 
-// Each script of a round trip brings its own prelude, so the functions are
-// defined again further down: shellcheck then calls the first definitions
-// unreachable (SC2317) or used before they are defined (SC2218).
+// A round trip defines the shared library once, but each step that writes
+// audit lines defines its own al and aud (its run's fields), and the stops
+// their own z: with the stops before the signal, shellcheck calls the first
+// definitions unreachable (SC2317) or used before they are defined (SC2218).
 constexpr char kJoined[] =
-    "# shellcheck disable=SC2317,SC2218  # scripts joined: each redefines the prelude\n";
+    "# shellcheck disable=SC2317,SC2218  # steps joined: each defines its own audit functions\n";
 
 bool Write(const std::string& dir, const std::string& name, const std::string& inputs,
            const std::string& script, const std::string& header = "") {
@@ -95,7 +98,7 @@ int main(int argc, char** argv) {
   listing.patterns = shm;
   listing.dry_run = true;
   ok &= Write(dir, "shm_dry_then_scan", "the dry-run /dev/shm pass and the scan",
-              fleetreap::BatchScript({listing, full}), kJoined);
+              fleetreap::BatchScript({listing, full}));
   ok &= Write(dir, "shm_clean", "removes, then end",
               fleetreap::ShmCleanScript(shm, /*dry_run=*/false, stand_in));
   ok &= Write(dir, "shm_no_patterns", "no patterns",
@@ -103,11 +106,14 @@ int main(int argc, char** argv) {
   fleetreap::ShmRequest clean;
   clean.patterns = shm;
   ok &= Write(dir, "rescan_shm_verify", "the fused verify: scan, /dev/shm, quick scan",
-              fleetreap::BatchScript({plain, clean, quick}), kJoined);
+              fleetreap::BatchScript({plain, clean, quick}));
   ok &= Write(dir, "quick_rescan_then_shm", "the quick re-scan, then the /dev/shm clean",
-              fleetreap::BatchScript({quick, clean}), kJoined);
+              fleetreap::BatchScript({quick, clean}));
   ok &= Write(dir, "shm_then_verify", "the /dev/shm clean, then the quick verify",
-              fleetreap::BatchScript({clean, quick}), kJoined);
+              fleetreap::BatchScript({clean, quick}));
+  ok &= Write(dir, "stop_signal_rescan_shm",
+              "units stopped, TERM, then the quick re-scan and the clean when it left nothing",
+              fleetreap::BatchScript({stops, term, quick, clean}, paths), kJoined);
   ScanRequest scoped;
   scoped.shm_files = true;
   ok &= Write(dir, "scan_scoped", "a scoped run's scan: the holders' /dev/shm files too",

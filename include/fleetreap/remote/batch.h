@@ -1,9 +1,12 @@
 // Batch: the steps that share one round trip, in order, as one script and
 // one reply. A StepRequest says what one step does (a scan, a per-GPU
 // query, a signal wave, unit stops, a /dev/shm clean or listing, GPU
-// resets); BatchScript joins the steps' scripts, each step but the last
-// without its "end" record where it has one of its own to drop (the stops'
-// and the /dev/shm step's), so the reply ends with one "end"; ParseBatch
+// resets); BatchScript defines the shell library the steps share once, at
+// its start (each piece any of them needs), then joins the steps' own
+// parts, each of which sets what its body reads as it does alone, each
+// step but the last without its "end" record where it has one of its own
+// to drop (the stops' and the /dev/shm step's), so the reply ends with one
+// "end" and reads as the steps' replies alone would, joined; ParseBatch
 // walks the reply with each step's record grammar, in the same order, into
 // one StepReply per request. Which steps ride together is the escalation's
 // choice (Action::fused); this file only carries them. Pure functions;
@@ -89,7 +92,8 @@ struct UnitStops {
 using StepReply = std::variant<HostSnapshot, std::vector<GpuReading>, SignalReply, UnitStops,
                                ShmOutput, GpuResetReply>;
 
-/// The script of "batch", in order. A dry run's /dev/shm listing lends its
+/// The script of "batch", in order: the library once, then each step's own
+/// part (a batch of one is that step's script). A dry run's /dev/shm listing lends its
 /// fd pass to a holder scan right after it ("RW=1"). A per-GPU query and a
 /// reset run alone.
 std::string BatchScript(const std::vector<StepRequest>& batch,

@@ -1,7 +1,8 @@
-// Batch: each batch the escalation asks for is byte for byte the scripts
-// each step's builder writes, joined (a step that is not last without its
-// "end"), and its reply reads back one reply per step; a reply that breaks
-// the grammar names the round trip's steps.
+// Batch: each batch the escalation asks for is byte for byte the shared
+// library once, then the own parts of the scripts each step's builder
+// writes, joined (a step that is not last without its "end"), and its reply
+// reads back one reply per step; a reply that breaks the grammar names the
+// round trip's steps. batch_replies_test runs them.
 #include "fleetreap/remote/batch.h"
 
 #include <gtest/gtest.h>
@@ -88,33 +89,82 @@ std::string WithoutEnd(const std::string& script) {
   return script.substr(0, script.size() - end.size());
 }
 
-TEST(BatchTest, EachFusedRoundTripIsItsStepsScriptsJoined) {
+// A step's script alone is the library pieces it needs, then its own part,
+// which starts with the prelude's settings (a stop's, which needs no piece,
+// is all its own).
+const char kOwnStart[] = "IFS=\" \t$NL\"\nDV=";
+std::string Library(const std::string& script) {
+  const size_t at = script.find(kOwnStart);
+  EXPECT_NE(at, std::string::npos);
+  return script.substr(0, at);
+}
+std::string Own(const std::string& script) { return script.substr(script.find(kOwnStart)); }
+
+// How often "text" occurs in "script".
+size_t Count(const std::string& script, const std::string& text) {
+  size_t n = 0;
+  for (size_t at = script.find(text); at != std::string::npos; at = script.find(text, at + 1)) ++n;
+  return n;
+}
+
+// A fused round trip defines the library once, at its start (every piece
+// any step needs: here always those of one step that needs them all), then
+// runs each step's own part, in order.
+TEST(BatchTest, EachFusedRoundTripIsTheLibraryOnceThenEachStepsOwnPart) {
   const HostPaths paths;
   // The stops' audit lines are the run's: the wave's targets are not read.
+  const std::string wave = BatchScript({Wave()});
   EXPECT_EQ(BatchScript({Stop(), Wave()}),
-            WithoutEnd(StopUnitsScript(Stop().units, milliseconds(9000), Audit())) +
-                BatchScript({Wave()}));
+            Library(wave) + WithoutEnd(StopUnitsScript(Stop().units, milliseconds(9000), Audit())) +
+                Own(wave));
   // A dry run's inspect takes the listing's fd walk.
   ShmRequest listing = Shm(true);
   listing.audit = AuditRequest();
   listing.selection = ShmSelection();
-  EXPECT_EQ(BatchScript({listing, Scan(true)}),
-            WithoutEnd(ShmCleanScript(listing.patterns, true, paths)) + "RW=1\n" +
-                ScanScript(Scan(true), paths));
+  const std::string lists = ShmCleanScript(listing.patterns, true, paths);
+  EXPECT_EQ(BatchScript({listing, Scan(true)}), Library(lists) + Own(WithoutEnd(lists)) + "RW=1\n" +
+                                                    Own(ScanScript(Scan(true), paths)));
   auto shm = [&](bool dry_run) {
     return ShmCleanScript(Shm(dry_run).patterns, dry_run, paths, Audit(), Shm(dry_run).selection);
   };
+  const std::string quick = Own(ScanScript(Scan(false), paths));
   for (bool dry_run : {false, true}) {
     EXPECT_EQ(BatchScript({Shm(dry_run), Scan(false)}),
-              WithoutEnd(shm(dry_run)) + ScanScript(Scan(false), paths));
+              Library(shm(dry_run)) + Own(WithoutEnd(shm(dry_run))) + quick);
   }
   // A quick re-scan, then the clean; a full one, the clean and a quick verify.
-  EXPECT_EQ(BatchScript({Scan(false), Shm(false)}), ScanScript(Scan(false), paths) + shm(false));
+  EXPECT_EQ(BatchScript({Scan(false), Shm(false)}), Library(shm(false)) + quick + Own(shm(false)));
   for (bool holders : {false, true}) {
-    EXPECT_EQ(
-        BatchScript({Scan(holders), Shm(false), Scan(false)}),
-        ScanScript(Scan(holders), paths) + WithoutEnd(shm(false)) + ScanScript(Scan(false), paths));
+    EXPECT_EQ(BatchScript({Scan(holders), Shm(false), Scan(false)}),
+              Library(shm(false)) + Own(ScanScript(Scan(holders), paths)) +
+                  Own(WithoutEnd(shm(false))) + quick);
   }
+  // A scoped scan (the holders' /dev/shm files) and the clean share the
+  // /dev/shm functions too.
+  ScanRequest scoped = Scan(true);
+  scoped.shm_files = true;
+  EXPECT_EQ(BatchScript({scoped, Shm(false)}),
+            Library(shm(false)) + Own(ScanScript(scoped, paths)) + Own(shm(false)));
+}
+
+TEST(BatchTest, DefinesEachSharedFunctionOnce) {
+  const std::string alone = BatchScript({Shm(false)});
+  const std::string three = BatchScript({Scan(true), Shm(false), Scan(false)});
+  const std::string wave = BatchScript({Stop(), Wave()});
+  for (const char* definition : {"\nfds() {", "\nmps() {", "\ndump() {", "\nPLW='", "\nPLD='",
+                                 "\npwk() {", "\nshmh() {", "hb() {", "\nNL='"}) {
+    EXPECT_EQ(Count(alone, definition), 1u) << definition;
+    EXPECT_EQ(Count(three, definition), 1u) << definition;
+  }
+  EXPECT_EQ(Count(wave, "\npwk() {"), 1u);
+  // What each step's body reads is set again before it: the prelude's
+  // settings, the audit functions' AP (a scan empties it for its own use).
+  EXPECT_EQ(Count(three, kOwnStart), 3u);
+  EXPECT_EQ(Count(three, "\nAP='run=r-1 controller=ctl operator=ops'\n"), 1u);
+  EXPECT_EQ(Count(wave, "\nAP='run=r-1 controller=ctl operator=ops'\n"), 2u);
+  // The library costs the host a parse per round trip, not per step: the
+  // three steps take less than twice one clean.
+  EXPECT_LT(three.size(), 2 * alone.size()) << three.size() << " " << alone.size();
 }
 
 // A re-scan and a clean that ride on a wave run only when it left nothing
@@ -125,11 +175,12 @@ TEST(BatchTest, TheStepsAfterAWaveRunWhenItLeftNothing) {
   const std::string stop = WithoutEnd(StopUnitsScript(Stop().units, milliseconds(9000), Audit()));
   const std::string shm =
       ShmCleanScript(Shm(false).patterns, false, paths, Audit(), Shm(false).selection);
+  const std::string quick = Own(ScanScript(Scan(false), paths));
   EXPECT_EQ(
       BatchScript({Stop(), Wave(), Scan(false), Shm(false)}),
-      stop + wave + "if [ -z \"$WL\" ]; then\n" + ScanScript(Scan(false), paths) + shm + "fi\n");
+      Library(shm) + stop + Own(wave) + "if [ -z \"$WL\" ]; then\n" + quick + Own(shm) + "fi\n");
   EXPECT_EQ(BatchScript({Wave(), Scan(false)}),
-            wave + "if [ -z \"$WL\" ]; then\n" + ScanScript(Scan(false), paths) + "fi\n");
+            Library(wave) + Own(wave) + "if [ -z \"$WL\" ]; then\n" + quick + "fi\n");
   EXPECT_NE(wave.find("WL=1"), std::string::npos);
 }
 
