@@ -3,6 +3,7 @@
 #include "fleetreap/escalation/escalation.h"
 
 #include <algorithm>
+#include <cstddef>
 
 namespace fleetreap {
 
@@ -68,10 +69,10 @@ bool Escalation::StepCounts(const Action& action, size_t i, const HostView& view
   if (i == 0) return true;
   if (i > action.fused.size()) return false;
   const Action& step = action.fused[i - 1];
-  const auto rescan_before =
-      std::find_if(action.fused.begin(), action.fused.begin() + (i - 1),
-                   [](const Action& a) { return a.kind == ActionKind::kRescan; });
-  const bool on_wave = rescan_before != action.fused.begin() + (i - 1);
+  // A re-scan rode on a wave before this step (ActionSteps: the wave first).
+  const bool on_wave =
+      std::any_of(action.fused.begin(), action.fused.begin() + static_cast<std::ptrdiff_t>(i - 1),
+                  [](const Action& a) { return a.kind == ActionKind::kRescan; });
   if (step.kind == ActionKind::kRescan) {
     // The re-scan that rode on a wave: when the ladder comes to it now, at
     // once (every target gone, no parent left to restart one).
