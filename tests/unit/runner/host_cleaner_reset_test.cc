@@ -119,6 +119,17 @@ TEST(HostCleanerResetTest, AStepCutOffAfterTheStopNamesTheUnitsFirst) {
       << report.error_message;
 }
 
+// A reset the host deadline leaves no room for is not started: no reply,
+// read once as blocked, and the ladder ends (it does not ask again).
+TEST(HostCleanerResetTest, AResetNotStartedForTheDeadlineIsReadOnce) {
+  FakeHost host = DaemonsOnAGhost();
+  host.reset_error = ErrorKind::kHostTimeout;
+  HostReport report = CleanWithReset(host);
+  EXPECT_EQ(report.status, HostStatus::kDirty);
+  EXPECT_TRUE(report.reset_units_stopped.empty());
+  EXPECT_NE(report.reset_blocked_by.find("ran past"), std::string::npos) << report.reset_blocked_by;
+}
+
 TEST(HostCleanerResetTest, NoGuardStopsNothing) {
   GpuResetReply reply;
   reply.guard_exit = 1;
