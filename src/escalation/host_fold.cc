@@ -181,7 +181,8 @@ std::vector<int> SignalParents(const Action& wave, const HostView& view) {
   return {parents.begin(), parents.end()};
 }
 
-SignalFold FoldSignal(const Action& wave, const SignalReply& reply, HostView* view) {
+SignalFold FoldSignal(const Action& wave, const SignalReply& reply, HostView* view,
+                      uint64_t scan_start) {
   SignalFold fold;
   const bool kill = wave.kind == ActionKind::kKill;
   const std::vector<int> asked = SignalParents(wave, *view);
@@ -209,7 +210,8 @@ SignalFold FoldSignal(const Action& wave, const SignalReply& reply, HostView* vi
     }
     // Named only by nvidia-smi and holding no device file at the kill: not
     // the process the driver charged, or not one a signal would free.
-    if (!target.needs_fd && in(reply.gone, target.pid)) it->unheld = true;
+    const bool young = scan_start > 0 && target.start_time >= scan_start;
+    if (!target.needs_fd && !young && in(reply.gone, target.pid)) it->unheld = true;
     if (in(reply.sent, target.pid)) {
       if (it->signalled_at == 0) it->signalled_at = reply.now;
       (kill ? it->kill_sent : it->term_sent) = true;

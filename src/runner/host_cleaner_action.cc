@@ -79,7 +79,7 @@ ShmRequest Runner::ShmOf(bool dry_run, const ShmSelection& which) const {
 
 void Runner::ApplySignal(const Action& action, const SignalReply& reply, TimePoint signalled) {
   last_signal_ = signalled;
-  SignalFold fold = FoldSignal(action, reply, &view_);
+  SignalFold fold = FoldSignal(action, reply, &view_, scan_start_);
   (action.kind == ActionKind::kKill ? report_.kill_sent : report_.term_sent) += fold.sent;
   report_.pidfd_sent += reply.pidfd_sent;
   refused_.insert(refused_.end(), fold.refused.begin(), fold.refused.end());

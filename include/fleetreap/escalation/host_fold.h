@@ -90,8 +90,14 @@ struct SignalFold {
 /// flags and first signal time, its fate (kUnkillable when a KILL left it,
 /// FateAfterExit when gone), a refusal marking it signalled for good; and a
 /// target's parent that died makes it reparented (ppid 1: nothing can
-/// restart it, nothing is watched).
-SignalFold FoldSignal(const Action& wave, const SignalReply& reply, HostView* view);
+/// restart it, nothing is watched). A target that only nvidia-smi named and
+/// that the host says is gone is never a target again (unheld), unless it
+/// was born at or after "scan_start" (the start of the scan that found it,
+/// host clock ticks; 0 unknown): the signal step drops such a target
+/// whatever it holds (a process that started while the scan ran, such as a
+/// restarted worker still opening its devices), and the next scan judges it.
+SignalFold FoldSignal(const Action& wave, const SignalReply& reply, HostView* view,
+                      uint64_t scan_start = 0);
 
 /// The targets' parents that the signal script is asked to watch: the PPIDs
 /// above 1 of the tracked holders "wave" targets, ascending.

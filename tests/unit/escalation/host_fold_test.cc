@@ -276,5 +276,28 @@ TEST(HostFoldTest, FoldsASignalReply) {
   }
 }
 
+// A target only nvidia-smi named, reported gone: never a target again
+// (unheld), unless it started while the scan that found it ran (the signal
+// step drops such a target whatever it holds): then the next scan judges it.
+TEST(HostFoldTest, AGoneTargetBornDuringItsScanIsNotUnheld) {
+  for (uint64_t scan_start : {0u, 900u, 1010u, 1011u}) {
+    HostView view;
+    TrackedHolder t;
+    t.holder = Worker(10, 0);
+    t.holder.start_time = 1010;
+    view.holders = {t};
+    Action wave;
+    wave.kind = ActionKind::kTerm;
+    wave.targets = {{10, 1010, /*needs_fd=*/false}};
+    SignalReply reply;
+    reply.now = 5000;
+    reply.gone = {10};
+    FoldSignal(wave, reply, &view, scan_start);
+    const bool young = scan_start > 0 && scan_start <= 1010;
+    EXPECT_EQ(view.holders[0].unheld, !young) << scan_start;
+    EXPECT_FALSE(view.holders[0].present) << scan_start;
+  }
+}
+
 }  // namespace
 }  // namespace fleetreap
