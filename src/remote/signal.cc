@@ -60,16 +60,18 @@ fi
 pst $$; z "now $S"
 cs() { read -r u _ </proc/uptime; C=$(( ${u%.*} * 100 + 1${u#*.} - 100 )); }
 cs; B=$C
-# The checks: the PID still has the start time it had when seen, is not a
-# zombie (lv), was born before the scan that saw it began (SB), and still
-# holds an NVIDIA device file (an fd of any thread, or a mapping), also when
-# only nvidia-smi named it ("m"): every CUDA process holds the device files
-# (an H200's MPS client too), so one that holds none is not the process
-# nvidia-smi charged, or not one a signal would free.
+# The checks: the PID was born before the scan that saw it began (SB), and
+# still holds an NVIDIA device file (an fd of any thread, or a mapping), also
+# when only nvidia-smi named it ("m"): every CUDA process holds the device
+# files (an H200's MPS client too), so one that holds none is not the process
+# nvidia-smi charged, or not one a signal would free. That it still has the
+# start time it had when seen and is not a zombie (lv) is checked right
+# before its signal, below, by perl or by the shell: once, not twice (a
+# shell's lv reads the stat file a byte at a time).
 E=
 for t in $TG; do
   p=${t%%:*}; r=${t#*:}; w=${r%%:*}
-  if lv "$p" "$w" && { [ -z "$SB" ] || [ "$w" -lt "$SB" ]; } &&
+  if { [ -z "$SB" ] || [ "$w" -lt "$SB" ]; } &&
      case " $HP " in *" $p "*) true;; *) false;; esac; then
     E="$E $t"
   else
@@ -133,16 +135,44 @@ aud
 # that answers TERM is gone within it; a killed one once the driver has freed
 # its memory, about 0.2 s for 40 GiB on an H200), then every poll interval.
 # A zombie whose every thread has exited is gone (lv): no wait for its reaping.
+# Past the first look, one perl looks where the host has it (the same checks,
+# each stat file read whole, perl's own sleeps) and answers "ok" and the
+# targets still there at its last look (PID:STATE, PW), else the shell goes on
+# looking (a shell's look reads each stat file a byte at a time).
 alive() { A=; for t in $W; do p=${t%%:*}; r=${t#*:}; lv "$p" "${r%%:*}" && A="$A $p:$Z"; done; }
 if [ -n "$W" ]; then
   cs; E=$((C + WAITCS)); F=$((C + 100))
-  while :; do
-    alive; [ -n "$A" ] || break
+  alive; PW=
+  if [ -n "$A" ] && [ -n "$PL" ]; then
+    # shellcheck disable=SC2016,SC2086  # perl's own variables; W's words
+    y=$(perl -e 'my ($e, $f, $pc, @w) = @ARGV;
+sub cs { open(my $u, "<", "/proc/uptime") or return undef; my $l = <$u>;
+  defined $l && $l =~ /^([0-9]+)\.([0-9][0-9])/ ? $1 * 100 + $2 : undef }
+sub lv { my ($p, $w) = @_; open(my $h, "<", "/proc/$p/stat") or return "";
+  local $/; my $s = <$h>; $s = "" unless defined $s; $s =~ s/^.*\)//s; my @a = split " ", $s;
+  return "" if @a < 20 || $a[19] ne $w;
+  if ($a[0] =~ /^[ZX]$/) { opendir(my $t, "/proc/$p/task") or return "";
+    my @k = grep { /^[0-9]/ } readdir $t; return "" if @k < 2 }
+  $a[0] }
+my @a;
+while (1) {
+  @a = ();
+  for (@w) { my ($p, $w) = split /:/; my $z = lv($p, $w); push @a, "$p:$z" if $z ne "" }
+  last unless @a;
+  my $c = cs(); last unless defined $c && $c < $e;
+  my $k = $c >= $f ? $pc : 1; $k = $e - $c if $e - $c < $k;
+  select(undef, undef, undef, $k / 100);
+}
+print join(" ", "ok", @a), "\n";' "$E" "$F" "$POLLCS" $W 2>/dev/null </dev/null)
+    case $y in ok|'ok '*) A=${y#ok}; PW=1;; esac
+  fi
+  while [ -z "$PW" ] && [ -n "$A" ]; do
     cs; [ $C -lt $E ] || break
     k=$POLLCS; [ $C -ge $F ] || k=1
     [ $((E - C)) -ge $k ] || k=$((E - C))
     c=$((k % 100)); [ $c -lt 10 ] && c=0$c
     sleep $((k / 100)).$c
+    alive
   done
 fi
 # WL: a TERM left a target, or a parent lives on: the steps that ride after
@@ -151,7 +181,7 @@ fi
 # shellcheck disable=SC2034  # WL is read by the steps after the wave, where any
 {
   WL=
-  alive; for t in $A; do z "left ${t%%:*} ${t#*:}"; [ "$SIG" = KILL ] || WL=1; done
+  [ -n "$PW" ] || alive; for t in $A; do z "left ${t%%:*} ${t#*:}"; [ "$SIG" = KILL ] || WL=1; done
   for p in $PP; do lv "$p" && { z "parent $p"; WL=1; }; done
 }
 cs; z "done $((C - B))"
