@@ -23,7 +23,11 @@ namespace {
 // kept; C collation). Neither program says "use strict" or "no warnings":
 // loading strict.pm and warnings.pm costs a host about 3 ms of CPU a run
 // (warnings are off without -w anyway); perl_programs_test compiles both
-// under -Mstrict.
+// under -Mstrict. With TO (the ninth argument) it forks the two queries
+// beside the walk, each nvidia-smi in a process group of its own under
+// perl's own bound, as timeout -k 1 TO bounds it: past TO a TERM to the
+// group (exit 124), a second on a KILL (137), never waited for after it (a
+// query stuck in the driver); no timeout process per query.
 constexpr char kWalk[] = R"PL(
 my ($dv, $sd, $mj, $ci, $mo, $sx, $km, $on, $to, $gq, $aq) = @ARGV;
 my %mj = map { ($_, 1) } split / /, $mj; my %ci = map { ($_, 1) } split / /, $ci;
@@ -38,16 +42,19 @@ sub pf { $_[0] =~ m{^/proc/([^/]*)/} ? $1 : "" }
 opendir(my $D, "/proc") or do { print "E\n.\n"; exit 0 };
 my @p = sort grep { /^[0-9]/ } readdir $D; closedir $D;
 if ($on ne "") { my %o = map { ($_, 1) } split / /, $on; @p = grep { $o{$_} } @p }
-my @q;
+my (@q, $dl, $kd);
+sub nw { if (open(my $u, "<", "/proc/uptime")) { my $l = <$u>; return $1 if defined $l and $l =~ /^([0-9]+(\.[0-9]+)?)/ } time }
 if (defined $to and $to ne "") {
+  $dl = nw() + $to;
   for my $z ($gq, $aq) {
-    my $h; my $c = open($h, "-|");
+    my ($r, $w); my $c = pipe($r, $w) ? fork : undef;
     if (!defined $c) { push @q, undef; next }
     if (!$c) {
-      if (open(my $r, ">&=", 3)) { close $r } open(STDERR, ">&", \*STDOUT); open(STDIN, "<", "/dev/null");
-      exec("timeout", "-k", "1", $to, "nvidia-smi", split(/ /, $z)); exit 127;
+      close $r; if (open(my $x, ">&=", 3)) { close $x }
+      open(STDOUT, ">&", $w); open(STDERR, ">&", $w); close $w; open(STDIN, "<", "/dev/null");
+      setpgrp(0, 0); exec("nvidia-smi", split(/ /, $z)); exit($! == 2 ? 127 : 126);
     }
-    push @q, [$h, "", 0];
+    close $w; push @q, [$r, "", 0, $c, 0, undef];
   }
 }
 if ($mo =~ /f/) {
@@ -122,23 +129,36 @@ if ($km ne "" and sysopen(my $K, $km, 04000)) {
 }
 my @o;
 while (@q) {
-  my ($i, $n) = ("", 0);
-  for (@q) { next unless $_ and !$_->[2]; vec($i, fileno($_->[0]), 1) = 1; $n++ }
-  last unless $n;
-  my $c = select(my $v = $i, undef, undef, undef);
+  my ($i, $n, $l) = ("", 0, 0);
+  for (@q) {
+    next unless $_;
+    if (!$_->[2]) { vec($i, fileno($_->[0]), 1) = 1; $n++; next }
+    next if defined $_->[5];
+    my $k = waitpid($_->[3], 1); if ($k == $_->[3]) { $_->[5] = $? } elsif ($k < 0) { $_->[5] = -1 } else { $l++ }
+  }
+  last unless $n or $l;
+  my $w = (defined $kd ? $kd : $dl) - nw();
+  if ($w <= 0) {
+    last if defined $kd; $kd = nw() + 1;
+    for (@q) { next if !$_ or defined $_->[5]; kill("TERM", -$_->[3]); $_->[4] = 124 }
+    next;
+  }
+  $w = 0.01 if $l and $w > 0.01;
+  my $c = select(my $v = $i, undef, undef, $w);
   if ($c < 0) { next if $! == 4; last }
   for (@q) {
-    next unless $_ and !$_->[2] and vec($v, fileno($_->[0]), 1);
+    next unless $_ and !$_->[2] and $n and vec($v, fileno($_->[0]), 1);
     my $k = sysread($_->[0], my $b, 65536);
-    if (!$k) { $_->[2] = 1; next }
+    if (!$k) { $_->[2] = 1; close $_->[0]; next }
     $_->[1] .= $b;
-    if (length($_->[1]) >= 8388608) { substr($_->[1], 8388608) = ""; $_->[2] = 1 }
+    if (length($_->[1]) >= 8388608) { substr($_->[1], 8388608) = ""; $_->[2] = 1; close $_->[0] }
   }
 }
 for (@q) {
   if (!$_) { push @o, undef; next }
-  close $_->[0]; my $s = $?; (my $t = $_->[1]) =~ tr/\0//d; $t =~ s/\n+\z//;
-  push @o, [$s & 127 ? 128 + ($s & 127) : $s >> 8, $t];
+  if (!defined $_->[5]) { kill("KILL", -$_->[3]); $_->[4] = 137; close $_->[0] unless $_->[2] }
+  my $s = defined $_->[5] ? $_->[5] : 0; (my $t = $_->[1]) =~ tr/\0//d; $t =~ s/\n+\z//;
+  push @o, [$_->[4] ? $_->[4] : $s & 127 ? 128 + ($s & 127) : $s >> 8, $t];
 }
 my ($qg, $qa, @qd) = @o;
 if ($qg and $qa and $qg->[1] !~ /not a valid field/ and open(my $R, ">&=", 3)) {
@@ -159,15 +179,29 @@ print defined $ky ? "K\n.\n$ky" : ".\n";
 )PL";
 
 // PLD: the details (dump's). Arguments: the PIDs (one word), then NY's
-// paths. Prints dump's records on stdout and NS's lines on fd 4.
+// paths. Prints dump's records on stdout and NS's lines on fd 4, the first
+// of them "U UNITS": the units that own the PIDs, read from the cgroup files
+// it reads anyway, in the order and by the rules of the scan's shell loop
+// (each line as read -r gives it, a v2 or name=systemd line, its path's
+// words that are NAME.service of the unit name characters). First: a link's
+// text on a later line can hold a newline, never the first line.
 constexpr char kDetails[] = R"PL(
 my @p = split " ", shift; my @ny = @ARGV; my $N; open($N, ">&=", 4) or undef $N;
 sub rd { open(my $h, "<", $_[0]) or return undef; local $/; my $t = <$h>; defined $t ? $t : "" }
 sub rs { my @r = split /\0/, $_[0], -1; pop @r if @r and $r[-1] eq ""; @r }
+my (@un, %un);
+sub cu { my @l = split /\n/, $_[0], -1; pop @l;
+  for my $l (@l) { $l =~ s/^[ \t]+//; $l =~ s/[ \t]+$//;
+    next unless $l =~ m{^0::/} or $l =~ m{:name=systemd:/}; (my $r = $l) =~ s{^.*?:/}{}s;
+    for (split m{/}, $r) { push @un, $_ if /^[A-Za-z0-9:_.\@-]+\.service$/ and !$un{$_}++ } } }
 if (@p) {
   for my $f ((map { ("/proc/$_/stat", "/proc/$_/status", "/proc/$_/cgroup") } @p), "/etc/passwd") {
-    my $t = rd($f); print map { "$f:$_\0" } rs($t) if defined $t;
+    my $t = rd($f); next unless defined $t; print map { "$f:$_\0" } rs($t);
+    cu($t) if $f =~ m{/cgroup$};
   }
+}
+print $N join(" ", "U", @un), "\n" if $N;
+if (@p) {
   for my $f (map { "/proc/$_/cmdline" } @p) {
     my $t = rd($f); next unless defined $t; my @r = rs($t); splice(@r, 32) if @r > 32;
     print map { length($_) ? "$f:" . substr($_, 0, 256) . "\0" : () } @r;

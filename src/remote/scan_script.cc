@@ -161,8 +161,8 @@ fi
 # records name no process.
 AF=; AP=; GQ=; WK=; KR=; QG=; QD=; QF=; PQ=
 # Where the host has perl, the walk's perl runs the two queries beside the
-# walk itself (each under timeout, read through a pipe and cut at 8 MiB: no
-# folder, no files) and prints their records: QG is the GPU query's exit,
+# walk itself (each bounded as timeout bounds it, read through a pipe and cut
+# at 8 MiB: no folder, no files, no timeout process) and prints their records: QG is the GPU query's exit,
 # QD the PIDs the compute apps charge. No QG (a driver that does not know a
 # field, a perl that failed): the queries the shell's way below.
 if [ -n "$HOLD" ] && [ -n "$PL" ]; then PQ=1; walk; PQ=; fi
@@ -278,6 +278,10 @@ else
   [ -z "$SM" ] || shmh "$HP"
   set -f
   y=$NS
+  # The units that own the holders, where the details' perl read them from
+  # the cgroups (its first line, UD), else by the loop below.
+  U=; UD=
+  case $y in U|'U '*) l=${y%%"$NL"*}; U=${l#U}; UD=1;; esac
   IFS=$NL; ok=
   for l in $y; do
     case $l in 'L pid:['*']') printf 'pidns:%s\0' "${l#L }";; 'O '*) ok="$ok ${l#O }";; esac
@@ -295,8 +299,7 @@ else
   # KillMode= and cgroup.
   c=; while IFS= read -r l; do c="$c$l$NL"; done </proc/$$/cgroup 2>/dev/null
   printf 'selfcg:%s\0' "$c"
-  U=
-  for p in $HP; do
+  [ -n "$UD" ] || for p in $HP; do
     while read -r l; do
       case $l in 0::/*|*:name=systemd:/*) ;; *) continue;; esac
       IFS=/; for w in ${l#*:/}; do case $w in *[!A-Za-z0-9:_.@-]*) ;; ?*.service) case " $U " in *" $w "*) ;; *) U="$U $w";; esac;; esac; done; IFS=" 	$NL"

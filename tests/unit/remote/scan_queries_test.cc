@@ -74,6 +74,21 @@ TEST(ScanQueriesTest, AHungQueryIsCutBothWays) {
   EXPECT_EQ(both.perl.apps_exit, -1) << "not read after a hung GPU query";
 }
 
+// A query that ignores TERM (and keeps a child of its own in its group) is
+// killed a second after its bound, both ways (timeout -k 1; perl's own bound
+// on the perl path), and the scan goes on: 137, the apps query not read.
+TEST(ScanQueriesTest, AQueryThatIgnoresTermIsKilledBothWays) {
+  ScanRequest request = Request();
+  request.nvidia_smi_timeout = std::chrono::milliseconds(1000);
+  Both both = RunBothWays(
+      "case \"$*\" in *query-gpu*) trap '' TERM; sleep 30 & wait; sleep 30;; esac\n"
+      "echo '1, x'\n",
+      request);
+  ExpectSame(both);
+  EXPECT_EQ(both.perl.nvidia_smi_exit, 137);
+  EXPECT_EQ(both.perl.apps_exit, -1) << "not read after a hung GPU query";
+}
+
 TEST(ScanQueriesTest, AFloodIsCutBothWays) {
   Both both = RunBothWays(
       "case \"$*\" in *query-gpu*) echo 'index'; exit 0;; esac\nexec head -c 20000000 /dev/zero\n");
