@@ -29,7 +29,7 @@ namespace {
 // group (exit 124), a second on a KILL (137), never waited for after it (a
 // query stuck in the driver); no timeout process per query.
 constexpr char kWalk[] = R"PL(
-my ($dv, $sd, $mj, $ci, $mo, $sx, $km, $on, $to, $gq, $aq) = @ARGV;
+my ($dv, $sd, $mj, $ci, $mo, $sx, $km, $on, $to, $gq, $aq, $sp) = @ARGV;
 my %mj = map { ($_, 1) } split / /, $mj; my %ci = map { ($_, 1) } split / /, $ci;
 my (%h, @h, @g, @u, @r, @m);
 sub add { push @h, $_[0] unless $h{$_[0]}++ }
@@ -174,6 +174,22 @@ if ($qg and $qa and $qg->[1] !~ /not a valid field/ and open(my $R, ">&=", 3)) {
   for my $y (split /,/, $gf) { if (index($qg->[1], "\"$y\"") >= 0) { $k = 1 } else { push @f, $y } }
   push @r, "QF $k " . join(",", @f);
 }
+if (defined $sp and $sp =~ /^[0-9]+$/) {
+  if (open(my $h, "<", "/proc/$sp/stat")) {
+    local $/; my $t = <$h>; $t = "" unless defined $t; $t =~ tr/\n//d; $t =~ s/^.*\)//s;
+    my @a = split " ", $t; push @r, "SS $a[19]" if @a >= 20 and $a[19] =~ /^[0-9]+$/;
+  }
+  my ($p, $i, $a) = ($sp, 0, "");
+  while ($p > 1 and $i < 64) {
+    my $n = "";
+    if (open(my $h, "<", "/proc/$p/status")) {
+      while (my $l = <$h>) { if ($l =~ /^[ \t]*PPid:(?:[ \t]+(.*?))?[ \t]*\n?$/) { $n = defined $1 ? $1 : ""; last } }
+    }
+    last unless $n =~ /^[0-9]+$/;
+    $p = $n; $i++; $a .= " $p" if $p > 1;
+  }
+  push @r, "SA$a";
+}
 print map({ "$_\n" } @r, @m), join(" ", "H", @h), "\n", join(" ", "G", @g), "\n", join(" ", "U", @u), "\n";
 print defined $ky ? "K\n.\n$ky" : ".\n";
 )PL";
@@ -245,7 +261,7 @@ pwk() {
   MR=; KY=; QG=; QD=; QF=; q1=; q2=; q3=
   # With PQ (a scan's holder part) the GPU and compute-apps queries too.
   [ -z "$PQ" ] || { q1=$T; q2="--query-gpu=$GF --format=csv,nounits"; q3=$AQ; exec 3>&1; }
-  x=$(perl -e "$PLW" -- "$DV" "$SD" "$MJ" "$CI" "$1" "$2" "$3" "$4" "$q1" "$q2" "$q3" 2>/dev/null </dev/null) || x=
+  x=$(perl -e "$PLW" -- "$DV" "$SD" "$MJ" "$CI" "$1" "$2" "$3" "$4" "$q1" "$q2" "$q3" "$$" 2>/dev/null </dev/null) || x=
   [ -z "$PQ" ] || exec 3>&-
   case $x in
     .|*"$NL.") ;;
@@ -265,6 +281,8 @@ pwk() {
       'Q '*) QG=${l#Q };;
       QD|'QD '*) QD=${l#QD};;
       'QF '*) QF=${l#QF };;
+      'SS '*) SS=${l#SS };;
+      SA|'SA '*) SA=${l#SA}; SV=1;;
     esac
   done
   IFS=" 	$NL"; set +f

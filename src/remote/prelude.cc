@@ -22,6 +22,9 @@ namespace remote_script_internal {
 constexpr char kPrelude[] = R"SH(LC_ALL=C; export LC_ALL; unset QUOTING_STYLE POSIXLY_CORRECT
 NL='
 '
+# This shell's start time (SS) and ancestors (SA, SV once read), as the
+# round trip's first walk by perl read them (pwk): the same for each step.
+SS=; SA=; SV=
 z() { printf '%s\0' "$*"; }
 add() { case " $HP " in *" $1 "*) ;; *) HP="$HP $1";; esac; }
 # shellcheck disable=SC2034,SC2086  # sets Z and S for the caller; splits stat's fields

@@ -124,17 +124,18 @@ walk() {
 }
 # d: the folder of PID file $1, /var/run read as the /run it links to.
 pdir() { d=${1%/*}; case $d in /var/run) d=/run;; /var/run/*) d=/run/${d#/var/run/};; esac; }
-# The session: this shell and its ancestors, by the PPid line of status.
-a=; p=$$; i=0
-while [ "$p" -gt 1 ] 2>/dev/null && [ $i -lt 64 ]; do
+# The session: this shell and its ancestors, by the PPid line of status
+# (SA where a walk's perl earlier in the round trip read them: SV).
+a=$SA; p=$$; i=0
+while [ -z "$SV" ] && [ "$p" -gt 1 ] 2>/dev/null && [ $i -lt 64 ]; do
   n=; { while read -r k v; do [ "$k" = PPid: ] && n=$v && break; done; } 2>/dev/null </proc/"$p"/status
   case $n in ''|*[!0-9]*) break;; esac
   p=$n; i=$((i+1)); [ "$p" -gt 1 ] && a="$a $p"
 done
 z "session $$$a"
 # The scan's start: this shell's own start time (the signal step drops
-# targets born after it).
-pst $$ && z "clock $S"
+# targets born after it; SS where a walk's perl read it).
+if [ -n "$SS" ]; then z "clock $SS"; else pst $$ && z "clock $S"; fi
 if [ $# -eq 0 ]; then
   z 'units -'
 else

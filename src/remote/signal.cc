@@ -57,7 +57,7 @@ if [ -z "$PL" ] || [ -n "$FE" ]; then
   # shellcheck disable=SC2086  # a list of /proc paths
   [ -z "$MAPS" ] || mps $MAPS
 fi
-pst $$; z "now $S"
+if [ -n "$SS" ]; then S=$SS; else pst $$; fi; z "now $S"
 cs() { read -r u _ </proc/uptime; C=$(( ${u%.*} * 100 + 1${u#*.} - 100 )); }
 cs; B=$C
 # The checks: the PID was born before the scan that saw it began (SB), and
