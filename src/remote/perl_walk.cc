@@ -23,13 +23,30 @@ namespace {
 // kept; C collation). Neither program says "use strict" or "no warnings":
 // loading strict.pm and warnings.pm costs a host about 3 ms of CPU a run
 // (warnings are off without -w anyway); perl_programs_test compiles both
-// under -Mstrict. With TO (the ninth argument) it forks the two queries
+// under -Mstrict. An empty MJ: it reads the NVIDIA majors from
+// /proc/devices itself, as nvm does, and prints "MJ MAJORS" and "MN PAIRS".
+// The twelfth argument, this shell's PID: its start time ("SS TICKS") and
+// ancestors ("SA PIDS"), as the scan's session loop reads them. With TO
+// (the ninth argument) it forks the two queries
 // beside the walk, each nvidia-smi in a process group of its own under
 // perl's own bound, as timeout -k 1 TO bounds it: past TO a TERM to the
 // group (exit 124), a second on a KILL (137), never waited for after it (a
 // query stuck in the driver); no timeout process per query.
 constexpr char kWalk[] = R"PL(
 my ($dv, $sd, $mj, $ci, $mo, $sx, $km, $on, $to, $gq, $aq, $sp) = @ARGV;
+my @n;
+if ($mj eq "") {
+  my $c; $mj = "195";
+  if (open(my $h, "<", "/proc/devices")) {
+    while (my $l = <$h>) {
+      next unless $l =~ s/\n\z//; $l =~ s/^[ \t]+//; $l =~ s/[ \t]+$//;
+      my ($k, $v) = split /[ \t]+/, $l, 2; $v = "" unless defined $v;
+      if ($k eq "Character") { $c = 1; next } if ($k eq "Block") { $c = 0; next }
+      next unless $c and $k =~ /^[0-9]+$/ and $v =~ /^nvidia[a-z0-9-]*$/;
+      push @n, "$k $v"; $mj .= " $k" if $k ne "195";
+    }
+  }
+}
 my %mj = map { ($_, 1) } split / /, $mj; my %ci = map { ($_, 1) } split / /, $ci;
 my (%h, @h, @g, @u, @r, @m);
 sub add { push @h, $_[0] unless $h{$_[0]}++ }
@@ -190,6 +207,7 @@ if (defined $sp and $sp =~ /^[0-9]+$/) {
   }
   push @r, "SA$a";
 }
+push @r, "MJ $mj", join(" ", "MN", @n) if $ARGV[2] eq "";
 print map({ "$_\n" } @r, @m), join(" ", "H", @h), "\n", join(" ", "G", @g), "\n", join(" ", "U", @u), "\n";
 print defined $ky ? "K\n.\n$ky" : ".\n";
 )PL";
@@ -261,12 +279,15 @@ pwk() {
   MR=; KY=; QG=; QD=; QF=; q1=; q2=; q3=
   # With PQ (a scan's holder part) the GPU and compute-apps queries too.
   [ -z "$PQ" ] || { q1=$T; q2="--query-gpu=$GF --format=csv,nounits"; q3=$AQ; exec 3>&1; }
-  x=$(perl -e "$PLW" -- "$DV" "$SD" "$MJ" "$CI" "$1" "$2" "$3" "$4" "$q1" "$q2" "$q3" "$$" 2>/dev/null </dev/null) || x=
+  # Without NV, perl reads the majors (MJ, MN) itself; a perl that failed
+  # leaves them to nvm.
+  m=; [ -z "$NV" ] || m=$MJ
+  x=$(perl -e "$PLW" -- "$DV" "$SD" "$m" "$CI" "$1" "$2" "$3" "$4" "$q1" "$q2" "$q3" "$$" 2>/dev/null </dev/null) || x=
   [ -z "$PQ" ] || exec 3>&-
   case $x in
     .|*"$NL.") ;;
     *"$NL.$NL"*) KY=${x#*"$NL.$NL"}; x=${x%%"$NL.$NL"*};;
-    *) FE=1; return 0;;
+    *) FE=1; nvm; return 0;;
   esac
   set -f; IFS=$NL
   for l in $x; do
@@ -281,6 +302,8 @@ pwk() {
       'Q '*) QG=${l#Q };;
       QD|'QD '*) QD=${l#QD};;
       'QF '*) QF=${l#QF };;
+      'MJ '*) MJ=${l#MJ }; NV=1;;
+      MN|'MN '*) MN=${l#MN};;
       'SS '*) SS=${l#SS };;
       SA|'SA '*) SA=${l#SA}; SV=1;;
     esac

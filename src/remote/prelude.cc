@@ -24,7 +24,7 @@ NL='
 '
 # This shell's start time (SS) and ancestors (SA, SV once read), as the
 # round trip's first walk by perl read them (pwk): the same for each step.
-SS=; SA=; SV=
+SS=; SA=; SV=; NV=
 z() { printf '%s\0' "$*"; }
 add() { case " $HP " in *" $1 "*) ;; *) HP="$HP $1";; esac; }
 # shellcheck disable=SC2034,SC2086  # sets Z and S for the caller; splits stat's fields
@@ -36,8 +36,11 @@ pst() {
   [ $# -ge 20 ] || return 1
   Z=$1; S=${20}
 }
+# nvm: MJ and MN once per round trip (NV), from a walk's perl where one read
+# /proc/devices (pwk), else read here.
 nvm() {
-  MJ=195; MN=; c=
+  [ -z "$NV" ] || return 0
+  NV=1; MJ=195; MN=; c=
   { while read -r a b; do
     case $a in Character) c=1; continue;; Block) c=; continue;; esac
     [ -n "$c" ] || continue

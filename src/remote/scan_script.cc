@@ -112,7 +112,7 @@ rdy() {
 # of the host; FW: its pass ran, FF its FE) is this scan's: one walk of
 # every thread's fds per round trip.
 walk() {
-  nvm
+  [ -n "$PL" ] || nvm
   if [ -n "$RW" ] && [ -n "$FW" ]; then
     FE=$FF; if [ -n "$PL" ]; then pwk m '' "$KM"; else mps /proc/[0-9]*/maps; fi
   elif [ -n "$PL" ]; then

@@ -72,7 +72,7 @@ if [ -n "$CI" ]; then
     sdx "$SD"
     # One perl where the host has it (pwk: the fd pass and the candidates'
     # mappings), else fds, find and grep.
-    nvm; Q=1
+    [ -n "$PL" ] || nvm; Q=1
     if [ -n "$PL" ]; then
       pwk fs "$SX"
       # shellcheck disable=SC2034  # FW and FF are for a scan after it (walk)

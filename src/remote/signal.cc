@@ -45,7 +45,7 @@ std::string TargetAuditLines(const std::string& signal, const std::vector<Target
 // centiseconds), PP (the targets' parents), SB (the scan's start, ticks; ""
 // none).
 constexpr char kSignalBody[] = R"SH(z 'signal 1'
-nvm; Q=1; HP=; FE=
+[ -n "$PL" ] || nvm; Q=1; HP=; FE=
 # The targets' fds (every thread's) and mappings: one perl where the host
 # has it (pwk, the targets' PIDs only), else fds and mps; a perl that failed
 # or died (FE) is not trusted, the shell walks again.
