@@ -26,14 +26,17 @@ namespace {
 // under -Mstrict. An empty MJ: it reads the NVIDIA majors from
 // /proc/devices itself, as nvm does, and prints "MJ MAJORS" and "MN PAIRS".
 // The twelfth argument, this shell's PID: its start time ("SS TICKS") and
-// ancestors ("SA PIDS"), as the scan's session loop reads them. With TO
+// ancestors ("SA PIDS"), as the scan's session loop reads them. The
+// thirteenth, the driver's GPU folder: each GPU's minor ("MI N BUS", then
+// "MD"; nothing where a folder's name holds a newline), as the scan's loop
+// reads them. With TO
 // (the ninth argument) it forks the two queries
 // beside the walk, each nvidia-smi in a process group of its own under
 // perl's own bound, as timeout -k 1 TO bounds it: past TO a TERM to the
 // group (exit 124), a second on a KILL (137), never waited for after it (a
 // query stuck in the driver); no timeout process per query.
 constexpr char kWalk[] = R"PL(
-my ($dv, $sd, $mj, $ci, $mo, $sx, $km, $on, $to, $gq, $aq, $sp) = @ARGV;
+my ($dv, $sd, $mj, $ci, $mo, $sx, $km, $on, $to, $gq, $aq, $sp, $dr) = @ARGV;
 my @n;
 if ($mj eq "") {
   my $c; $mj = "195";
@@ -208,6 +211,20 @@ if (defined $sp and $sp =~ /^[0-9]+$/) {
   push @r, "SA$a";
 }
 push @r, "MJ $mj", join(" ", "MN", @n) if $ARGV[2] eq "";
+if (defined $dr and $dr ne "" and opendir(my $G, $dr)) {
+  my ($nl, @mi);
+  for my $g (sort grep { !/^\./ } readdir $G) {
+    $nl = 1 if $g =~ /\n/; my $f = "$dr/$g/information";
+    next unless -r $f and open(my $h, "<", $f);
+    while (my $l = <$h>) {
+      last unless $l =~ s/\n\z//;
+      my ($k, $v) = split /:/, $l, 2; next unless $k eq "Device Minor";
+      $v = "" unless defined $v; $v =~ s/^[ \t]+//; my ($n) = split /[ \t]+/, $v;
+      push @mi, "MI $n $g" if defined $n and $n =~ /^[0-9]+$/; last;
+    }
+  }
+  push @r, @mi, "MD" unless $nl;
+}
 print map({ "$_\n" } @r, @m), join(" ", "H", @h), "\n", join(" ", "G", @g), "\n", join(" ", "U", @u), "\n";
 print defined $ky ? "K\n.\n$ky" : ".\n";
 )PL";
@@ -276,13 +293,14 @@ PL=; command -v perl >/dev/null 2>&1 && PL=1
 # shellcheck disable=SC2034  # FR, MR, GP, UI, FE, KY and KR are the caller's
 pwk() {
   case $1 in *f*) HP=; GP=; FR=; FE=;; esac
-  MR=; KY=; QG=; QD=; QF=; q1=; q2=; q3=
-  # With PQ (a scan's holder part) the GPU and compute-apps queries too.
-  [ -z "$PQ" ] || { q1=$T; q2="--query-gpu=$GF --format=csv,nounits"; q3=$AQ; exec 3>&1; }
+  MR=; KY=; QG=; QD=; QF=; q1=; q2=; q3=; q4=
+  # With PQ (a scan's holder part) the GPU and compute-apps queries too, and
+  # the GPUs' minors (MD, MI).
+  [ -z "$PQ" ] || { q1=$T; q2="--query-gpu=$GF --format=csv,nounits"; q3=$AQ; q4=$DR; exec 3>&1; }
   # Without NV, perl reads the majors (MJ, MN) itself; a perl that failed
   # leaves them to nvm.
   m=; [ -z "$NV" ] || m=$MJ
-  x=$(perl -e "$PLW" -- "$DV" "$SD" "$m" "$CI" "$1" "$2" "$3" "$4" "$q1" "$q2" "$q3" "$$" 2>/dev/null </dev/null) || x=
+  x=$(perl -e "$PLW" -- "$DV" "$SD" "$m" "$CI" "$1" "$2" "$3" "$4" "$q1" "$q2" "$q3" "$$" "$q4" 2>/dev/null </dev/null) || x=
   [ -z "$PQ" ] || exec 3>&-
   case $x in
     .|*"$NL.") ;;
@@ -303,6 +321,8 @@ pwk() {
       QD|'QD '*) QD=${l#QD};;
       'QF '*) QF=${l#QF };;
       'MJ '*) MJ=${l#MJ }; NV=1;;
+      'MI '*) MI="$MI${l#MI }$NL";;
+      MD) MD=1;;
       MN|'MN '*) MN=${l#MN};;
       'SS '*) SS=${l#SS };;
       SA|'SA '*) SA=${l#SA}; SV=1;;

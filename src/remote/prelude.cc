@@ -24,7 +24,8 @@ NL='
 '
 # This shell's start time (SS) and ancestors (SA, SV once read), as the
 # round trip's first walk by perl read them (pwk): the same for each step.
-SS=; SA=; SV=; NV=
+# shellcheck disable=SC2034  # read by the steps that use them, where any
+SS='' SA='' SV='' NV=''
 z() { printf '%s\0' "$*"; }
 add() { case " $HP " in *" $1 "*) ;; *) HP="$HP $1";; esac; }
 # shellcheck disable=SC2034,SC2086  # sets Z and S for the caller; splits stat's fields

@@ -160,7 +160,7 @@ fi
 # device files while the walk looks, have ended and been reaped before the
 # holders are described (dump), so none of them is ever described: their
 # records name no process.
-AF=; AP=; GQ=; WK=; KR=; QG=; QD=; QF=; PQ=
+AF=; AP=; GQ=; WK=; KR=; QG=; QD=; QF=; PQ=; MD=; MI=
 # Where the host has perl, the walk's perl runs the two queries beside the
 # walk itself (each bounded as timeout bounds it, read through a pipe and cut
 # at 8 MiB: no folder, no files, no timeout process) and prints their records: QG is the GPU query's exit,
@@ -243,15 +243,22 @@ else
   cap "$CC"
   # A walk that could not run saw no holder: said, never read as none.
   [ -z "$FE" ] || z 'blind'
-  for g in "$DR"/*; do
-    [ -r "$g/information" ] || continue
-    { while IFS=: read -r k v; do
-      [ "$k" = 'Device Minor' ] || continue
-      # shellcheck disable=SC2086  # the minor's digits without the blanks
-      set -- $v; case $1 in ''|*[!0-9]*) ;; *) printf 'minor %s:%s\0' "$1" "${g##*/}";; esac
-      break
-    done; } 2>/dev/null <"$g/information"
-  done
+  # Each GPU's minor: as the walk's perl read them (MD, MI), else here.
+  if [ -n "$MD" ]; then
+    set -f; IFS=$NL
+    for l in $MI; do printf 'minor %s:%s\0' "${l%% *}" "${l#* }"; done
+    IFS=" 	$NL"; set +f
+  else
+    for g in "$DR"/*; do
+      [ -r "$g/information" ] || continue
+      { while IFS=: read -r k v; do
+        [ "$k" = 'Device Minor' ] || continue
+        # shellcheck disable=SC2086  # the minor's digits without the blanks
+        set -- $v; case $1 in ''|*[!0-9]*) ;; *) printf 'minor %s:%s\0' "$1" "${g##*/}";; esac
+        break
+      done; } 2>/dev/null <"$g/information"
+    done
+  fi
   D="$D$HP"
   # A kernel without CONFIG_PROC_CHILDREN has no children files: "kids P -".
   for p in $WATCH; do
