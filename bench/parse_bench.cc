@@ -44,7 +44,7 @@ std::string Nul(const std::string& text) { return text + '\0'; }
 // device file, nvidiactl and nvidia-uvm (memory on their own GPU only),
 // nvidia-persistenced and nv-hostengine holding all of them too.
 std::string HolderScanOutput() {
-  std::string out = Nul("scan 1") + Nul("session 9000 8999 8998") + Nul("units -") +
+  std::string out = Nul("scan 1") + Nul("session 9000 8999 8998") +
                     Nul("gpu 0:" + GpuQueryOutput()) + Nul("apps -") + Nul("table -") +
                     Nul("majors 195 nvidia 238 nvidia-uvm");
   std::string details;
@@ -65,7 +65,7 @@ std::string HolderScanOutput() {
     details += Nul("exe " + proc + ":/usr/bin/python3.11");
   }
   return out + details + Nul("/etc/passwd:svc:x:1000:1000::/:/bin/sh\n") + Nul("selfcg:0::/") +
-         Nul("show -") + Nul("end");
+         Nul("owners:") + Nul("show -") + Nul("end");
 }
 
 }  // namespace

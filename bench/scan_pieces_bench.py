@@ -18,7 +18,7 @@ the host either way):
              and with it the kernel log's read where perl does it
   details    the holders' details (one perl, pdt; else dump's grep and find)
   nvidia-smi the GPU query and the compute-apps query (the fake nvidia-smi)
-  systemctl  list-units and show (the fake systemctl)
+  systemctl  the show of the holders' and the playbook's units (the fake systemctl)
   readiness  the driver's GPU list, NVSwitch nodes, fabric manager, kernel log
 Also printed: a new connection (`ssh ... true` without the master), one more
 channel (`true` over the master), and the rest of the inspect (the shell,

@@ -227,7 +227,7 @@ Status ParseBatch(const std::string& out, const std::vector<StepRequest>& batch,
   for (size_t i = 0; i < taken; ++i) {
     if (!std::holds_alternative<ScanRequest>(batch[i])) continue;
     HostSnapshot snapshot;
-    status = ReadScan(scans[i], &snapshot);
+    status = ReadScan(scans[i], std::get<ScanRequest>(batch[i]).units, &snapshot);
     if (!status.ok()) return status;
     (*replies)[i] = std::move(snapshot);
   }

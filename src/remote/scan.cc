@@ -1,5 +1,6 @@
 #include "fleetreap/remote/scan.h"
 
+#include <map>
 #include <set>
 
 #include "fleetreap/base/text.h"
@@ -103,6 +104,25 @@ std::vector<int> AppPidsBesideHolders(const HostSnapshot& snapshot) {
   return {pids.begin(), pids.end()};
 }
 
+// What the show said of the units the fold reads: the holders' units and
+// the playbook's active units with plain names (IsPlainUnitName, as the
+// holders' are checked). The show also printed the playbook's other
+// matching units (failed, activating...): left out.
+std::map<std::string, UnitProperties> UnitsRead(const ScanOutput& scan,
+                                                const std::vector<std::string>& active) {
+  const std::map<std::string, UnitProperties> shown = ParseSystemctlShow(scan.show_out);
+  std::map<std::string, UnitProperties> read;
+  auto keep = [&](const std::string& unit) {
+    auto found = shown.find(unit);
+    if (found != shown.end()) read.insert(*found);
+  };
+  for (const std::string& unit : scan.owner_units) keep(unit);
+  for (const std::string& unit : active) {
+    if (IsPlainUnitName(unit)) keep(unit);
+  }
+  return read;
+}
+
 Status ReadHolders(const ScanOutput& scan, HostSnapshot* snapshot) {
   HolderScanInfo info;
   Status status = HoldersFromScan(scan, &snapshot->holders, &info);
@@ -124,7 +144,6 @@ Status ReadHolders(const ScanOutput& scan, HostSnapshot* snapshot) {
   }
   snapshot->app_processes = DescribeProcesses(scan, AppPidsBesideHolders(*snapshot));
   snapshot->minors = scan.minors;
-  snapshot->active_units = scan.active_units;
   snapshot->self_cgroup = CgroupPathOf(scan.self_cgroup);
   snapshot->children = scan.children;
   snapshot->parents = scan.parents;
@@ -139,7 +158,8 @@ Status ReadHolders(const ScanOutput& scan, HostSnapshot* snapshot) {
 
 }  // namespace
 
-Status ReadScan(const ScanOutput& scan, HostSnapshot* snapshot) {
+Status ReadScan(const ScanOutput& scan, const std::vector<std::string>& units,
+                HostSnapshot* snapshot) {
   *snapshot = HostSnapshot();
   snapshot->holders_scanned = scan.holders;
   snapshot->shell_pid = scan.shell_pid;
@@ -153,7 +173,10 @@ Status ReadScan(const ScanOutput& scan, HostSnapshot* snapshot) {
     snapshot->sees_host_pid_namespace = SeesHostPidNamespace(scan);
     if (!snapshot->sees_host_pid_namespace) return Status::Ok();
   }
-  if (scan.show_exit == 0) snapshot->units = ParseSystemctlShow(scan.show_out);
+  if (scan.show_exit == 0) {
+    snapshot->active_units = ActiveUnitsShown(scan.show_out, units);
+    if (scan.holders) snapshot->units = UnitsRead(scan, snapshot->active_units);
+  }
   if (scan.holders) {
     Status status = ReadHolders(scan, snapshot);
     if (!status.ok()) return status;

@@ -10,6 +10,7 @@
 #include "fleetreap/model/gpu_reading.h"
 #include "fleetreap/model/holder.h"
 #include "fleetreap/remote/proc_scan.h"
+#include "fleetreap/remote/systemctl_show.h"
 #include "scan_records.h"
 #include "shm_holders.h"
 
@@ -64,12 +65,23 @@ Status ParseSession(RecordReader& reader, ScanOutput* scan) {
   return status;
 }
 
-void ReadUnits(const std::string& text, std::vector<std::string>* units) {
-  for (const std::string& line : SplitLines(text)) {
-    std::string trimmed = Trim(line);
-    std::string unit = trimmed.substr(0, trimmed.find_first_of(" \t"));
-    if (!unit.empty()) units->push_back(unit);
+// "owners:UNIT...": the names the script took from the holders' cgroups,
+// each checked there (A-Za-z0-9:_.@-, ending in .service) and here again.
+Status ReadOwners(RecordReader& reader, const std::string& text, std::vector<std::string>* units) {
+  static const std::string kSuffix = ".service";
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t space = text.find(' ', at);
+    if (space == std::string::npos) space = text.size();
+    const std::string unit = text.substr(at, space - at);
+    at = space + 1;
+    if (unit.empty()) continue;
+    const bool ok = unit.size() > kSuffix.size() && IsPlainUnitName(unit) &&
+                    unit.compare(unit.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0;
+    if (!ok) return reader.Error("bad owner unit " + QuoteForMessage(unit, 60));
+    units->push_back(unit);
   }
+  return Status::Ok();
 }
 
 // The holder part: "majors", then "fd" and "fdp" records, the mappings'
@@ -229,7 +241,8 @@ Status ParseDetails(RecordReader& reader, ScanOutput* scan) {
 }
 
 // After the details: "pidns:LINK", "pidf N:PID"..., "pidmark:TEXT",
-// "selfcg:TEXT", then "show RC:TEXT" or "show -".
+// "selfcg:TEXT", then "owners:UNIT..." (the units the show was asked for
+// because holders run in them).
 Status ParseHostFacts(RecordReader& reader, ScanOutput* scan) {
   const HostRecord* r = nullptr;
   Status status;
@@ -256,7 +269,9 @@ Status ParseHostFacts(RecordReader& reader, ScanOutput* scan) {
   status = reader.Take("selfcg", 1, true, "selfcg:TEXT", &r);
   if (!status.ok()) return status;
   scan->self_cgroup = r->payload;
-  return TakeCommand(reader, "show", "show RC:TEXT", &scan->show_exit, &scan->show_out);
+  status = reader.Take("owners", 1, true, "owners:UNIT...", &r);
+  if (!status.ok()) return status;
+  return ReadOwners(reader, r->payload, &scan->owner_units);
 }
 
 // A PCI bus id as the driver's folder names it ("0000:3b:00.0").
@@ -329,12 +344,10 @@ Status FoldKids(const std::vector<std::pair<int, std::vector<int>>>& kids, ScanO
 Status ParseScanRecords(RecordReader& reader, ScanOutput* scan) {
   Status status = reader.TakeHeader("scan");
   if (status.ok()) status = ParseSession(reader, scan);
-  std::string units;
-  if (status.ok())
-    status = TakeCommand(reader, "units", "units RC:TEXT", &scan->units_exit, &units);
-  if (!status.ok()) return status;
-  ReadUnits(units, &scan->active_units);
-  status = TakeCommand(reader, "gpu", "gpu RC:TEXT", &scan->nvidia_smi_exit, &scan->nvidia_smi_out);
+  if (status.ok()) {
+    status =
+        TakeCommand(reader, "gpu", "gpu RC:TEXT", &scan->nvidia_smi_exit, &scan->nvidia_smi_out);
+  }
   if (status.ok())
     status = TakeCommand(reader, "apps", "apps RC:TEXT", &scan->apps_exit, &scan->apps_out);
   if (status.ok()) {
@@ -353,7 +366,9 @@ Status ParseScanRecords(RecordReader& reader, ScanOutput* scan) {
     if (status.ok()) status = ParseHostFacts(reader, scan);
     if (!status.ok()) return status;
   }
-  status = reader.TakeEnd();
+  // "show RC:TEXT", "show -" (nothing to ask) or "show 127:" (no systemctl).
+  status = TakeCommand(reader, "show", "show RC:TEXT", &scan->show_exit, &scan->show_out);
+  if (status.ok()) status = reader.TakeEnd();
   if (!status.ok()) return status;
   return FoldKids(kids, scan);
 }

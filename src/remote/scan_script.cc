@@ -38,6 +38,22 @@ std::string FabricManagerPidFile() {
   return "/var/run/nvidia-fabricmanager/nv-fabricmanager.pid";
 }
 
+// A playbook unit as the show's argument: a glob as it is, a plain name as
+// a glob that matches only that name (its last character in brackets).
+// systemd 252's `systemctl show` (systemctl-show.c, show()) reads a number
+// as a job id, shows a plain name whether loaded or not (LoadState=
+// not-found, ActiveState=inactive) and fails as a whole, printing no more
+// blocks, on a name it cannot load (a template such as "vllm@.service", an
+// invalid one); a glob it expands (expand_unit_names, get_unit_list) to the
+// loaded units whose names match (ListUnitsByPatterns: fnmatch without
+// escapes, the match list-units made) and that are not inactive, as
+// list-units without --all lists them. As globs, the playbook's names match
+// what list-units matched, and none of them can fail the show.
+std::string ShowPattern(const std::string& unit) {
+  if (unit.find_first_of("*?[") != std::string::npos) return unit;
+  return unit.substr(0, unit.size() - 1) + "[" + unit.back() + "]";
+}
+
 std::string AppsArguments() {
   return "--query-compute-apps=" + Join(ScanAppsFields(), ",") + " --format=csv,nounits";
 }
@@ -66,12 +82,13 @@ std::string ComputePidsArguments(int gpu) {
 }
 
 // The scan's body. Its inputs are set before it: the playbook's units as
-// the positional parameters, T (nvidia-smi's bound in seconds), GF (the GPU
-// query's fields, ScanGpuFields) and GB (the base fields an old driver
-// knows), AQ (compute apps), HOLD (the holder part), TABLE (the plain table
-// too), WATCH (parents whose children to list), CC (how many control-only
-// holders are described at most), DR (the driver's GPU
-// folder), RD (the readiness part) and KM (the kernel log, "" not read).
+// the positional parameters (each a glob: ShowPattern) and U empty, T
+// (nvidia-smi's bound in seconds), GF (the GPU query's fields,
+// ScanGpuFields) and GB (the base fields an old driver knows), AQ (compute
+// apps), HOLD (the holder part), TABLE (the plain table too), WATCH
+// (parents whose children to list), CC (how many control-only holders are
+// described at most), DR (the driver's GPU folder), RD (the readiness part)
+// and KM (the kernel log, "" not read).
 constexpr char kScanBody[] = R"SH(z 'scan 1'
 # The readiness part (RD): the driver's GPU list, the NVSwitch nodes and,
 # where there are any, whether root's fabric manager runs (by the comm of
@@ -136,20 +153,6 @@ z "session $$$a"
 # The scan's start: this shell's own start time (the signal step drops
 # targets born after it; SS where a walk's perl read it).
 if [ -n "$SS" ]; then z "clock $SS"; else pst $$ && z "clock $S"; fi
-if [ $# -eq 0 ]; then
-  z 'units -'
-else
-  if command -v systemctl >/dev/null 2>&1; then
-    u=$(systemctl list-units --no-legend --no-pager --plain --full --state=active -- "$@" 2>/dev/null </dev/null); r=$?
-  else
-    u=; r=127
-  fi
-  printf 'units %s:%s\0' "$r" "$u"
-  set -f; IFS=$NL
-  # shellcheck disable=SC2086  # the first word of each line
-  for l in $u; do IFS=' '; set -- $l; case $1 in *[!A-Za-z0-9:_.@-]*) ;; ?*) UN="$UN $1";; esac; IFS=$NL; done
-  IFS=" 	$NL"; set +f
-fi
 # With the holder part, the GPU query and the compute-apps query run beside
 # each other and beside the holder walk (nvm, fds, mps: they only fill
 # variables, printed below in their order), each query into a file of its
@@ -253,8 +256,10 @@ else
       [ -r "$g/information" ] || continue
       { while IFS=: read -r k v; do
         [ "$k" = 'Device Minor' ] || continue
-        # shellcheck disable=SC2086  # the minor's digits without the blanks
-        set -- $v; case $1 in ''|*[!0-9]*) ;; *) printf 'minor %s:%s\0' "$1" "${g##*/}";; esac
+        # The minor's digits without the blanks (no set --: the positional
+        # parameters are the playbook's units, for the show below).
+        for v in $v; do break; done
+        case $v in ''|*[!0-9]*) ;; *) printf 'minor %s:%s\0' "$v" "${g##*/}";; esac
         break
       done; } 2>/dev/null <"$g/information"
     done
@@ -303,8 +308,7 @@ else
   done
   case " $ok " in *" /etc/fleetreap/host-pid-namespace "*) v=; read -r v </etc/fleetreap/host-pid-namespace 2>/dev/null; printf 'pidmark:%s\0' "$v";; esac
   # This shell's cgroup, and the units that own the holders (from their
-  # cgroups) and the playbook's units: their Restart=, RestartSec=,
-  # KillMode= and cgroup.
+  # cgroups), printed for the show's reading (owners).
   c=; while IFS= read -r l; do c="$c$l$NL"; done </proc/$$/cgroup 2>/dev/null
   printf 'selfcg:%s\0' "$c"
   [ -n "$UD" ] || for p in $HP; do
@@ -314,12 +318,19 @@ else
     done <"/proc/$p/cgroup" 2>/dev/null
   done
   set +f
-  if [ -n "$U$UN" ] && command -v systemctl >/dev/null 2>&1; then
-    # shellcheck disable=SC2086  # U and UN are lists of unit names, each checked
-    u=$(systemctl show -p Id,Restart,RestartUSec,KillMode,ControlGroup,MainPID -- $U $UN 2>/dev/null </dev/null); printf 'show %s:%s\0' $? "$u"
-  else
-    z 'show -'
-  fi
+  printf 'owners:%s\0' "$U"
+fi
+# One systemctl run: the holders' units (U) and the playbook's units (the
+# positional parameters, each a glob: ScanParts), their Restart=,
+# RestartSec=, KillMode=, cgroup and main PID, and ActiveState, which tells
+# the playbook's active units (ActiveUnitsShown, systemctl_show.h).
+if [ -z "$U" ] && [ $# -eq 0 ]; then
+  z 'show -'
+elif command -v systemctl >/dev/null 2>&1; then
+  # shellcheck disable=SC2086  # U is a list of unit names, each checked
+  u=$(systemctl show -p Id,ActiveState,Restart,RestartUSec,KillMode,ControlGroup,MainPID -- $U "$@" 2>/dev/null </dev/null); printf 'show %s:%s\0' $? "$u"
+else
+  z 'show 127:'
 fi
 z end
 )SH";
@@ -336,8 +347,10 @@ StepScript remote_script_internal::ScanParts(const ScanRequest& request, const H
   script.library = {LibraryPiece::kPrelude, LibraryPiece::kPerlWalk};
   if (shm) script.library.insert(LibraryPiece::kShmHolders);
   std::string& s = script.own;
-  s = PreludeSettings(paths) + "UN=\nset --";
-  for (const std::string& unit : request.units) s += " " + ShellQuote(unit);
+  s = PreludeSettings(paths) + "U=\nset --";
+  for (const std::string& unit : request.units) {
+    if (!unit.empty()) s += " " + ShellQuote(ShowPattern(unit));
+  }
   s += "\nT=" + TimeoutSeconds(request.nvidia_smi_timeout) + "\n";
   s += "GF=" + ShellQuote(Join(ScanGpuFields(), ",")) + "\n";
   s += "GB=" + ShellQuote(Join(GpuQueryFieldsWithoutRecovery(), ",")) + "\n";

@@ -1,8 +1,34 @@
 #include "fleetreap/remote/systemctl_show.h"
 
+#include <fnmatch.h>
+#include <strings.h>
+
+#include <algorithm>
+
 #include "fleetreap/base/text.h"
 
 namespace fleetreap {
+namespace {
+
+// list-units' order (systemctl's unit_info_compare): by the type suffix,
+// then by the whole name, case ignored.
+bool ListedBefore(const std::string& a, const std::string& b) {
+  const size_t da = a.rfind('.'), db = b.rfind('.');
+  if (da != std::string::npos && db != std::string::npos) {
+    const int by_type = strcasecmp(a.c_str() + da, b.c_str() + db);
+    if (by_type != 0) return by_type < 0;
+  }
+  return strcasecmp(a.c_str(), b.c_str()) < 0;
+}
+
+bool MatchesAny(const std::vector<std::string>& patterns, const std::string& id) {
+  for (const std::string& pattern : patterns) {
+    if (fnmatch(pattern.c_str(), id.c_str(), FNM_NOESCAPE) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 std::map<std::string, UnitProperties> ParseSystemctlShow(const std::string& text) {
   std::map<std::string, UnitProperties> units;
@@ -41,6 +67,38 @@ std::map<std::string, UnitProperties> ParseSystemctlShow(const std::string& text
   }
   flush();
   return units;
+}
+
+std::vector<std::string> ActiveUnitsShown(const std::string& text,
+                                          const std::vector<std::string>& patterns) {
+  std::vector<std::string> active;
+  std::string id, state;
+  auto flush = [&]() {
+    if (state == "active" && !id.empty() && MatchesAny(patterns, id) &&
+        std::find(active.begin(), active.end(), id) == active.end()) {
+      active.push_back(id);
+    }
+    id.clear();
+    state.clear();
+  };
+  for (const std::string& line : SplitLines(text)) {
+    if (line.empty()) {
+      flush();
+    } else if (line.rfind("Id=", 0) == 0) {
+      id = line.substr(3);
+    } else if (line.rfind("ActiveState=", 0) == 0) {
+      state = line.substr(12);
+    }
+  }
+  flush();
+  std::stable_sort(active.begin(), active.end(), ListedBefore);
+  return active;
+}
+
+bool IsPlainUnitName(const std::string& name) {
+  return !name.empty() && name.find_first_not_of(
+                              "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                              "0123456789:_.@-") == std::string::npos;
 }
 
 }  // namespace fleetreap

@@ -17,13 +17,16 @@
 
 namespace fleetreap {
 
-/// Reads "scan" into "snapshot". When the holder part ran but the shell does
+/// Reads "scan", asked with the playbook's "units" (ScanRequest::units),
+/// into "snapshot": the active ones among them from the scan's systemctl
+/// show (ActiveUnitsShown). When the holder part ran but the shell does
 /// not see the host's PID namespace, only the session, pid files and
 /// namespace are read (sees_host_pid_namespace false). Returns kParse for a
 /// process's stat or a compute-apps answer it cannot read ("compute apps:
 /// ..."); a GPU query that failed or cannot be read is not an error here but
 /// snapshot->gpu_query.status.
-[[nodiscard]] Status ReadScan(const ScanOutput& scan, HostSnapshot* snapshot);
+[[nodiscard]] Status ReadScan(const ScanOutput& scan, const std::vector<std::string>& units,
+                              HostSnapshot* snapshot);
 
 /// Reads PerGpuQueryScript's stdout, appending to "gpus" the readings of each
 /// GPU that answered (lost ones left out). kParse for output that breaks the

@@ -52,8 +52,6 @@ struct ScanOutput {
   int shell_pid = 0;
   uint64_t clock = 0;          // the scan shell's start time (ticks): the scan's start; 0 unknown
   std::vector<int> ancestors;  // parent first, PID 1 excluded
-  std::vector<std::string> active_units;
-  int units_exit = -1;         // -1: not asked
   std::string nvidia_smi_out;  // stdout and stderr together
   int nvidia_smi_exit = -1;    // 124: timed out, 127: not found
   bool holders = false;        // the holder part ran
@@ -84,7 +82,10 @@ struct ScanOutput {
   std::string pid_marker;                // its first line
   std::map<int, std::string> pid_files;  // DaemonPidFiles() index -> first line
   std::string self_cgroup;               // the scan shell's /proc/self/cgroup
-  int show_exit = -1;                    // systemctl show of the units, -1 not run
+  std::vector<std::string> owner_units;  // the holders' units, which the show was asked for
+  /// systemctl show of the holders' units and the playbook's (every scan
+  /// that has either), -1 not run, 127 no systemctl.
+  int show_exit = -1;
   std::string show_out;
   bool readiness = false;                // the readiness records came
   std::vector<std::string> driver_gpus;  // bus ids under the driver's GPU folder

@@ -57,23 +57,24 @@ struct ScanRequest {
 };
 
 /// The scan used for inspect, re-scan and verify. Starts at most 21
-/// programs (22 with units; tests/unit/remote/process_budget_test.cc counts
-/// them): find (the fd folders' counts), find, stat and sort for the fd
-/// pass, grep, sort and stat for the mappings, timeout and nvidia-smi for
-/// the GPU query and for the compute apps (with the holder part both queries
-/// run beside each other and beside the fd and mapping walk, their output
-/// in a mktemp -d folder read by two cats and removed by rm), three greps
-/// and two finds for the details (the first find also reads the PID
-/// namespace and the PID files), systemctl, and with the kernel log dd and
-/// grep (the table adds timeout and nvidia-smi). After a /dev/shm listing in
-/// the same round trip (BatchScript: listing, then scan) the listing's fd pass
-/// is the scan's, and the fd pass starts nothing more. The GPU query asks for ScanGpuFields() in
-/// one run; only a driver that names a field it does not know is asked
-/// again without that field (three such fields at most), then with the base
-/// fields (two processes a run, five runs at most).
+/// programs (tests/unit/remote/process_budget_test.cc counts them): find
+/// (the fd folders' counts), find, stat and sort for the fd pass, grep, sort
+/// and stat for the mappings, timeout and nvidia-smi for the GPU query and
+/// for the compute apps (with the holder part both queries run beside each
+/// other and beside the fd and mapping walk, their output in a mktemp -d
+/// folder read by two cats and removed by rm), three greps and two finds for
+/// the details (the first find also reads the PID namespace and the PID
+/// files), one systemctl show (the holders' units and the playbook's, which
+/// it tells active or not), and with the kernel log dd and grep (the table
+/// adds timeout and nvidia-smi). After a /dev/shm listing in the same round
+/// trip (BatchScript: listing, then scan) the listing's fd pass is the
+/// scan's, and the fd pass starts nothing more. The GPU query asks for
+/// ScanGpuFields() in one run; only a driver that names a field it does not
+/// know is asked again without that field (three such fields at most), then
+/// with the base fields (two processes a run, five runs at most).
 /// Prints, in order: "scan 1", "session SHELL ANCESTOR...", "clock TICKS" (the
-/// shell's start time: the scan's start), "units RC:TEXT",
-/// "gpu RC:TEXT", "apps RC:TEXT", "table RC:TEXT", with "readiness"
+/// shell's start time: the scan's start), "gpu RC:TEXT", "apps RC:TEXT",
+/// "table RC:TEXT", with "readiness"
 /// "drv:BUS_ID...", "fabric NVSWITCHES FM" (FM 1 runs, 0 not, - no NVSwitch)
 /// and "kmsg R:TEXT" (R 0 read, 1 not readable; "kmsg -" not asked), then
 /// "majors (N NAME)...", "fd PID FD MAJ MIN", "fdp PID FD:PATH" (one per
@@ -85,8 +86,11 @@ struct ScanRequest {
 /// "/proc/PID/stat:..", "/proc/PID/status:..", "/proc/PID/cmdline:ARG",
 /// "/etc/passwd:..", "exe PID:TARGET", with "shm_files" "shmh 1" (or
 /// "shmh -") and "shmf PID INODE UID" (the /dev/shm files the holders hold;
-/// up to six more processes), and "end". RC is "-" for a query
-/// not run (quick scan, or nvidia-smi already timed out).
+/// up to six more processes), "pidns:LINK", "pidf N:TEXT", "pidmark:TEXT",
+/// "selfcg:TEXT" and "owners:UNIT..." (the holders' units); then in every
+/// scan "show RC:TEXT" (systemctl show of the owners and the playbook's
+/// units; "show -" none to ask, "show 127:" no systemctl) and "end". RC is
+/// "-" for a query not run (quick scan, or nvidia-smi already timed out).
 std::string ScanScript(const ScanRequest& request, const HostPaths& paths = HostPaths());
 
 /// The fields the scan asks --query-gpu for: GpuQueryFields() then the

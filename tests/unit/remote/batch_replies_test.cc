@@ -36,7 +36,7 @@ class BatchRepliesTest : public ::testing::Test {
           "#!/bin/sh\ncase \"$*\" in *query-gpu*) echo index; echo 0;; "
           "*query-compute-apps*) echo pid;; esac\n");
     Write("/bin/systemctl",
-          "#!/bin/sh\n[ \"$1\" = list-units ] && echo 'vllm.service loaded active running v'\n"
+          "#!/bin/sh\n[ \"$1\" = show ] && printf 'Id=vllm.service\\nActiveState=active\\n'\n"
           "exit 0\n");
     Write("/bin/logger", "#!/bin/sh\ncat >/dev/null\n");
     std::ofstream(dir() + "/dev/nvidia0") << "";

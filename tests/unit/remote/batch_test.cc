@@ -195,8 +195,8 @@ TEST(BatchTest, AReplyThatEndsWithTheWaveReadsTheStepsThatRan) {
   EXPECT_EQ(std::get<SignalReply>(replies[1]).left.size(), 1u);
   // With the re-scan's records the clean's must follow: a reply cut inside
   // the steps after the wave is broken.
-  const std::string scan = Nul("scan 1") + Nul("session 12") + Nul("units -") + Nul("gpu 0:") +
-                           Nul("apps -") + Nul("table -") + Nul("end");
+  const std::string scan = Nul("scan 1") + Nul("session 12") + Nul("gpu 0:") + Nul("apps -") +
+                           Nul("table -") + Nul("show -") + Nul("end");
   EXPECT_EQ(ParseBatch(stops + wave + scan, batch, &replies).ToString(),
             "parse: stop units, signal, rescan and shm output: expected \"shm 1\", got the end");
   EXPECT_TRUE(replies.empty());
@@ -238,8 +238,8 @@ TEST(BatchTest, ReadsOneReplyPerStep) {
 // thin for ReadScan, whose error leaves the other replies read.)
 TEST(BatchTest, ReadsAQuickRescanThenTheClean) {
   std::vector<StepReply> replies;
-  const std::string scan = Nul("scan 1") + Nul("session 12") + Nul("units -") + Nul("gpu 0:") +
-                           Nul("apps -") + Nul("table -") + Nul("end");
+  const std::string scan = Nul("scan 1") + Nul("session 12") + Nul("gpu 0:") + Nul("apps -") +
+                           Nul("table -") + Nul("show -") + Nul("end");
   const std::string out = scan + Nul("shm 1") + Nul("removed:nccl-1") + Nul("end");
   const Status status = ParseBatch(out, {Scan(false), Shm(false)}, &replies);
   ASSERT_EQ(replies.size(), 2u) << status.ToString();

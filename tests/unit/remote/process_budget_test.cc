@@ -52,8 +52,8 @@ class ProcessBudgetTest : public ::testing::Test {
                                  "/execs'\ncase \"$*\" in *query-gpu*) echo index; echo 0;; "
                                  "*query-compute-apps*) echo pid; echo 1;; esac\n");
     Write("/bin/systemctl", "#!/bin/sh\necho systemctl >> '" + dir_ +
-                                "/execs'\n[ \"$1\" = list-units ] && echo 'vllm.service loaded "
-                                "active running vLLM'\nexit 0\n");
+                                "/execs'\n[ \"$1\" = show ] && printf 'Id=vllm.service\\n"
+                                "ActiveState=active\\n'\nexit 0\n");
     std::ofstream(dir_ + "/dev/nvidia0") << "";
     std::ofstream(dir_ + "/dev/nvidiactl") << "";
     std::ofstream(dir_ + "/shm/nccl-1") << "x";
@@ -157,10 +157,11 @@ class ProcessBudgetTest : public ::testing::Test {
 // The inspect of a dry run (the /dev/shm listing and the full scan in one
 // round trip) with a /dev/shm candidate. Where the host has perl, the walk
 // (the listing's fd and mapping pass, the scan's mappings and the kernel
-// log) and the details are three perl runs: at most 10 programs (16 before the walk's perl ran the
-// two queries, 12 before it bounded them itself); on a host without perl (the shell path: find,
-// stat, grep, sort) at most 28, as before the walk went to perl. The whole dry run on a simulated
-// host, sshd and the command's wrappers included, is 17 (bench/proc_count_bench.py).
+// log) and the details are three perl runs: at most 9 programs (16 before the walk's perl ran the
+// two queries, 12 before one systemctl show told the active units too, 11 before the walk's perl
+// bounded the queries itself); on a host without perl (the shell path: find, stat, grep, sort) at
+// most 27. The whole dry run on a simulated host, sshd and the command's wrappers included, is 17
+// (bench/proc_count_bench.py).
 TEST_F(ProcessBudgetTest, DryRunInspect) {
   for (bool perl : {true, false}) {
     std::map<std::string, int> by_name;
@@ -179,7 +180,8 @@ TEST_F(ProcessBudgetTest, DryRunInspect) {
     EXPECT_TRUE(found) << "the holder, by the listing's fd pass";
     EXPECT_EQ(scan.processes.count(holder_in_namespace_), 1u) << "and described";
     EXPECT_FALSE(scan.pid_namespace.empty()) << "the PID namespace, by the details";
-    EXPECT_LE(total_, perl ? 10 : 28) << perl << " " << Describe(by_name);
+    EXPECT_LE(total_, perl ? 9 : 27) << perl << " " << Describe(by_name);
+    EXPECT_EQ(by_name["systemctl"], 1) << Describe(by_name);
     // The listing (its candidates twice, the device, and without perl the
     // fd pass and the mappings) and without perl the details; the scan's
     // own fd pass is the listing's.
@@ -190,9 +192,11 @@ TEST_F(ProcessBudgetTest, DryRunInspect) {
 }
 
 // The inspect alone (the default playbook's, no /dev/shm patterns): at most
-// 6 programs where the host has perl (23 before the walk, the kernel log
+// 5 programs where the host has perl (23 before the walk, the kernel log
 // and the details went to perl; 12 before the walk's perl ran the GPU and
-// compute-apps queries itself, 8 before it bounded them without timeout).
+// compute-apps queries itself; 8 before systemctl ran once, its show
+// telling the playbook's active units; 7 before the walk's perl bounded the
+// queries without timeout).
 TEST_F(ProcessBudgetTest, Inspect) {
   std::map<std::string, int> by_name;
   if (!CountIsolated(ScanScript(Inspect(), paths_), &by_name)) {
@@ -201,9 +205,11 @@ TEST_F(ProcessBudgetTest, Inspect) {
   ScanOutput scan;
   ASSERT_TRUE(ParseScanOutput(output_, &scan).ok()) << output_;
   EXPECT_EQ(scan.processes.count(holder_in_namespace_), 1u) << "the holder, found and described";
-  EXPECT_LE(total_, 6) << Describe(by_name);
+  EXPECT_LE(total_, 5) << Describe(by_name);
   EXPECT_EQ(by_name["nvidia-smi"], 2) << Describe(by_name);
   EXPECT_EQ(by_name["timeout"], 0) << Describe(by_name);
+  EXPECT_EQ(by_name["systemctl"], 1) << Describe(by_name);
+  EXPECT_EQ(scan.show_exit, 0) << "the playbook's units, shown";
   // The walk's perl runs both queries: no folder, no files, no cat.
   EXPECT_EQ(by_name["mktemp"] + by_name["cat"] + by_name["rm"], 0) << Describe(by_name);
 }

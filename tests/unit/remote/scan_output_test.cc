@@ -14,9 +14,8 @@ namespace {
 std::string Nul(const std::string& text) { return text + '\0'; }
 
 const std::string& ScanHead() {
-  static const std::string head = Nul("scan 1") + Nul("session 12 11 5") +
-                                  Nul("units 0:vllm.service loaded active running vLLM\n") +
-                                  Nul("gpu 0:index, memory.used\n0, 0");
+  static const std::string head =
+      Nul("scan 1") + Nul("session 12 11 5") + Nul("gpu 0:index, memory.used\n0, 0");
   return head;
 }
 
@@ -25,10 +24,15 @@ TEST(ScanOutputTest, QuickScan) {
   const std::string& scan_head = ScanHead();
   EXPECT_EQ(ParseScanOutput(scan_head, &scan).ToString(),
             "parse: scan output: expected \"apps RC:TEXT\", got the end");
-  ASSERT_TRUE(ParseScanOutput(scan_head + Nul("apps -") + Nul("table -") + Nul("end"), &scan).ok());
+  const std::string show = "Id=vllm.service\nActiveState=active";
+  ASSERT_TRUE(
+      ParseScanOutput(
+          scan_head + Nul("apps -") + Nul("table -") + Nul("show 0:" + show) + Nul("end"), &scan)
+          .ok());
   EXPECT_EQ(scan.shell_pid, 12);
   EXPECT_EQ(scan.ancestors, (std::vector<int>{11, 5}));
-  EXPECT_EQ(scan.active_units, std::vector<std::string>{"vllm.service"});
+  EXPECT_EQ(scan.show_exit, 0);
+  EXPECT_EQ(scan.show_out, show);
   EXPECT_EQ(scan.nvidia_smi_out, "index, memory.used\n0, 0");
   EXPECT_FALSE(scan.holders);
 }
@@ -38,7 +42,7 @@ TEST(ScanOutputTest, QuickScan) {
 TEST(ScanOutputTest, ClockAfterTheSession) {
   ScanOutput scan;
   const std::string rest =
-      Nul("units -") + Nul("gpu 0:") + Nul("apps -") + Nul("table -") + Nul("end");
+      Nul("gpu 0:") + Nul("apps -") + Nul("table -") + Nul("show -") + Nul("end");
   ASSERT_TRUE(
       ParseScanOutput(Nul("scan 1") + Nul("session 12") + Nul("clock 99812") + rest, &scan).ok());
   EXPECT_EQ(scan.clock, 99812u);
@@ -68,7 +72,8 @@ TEST(ScanOutputTest, HolderScan) {
               Nul("exs /proc/811 0 755") + Nul("/proc/811/cgroup:0::/system.slice/vllm.service\n") +
               Nul("pidns:pid:[4026531836]") + Nul("pidf 0:811\n") +
               Nul("pidmark:pid:[4026532000]") + Nul("selfcg:0::/system.slice/ssh.service\n") +
-              Nul("show 0:Id=vllm.service\nRestart=always\n") + Nul("end"),
+              Nul("owners: vllm.service") + Nul("show 0:Id=vllm.service\nRestart=always\n") +
+              Nul("end"),
           &scan)
           .ok());
   EXPECT_EQ(scan.processes.at(811).exe_uid, 0);
@@ -79,6 +84,7 @@ TEST(ScanOutputTest, HolderScan) {
   EXPECT_TRUE(scan.has_pid_marker);
   EXPECT_EQ(scan.pid_marker, "pid:[4026532000]");
   EXPECT_EQ(scan.self_cgroup, "0::/system.slice/ssh.service\n");
+  EXPECT_EQ(scan.owner_units, std::vector<std::string>{"vllm.service"});
   EXPECT_EQ(scan.show_exit, 0);
   EXPECT_EQ(scan.majors.at(238), "nvidia-uvm");
   ASSERT_EQ(scan.fds.size(), 2u);
@@ -99,7 +105,7 @@ TEST(ScanOutputTest, HolderScan) {
 TEST(ScanOutputTest, LeftOutHoldersAndUnlistedChildren) {
   const std::string head =
       ScanHead() + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("fdp 811 5:/dev/nvidia3");
-  const std::string tail = Nul("selfcg:") + Nul("show -") + Nul("end");
+  const std::string tail = Nul("selfcg:") + Nul("owners:") + Nul("show -") + Nul("end");
   ScanOutput scan;
   ASSERT_TRUE(ParseScanOutput(head + Nul("ctl 2500") + Nul("minor 3:0000:1a:00.0") +
                                   Nul("kids 425 -") + Nul("kids 426 900 901") + tail,
@@ -119,20 +125,20 @@ TEST(ScanOutputTest, LeftOutHoldersAndUnlistedChildren) {
     const char* error;
   };
   const Bad bad_scans[] = {
-      {head + Nul("ctl 0") + tail, "parse: scan output record 9: bad ctl \"ctl 0\""},
-      {head + Nul("ctl x") + tail, "parse: scan output record 9: bad ctl \"ctl x\""},
+      {head + Nul("ctl 0") + tail, "parse: scan output record 8: bad ctl \"ctl 0\""},
+      {head + Nul("ctl x") + tail, "parse: scan output record 8: bad ctl \"ctl x\""},
       {head + Nul("ctl 1 2") + tail,
-       "parse: scan output record 9: expected \"ctl COUNT\", got \"ctl 1 2\""},
-      {head + Nul("kids 425 - 7") + tail, "parse: scan output record 9: bad kids \"kids 425 - 7\""},
-      {head + Nul("kids -") + tail, "parse: scan output record 9: bad kids \"kids -\""},
+       "parse: scan output record 8: expected \"ctl COUNT\", got \"ctl 1 2\""},
+      {head + Nul("kids 425 - 7") + tail, "parse: scan output record 8: bad kids \"kids 425 - 7\""},
+      {head + Nul("kids -") + tail, "parse: scan output record 8: bad kids \"kids -\""},
       {head + Nul("minor 3:0000:1a:00.0") + Nul("ctl 2") + tail,
-       "parse: scan output record 10: expected \"FILE:TEXT\", got \"ctl 2\""},
+       "parse: scan output record 9: expected \"FILE:TEXT\", got \"ctl 2\""},
       {head + Nul("blind 1") + tail,
-       "parse: scan output record 9: expected \"blind\", got \"blind 1\""},
+       "parse: scan output record 8: expected \"blind\", got \"blind 1\""},
       {head + Nul("blind:") + tail,
-       "parse: scan output record 9: expected \"blind\", got \"blind\""},
+       "parse: scan output record 8: expected \"blind\", got \"blind\""},
       {head + Nul("minor 3:0000:1a:00.0") + Nul("blind") + tail,
-       "parse: scan output record 10: expected \"FILE:TEXT\", got \"blind\""},
+       "parse: scan output record 9: expected \"FILE:TEXT\", got \"blind\""},
   };
   for (const Bad& row : bad_scans) {
     EXPECT_EQ(ParseScanOutput(row.out, &scan).ToString(), row.error) << row.out;
@@ -145,7 +151,7 @@ TEST(ScanOutputTest, ReadinessRecords) {
   ASSERT_TRUE(ParseScanOutput(
                   ScanHead() + tail + Nul("drv: 0000:19:00.0 0000:3b:00.0") + Nul("fabric 4 0") +
                       Nul("kmsg 0:6,0,0,-;Linux\n4,9,9,-;NVRM: Xid (PCI:0000:19:00): 79") +
-                      Nul("end"),
+                      Nul("show -") + Nul("end"),
                   &scan)
                   .ok());
   EXPECT_TRUE(scan.readiness);
@@ -155,19 +161,19 @@ TEST(ScanOutputTest, ReadinessRecords) {
   EXPECT_EQ(scan.kmsg_exit, 0);
   EXPECT_EQ(scan.kmsg_out, "6,0,0,-;Linux\n4,9,9,-;NVRM: Xid (PCI:0000:19:00): 79");
 
-  ASSERT_TRUE(
-      ParseScanOutput(
-          ScanHead() + tail + Nul("drv:") + Nul("fabric 0 -") + Nul("kmsg 1:") + Nul("end"), &scan)
-          .ok());
+  ASSERT_TRUE(ParseScanOutput(ScanHead() + tail + Nul("drv:") + Nul("fabric 0 -") + Nul("kmsg 1:") +
+                                  Nul("show -") + Nul("end"),
+                              &scan)
+                  .ok());
   EXPECT_TRUE(scan.driver_gpus.empty());
   EXPECT_EQ(scan.fabric_manager, -1);
   EXPECT_EQ(scan.kmsg_exit, 1);
-  ASSERT_TRUE(
-      ParseScanOutput(
-          ScanHead() + tail + Nul("drv:") + Nul("fabric 0 -") + Nul("kmsg -") + Nul("end"), &scan)
-          .ok());
+  ASSERT_TRUE(ParseScanOutput(ScanHead() + tail + Nul("drv:") + Nul("fabric 0 -") + Nul("kmsg -") +
+                                  Nul("show -") + Nul("end"),
+                              &scan)
+                  .ok());
   EXPECT_EQ(scan.kmsg_exit, -1);
-  ASSERT_TRUE(ParseScanOutput(ScanHead() + tail + Nul("end"), &scan).ok());
+  ASSERT_TRUE(ParseScanOutput(ScanHead() + tail + Nul("show -") + Nul("end"), &scan).ok());
   EXPECT_FALSE(scan.readiness);
 }
 
@@ -178,23 +184,24 @@ TEST(ScanOutputTest, ReadinessRefusals) {
   };
   const Bad bad_scans[] = {
       {Nul("drv: ../../etc") + Nul("fabric 0 -") + Nul("kmsg -"),
-       "parse: scan output record 7: bad driver GPU \"../../etc\""},
+       "parse: scan output record 6: bad driver GPU \"../../etc\""},
       {Nul("drv:") + Nul("fabric 0 1") + Nul("kmsg -"),
-       "parse: scan output record 8: bad fabric record \"fabric 0 1\""},
+       "parse: scan output record 7: bad fabric record \"fabric 0 1\""},
       {Nul("drv:") + Nul("fabric 2 -") + Nul("kmsg -"),
-       "parse: scan output record 8: bad fabric record \"fabric 2 -\""},
+       "parse: scan output record 7: bad fabric record \"fabric 2 -\""},
       {Nul("drv:") + Nul("fabric 2 7") + Nul("kmsg -"),
-       "parse: scan output record 8: bad fabric record \"fabric 2 7\""},
+       "parse: scan output record 7: bad fabric record \"fabric 2 7\""},
       {Nul("drv:") + Nul("fabric 0 -") + Nul("kmsg 2:"),
-       "parse: scan output record 9: bad kmsg record"},
+       "parse: scan output record 8: bad kmsg record"},
       {Nul("drv:") + Nul("kmsg -"),
-       "parse: scan output record 8: expected \"fabric NVSWITCHES FM\", got \"kmsg -\""},
+       "parse: scan output record 7: expected \"fabric NVSWITCHES FM\", got \"kmsg -\""},
       {Nul("drv:") + Nul("fabric 0 -"),
-       "parse: scan output record 9: expected \"kmsg R:TEXT\", got \"end\""},
+       "parse: scan output record 8: expected \"kmsg R:TEXT\", got \"show -\""},
   };
   ScanOutput scan;
   for (const Bad& row : bad_scans) {
-    std::string out = ScanHead() + Nul("apps -") + Nul("table -") + row.records + Nul("end");
+    std::string out =
+        ScanHead() + Nul("apps -") + Nul("table -") + row.records + Nul("show -") + Nul("end");
     EXPECT_EQ(ParseScanOutput(out, &scan).ToString(), row.error) << row.records;
   }
 }
@@ -207,30 +214,48 @@ TEST(ScanOutputTest, Refusals) {
   ScanOutput scan;
   const std::string& scan_head = ScanHead();
   const Bad bad_scans[] = {
-      {scan_head + Nul("apps -") + Nul("table -") + Nul("end") + Nul("end"),
+      {scan_head + Nul("apps -") + Nul("table -") + Nul("show -") + Nul("end") + Nul("end"),
        "parse: scan output record 8: unexpected \"end\""},
-      {scan_head + Nul("apps -") + Nul("table -") + Nul("unknown") + Nul("end"),
+      {scan_head + Nul("apps -") + Nul("table -") + Nul("show -") + Nul("unknown") + Nul("end"),
        "parse: scan output record 7: expected \"end\", got \"unknown\""},
+      {scan_head + Nul("apps -") + Nul("table -") + Nul("end"),
+       "parse: scan output record 6: expected \"show RC:TEXT\", got \"end\""},
+      {scan_head + Nul("apps -") + Nul("table -") + Nul("show 0") + Nul("end"),
+       "parse: scan output record 6: expected \"show RC:TEXT\""},
+      {scan_head + Nul("apps -") + Nul("table -") + Nul("owners:") + Nul("show -") + Nul("end"),
+       "parse: scan output record 6: expected \"show RC:TEXT\", got \"owners\""},
       {scan_head + Nul("apps -") + Nul("end"),
-       "parse: scan output record 6: expected \"table RC:TEXT\", got \"end\""},
+       "parse: scan output record 5: expected \"table RC:TEXT\", got \"end\""},
       {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("fd 1 2 195") + Nul("end"),
-       "parse: scan output record 8: expected \"fd PID FD MAJOR MINOR\", got \"fd 1 2 195\""},
+       "parse: scan output record 7: expected \"fd PID FD MAJOR MINOR\", got \"fd 1 2 195\""},
       {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("/proc/1/environ:x") +
            Nul("end"),
-       "parse: scan output record 8: unexpected \"/proc/1/environ\""},
+       "parse: scan output record 7: unexpected \"/proc/1/environ\""},
       {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("kids x") + Nul("end"),
-       "parse: scan output record 8: bad kids \"kids x\""},
+       "parse: scan output record 7: bad kids \"kids x\""},
       {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("exs /proc/1 0 9") +
            Nul("end"),
-       "parse: scan output record 8: bad exs record \"exs /proc/1 0 9\""},
+       "parse: scan output record 7: bad exs record \"exs /proc/1 0 9\""},
       {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("pidns:pid:[1]") +
            Nul("end"),
-       "parse: scan output record 9: expected \"selfcg:TEXT\", got \"end\""},
+       "parse: scan output record 8: expected \"selfcg:TEXT\", got \"end\""},
       {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("pidf 0:1") +
-           Nul("pidf 0:2") + Nul("selfcg:") + Nul("show -") + Nul("end"),
-       "parse: scan output record 9: bad pidf record \"pidf 0\""},
+           Nul("pidf 0:2") + Nul("selfcg:") + Nul("owners:") + Nul("show -") + Nul("end"),
+       "parse: scan output record 8: bad pidf record \"pidf 0\""},
       {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("selfcg:") + Nul("end"),
+       "parse: scan output record 8: expected \"owners:UNIT...\", got \"end\""},
+      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("selfcg:") +
+           Nul("owners:") + Nul("end"),
        "parse: scan output record 9: expected \"show RC:TEXT\", got \"end\""},
+      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("selfcg:") +
+           Nul("owners: a.service b;c.service") + Nul("show -") + Nul("end"),
+       "parse: scan output record 8: bad owner unit \"b;c.service\""},
+      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("selfcg:") +
+           Nul("owners: vllm*.service") + Nul("show -") + Nul("end"),
+       "parse: scan output record 8: bad owner unit \"vllm*.service\""},
+      {scan_head + Nul("apps 0:") + Nul("table -") + Nul("majors") + Nul("selfcg:") +
+           Nul("owners: .service") + Nul("show -") + Nul("end"),
+       "parse: scan output record 8: bad owner unit \".service\""},
       {Nul("scan 1") + Nul("session") + Nul("end"),
        "parse: scan output record 2: bad session \"session\""},
       {Nul("@@session") + Nul("end"), "parse: scan output: record 1 has a bad tag \"@@session\""},

@@ -30,7 +30,7 @@ TEST(ScanTest, ReadsTheRowsBesideALostGpu) {
                                        "0, GPU-a, NVIDIA H200, 00000000:19:00.0, 0, 143771\n"
                                        "7, GPU-b, NVIDIA H200, 00000000:DB:00.0, 12, 143771\n",
                                    15),
-                       &snapshot)
+                       {}, &snapshot)
                   .ok());
   const GpuQueryAnswer& query = snapshot.gpu_query;
   EXPECT_TRUE(query.gpu_lost);
@@ -51,7 +51,7 @@ TEST(ScanTest, ReadsTheRowsBesideALostGpu) {
 
 TEST(ScanTest, OnlyALostGpuCallsForTheQueryOfEach) {
   HostSnapshot snapshot;
-  ASSERT_TRUE(ReadScan(QuickScanOf(kLostLine, 15), &snapshot).ok());
+  ASSERT_TRUE(ReadScan(QuickScanOf(kLostLine, 15), {}, &snapshot).ok());
   EXPECT_TRUE(snapshot.gpu_query.only_lost_gpus);
   EXPECT_FALSE(snapshot.gpu_query.status.ok());
   EXPECT_EQ(snapshot.gpu_query.status.kind(), ErrorKind::kCommandFailed);
@@ -59,7 +59,7 @@ TEST(ScanTest, OnlyALostGpuCallsForTheQueryOfEach) {
 
 TEST(ScanTest, ATimedOutQueryIsNotRead) {
   HostSnapshot snapshot;
-  ASSERT_TRUE(ReadScan(QuickScanOf("index, uuid\n", 124), &snapshot).ok());
+  ASSERT_TRUE(ReadScan(QuickScanOf("index, uuid\n", 124), {}, &snapshot).ok());
   EXPECT_TRUE(snapshot.gpu_query.timed_out);
   EXPECT_TRUE(snapshot.gpu_query.gpus.empty());
 }
@@ -71,7 +71,7 @@ TEST(ScanTest, AnotherPidNamespaceStopsTheReading) {
   scan.apps_exit = 0;
   scan.apps_out = "not, csv, at all\n";
   HostSnapshot snapshot;
-  ASSERT_TRUE(ReadScan(scan, &snapshot).ok());  // the apps were not read
+  ASSERT_TRUE(ReadScan(scan, {}, &snapshot).ok());  // the apps were not read
   EXPECT_FALSE(snapshot.sees_host_pid_namespace);
   EXPECT_EQ(snapshot.pid_namespace, "pid:[4026532999]");
 }
@@ -106,7 +106,7 @@ TEST(ScanTest, ReadsTheReadinessReadingsOfTheSameQuery) {
       "6,0,0,-;Linux version 6.8.0\n"
       "4,812,9000,-;NVRM: Xid (PCI:0000:3b:00): 79, pid=1, name=python3, GPU has fallen off\n";
   HostSnapshot snapshot;
-  ASSERT_TRUE(ReadScan(scan, &snapshot).ok());
+  ASSERT_TRUE(ReadScan(scan, {}, &snapshot).ok());
   ASSERT_EQ(snapshot.gpu_query.gpus.size(), 2u);
   ASSERT_TRUE(snapshot.health_read);
   const HostHealth& health = snapshot.health;
@@ -132,7 +132,7 @@ TEST(ScanTest, AnOldDriversAnswerHasNoReadinessFields) {
   scan.readiness = true;
   scan.kmsg_exit = 1;
   HostSnapshot snapshot;
-  ASSERT_TRUE(ReadScan(scan, &snapshot).ok());
+  ASSERT_TRUE(ReadScan(scan, {}, &snapshot).ok());
   ASSERT_EQ(snapshot.health.gpus.size(), 1u);
   EXPECT_FALSE(snapshot.health.gpus[0].ecc_enabled.has_value());
   EXPECT_FALSE(snapshot.health.gpus[0].remapped_rows_pending.has_value());
@@ -147,10 +147,10 @@ TEST(ScanTest, AWrappedKernelLogIsRotated) {
   scan.kmsg_exit = 0;
   scan.kmsg_out = "";  // readable, no boot record, no Xid line
   HostSnapshot snapshot;
-  ASSERT_TRUE(ReadScan(scan, &snapshot).ok());
+  ASSERT_TRUE(ReadScan(scan, {}, &snapshot).ok());
   EXPECT_EQ(snapshot.health.kernel_log, KernelLogState::kRotated);
   scan.kmsg_exit = -1;
-  ASSERT_TRUE(ReadScan(scan, &snapshot).ok());
+  ASSERT_TRUE(ReadScan(scan, {}, &snapshot).ok());
   EXPECT_EQ(snapshot.health.kernel_log, KernelLogState::kNotRead);
 }
 
@@ -159,7 +159,7 @@ TEST(ScanTest, AMalformedReadinessValueFailsTheRead) {
   ScanOutput scan = QuickScanOf(ScanQueryHeader() + row, 0);
   scan.readiness = true;
   HostSnapshot snapshot;
-  EXPECT_EQ(ReadScan(scan, &snapshot).ToString(),
+  EXPECT_EQ(ReadScan(scan, {}, &snapshot).ToString(),
             "parse: GPU health: nvidia-smi output line 2: remapped_rows.pending: expected Yes or "
             "No, got \"Maybe\"");
 }

@@ -26,10 +26,10 @@ std::string Nul(const std::string& text) { return text + '\0'; }
 
 // A holder scan's reply around "shm" (the part's records).
 std::string Reply(const std::string& shm) {
-  return Nul("scan 1") + Nul("session 12") + Nul("units -") + Nul("gpu 0:") + Nul("apps -") +
-         Nul("table -") + Nul("majors 195 nvidia") + Nul("fd 811 4 195 0") +
+  return Nul("scan 1") + Nul("session 12") + Nul("gpu 0:") + Nul("apps -") + Nul("table -") +
+         Nul("majors 195 nvidia") + Nul("fd 811 4 195 0") +
          Nul("/proc/811/stat:811 (x) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 3456 0 0") + shm +
-         Nul("selfcg:0::/\n") + Nul("show -") + Nul("end");
+         Nul("selfcg:0::/\n") + Nul("owners:") + Nul("show -") + Nul("end");
 }
 
 using Hold = std::tuple<int, uint64_t, int>;  // pid, inode, uid
@@ -73,30 +73,30 @@ TEST(ShmHoldersTest, Refusals) {
     std::string shm;
     const char* error;
   } rows[] = {
-      {Nul("shmh 2"), "parse: scan output record 10: bad \"shmh 2\""},
-      {Nul("shmh"), "parse: scan output record 10: expected \"shmh 1|-\", got \"shmh\""},
-      {Nul("shmh 1:x"), "parse: scan output record 10: expected \"shmh 1|-\", got \"shmh 1\""},
+      {Nul("shmh 2"), "parse: scan output record 9: bad \"shmh 2\""},
+      {Nul("shmh"), "parse: scan output record 9: expected \"shmh 1|-\", got \"shmh\""},
+      {Nul("shmh 1:x"), "parse: scan output record 9: expected \"shmh 1|-\", got \"shmh 1\""},
       {Nul("shmh -") + Nul("shmf 811 1 0"),
-       "parse: scan output record 11: bad shmf record \"shmf 811 1 0\""},
+       "parse: scan output record 10: bad shmf record \"shmf 811 1 0\""},
       {Nul("shmf 811 1 0"),
-       "parse: scan output record 10: expected \"FILE:TEXT\", got \"shmf 811 1 0\""},
+       "parse: scan output record 9: expected \"FILE:TEXT\", got \"shmf 811 1 0\""},
       {Nul("shmh 1") + Nul("shmf 0 1 0"),
-       "parse: scan output record 11: bad shmf record \"shmf 0 1 0\""},
+       "parse: scan output record 10: bad shmf record \"shmf 0 1 0\""},
       {Nul("shmh 1") + Nul("shmf 811 0 0"),
-       "parse: scan output record 11: bad shmf record \"shmf 811 0 0\""},
+       "parse: scan output record 10: bad shmf record \"shmf 811 0 0\""},
       {Nul("shmh 1") + Nul("shmf 811 1 -1"),
-       "parse: scan output record 11: bad shmf record \"shmf 811 1 -1\""},
+       "parse: scan output record 10: bad shmf record \"shmf 811 1 -1\""},
       {Nul("shmh 1") + Nul("shmf 811 x 0"),
-       "parse: scan output record 11: bad shmf record \"shmf 811 x 0\""},
+       "parse: scan output record 10: bad shmf record \"shmf 811 x 0\""},
       {Nul("shmh 1") + Nul("shmf 811 1 0 7"),
-       "parse: scan output record 11: expected \"shmf PID INODE UID\", got \"shmf 811 1 0 7\""},
+       "parse: scan output record 10: expected \"shmf PID INODE UID\", got \"shmf 811 1 0 7\""},
       {Nul("shmh 1") + Nul("shmf 811 1:0"),
-       "parse: scan output record 11: expected \"shmf PID INODE UID\", got \"shmf 811 1\""},
+       "parse: scan output record 10: expected \"shmf PID INODE UID\", got \"shmf 811 1\""},
       {Nul("shmh 1") + Nul("shmf 811 1 0") + Nul("shmf 811 1 0"),
-       "parse: scan output record 12: bad shmf record \"shmf 811 1 0\""},
-      {many, "parse: scan output record 75: bad shmf record \"shmf 811 65 0\""},
+       "parse: scan output record 11: bad shmf record \"shmf 811 1 0\""},
+      {many, "parse: scan output record 74: bad shmf record \"shmf 811 65 0\""},
       {Nul("shmh 1") + Nul("shmh 1"),
-       "parse: scan output record 11: expected \"selfcg:TEXT\", got \"shmh 1\""},
+       "parse: scan output record 10: expected \"selfcg:TEXT\", got \"shmh 1\""},
   };
   for (const auto& row : rows) {
     ScanOutput scan;
