@@ -180,35 +180,37 @@ for (@q) {
   my $s = defined $_->[5] ? $_->[5] : 0; (my $t = $_->[1]) =~ tr/\0//d; $t =~ s/\n+\z//;
   push @o, [$_->[4] ? $_->[4] : $s & 127 ? 128 + ($s & 127) : $s >> 8, $t];
 }
-my ($qg, $qa, @qd) = @o;
-if ($qg and $qa and $qg->[1] !~ /not a valid field/ and open(my $R, ">&=", 3)) {
-  my $t = "gpu $qg->[0]:$qg->[1]\0";
-  if ($qg->[0] == 124 or $qg->[0] == 137) { $t .= "apps -\0" }
-  else {
-    $t .= "apps $qa->[0]:$qa->[1]\0";
-    for (split /\n/, $qa->[1]) { push @qd, $1 if /^([0-9]+)(,|$)/ }
-  }
-  push @r, "Q $qg->[0]", join(" ", "QD", @qd) if print($R $t) and close $R;
-} elsif ($qg and $qg->[1] =~ /not a valid field/) {
-  my ($gf) = $gq =~ /^--query-gpu=(\S*)/; my ($k, @f) = (0);
-  for my $y (split /,/, $gf) { if (index($qg->[1], "\"$y\"") >= 0) { $k = 1 } else { push @f, $y } }
-  push @r, "QF $k " . join(",", @f);
-}
+my ($ss, $sa);
 if (defined $sp and $sp =~ /^[0-9]+$/) {
   if (open(my $h, "<", "/proc/$sp/stat")) {
     local $/; my $t = <$h>; $t = "" unless defined $t; $t =~ tr/\n//d; $t =~ s/^.*\)//s;
-    my @a = split " ", $t; push @r, "SS $a[19]" if @a >= 20 and $a[19] =~ /^[0-9]+$/;
+    my @a = split " ", $t; $ss = $a[19] if @a >= 20 and $a[19] =~ /^[0-9]+$/;
   }
-  my ($p, $i, $a) = ($sp, 0, "");
+  my ($p, $i) = ($sp, 0); $sa = "";
   while ($p > 1 and $i < 64) {
     my $n = "";
     if (open(my $h, "<", "/proc/$p/status")) {
       while (my $l = <$h>) { if ($l =~ /^[ \t]*PPid:(?:[ \t]+(.*?))?[ \t]*\n?$/) { $n = defined $1 ? $1 : ""; last } }
     }
     last unless $n =~ /^[0-9]+$/;
-    $p = $n; $i++; $a .= " $p" if $p > 1;
+    $p = $n; $i++; $sa .= " $p" if $p > 1;
   }
-  push @r, "SA$a";
+  push @r, "SA$sa"; push @r, "SS $ss" if defined $ss;
+}
+my ($qg, $qa, @qd) = @o;
+if ($qg and $qa and $qg->[1] !~ /not a valid field/ and open(my $R, ">&=", 3)) {
+  my $t = defined $sa ? "session $sp$sa\0" . (defined $ss ? "clock $ss\0" : "") : "";
+  $t .= "gpu $qg->[0]:$qg->[1]\0";
+  if ($qg->[0] == 124 or $qg->[0] == 137) { $t .= "apps -\0" }
+  else {
+    $t .= "apps $qa->[0]:$qa->[1]\0";
+    for (split /\n/, $qa->[1]) { push @qd, $1 if /^([0-9]+)(,|$)/ }
+  }
+  push @r, "Q $qg->[0]", join(" ", "QD", @qd), defined $sa ? "QS" : () if print($R $t) and close $R;
+} elsif ($qg and $qg->[1] =~ /not a valid field/) {
+  my ($gf) = $gq =~ /^--query-gpu=(\S*)/; my ($k, @f) = (0);
+  for my $y (split /,/, $gf) { if (index($qg->[1], "\"$y\"") >= 0) { $k = 1 } else { push @f, $y } }
+  push @r, "QF $k " . join(",", @f);
 }
 push @r, "MJ $mj", join(" ", "MN", @n) if $ARGV[2] eq "";
 if (defined $dr and $dr ne "" and opendir(my $G, $dr)) {
@@ -293,7 +295,7 @@ PL=; command -v perl >/dev/null 2>&1 && PL=1
 # shellcheck disable=SC2034  # FR, MR, GP, UI, FE, KY and KR are the caller's
 pwk() {
   case $1 in *f*) HP=; GP=; FR=; FE=;; esac
-  MR=; KY=; QG=; QD=; QF=; q1=; q2=; q3=; q4=
+  MR=; KY=; QG=; QD=; QF=; QS=; q1=; q2=; q3=; q4=
   # With PQ (a scan's holder part) the GPU and compute-apps queries too, and
   # the GPUs' minors (MD, MI).
   [ -z "$PQ" ] || { q1=$T; q2="--query-gpu=$GF --format=csv,nounits"; q3=$AQ; q4=$DR; exec 3>&1; }
@@ -320,6 +322,7 @@ pwk() {
       'Q '*) QG=${l#Q };;
       QD|'QD '*) QD=${l#QD};;
       'QF '*) QF=${l#QF };;
+      QS) QS=1;;
       'MJ '*) MJ=${l#MJ }; NV=1;;
       'MI '*) MI="$MI${l#MI }$NL";;
       MD) MD=1;;

@@ -141,18 +141,6 @@ walk() {
 }
 # d: the folder of PID file $1, /var/run read as the /run it links to.
 pdir() { d=${1%/*}; case $d in /var/run) d=/run;; /var/run/*) d=/run/${d#/var/run/};; esac; }
-# The session: this shell and its ancestors, by the PPid line of status
-# (SA where a walk's perl earlier in the round trip read them: SV).
-a=$SA; p=$$; i=0
-while [ -z "$SV" ] && [ "$p" -gt 1 ] 2>/dev/null && [ $i -lt 64 ]; do
-  n=; { while read -r k v; do [ "$k" = PPid: ] && n=$v && break; done; } 2>/dev/null </proc/"$p"/status
-  case $n in ''|*[!0-9]*) break;; esac
-  p=$n; i=$((i+1)); [ "$p" -gt 1 ] && a="$a $p"
-done
-z "session $$$a"
-# The scan's start: this shell's own start time (the signal step drops
-# targets born after it; SS where a walk's perl read it).
-if [ -n "$SS" ]; then z "clock $SS"; else pst $$ && z "clock $S"; fi
 # With the holder part, the GPU query and the compute-apps query run beside
 # each other and beside the holder walk (nvm, fds, mps: they only fill
 # variables, printed below in their order), each query into a file of its
@@ -163,13 +151,29 @@ if [ -n "$SS" ]; then z "clock $SS"; else pst $$ && z "clock $S"; fi
 # device files while the walk looks, have ended and been reaped before the
 # holders are described (dump), so none of them is ever described: their
 # records name no process.
-AF=; AP=; GQ=; WK=; KR=; QG=; QD=; QF=; PQ=; MD=; MI=
+AF=; AP=; GQ=; WK=; KR=; QG=; QD=; QF=; QS=; PQ=; MD=; MI=
 # Where the host has perl, the walk's perl runs the two queries beside the
 # walk itself (each bounded as timeout bounds it, read through a pipe and cut
 # at 8 MiB: no folder, no files, no timeout process) and prints their records: QG is the GPU query's exit,
 # QD the PIDs the compute apps charge. No QG (a driver that does not know a
 # field, a perl that failed): the queries the shell's way below.
 if [ -n "$HOLD" ] && [ -n "$PL" ]; then PQ=1; walk; PQ=; fi
+# The session and the clock, where the walk's perl did not print them before
+# the queries' records (QS).
+if [ -z "$QS" ]; then
+  # The session: this shell and its ancestors, by the PPid line of status
+  # (SA where a walk's perl earlier in the round trip read them: SV).
+  a=$SA; p=$$; i=0
+  while [ -z "$SV" ] && [ "$p" -gt 1 ] 2>/dev/null && [ $i -lt 64 ]; do
+    n=; { while read -r k v; do [ "$k" = PPid: ] && n=$v && break; done; } 2>/dev/null </proc/"$p"/status
+    case $n in ''|*[!0-9]*) break;; esac
+    p=$n; i=$((i+1)); [ "$p" -gt 1 ] && a="$a $p"
+  done
+  z "session $$$a"
+  # The scan's start: this shell's own start time (the signal step drops
+  # targets born after it; SS where a walk's perl read it).
+  if [ -n "$SS" ]; then z "clock $SS"; else pst $$ && z "clock $S"; fi
+fi
 # QF: the GPU query named a field the driver does not know; its first
 # leaving-out ("1 FIELDS", else "0": the base fields), and the loop below
 # goes on from there.

@@ -4,10 +4,14 @@
 // nvidia-smi, whatever it prints: NUL bytes, trailing blank lines, lines
 // that look like the walk's own (H, QD, fd), a flood, a hang.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <fstream>
 #include <string>
+#include <vector>
 
 #include "fleetreap/remote/scan_output.h"
+#include "support/holder_process.h"
 #include "support/script_runner.h"
 #include "support/without_perl.h"
 
@@ -43,6 +47,40 @@ void ExpectSame(const Both& both) {
   for (const auto& [pid, text] : both.perl.processes) perl_pids.insert(pid);
   for (const auto& [pid, text] : both.shell.processes) shell_pids.insert(pid);
   EXPECT_EQ(perl_pids, shell_pids) << "the PIDs described";
+}
+
+// The parents of "pid", parent first, PID 1 left out (as a scan says them).
+std::vector<int> AncestorsOf(int pid) {
+  std::vector<int> chain;
+  for (int i = 0; pid > 1 && i < 64; ++i) {
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    int parent = 0;
+    for (std::string line; std::getline(status, line);) {
+      if (line.rfind("PPid:", 0) == 0) parent = std::stoi(line.substr(5));
+    }
+    pid = parent;
+    if (pid > 1) chain.push_back(pid);
+  }
+  return chain;
+}
+
+// The walk's perl prints the session and the clock before the queries'
+// records; the shell prints them itself. Both say the scan's shell, its
+// parents (the shell that popen started, then this test and its own
+// parents) and the shell's start time, no earlier than this test's own and
+// not in the future.
+TEST(ScanQueriesTest, TheSessionAndTheClockReadTheSameBothWays) {
+  Both both = RunBothWays("echo index; exit 0\n");
+  std::vector<int> mine = AncestorsOf(getpid());
+  mine.insert(mine.begin(), getpid());
+  for (const ScanOutput* scan : {&both.perl, &both.shell}) {
+    ASSERT_EQ(scan->ancestors.size(), mine.size() + 1) << (scan == &both.perl ? "perl" : "shell");
+    EXPECT_EQ(std::vector<int>(scan->ancestors.begin() + 1, scan->ancestors.end()), mine);
+    EXPECT_GE(scan->clock, ProcessStartTime(getpid()));
+    double uptime = 0;
+    std::ifstream("/proc/uptime") >> uptime;
+    EXPECT_LE(scan->clock, static_cast<uint64_t>((uptime + 1) * sysconf(_SC_CLK_TCK)));
+  }
 }
 
 TEST(ScanQueriesTest, HostileOutputReadsTheSameBothWays) {
