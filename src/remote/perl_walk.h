@@ -1,5 +1,5 @@
 // The holder walk and the holders' details by perl, where the host has it
-// (perl_walk.cc): the shell functions pwk (the fd pass and the mappings'
+// (perl_walk.cc, perl_details.cc): the shell functions pwk (the fd pass and the mappings'
 // pass, fds and mps in one run) and pdt (dump's details), and PL, set where
 // perl is found. Each prints exactly the records of the shell path, which
 // stays the fallback on a host without perl; a perl that fails or dies
@@ -15,6 +15,10 @@ namespace remote_script_internal {
 /// PLW and PLD (the perl programs), PL, and the functions pwk and pdt; needs
 /// the prelude (add, NL, DV) before it.
 std::string PerlWalkFunctions();
+
+/// PLD's program text (perl_details.cc): the holders' details, and the units
+/// that own them.
+const char* PerlDetailsProgram();
 
 }  // namespace remote_script_internal
 }  // namespace fleetreap

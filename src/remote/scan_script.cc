@@ -1,7 +1,6 @@
-// The scan step's scripts (scan_script.h): the scan used by inspect,
-// re-scan and verify, and the per-GPU query after a lost GPU, with the
-// per-GPU query's grammar. The scan's grammar is scan_output.cc, its reading
-// into a HostSnapshot scan.cc.
+// The scan step's script (scan_script.h): the scan used by inspect, re-scan
+// and verify. The per-GPU query after a lost GPU is per_gpu_query.cc; the
+// scan's grammar is scan_output.cc, its reading into a HostSnapshot scan.cc.
 #include "fleetreap/remote/scan_script.h"
 
 #include <algorithm>
@@ -20,15 +19,9 @@ namespace fleetreap {
 
 namespace {
 
-using remote_script_internal::LibraryPiece;
-using remote_script_internal::LibraryText;
-using remote_script_internal::PreludeSettings;
 using remote_script_internal::ScanParts;
 using remote_script_internal::StepScript;
 using remote_script_internal::Whole;
-
-// The command's arguments after "nvidia-smi ".
-std::string Arguments(const std::string& command) { return command.substr(command.find(' ') + 1); }
 
 // Where nv-fabricmanager writes its PID (DaemonPidFiles).
 std::string FabricManagerPidFile() {
@@ -373,30 +366,6 @@ StepScript remote_script_internal::ScanParts(const ScanRequest& request, const H
   s += "SM=" + (shm ? ShellQuote(paths.shm_dir) : "") + "\n";
   s += kScanBody;
   return script;
-}
-
-std::string PerGpuQueryScript(const std::vector<int>& indexes, std::chrono::milliseconds timeout) {
-  std::string s = LibraryText({LibraryPiece::kPrelude}) + PreludeSettings(HostPaths());
-  s += "T=" + TimeoutSeconds(timeout) + "\n";
-  for (int index : indexes) {
-    s += "q " + Arguments(GpuQueryCommandForGpu(index)) + "\n";
-    s += "printf 'pgpu " + std::to_string(index) + " %s:%s\\0' \"$r\" \"$o\"\n";
-  }
-  s += "z end\n";
-  return s;
-}
-
-Status ParsePerGpuQueryOutput(const std::string& out, std::vector<PerGpuQuery>* queries) {
-  queries->clear();
-  return ParseHostRecords(out, "per-GPU query", [&](RecordReader& reader) {
-    while (reader.PeekWord() == "pgpu") {
-      PerGpuQuery q;
-      Status status = TakeIndexed(reader, "pgpu", "pgpu N RC:TEXT", &q.index, &q.exit_code, &q.out);
-      if (!status.ok()) return status;
-      queries->push_back(q);
-    }
-    return reader.TakeEnd();
-  });
 }
 
 }  // namespace fleetreap
