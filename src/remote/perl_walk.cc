@@ -34,7 +34,9 @@ namespace {
 // beside the walk, each nvidia-smi in a process group of its own under
 // perl's own bound, as timeout -k 1 TO bounds it: past TO a TERM to the
 // group (exit 124), a second on a KILL (137), never waited for after it (a
-// query stuck in the driver); no timeout process per query.
+// query stuck in the driver); no timeout process per query. A query that
+// ended while the walk ran is reaped before the bound is looked at: its own
+// exit, however long the walk took (a million fds).
 constexpr char kWalk[] = R"PL(
 my ($dv, $sd, $mj, $ci, $mo, $sx, $km, $on, $to, $gq, $aq, $sp, $dr) = @ARGV;
 my @n;
@@ -152,9 +154,8 @@ while (@q) {
   my ($i, $n, $l) = ("", 0, 0);
   for (@q) {
     next unless $_;
-    if (!$_->[2]) { vec($i, fileno($_->[0]), 1) = 1; $n++; next }
-    next if defined $_->[5];
-    my $k = waitpid($_->[3], 1); if ($k == $_->[3]) { $_->[5] = $? } elsif ($k < 0) { $_->[5] = -1 } else { $l++ }
+    if (!defined $_->[5]) { my $k = waitpid($_->[3], 1); if ($k == $_->[3]) { $_->[5] = $? } elsif ($k < 0) { $_->[5] = -1 } }
+    if (!$_->[2]) { vec($i, fileno($_->[0]), 1) = 1; $n++ } elsif (!defined $_->[5]) { $l++ }
   }
   last unless $n or $l;
   my $w = (defined $kd ? $kd : $dl) - nw();

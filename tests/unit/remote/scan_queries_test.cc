@@ -127,6 +127,28 @@ TEST(ScanQueriesTest, AQueryThatIgnoresTermIsKilledBothWays) {
   EXPECT_EQ(both.perl.apps_exit, -1) << "not read after a hung GPU query";
 }
 
+// Seen under load with a million fds: the walk outlasted the queries'
+// bound, the queries had ended long before, and perl read them as hung. A
+// query that ended while perl could not look is its own exit: the stand-in
+// GPU query stops its parent (the walk's perl, which it belongs to: the
+// test's own descendant) past the 1 s bound and has it continued 2 s later.
+TEST(ScanQueriesTest, AQueryThatEndedWhileTheWalkRanIsNotReadAsHung) {
+  ScanRequest request = Request();
+  request.nvidia_smi_timeout = std::chrono::milliseconds(1000);
+  ScriptRunner runner;
+  runner.Write(runner.dir() + "/bin/nvidia-smi",
+               "#!/bin/sh\ncase \"$*\" in *query-gpu*)\n"
+               "  p=$PPID; kill -STOP $p; (sleep 2; kill -CONT $p) >/dev/null 2>&1 </dev/null &\n"
+               "  echo index; echo 0; exit 0;;\nesac\necho pid\n",
+               0755);
+  const std::string out = runner.Run(ScanScript(request));
+  ScanOutput scan;
+  ASSERT_TRUE(ParseScanOutput(out, &scan).ok()) << out;
+  EXPECT_EQ(scan.nvidia_smi_exit, 0) << out;
+  EXPECT_EQ(scan.nvidia_smi_out, "index\n0");
+  EXPECT_EQ(scan.apps_exit, 0) << out;
+}
+
 TEST(ScanQueriesTest, AFloodIsCutBothWays) {
   Both both = RunBothWays(
       "case \"$*\" in *query-gpu*) echo 'index'; exit 0;; esac\nexec head -c 20000000 /dev/zero\n");
