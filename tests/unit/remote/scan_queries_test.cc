@@ -131,14 +131,15 @@ TEST(ScanQueriesTest, AQueryThatIgnoresTermIsKilledBothWays) {
 // bound, the queries had ended long before, and perl read them as hung. A
 // query that ended while perl could not look is its own exit: the stand-in
 // GPU query stops its parent (the walk's perl, which it belongs to: the
-// test's own descendant) past the 1 s bound and has it continued 2 s later.
+// test's own descendant) past the 2 s bound and has it continued 4 s later
+// (room for a busy machine to start the stand-ins within the bound).
 TEST(ScanQueriesTest, AQueryThatEndedWhileTheWalkRanIsNotReadAsHung) {
   ScanRequest request = Request();
-  request.nvidia_smi_timeout = std::chrono::milliseconds(1000);
+  request.nvidia_smi_timeout = std::chrono::milliseconds(2000);
   ScriptRunner runner;
   runner.Write(runner.dir() + "/bin/nvidia-smi",
                "#!/bin/sh\ncase \"$*\" in *query-gpu*)\n"
-               "  p=$PPID; kill -STOP $p; (sleep 2; kill -CONT $p) >/dev/null 2>&1 </dev/null &\n"
+               "  p=$PPID; kill -STOP $p; (sleep 4; kill -CONT $p) >/dev/null 2>&1 </dev/null &\n"
                "  echo index; echo 0; exit 0;;\nesac\necho pid\n",
                0755);
   const std::string out = runner.Run(ScanScript(request));
