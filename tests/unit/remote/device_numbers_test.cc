@@ -10,7 +10,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <map>
 #include <string>
 #include <utility>
@@ -46,16 +45,8 @@ bool ScanWith(bool perl, const std::string& devices,
   std::string script = "mount --bind '" + runner.dir() + "/devices' /proc/devices || exit 3\n" +
                        ScanScript(request, paths);
   if (!perl) script = WithoutPerl(script);
-  runner.Write(runner.dir() + "/script.sh", script, 0644);
-  const std::string cmd = "cd '" + runner.dir() + "' && PATH='" + runner.dir() +
-                          "/bin':/usr/bin:/bin unshare -m --propagation private /bin/sh "
-                          "script.sh 2>/dev/null";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return false;
   std::string out;
-  char buffer[4096];
-  for (size_t n; (n = fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
-  if (pclose(pipe) != 0) return false;
+  if (!RunInOwnMountNamespace(runner.dir(), script, &out)) return false;
   Status status = ParseScanOutput(out, scan);
   EXPECT_TRUE(status.ok()) << status.ToString();
   return status.ok();

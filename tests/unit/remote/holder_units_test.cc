@@ -10,7 +10,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <string>
 
 #include "fleetreap/remote/host_paths.h"
@@ -47,11 +46,8 @@ class HolderUnitsTest : public ::testing::TestWithParam<bool> {
                          std::to_string(holder_) + "/cgroup || exit 3\n" +
                          ScanScript(request, paths);
     if (!GetParam()) script = WithoutPerl(script);
-    runner_.Write(runner_.dir() + "/script.sh", script, 0644);
-    const std::string cmd = "cd '" + runner_.dir() + "' && PATH='" + runner_.dir() +
-                            "/bin':/usr/bin:/bin unshare -m --propagation private /bin/sh "
-                            "script.sh >/dev/null 2>&1";
-    if (std::system(cmd.c_str()) != 0) return "";
+    std::string out;
+    if (!RunInOwnMountNamespace(runner_.dir(), script, &out)) return "";
     std::string args = runner_.Args();
     const size_t at = args.find("--\n");
     return at == std::string::npos ? "(no show)" : args.substr(at + 3);
