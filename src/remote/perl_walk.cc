@@ -29,7 +29,11 @@ namespace {
 // ancestors ("SA PIDS"), as the scan's session loop reads them. The
 // thirteenth, the driver's GPU folder: each GPU's minor ("MI N BUS", then
 // "MD"; nothing where a folder's name holds a newline), as the scan's loop
-// reads them. With TO
+// reads them. The fourteenth to sixteenth, the signal step's SIG, SB and
+// TG (signal.cc): after the walk of the targets, the step's checks and
+// kill as its own perl does them, a line "P sent|gone|failed|kill T" for
+// each target T ("P skip T": not born before SB or holding no device file
+// now, the step's "gone"), in the same run (one perl fewer per wave). With TO
 // (the ninth argument) it forks the two queries
 // beside the walk, each nvidia-smi in a process group of its own under
 // perl's own bound, as timeout -k 1 TO bounds it: past TO a TERM to the
@@ -228,6 +232,24 @@ if (defined $dr and $dr ne "" and opendir(my $G, $dr)) {
   }
   push @r, @mi, "MD" unless $nl;
 }
+my ($ks, $kb, $kt) = @ARGV[13 .. 15];
+if (defined $ks and $ks ne "" and defined $kt) {
+  $kb = "" unless defined $kb;
+  my $n = $ks eq "KILL" ? 9 : 15;
+  for my $t (split " ", $kt) {
+    my ($p, $w) = split /:/, $t; $p = "" unless defined $p; $w = "" unless defined $w;
+    unless ($p =~ /^[0-9]+$/ and $w =~ /^[0-9]+$/ and $h{$p} and ($kb eq "" or $w < $kb)) { push @r, "P skip $t"; next }
+    my $f = syscall(434, $p + 0, 0);
+    if ($f < 0) { push @r, ($! + 0 == 3 ? "P gone $t" : "P kill $t"); next }
+    my $s = ""; if (open(my $S, "<", "/proc/$p/stat")) { local $/; $s = <$S>; $s = "" unless defined $s }
+    $s =~ s/^.*\)//s; my @a = split " ", $s;
+    if (@a and $a[0] =~ /^[ZX]$/) { my @k; if (opendir(my $T, "/proc/$p/task")) { @k = grep { /^[0-9]/ } readdir $T } @a = () if @k < 2 }
+    if (@a < 20 or $a[19] ne $w) { push @r, "P gone $t" }
+    elsif (syscall(424, $f, $n, 0, 0) == 0) { push @r, "P sent $t" }
+    else { push @r, ($! + 0 == 3 ? "P gone $t" : "P failed $t") }
+    if (open(my $F, "<&=", $f)) { close $F }
+  }
+}
 print map({ "$_\n" } @r, @m), join(" ", "H", @h), "\n", join(" ", "G", @g), "\n", join(" ", "U", @u), "\n";
 print defined $ky ? "K\n.\n$ky" : ".\n";
 )PL";
@@ -250,14 +272,14 @@ PL=; command -v perl >/dev/null 2>&1 && PL=1
 # shellcheck disable=SC2034  # FR, MR, GP, UI, FE, KY and KR are the caller's
 pwk() {
   case $1 in *f*) HP=; GP=; FR=; FE=;; esac
-  MR=; KY=; QG=; QD=; QF=; QS=; q1=; q2=; q3=; q4=
+  MR=; KY=; QG=; QD=; QF=; QS=; PA=; PK=; q1=; q2=; q3=; q4=
   # With PQ (a scan's holder part) the GPU and compute-apps queries too, and
   # the GPUs' minors (MD, MI).
   [ -z "$PQ" ] || { q1=$T; q2="--query-gpu=$GF --format=csv,nounits"; q3=$AQ; q4=$DR; exec 3>&1; }
   # Without NV, perl reads the majors (MJ, MN) itself; a perl that failed
   # leaves them to nvm.
   m=; [ -z "$NV" ] || m=$MJ
-  x=$(perl -e "$PLW" -- "$DV" "$SD" "$m" "$CI" "$1" "$2" "$3" "$4" "$q1" "$q2" "$q3" "$$" "$q4" 2>/dev/null </dev/null) || x=
+  x=$(perl -e "$PLW" -- "$DV" "$SD" "$m" "$CI" "$1" "$2" "$3" "$4" "$q1" "$q2" "$q3" "$$" "$q4" "$KS" "$KB" "$KT" 2>/dev/null </dev/null) || x=
   [ -z "$PQ" ] || exec 3>&-
   case $x in
     .|*"$NL.") ;;
@@ -284,6 +306,7 @@ pwk() {
       MN|'MN '*) MN=${l#MN};;
       'SS '*) SS=${l#SS };;
       SA|'SA '*) SA=${l#SA}; SV=1;;
+      'P '*) PA="$PA${l#P }$NL"; PK=1;;
     esac
   done
   IFS=" 	$NL"; set +f

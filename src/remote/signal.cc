@@ -47,9 +47,12 @@ std::string TargetAuditLines(const std::string& signal, const std::vector<Target
 constexpr char kSignalBody[] = R"SH(z 'signal 1'
 [ -n "$PL" ] || nvm; Q=1; HP=; FE=
 # The targets' fds (every thread's) and mappings: one perl where the host
-# has it (pwk, the targets' PIDs only), else fds and mps; a perl that failed
-# or died (FE) is not trusted, the shell walks again.
-[ -z "$PL" ] || [ -z "$PIDS" ] || pwk fm '' '' "$PIDS"
+# has it (pwk, the targets' PIDs only), which also checks and signals them
+# (KS, KB, KT: the checks and the kill below, in the same run; its answers
+# PA, PK=1), else fds and mps; a perl that failed or died (FE) is not
+# trusted, the shell walks again (and its answers, if any, are not read).
+[ -z "$PL" ] || [ -z "$PIDS" ] || { KS=$SIG KB=$SB KT=$TG; pwk fm '' '' "$PIDS"; KS='' KB='' KT=''; }
+[ -z "$FE" ] || PK=
 if [ -z "$PL" ] || [ -n "$FE" ]; then
   HP=
   # shellcheck disable=SC2086  # a list of /proc paths
@@ -69,7 +72,9 @@ cs; B=$C
 # before its signal, below, by perl or by the shell: once, not twice (a
 # shell's lv reads the stat file a byte at a time).
 E=
+[ -z "$PK" ] || E=$TG
 for t in $TG; do
+  [ -z "$PK" ] || break
   p=${t%%:*}; r=${t#*:}; w=${r%%:*}
   if { [ -z "$SB" ] || [ "$w" -lt "$SB" ]; } &&
      case " $HP " in *" $p "*) true;; *) false;; esac; then
@@ -85,8 +90,10 @@ done
 # target T (PID:START:f|m), or "kill T" where no pidfd opens (ENOSYS, a
 # seccomp filter): kill(1) then, the check and the kill back to back.
 # pidfd_open is 434 and pidfd_send_signal 424 on every architecture but alpha.
-y=
-if [ -n "$E" ] && command -v perl >/dev/null 2>&1; then
+# Where the walk's perl did the checks and the kill (PK), its answers (PA),
+# a line for each target.
+y=$PA
+if [ -z "$PK" ] && [ -n "$E" ] && command -v perl >/dev/null 2>&1; then
   # shellcheck disable=SC2016,SC2086  # perl's own variables; E's words
   y=$(perl -e '$n = $ARGV[0] eq "KILL" ? 9 : 15; shift;
 for $t (@ARGV) {
@@ -102,7 +109,7 @@ for $t (@ARGV) {
   open(F, "<&=", $f) && close F;
 }' "$SIG" $E 2>/dev/null)
 fi
-W=; R=; N=0
+W=; R=; K=; P=; N=0
 set -f; IFS=$NL
 for l in $y; do
   IFS=' '
@@ -116,12 +123,19 @@ for l in $y; do
   case $1 in
     sent) R="$R $t"; z "sent $p"; W="$W $t"; N=$((N + 1)); atl "$p";;
     gone|failed) R="$R $t"; z "$1 $p";;
+    kill) case " $K " in *" $t "*) continue;; esac; K="$K $t";;
+    skip) R="$R $t"; z "gone $p"; continue;;
   esac
+  P="$P $t"
 done
+# After the walk's perl, the targets that passed its checks (P) are E.
+[ -z "$PK" ] || E=$P
 IFS=" 	$NL"; set +f
-# The targets perl did not answer for (no perl, no pidfd): kill(1).
+# The targets perl did not answer for (no perl, no pidfd): kill(1). After
+# the walk's perl, only those it checked and found no pidfd for (K).
 for t in $E; do
   case " $R " in *" $t "*) continue;; esac
+  [ -z "$PK" ] || case " $K " in *" $t "*) ;; *) continue;; esac
   p=${t%%:*}; r=${t#*:}; w=${r%%:*}
   # A holder that exits between the check and the kill is gone, not refused.
   if ! lv "$p" "$w"; then z "gone $p"

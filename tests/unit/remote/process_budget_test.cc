@@ -232,8 +232,9 @@ TEST_F(ProcessBudgetTest, QuickRescanWithShmClean) {
 }
 
 // The unit stop and the TERM wave in one round trip, the target gone on its
-// signal: the fresh fd and mapping check (one perl where the host has it,
-// else find, stat, grep and sort), the kill's perl, and the wait's polls.
+// signal: the fresh fd and mapping check and the kill (one perl where the
+// host has it, else find, stat, grep and sort, a perl for the kill), and the
+// wait's polls.
 TEST_F(ProcessBudgetTest, StopUnitsThenTerm) {
   for (bool perl : {true, false}) {
     if (holder_ > 0) waitpid(holder_, nullptr, 0);  // the last round's, signalled
@@ -260,13 +261,13 @@ TEST_F(ProcessBudgetTest, StopUnitsThenTerm) {
     // Without perl the wait's polls ('sleep') depend on how soon the kernel
     // ends the holder, which a loaded machine delays: they are bounded by the
     // wait (3 s at 100 ms), the rest of the step by its budget: 9. With perl,
-    // at most 5 and no sleep: the walk's and the kill's perl, systemctl and
-    // its timeout, and a perl that waits where the first look still saw the
-    // holder.
+    // at most 4 and no sleep: one perl that walks, checks and kills,
+    // systemctl and its timeout, and a perl that waits where the first look
+    // still saw the holder.
     if (perl) {
-      EXPECT_LE(n, 5) << Describe(by_name);
-      EXPECT_GE(by_name["perl"], 2) << Describe(by_name);
-      EXPECT_LE(by_name["perl"], 3) << Describe(by_name);
+      EXPECT_LE(n, 4) << Describe(by_name);
+      EXPECT_GE(by_name["perl"], 1) << Describe(by_name);
+      EXPECT_LE(by_name["perl"], 2) << Describe(by_name);
       EXPECT_EQ(by_name["sleep"], 0) << Describe(by_name);
     } else {
       EXPECT_LE(n - by_name["sleep"], 9) << Describe(by_name);

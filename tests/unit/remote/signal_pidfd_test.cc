@@ -1,7 +1,8 @@
-// The signal step's kill through pidfds (signal.cc): one perl per wave opens
-// a pidfd for each target, checks its start time again and signals through
-// it; without perl, or with a perl that answers nothing, kill(1) in the
-// shell. Run with /bin/sh against children this test starts and ends by PID.
+// The signal step's kill through pidfds (signal.cc): the perl that walks the
+// targets opens a pidfd for each, checks its start time again and signals
+// through it; a kill's own perl where that walk failed; without perl, or
+// with a perl that answers nothing, kill(1) in the shell. Run with /bin/sh
+// against children this test starts and ends by PID.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -63,6 +64,10 @@ class SignalPidfdTest : public ::testing::Test {
 
 TEST_F(SignalPidfdTest, TargetsAreSignalledThroughPidfds) {
   if (!HasPerl()) GTEST_SKIP() << "no perl on this machine";
+  // Each perl run's argument count: the walk's is "-e PROG --" and its 16
+  // arguments (the last three the signal's), the kill's own perl would be
+  // "-e PROG TERM T...". One run walks, checks and signals; no kill's perl.
+  FakePerl("echo \"$#\" >>" + dir_ + "/calls; exec /usr/bin/perl \"$@\"");
   pid_t a = StartHolder();
   pid_t b = StartHolder();
   usleep(200 * 1000);
@@ -72,14 +77,22 @@ TEST_F(SignalPidfdTest, TargetsAreSignalledThroughPidfds) {
   EXPECT_EQ(reply.sent, both);
   EXPECT_EQ(reply.pidfd_sent, 2);
   EXPECT_TRUE(reply.left.empty());
+  std::ifstream in(dir_ + "/calls");
+  std::vector<std::string> calls;
+  for (std::string line; std::getline(in, line);) calls.push_back(line);
+  ASSERT_FALSE(calls.empty());
+  EXPECT_EQ(calls[0], "19");
+  // After it, at most the wait's perl ("-e PROG E F POLL T..."), never the kill's.
+  EXPECT_LE(calls.size(), 2u);
 }
 
 TEST_F(SignalPidfdTest, ATargetThatDiesBeforeItsPidfdOpensIsGone) {
   if (!HasPerl()) GTEST_SKIP() << "no perl on this machine";
   pid_t a = StartHolder();
   usleep(200 * 1000);
-  // perl runs after the shell's check: the target is killed and reaped in
-  // between (the pidfd cannot open: ESRCH), so it is gone, never failed.
+  // The target is killed and reaped before the perl that walks, checks and
+  // signals runs (the walk no longer finds it; a pidfd could not open:
+  // ESRCH), so it is gone, never failed.
   FakePerl("kill -KILL " + std::to_string(a) + "; sleep 0.3; exec /usr/bin/perl \"$@\"");
   std::thread reaper([a] { waitpid(a, nullptr, 0); });
   SignalReply reply = Signal({{a, StartTime(a), true}});
