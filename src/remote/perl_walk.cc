@@ -211,7 +211,18 @@ if ($qg and $qa and $qg->[1] !~ /not a valid field/ and open(my $R, ">&=", 3)) {
     $t .= "apps $qa->[0]:$qa->[1]\0";
     for (split /\n/, $qa->[1]) { push @qd, $1 if /^([0-9]+)(,|$)/ }
   }
-  push @r, "Q $qg->[0]", join(" ", "QD", @qd), defined $sa ? "QS" : () if print($R $t) and close $R;
+  # The details of the charged PIDs and the holders (D and HP after cap in
+  # the shell) where asked (DN: NY in the shell; CC the cap), after the
+  # records of the queries, before the table: no other perl for them.
+  my ($dn, $cc) = @ARGV[16, 17]; my $dd;
+  if (defined $dn and $dn ne "" and $mo =~ /f/ and $mo =~ /m/ and defined &dtl) {
+    my %k = map { ($_, 1) } @g, @qd; my @hh = @h;
+    @hh = grep { $k{$_} } @h if defined $cc and $cc =~ /^[0-9]+$/ and (grep { !$k{$_} } @h) > $cc;
+    my %s; my @d = grep { !$s{$_}++ } @qd, @hh;
+    dtl(sub { $t .= join("", @_) }, sub { push @r, map { "N $_" } split /\n/, join("", @_) }, \@d, [split " ", $dn]);
+    $dd = 1;
+  }
+  push @r, "Q $qg->[0]", join(" ", "QD", @qd), defined $sa ? "QS" : (), $dd ? "DT" : () if print($R $t) and close $R;
 } elsif ($qg and $qg->[1] =~ /not a valid field/) {
   my ($gf) = $gq =~ /^--query-gpu=(\S*)/; my ($k, @f) = (0);
   for my $y (split /,/, $gf) { if (index($qg->[1], "\"$y\"") >= 0) { $k = 1 } else { push @f, $y } }
@@ -261,6 +272,8 @@ std::string PerlWalkFunctions() {
   s += kWalk;
   s += "'\n# shellcheck disable=SC2016  # perl's program: its own variables\nPLD='";
   s += PerlDetailsProgram();
+  s += "'\n# shellcheck disable=SC2016  # perl's program: its own variables\nPDS='";
+  s += PerlDetailsSub();
   s += R"SH('
 PL=; command -v perl >/dev/null 2>&1 && PL=1
 # pwk MODE [SX [KM [PIDS]]]: the walk by perl (PLW) where the host has it,
@@ -272,14 +285,17 @@ PL=; command -v perl >/dev/null 2>&1 && PL=1
 # shellcheck disable=SC2034  # FR, MR, GP, UI, FE, KY and KR are the caller's
 pwk() {
   case $1 in *f*) HP=; GP=; FR=; FE=;; esac
-  MR=; KY=; QG=; QD=; QF=; QS=; PA=; PK=; q1=; q2=; q3=; q4=
+  MR=; KY=; QG=; QD=; QF=; QS=; PA=; PK=; PN=; DT=; q1=; q2=; q3=; q4=; g=$PLW; n=
   # With PQ (a scan's holder part) the GPU and compute-apps queries too, and
-  # the GPUs' minors (MD, MI).
+  # the GPUs' minors (MD, MI); with DN also the details (dtl: PDS) of the
+  # charged PIDs and the holders, printed after the queries' records (DT;
+  # NS's lines: PN).
   [ -z "$PQ" ] || { q1=$T; q2="--query-gpu=$GF --format=csv,nounits"; q3=$AQ; q4=$DR; exec 3>&1; }
+  [ -z "$PQ" ] || [ -z "$DN" ] || { g=$PLW$PDS; n=$DN; }
   # Without NV, perl reads the majors (MJ, MN) itself; a perl that failed
   # leaves them to nvm.
   m=; [ -z "$NV" ] || m=$MJ
-  x=$(perl -e "$PLW" -- "$DV" "$SD" "$m" "$CI" "$1" "$2" "$3" "$4" "$q1" "$q2" "$q3" "$$" "$q4" "$KS" "$KB" "$KT" 2>/dev/null </dev/null) || x=
+  x=$(perl -e "$g" -- "$DV" "$SD" "$m" "$CI" "$1" "$2" "$3" "$4" "$q1" "$q2" "$q3" "$$" "$q4" "$KS" "$KB" "$KT" "$n" "$CC" 2>/dev/null </dev/null) || x=
   [ -z "$PQ" ] || exec 3>&-
   case $x in
     .|*"$NL.") ;;
@@ -307,6 +323,8 @@ pwk() {
       'SS '*) SS=${l#SS };;
       SA|'SA '*) SA=${l#SA}; SV=1;;
       'P '*) PA="$PA${l#P }$NL"; PK=1;;
+      'N '*) PN="$PN${l#N }$NL";;
+      DT) DT=1;;
     esac
   done
   IFS=" 	$NL"; set +f
@@ -315,7 +333,7 @@ pwk() {
 # shellcheck disable=SC2086,SC2034  # NY is a list of paths, under set -f; NS is the caller's
 pdt() {
   set -f; exec 3>&1
-  NS=$(perl -e "$PLD" -- "$1" $NY 4>&1 >&3 2>/dev/null </dev/null)
+  NS=$(perl -e "$PLD$PDS" -- "$1" $NY 4>&1 >&3 2>/dev/null </dev/null)
   exec 3>&-; set +f
 }
 )SH";

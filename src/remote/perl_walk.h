@@ -16,9 +16,13 @@ namespace remote_script_internal {
 /// the prelude (add, NL, DV) before it.
 std::string PerlWalkFunctions();
 
-/// PLD's program text (perl_details.cc): the holders' details, and the units
-/// that own them.
+/// PLD's program text (perl_details.cc), less the sub dtl it runs: the
+/// holders' details, and the units that own them.
 const char* PerlDetailsProgram();
+
+/// The sub dtl that PLD runs (perl_details.cc), for the walk's perl to
+/// describe the holders it found in the same run.
+const char* PerlDetailsSub();
 
 }  // namespace remote_script_internal
 }  // namespace fleetreap

@@ -176,10 +176,16 @@ Status ParseKids(RecordReader& reader, ScanOutput* scan,
   return Status::Ok();
 }
 
-// "/proc/PID/stat:..." and friends, "/etc/passwd:...", "exe PID:TARGET".
-Status ParseDetails(RecordReader& reader, ScanOutput* scan) {
+// The words after the details: at their place after the kids, and where
+// the walk's perl gave them, after the queries' records.
+const std::set<std::string> kAfterDetails = {"end", "pidns", "pidf", "pidmark", "selfcg", "shmh"};
+const std::set<std::string> kAfterEarlyDetails = {"end", "table", "drv", "majors", "show"};
+
+// "/proc/PID/stat:..." and friends, "/etc/passwd:...", "exe PID:TARGET",
+// up to a word of kAfter.
+Status ParseDetails(RecordReader& reader, ScanOutput* scan,
+                    const std::set<std::string>& kAfter = kAfterDetails) {
   const HostRecord* r = nullptr;
-  static const std::set<std::string> kAfter = {"end", "pidns", "pidf", "pidmark", "selfcg", "shmh"};
   for (std::string word = reader.PeekWord(); !kAfter.count(word) && !reader.AtEnd();
        word = reader.PeekWord()) {
     if (word == "exs") {
@@ -350,6 +356,7 @@ Status ParseScanRecords(RecordReader& reader, ScanOutput* scan) {
   }
   if (status.ok())
     status = TakeCommand(reader, "apps", "apps RC:TEXT", &scan->apps_exit, &scan->apps_out);
+  if (status.ok()) status = ParseDetails(reader, scan, kAfterEarlyDetails);
   if (status.ok()) {
     status = TakeCommand(reader, "table", "table RC:TEXT", &scan->table_exit, &scan->table_out);
   }

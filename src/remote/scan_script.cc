@@ -150,7 +150,20 @@ AF=; AP=; GQ=; WK=; KR=; QG=; QD=; QF=; QS=; PQ=; MD=; MI=
 # at 8 MiB: no folder, no files, no timeout process) and prints their records: QG is the GPU query's exit,
 # QD the PIDs the compute apps charge. No QG (a driver that does not know a
 # field, a perl that failed): the queries the shell's way below.
+# The PID namespace this shell sees, and which of the daemons' PID files
+# (and the namespace marker) are root's and writable by no one else: read
+# by dump's find of the exe links (NY), printed after the details.
+# Each file's folder is vouched for too: /var/run is a link to /run, so
+# a file directly in it is judged by /run. Where no table and no watched
+# parent can add PIDs to describe (TABLE, WATCH), the walk's perl describes
+# the charged PIDs and the holders itself (DN: pwk).
+set -f
+PD=; for f in $PF; do pdir "$f"; PD="$PD $d"; done
+NY="/proc/$$/ns/pid $PF $PD /etc/fleetreap/host-pid-namespace"
+set +f
+DN=; [ -n "$TABLE" ] || [ -n "$WATCH" ] || DN=$NY
 if [ -n "$HOLD" ] && [ -n "$PL" ]; then PQ=1; walk; PQ=; fi
+DN=
 # The session and the clock, where the walk's perl did not print them before
 # the queries' records (QS).
 if [ -z "$QS" ]; then
@@ -274,17 +287,10 @@ else
   done
   # Each PID once, in the order first seen.
   HP=; for p in $D; do add "$p"; done
-  # The PID namespace this shell sees, and which of the daemons' PID files
-  # (and the namespace marker) are root's and writable by no one else: read
-  # by dump's find of the exe links (NY), printed after the details.
-  # Each file's folder is vouched for too: /var/run is a link to /run, so
-  # a file directly in it is judged by /run.
-  set -f
-  PD=; for f in $PF; do pdir "$f"; PD="$PD $d"; done
-  NY="/proc/$$/ns/pid $PF $PD /etc/fleetreap/host-pid-namespace"
-  set +f
-  # The details by perl where the walk was perl's and ran, else dump's.
-  if [ -n "$PL" ] && [ -z "$FE" ]; then pdt "$HP"; else dump "$HP"; fi
+  # The details: by the walk's perl where it gave them (DT: its records came
+  # after the queries', NS's lines in PN), else by perl where the walk was
+  # perl's and ran, else dump's.
+  if [ -n "$DT" ]; then NS=$PN; elif [ -n "$PL" ] && [ -z "$FE" ]; then pdt "$HP"; else dump "$HP"; fi
   [ -z "$SM" ] || shmh "$HP"
   set -f
   y=$NS

@@ -64,8 +64,8 @@ class SignalPidfdTest : public ::testing::Test {
 
 TEST_F(SignalPidfdTest, TargetsAreSignalledThroughPidfds) {
   if (!HasPerl()) GTEST_SKIP() << "no perl on this machine";
-  // Each perl run's argument count: the walk's is "-e PROG --" and its 16
-  // arguments (the last three the signal's), the kill's own perl would be
+  // Each perl run's argument count: the walk's is "-e PROG --" and its 18
+  // arguments (14 to 16 the signal's), the kill's own perl would be
   // "-e PROG TERM T...". One run walks, checks and signals; no kill's perl.
   FakePerl("echo \"$#\" >>" + dir_ + "/calls; exec /usr/bin/perl \"$@\"");
   pid_t a = StartHolder();
@@ -81,7 +81,7 @@ TEST_F(SignalPidfdTest, TargetsAreSignalledThroughPidfds) {
   std::vector<std::string> calls;
   for (std::string line; std::getline(in, line);) calls.push_back(line);
   ASSERT_FALSE(calls.empty());
-  EXPECT_EQ(calls[0], "19");
+  EXPECT_EQ(calls[0], "21");
   // After it, at most the wait's perl ("-e PROG E F POLL T..."), never the kill's.
   EXPECT_LE(calls.size(), 2u);
 }
