@@ -294,8 +294,9 @@ else
   [ -z "$SM" ] || shmh "$HP"
   set -f
   y=$NS
-  # The units that own the holders, where the details' perl read them from
-  # the cgroups (its first line, UD), else by the loop below.
+  # The units that own the holders, where perl (the details' or the walk's)
+  # read them from the cgroups (the first line of NS, UD), else by the loop
+  # below.
   U=; UD=
   case $y in U|'U '*) l=${y%%"$NL"*}; U=${l#U}; UD=1;; esac
   IFS=$NL; ok=
