@@ -182,11 +182,11 @@ const std::set<std::string> kAfterDetails = {"end", "pidns", "pidf", "pidmark", 
 const std::set<std::string> kAfterEarlyDetails = {"end", "table", "drv", "majors", "show"};
 
 // "/proc/PID/stat:..." and friends, "/etc/passwd:...", "exe PID:TARGET",
-// up to a word of kAfter.
+// up to a word of "after".
 Status ParseDetails(RecordReader& reader, ScanOutput* scan,
-                    const std::set<std::string>& kAfter = kAfterDetails) {
+                    const std::set<std::string>& after = kAfterDetails) {
   const HostRecord* r = nullptr;
-  for (std::string word = reader.PeekWord(); !kAfter.count(word) && !reader.AtEnd();
+  for (std::string word = reader.PeekWord(); !after.count(word) && !reader.AtEnd();
        word = reader.PeekWord()) {
     if (word == "exs") {
       Status status = reader.Take("exs", 4, false, "exs /proc/PID UID MODE", &r);

@@ -144,24 +144,26 @@ pdir() { d=${1%/*}; case $d in /var/run) d=/run;; /var/run/*) d=/run/${d#/var/ru
 # device files while the walk looks, have ended and been reaped before the
 # holders are described (dump), so none of them is ever described: their
 # records name no process.
-AF=; AP=; GQ=; WK=; KR=; QG=; QD=; QF=; QS=; PQ=; MD=; MI=
+AF=; AP=; GQ=; WK=; KR=; QG=; QD=; QF=; QS=; PQ=; MD=; MI=; DN=
+# With the holder part: the PID namespace this shell sees, and which of the
+# daemons' PID files (and the namespace marker) are root's and writable by
+# no one else: read by dump's find of the exe links (NY), printed after the
+# details. Each file's folder is vouched for too: /var/run is a link to
+# /run, so a file directly in it is judged by /run. Where no table and no
+# watched parent can add PIDs to describe (TABLE, WATCH), the walk's perl
+# describes the charged PIDs and the holders itself (DN: pwk).
+if [ -n "$HOLD" ]; then
+  set -f
+  PD=; for f in $PF; do pdir "$f"; PD="$PD $d"; done
+  NY="/proc/$$/ns/pid $PF $PD /etc/fleetreap/host-pid-namespace"
+  set +f
+  [ -n "$TABLE" ] || [ -n "$WATCH" ] || DN=$NY
+fi
 # Where the host has perl, the walk's perl runs the two queries beside the
 # walk itself (each bounded as timeout bounds it, read through a pipe and cut
 # at 8 MiB: no folder, no files, no timeout process) and prints their records: QG is the GPU query's exit,
 # QD the PIDs the compute apps charge. No QG (a driver that does not know a
 # field, a perl that failed): the queries the shell's way below.
-# The PID namespace this shell sees, and which of the daemons' PID files
-# (and the namespace marker) are root's and writable by no one else: read
-# by dump's find of the exe links (NY), printed after the details.
-# Each file's folder is vouched for too: /var/run is a link to /run, so
-# a file directly in it is judged by /run. Where no table and no watched
-# parent can add PIDs to describe (TABLE, WATCH), the walk's perl describes
-# the charged PIDs and the holders itself (DN: pwk).
-set -f
-PD=; for f in $PF; do pdir "$f"; PD="$PD $d"; done
-NY="/proc/$$/ns/pid $PF $PD /etc/fleetreap/host-pid-namespace"
-set +f
-DN=; [ -n "$TABLE" ] || [ -n "$WATCH" ] || DN=$NY
 if [ -n "$HOLD" ] && [ -n "$PL" ]; then PQ=1; walk; PQ=; fi
 DN=
 # The session and the clock, where the walk's perl did not print them before

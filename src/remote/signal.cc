@@ -71,18 +71,20 @@ cs; B=$C
 # start time it had when seen and is not a zombie (lv) is checked right
 # before its signal, below, by perl or by the shell: once, not twice (a
 # shell's lv reads the stat file a byte at a time).
+# After the walk's perl (PK) that checked them itself, every target is E
+# until its answers are read.
 E=
-[ -z "$PK" ] || E=$TG
-for t in $TG; do
-  [ -z "$PK" ] || break
-  p=${t%%:*}; r=${t#*:}; w=${r%%:*}
-  if { [ -z "$SB" ] || [ "$w" -lt "$SB" ]; } &&
-     case " $HP " in *" $p "*) true;; *) false;; esac; then
-    E="$E $t"
-  else
-    z "gone $p"
-  fi
-done
+if [ -n "$PK" ]; then E=$TG; else
+  for t in $TG; do
+    p=${t%%:*}; r=${t#*:}; w=${r%%:*}
+    if { [ -z "$SB" ] || [ "$w" -lt "$SB" ]; } &&
+       case " $HP " in *" $p "*) true;; *) false;; esac; then
+      E="$E $t"
+    else
+      z "gone $p"
+    fi
+  done
+fi
 # The kill. Where the host has perl and the kernel pidfds (Linux 5.3), one
 # perl opens a pidfd for each target, reads its start time and state again
 # through /proc, and signals through the pidfd: a PID freed and reused after
