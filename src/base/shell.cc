@@ -33,13 +33,28 @@ std::string BoundedCommand(const std::string& script, std::chrono::milliseconds 
   // sudo runs inside the outer bound: its own phase (NSS, PAM, hostname
   // lookups) is bounded on the host too.
   const std::string seconds = TimeoutSeconds(timeout);
-  // Quoted words are never aliases; "unset -f" drops a function named exec.
+  // Quoted words are never aliases; "unset -f exec" drops a function named exec.
   std::string command = "\\unset -f exec 2>/dev/null; \\exec /usr/bin/timeout -k 2 " + seconds;
   if (become) command += " /usr/bin/sudo -n";
   command += std::string(" /usr/bin/env -i PATH=") + kScriptPath + " LC_ALL=C";
   if (become) command += " /usr/bin/timeout -k 1 " + seconds;
-  const std::string start = std::string("printf '%s\\0' '") + kStartRecord + "'\n";
-  return command + " /bin/sh -c " + ShellQuote(start + script);
+  // The script goes in a here-document, not a quoted word: bash reads a 40 KB
+  // quoted word in about 4 ms of a host's CPU, a here-document in a seventh of
+  // that (bash's own CPU a round trip, measured: 6.4-7.3 ms before, 3.3-3.6
+  // after). sh reads it from fd 9 (the here-document, as stdin was) by ".",
+  // so the script's own stdin is /dev/null; its first line closes fd 9 for
+  // the programs it starts.
+  std::string body =
+      "exec 9<&-\n" + std::string("printf '%s\\0' '") + kStartRecord + "'\n" + script;
+  if (body.back() != '\n') body += '\n';
+  // The end line is one no line of the body is: a value of the host's
+  // making inside the script can never end the here-document early.
+  std::string end = "FLEETREAP_SCRIPT_END";
+  for (int n = 1; ("\n" + body).find("\n" + end + "\n") != std::string::npos; ++n) {
+    end = "FLEETREAP_SCRIPT_END_" + std::to_string(n);
+  }
+  return command + " /bin/sh -c 'exec 9<&0 </dev/null; . /proc/self/fd/9' <<'" + end + "'\n" +
+         body + end + "\n";
 }
 
 std::string StartRecordBytes() { return std::string(kStartRecord) + '\0'; }

@@ -144,8 +144,6 @@ int main(int argc, char** argv) {
                                       milliseconds(30000), audit));
   ok &= Write(dir, "bounded_become", "BoundedCommand around a scan, with sudo",
               fleetreap::BoundedCommand(fleetreap::ScanScript(quick), milliseconds(60000),
-                                        /*become=*/true) +
-                  "\n",
-              "# shellcheck disable=SC2016  # the script is one single-quoted word for sh -c\n");
+                                        /*become=*/true));
   return ok ? 0 : 1;
 }

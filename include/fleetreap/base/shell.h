@@ -18,7 +18,11 @@ inline constexpr char kScriptPath[] =
 /// Wraps "script" for the login shell (sshd runs it as `$SHELL -c COMMAND`):
 ///   \unset -f exec 2>/dev/null; \exec /usr/bin/timeout -k 2 N [/usr/bin/sudo -n]
 ///     /usr/bin/env -i PATH=kScriptPath LC_ALL=C [/usr/bin/timeout -k 1 N]
-///     /bin/sh -c 'START; SCRIPT'
+///     /bin/sh -c 'exec 9<&0 </dev/null; . /proc/self/fd/9' <<'END'
+///   exec 9<&-
+///   START
+///   SCRIPT
+///   END
 /// Every program by absolute path, the first through exec, with the words
 /// quoted (never an alias) and any function named exec dropped first, so no
 /// alias, function or PATH of the login account's dotfiles picks what runs
@@ -27,8 +31,10 @@ inline constexpr char kScriptPath[] =
 /// for the script. With "become" a second timeout runs as root inside sudo:
 /// the login user's timeout cannot signal the root script (sudo does not relay
 /// a signal from its command's own process group), the root one can. START
-/// prints the start record (CheckStartRecord). The script is single-quoted,
-/// so it reaches sh -c unchanged.
+/// prints the start record (CheckStartRecord). The script travels as a quoted
+/// here-document (stdin, which sudo passes on), so it reaches sh unchanged and
+/// the login shell never parses it as a word; sh reads it by "." with its own
+/// stdin on /dev/null. END is a line that no line of the script is.
 std::string BoundedCommand(const std::string& script, std::chrono::milliseconds timeout,
                            bool become);
 

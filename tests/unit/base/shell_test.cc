@@ -11,8 +11,12 @@ TEST(TransportTest, ShellQuoteSurvivesHostileValues) {
   EXPECT_EQ(ShellQuote("$(reboot); `x`"), "'$(reboot); `x`'");
 }
 
-// The start line as the login shell receives it, inside the script's quotes.
-constexpr char kStart[] = R"(printf '\''%s\0'\'' '\''start:\\ $HOME `id` "q"'\''
+// What sh -c runs: the script from the here-document on fd 9, read by ".".
+constexpr char kReader[] = "/bin/sh -c 'exec 9<&0 </dev/null; . /proc/self/fd/9' <<";
+
+// The here-document's first lines: fd 9 closed, then the start record.
+constexpr char kStart[] = R"(exec 9<&-
+printf '%s\0' 'start:\\ $HOME `id` "q"'
 )";
 
 TEST(TransportTest, BoundedCommandUsesAbsolutePathsAndACleanEnvironment) {
@@ -20,17 +24,31 @@ TEST(TransportTest, BoundedCommandUsesAbsolutePathsAndACleanEnvironment) {
       BoundedCommand("echo hi", std::chrono::milliseconds(1500), false),
       std::string("\\unset -f exec 2>/dev/null; \\exec /usr/bin/timeout -k 2 2 /usr/bin/env -i "
                   "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "
-                  "LC_ALL=C /bin/sh -c '") +
-          kStart + "echo hi'");
+                  "LC_ALL=C ") +
+          kReader + "'FLEETREAP_SCRIPT_END'\n" + kStart + "echo hi\nFLEETREAP_SCRIPT_END\n");
 }
 
 TEST(TransportTest, BoundedCommandBoundsTheRootScriptInsideSudo) {
-  EXPECT_EQ(BoundedCommand("id", std::chrono::milliseconds(60000), true),
+  EXPECT_EQ(BoundedCommand("id\n", std::chrono::milliseconds(60000), true),
             std::string("\\unset -f exec 2>/dev/null; \\exec /usr/bin/timeout -k 2 60 "
                         "/usr/bin/sudo -n /usr/bin/env -i "
                         "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "
-                        "LC_ALL=C /usr/bin/timeout -k 1 60 /bin/sh -c '") +
-                kStart + "id'");
+                        "LC_ALL=C /usr/bin/timeout -k 1 60 ") +
+                kReader + "'FLEETREAP_SCRIPT_END'\n" + kStart + "id\nFLEETREAP_SCRIPT_END\n");
+}
+
+// A value of the host's making in the script (a unit's name, quoted) can
+// hold the end line; the here-document then ends at another, and only there.
+TEST(TransportTest, BoundedCommandEndsTheScriptAtALineItDoesNotHold) {
+  const std::string script =
+      "echo 'a\nFLEETREAP_SCRIPT_END\nrm -rf /x\nFLEETREAP_SCRIPT_END_1\n'\nFLEETREAP_SCRIPT_END_2";
+  const std::string command = BoundedCommand(script, std::chrono::milliseconds(1000), false);
+  const std::string head = std::string(kReader) + "'FLEETREAP_SCRIPT_END_3'\n";
+  ASSERT_NE(command.find(head), std::string::npos) << command;
+  EXPECT_EQ(command.substr(command.size() - 24), "\nFLEETREAP_SCRIPT_END_3\n");
+  // The end line is there once, at the end: the body holds all of the script.
+  const std::string body = command.substr(command.find(head) + head.size());
+  EXPECT_EQ(body, kStart + script + "\nFLEETREAP_SCRIPT_END_3\n");
 }
 
 TEST(TransportTest, CheckStartRecordRemovesExactlyTheStartRecord) {
