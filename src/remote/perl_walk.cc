@@ -33,7 +33,11 @@ namespace {
 // TG (signal.cc): after the walk of the targets, the step's checks and
 // kill as its own perl does them, a line "P sent|gone|failed|kill T" for
 // each target T ("P skip T": not born before SB or holding no device file
-// now, the step's "gone"), in the same run (one perl fewer per wave). With TO
+// now, the step's "gone"), in the same run (one perl fewer per wave), each
+// written as soon as it is known ($|: a write a line), before the records,
+// and "P try T" right before T's signal: a perl killed after a signal (or
+// while sending it) has still said it set out to (pwk's PY).
+// With TO
 // (the ninth argument) it forks the two queries
 // beside the walk, each nvidia-smi in a process group of its own under
 // perl's own bound, as timeout -k 1 TO bounds it: past TO a TERM to the
@@ -247,17 +251,18 @@ my ($ks, $kb, $kt) = @ARGV[13 .. 15];
 if (defined $ks and $ks ne "" and defined $kt) {
   $kb = "" unless defined $kb;
   my $n = $ks eq "KILL" ? 9 : 15;
+  $| = 1;
   for my $t (split " ", $kt) {
     my ($p, $w) = split /:/, $t; $p = "" unless defined $p; $w = "" unless defined $w;
-    unless ($p =~ /^[0-9]+$/ and $w =~ /^[0-9]+$/ and $h{$p} and ($kb eq "" or $w < $kb)) { push @r, "P skip $t"; next }
+    unless ($p =~ /^[0-9]+$/ and $w =~ /^[0-9]+$/ and $h{$p} and ($kb eq "" or $w < $kb)) { print "P skip $t\n"; next }
     my $f = syscall(434, $p + 0, 0);
-    if ($f < 0) { push @r, ($! + 0 == 3 ? "P gone $t" : "P kill $t"); next }
+    if ($f < 0) { print $! + 0 == 3 ? "P gone $t\n" : "P kill $t\n"; next }
     my $s = ""; if (open(my $S, "<", "/proc/$p/stat")) { local $/; $s = <$S>; $s = "" unless defined $s }
     $s =~ s/^.*\)//s; my @a = split " ", $s;
     if (@a and $a[0] =~ /^[ZX]$/) { my @k; if (opendir(my $T, "/proc/$p/task")) { @k = grep { /^[0-9]/ } readdir $T } @a = () if @k < 2 }
-    if (@a < 20 or $a[19] ne $w) { push @r, "P gone $t" }
-    elsif (syscall(424, $f, $n, 0, 0) == 0) { push @r, "P sent $t" }
-    else { push @r, ($! + 0 == 3 ? "P gone $t" : "P failed $t") }
+    if (@a < 20 or $a[19] ne $w) { print "P gone $t\n" }
+    elsif (print("P try $t\n") and syscall(424, $f, $n, 0, 0) == 0) { print "P sent $t\n" }
+    else { print $! + 0 == 3 ? "P gone $t\n" : "P failed $t\n" }
     if (open(my $F, "<&=", $f)) { close $F }
   }
 }
@@ -281,11 +286,12 @@ PL=; command -v perl >/dev/null 2>&1 && PL=1
 # MR, HP, GP and FE as fds and mps do (mode m adds to HP and GP, as mps
 # after the listing's fd pass), UI as fds does, and with KM the kernel log's
 # lines as rdy reads them (KY, KR=1 where read); a perl that failed or died
-# (no "." line) saw nothing: FE=1, blind.
-# shellcheck disable=SC2034  # FR, MR, GP, UI, FE, KY and KR are the caller's
+# (no "." line) saw nothing: FE=1, blind (PY: the targets it had set out
+# to signal before it died).
+# shellcheck disable=SC2034  # FR, MR, GP, UI, FE, KY, KR and PY are the caller's
 pwk() {
   case $1 in *f*) HP=; GP=; FR=; FE=;; esac
-  MR=; KY=; QG=; QD=; QF=; QS=; PA=; PK=; PN=; DT=; q1=; q2=; q3=; q4=; g=$PLW; n=
+  MR=; KY=; QG=; QD=; QF=; QS=; PA=; PK=; PY=; PN=; DT=; xe=; q1=; q2=; q3=; q4=; g=$PLW; n=
   # With PQ (a scan's holder part) the GPU and compute-apps queries too, and
   # the GPUs' minors (MD, MI); with DN also the details (dtl: PDS) of the
   # charged PIDs and the holders, printed after the queries' records (DT;
@@ -295,13 +301,20 @@ pwk() {
   # Without NV, perl reads the majors (MJ, MN) itself; a perl that failed
   # leaves them to nvm.
   m=; [ -z "$NV" ] || m=$MJ
-  x=$(perl -e "$g" -- "$DV" "$SD" "$m" "$CI" "$1" "$2" "$3" "$4" "$q1" "$q2" "$q3" "$$" "$q4" "$KS" "$KB" "$KT" "$n" "$CC" 2>/dev/null </dev/null) || x=
+  x=$(perl -e "$g" -- "$DV" "$SD" "$m" "$CI" "$1" "$2" "$3" "$4" "$q1" "$q2" "$q3" "$$" "$q4" "$KS" "$KB" "$KT" "$n" "$CC" 2>/dev/null </dev/null) || xe=1
   [ -z "$PQ" ] || exec 3>&-
-  case $x in
+  [ -n "$xe" ] || case $x in
     .|*"$NL.") ;;
     *"$NL.$NL"*) KY=${x#*"$NL.$NL"}; x=${x%%"$NL.$NL"*};;
-    *) FE=1; nvm; return 0;;
+    *) xe=1;;
   esac
+  if [ -n "$xe" ]; then
+    # A perl that failed or died: blind, but the signals it set out to send
+    # before it died may have gone out (PY: their targets).
+    FE=1; set -f; IFS=$NL
+    for l in $x; do case $l in 'P try '*) PY="$PY ${l#P try }";; esac; done
+    IFS=" 	$NL"; set +f; nvm; return 0
+  fi
   set -f; IFS=$NL
   for l in $x; do
     case $l in
@@ -322,6 +335,7 @@ pwk() {
       MN|'MN '*) MN=${l#MN};;
       'SS '*) SS=${l#SS };;
       SA|'SA '*) SA=${l#SA}; SV=1;;
+      'P try '*) ;;
       'P '*) PA="$PA${l#P }$NL"; PK=1;;
       'N '*) PN="$PN${l#N }$NL";;
       DT) DT=1;;

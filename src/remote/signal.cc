@@ -50,7 +50,9 @@ constexpr char kSignalBody[] = R"SH(z 'signal 1'
 # has it (pwk, the targets' PIDs only), which also checks and signals them
 # (KS, KB, KT: the checks and the kill below, in the same run; its answers
 # PA, PK=1), else fds and mps; a perl that failed or died (FE) is not
-# trusted, the shell walks again (and its answers, if any, are not read).
+# trusted, the shell walks again and its answers are not read, but for the
+# signals it set out to send before it died (PY): a target of one that is
+# gone now is recorded as sent (gn), as that signal may be what ended it.
 [ -z "$PL" ] || [ -z "$PIDS" ] || { KS=$SIG KB=$SB KT=$TG; pwk fm '' '' "$PIDS"; KS='' KB='' KT=''; }
 [ -z "$FE" ] || PK=
 if [ -z "$PL" ] || [ -n "$FE" ]; then
@@ -73,7 +75,13 @@ cs; B=$C
 # shell's lv reads the stat file a byte at a time).
 # After the walk's perl (PK) that checked them itself, every target is E
 # until its answers are read.
-E=
+W=; R=; K=; P=; N=0; E=
+gn() {
+  case " $PY " in
+    *" $1 "*) z "sent ${1%%:*}"; W="$W $1"; N=$((N + 1)); atl "${1%%:*}";;
+    *) z "gone ${1%%:*}";;
+  esac
+}
 if [ -n "$PK" ]; then E=$TG; else
   for t in $TG; do
     p=${t%%:*}; r=${t#*:}; w=${r%%:*}
@@ -81,7 +89,7 @@ if [ -n "$PK" ]; then E=$TG; else
        case " $HP " in *" $p "*) true;; *) false;; esac; then
       E="$E $t"
     else
-      z "gone $p"
+      gn "$t"
     fi
   done
 fi
@@ -111,7 +119,6 @@ for $t (@ARGV) {
   open(F, "<&=", $f) && close F;
 }' "$SIG" $E 2>/dev/null)
 fi
-W=; R=; K=; P=; N=0
 set -f; IFS=$NL
 for l in $y; do
   IFS=' '
@@ -124,7 +131,8 @@ for l in $y; do
   t=$2; p=${t%%:*}
   case $1 in
     sent) R="$R $t"; z "sent $p"; W="$W $t"; N=$((N + 1)); atl "$p";;
-    gone|failed) R="$R $t"; z "$1 $p";;
+    gone) R="$R $t"; gn "$t";;
+    failed) R="$R $t"; z "failed $p";;
     kill) case " $K " in *" $t "*) continue;; esac; K="$K $t";;
     skip) R="$R $t"; z "gone $p"; continue;;
   esac
@@ -140,12 +148,12 @@ for t in $E; do
   [ -z "$PK" ] || case " $K " in *" $t "*) ;; *) continue;; esac
   p=${t%%:*}; r=${t#*:}; w=${r%%:*}
   # A holder that exits between the check and the kill is gone, not refused.
-  if ! lv "$p" "$w"; then z "gone $p"
+  if ! lv "$p" "$w"; then gn "$t"
   elif kill -s "$SIG" "$p" 2>/dev/null; then z "sent $p"; W="$W $t"; atl "$p"
   elif lv "$p" "$w"; then z "failed $p"
-  else z "gone $p"; fi
+  else gn "$t"; fi
 done
-[ -z "$E" ] || z "pidfd $N"
+[ -z "$E$PY" ] || z "pidfd $N"
 aud
 # Waits by looking at the targets every 10 ms for the first second (a holder
 # that answers TERM is gone within it; a killed one once the driver has freed

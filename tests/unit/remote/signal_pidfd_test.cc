@@ -104,6 +104,27 @@ TEST_F(SignalPidfdTest, ATargetThatDiesBeforeItsPidfdOpensIsGone) {
   EXPECT_EQ(reply.pidfd_sent, 0);
 }
 
+TEST_F(SignalPidfdTest, ASignalSentBeforeTheWalksPerlDiedIsRecorded) {
+  if (!HasPerl()) GTEST_SKIP() << "no perl on this machine";
+  // The walk's perl ("-e PROG -- ...") is killed right after its first
+  // signal goes out, before it can say so: the target died of that TERM,
+  // so the shell's walk finds it gone, yet the perl had said it set out to
+  // signal it ("P try"), and it is recorded as sent, once, through the
+  // pidfd.
+  FakePerl(
+      "[ \"$3\" = -- ] || exec /usr/bin/perl \"$@\"; exec /usr/bin/perl -e 'BEGIN { "
+      "*CORE::GLOBAL::syscall = sub { my ($n, @a) = @_; my $r = CORE::syscall($n, @a); "
+      "kill(\"KILL\", $$) if $n == 424 and $r == 0; $r } }' \"$@\"");
+  pid_t a = StartHolder();
+  usleep(200 * 1000);
+  SignalReply reply = Signal({{a, StartTime(a), true}});
+  EXPECT_EQ(reply.sent, std::vector<int>{a});
+  EXPECT_TRUE(reply.gone.empty());
+  EXPECT_TRUE(reply.failed.empty());
+  EXPECT_EQ(reply.pidfd_sent, 1);
+  EXPECT_TRUE(reply.left.empty());
+}
+
 TEST_F(SignalPidfdTest, WithoutAnAnswerFromPerlKillInTheShellSignals) {
   // A perl that prints nothing (a host without pidfds would answer "kill")
   // leaves every target to kill(1): each is still signalled once.
