@@ -30,14 +30,13 @@ namespace {
 // thirteenth, the driver's GPU folder: each GPU's minor ("MI N BUS", then
 // "MD"; nothing where a folder's name holds a newline), as the scan's loop
 // reads them. The fourteenth to sixteenth, the signal step's SIG, SB and
-// TG (signal.cc): after the walk of the targets, the step's checks and
-// kill as its own perl does them, a line "P sent|gone|failed|kill T" for
-// each target T ("P skip T": not born before SB or holding no device file
-// now, the step's "gone"), in the same run (one perl fewer per wave), each
-// written as soon as it is known ($|: a write a line), before the records,
-// and "P try T" right before T's signal: a perl killed after a signal (or
-// while sending it) has still said it set out to (pwk's PY).
-// With TO
+// TG (signal.cc), where the program has the sub pks (perl_kill.cc, PKS):
+// after the walk of the targets, the step's checks, "P skip T" for a target
+// T not born before SB or holding no device file now (the step's "gone"),
+// and pks's signal through pidfds for the rest, its lines prefixed "P "
+// ("P try T" before each signal, which pwk reads only where the perl died:
+// PY), in the same run (one perl fewer per wave), each written as soon as
+// it is known, before the records. With TO
 // (the ninth argument) it forks the two queries
 // beside the walk, each nvidia-smi in a process group of its own under
 // perl's own bound, as timeout -k 1 TO bounds it: past TO a TERM to the
@@ -248,23 +247,13 @@ if (defined $dr and $dr ne "" and opendir(my $G, $dr)) {
   push @r, @mi, "MD" unless $nl;
 }
 my ($ks, $kb, $kt) = @ARGV[13 .. 15];
-if (defined $ks and $ks ne "" and defined $kt) {
-  $kb = "" unless defined $kb;
-  my $n = $ks eq "KILL" ? 9 : 15;
-  $| = 1;
+if (defined $ks and $ks ne "" and defined $kt and defined &pks) {
+  $kb = "" unless defined $kb; $| = 1; my @k;
   for my $t (split " ", $kt) {
     my ($p, $w) = split /:/, $t; $p = "" unless defined $p; $w = "" unless defined $w;
-    unless ($p =~ /^[0-9]+$/ and $w =~ /^[0-9]+$/ and $h{$p} and ($kb eq "" or $w < $kb)) { print "P skip $t\n"; next }
-    my $f = syscall(434, $p + 0, 0);
-    if ($f < 0) { print $! + 0 == 3 ? "P gone $t\n" : "P kill $t\n"; next }
-    my $s = ""; if (open(my $S, "<", "/proc/$p/stat")) { local $/; $s = <$S>; $s = "" unless defined $s }
-    $s =~ s/^.*\)//s; my @a = split " ", $s;
-    if (@a and $a[0] =~ /^[ZX]$/) { my @k; if (opendir(my $T, "/proc/$p/task")) { @k = grep { /^[0-9]/ } readdir $T } @a = () if @k < 2 }
-    if (@a < 20 or $a[19] ne $w) { print "P gone $t\n" }
-    elsif (print("P try $t\n") and syscall(424, $f, $n, 0, 0) == 0) { print "P sent $t\n" }
-    else { print $! + 0 == 3 ? "P gone $t\n" : "P failed $t\n" }
-    if (open(my $F, "<&=", $f)) { close $F }
+    if ($p =~ /^[0-9]+$/ and $w =~ /^[0-9]+$/ and $h{$p} and ($kb eq "" or $w < $kb)) { push @k, $t } else { print "P skip $t\n" }
   }
+  pks($ks eq "KILL" ? 9 : 15, "P ", @k);
 }
 print map({ "$_\n" } @r, @m), join(" ", "H", @h), "\n", join(" ", "G", @g), "\n", join(" ", "U", @u), "\n";
 print defined $ky ? "K\n.\n$ky" : ".\n";
@@ -279,6 +268,8 @@ std::string PerlWalkFunctions() {
   s += PerlDetailsProgram();
   s += "'\n# shellcheck disable=SC2016  # perl's program: its own variables\nPDS='";
   s += PerlDetailsSub();
+  s += "'\n# shellcheck disable=SC2016  # perl's program: its own variables\nPKS='";
+  s += PerlKillSub();
   s += R"SH('
 PL=; command -v perl >/dev/null 2>&1 && PL=1
 # pwk MODE [SX [KM [PIDS]]]: the walk by perl (PLW) where the host has it,
@@ -298,6 +289,7 @@ pwk() {
   # NS's lines: PN).
   [ -z "$PQ" ] || { q1=$T; q2="--query-gpu=$GF --format=csv,nounits"; q3=$AQ; q4=$DR; exec 3>&1; }
   [ -z "$PQ" ] || [ -z "$DN" ] || { g=$PLW$PDS; n=$DN; }
+  [ -z "$KS" ] || g=$g$PKS
   # Without NV, perl reads the majors (MJ, MN) itself; a perl that failed
   # leaves them to nvm.
   m=; [ -z "$NV" ] || m=$MJ

@@ -12,7 +12,8 @@
 namespace fleetreap {
 namespace remote_script_internal {
 
-/// PLW and PLD (the perl programs), PL, and the functions pwk and pdt; needs
+/// PLW and PLD (the perl programs), PDS and PKS (their subs dtl and pks),
+/// PL, and the functions pwk and pdt; needs
 /// the prelude (add, NL, DV) before it.
 std::string PerlWalkFunctions();
 
@@ -23,6 +24,10 @@ const char* PerlDetailsProgram();
 /// The sub dtl that PLD runs (perl_details.cc), for the walk's perl to
 /// describe the holders it found in the same run.
 const char* PerlDetailsSub();
+
+/// The sub pks (perl_kill.cc): the signal through pidfds, run by the signal
+/// step's walk after its checks, and by the kill's own perl.
+const char* PerlKillSub();
 
 }  // namespace remote_script_internal
 }  // namespace fleetreap

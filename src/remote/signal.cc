@@ -76,6 +76,8 @@ cs; B=$C
 # After the walk's perl (PK) that checked them itself, every target is E
 # until its answers are read.
 W=; R=; K=; P=; N=0; E=
+# gn T: T is gone; where a perl had set out to signal it ("try T": PY), it
+# is recorded sent, as that signal may be what ended it.
 gn() {
   case " $PY " in
     *" $1 "*) z "sent ${1%%:*}"; W="$W $1"; N=$((N + 1)); atl "${1%%:*}";;
@@ -93,31 +95,18 @@ if [ -n "$PK" ]; then E=$TG; else
     fi
   done
 fi
-# The kill. Where the host has perl and the kernel pidfds (Linux 5.3), one
-# perl opens a pidfd for each target, reads its start time and state again
-# through /proc, and signals through the pidfd: a PID freed and reused after
-# the check is never the one signalled. It answers "sent|gone|failed T" per
-# target T (PID:START:f|m), or "kill T" where no pidfd opens (ENOSYS, a
-# seccomp filter): kill(1) then, the check and the kill back to back.
-# pidfd_open is 434 and pidfd_send_signal 424 on every architecture but alpha.
-# Where the walk's perl did the checks and the kill (PK), its answers (PA),
-# a line for each target.
+# The kill. Where the host has perl and the kernel pidfds (Linux 5.3), pks
+# (PKS, perl_kill.cc) signals each target through a pidfd after reading its
+# start time and state again: a PID freed and reused after the check is
+# never the one signalled. It answers "sent|gone|failed T" per target T
+# (PID:START:f|m), "try T" before each signal, or "kill T" where no pidfd
+# opens (ENOSYS, a seccomp filter): kill(1) then, the check and the kill
+# back to back. Where the walk's perl did the checks and the kill (PK), its
+# answers (PA), a line for each target; else the kill's own perl runs pks.
 y=$PA
-if [ -z "$PK" ] && [ -n "$E" ] && command -v perl >/dev/null 2>&1; then
+if [ -z "$PK" ] && [ -n "$E" ] && [ -n "$PL" ]; then
   # shellcheck disable=SC2016,SC2086  # perl's own variables; E's words
-  y=$(perl -e '$n = $ARGV[0] eq "KILL" ? 9 : 15; shift;
-for $t (@ARGV) {
-  ($p, $w) = split /:/, $t; $p += 0;
-  $f = syscall(434, $p, 0);
-  if ($f < 0) { print $! + 0 == 3 ? "gone" : "kill", " $t\n"; next; }
-  $s = ""; if (open(S, "<", "/proc/$p/stat")) { local $/; $s = <S>; close S; }
-  $s =~ s/^.*\)//s; @a = split " ", $s;
-  if ($a[0] =~ /^[ZX]$/) { opendir(T, "/proc/$p/task"); @k = grep /^[0-9]/, readdir T; closedir T; @a = () if @k < 2; }
-  if (@a < 20 || $a[19] ne $w) { print "gone $t\n"; }
-  elsif (syscall(424, $f, $n, 0, 0) == 0) { print "sent $t\n"; }
-  else { print $! + 0 == 3 ? "gone" : "failed", " $t\n"; }
-  open(F, "<&=", $f) && close F;
-}' "$SIG" $E 2>/dev/null)
+  y=$(perl -e "$PKS"'pks($ARGV[0] eq "KILL" ? 9 : 15, "", @ARGV[1 .. $#ARGV])' "$SIG" $E 2>/dev/null)
 fi
 set -f; IFS=$NL
 for l in $y; do
@@ -130,6 +119,7 @@ for l in $y; do
   case " $R " in *" $2 "*) continue;; esac
   t=$2; p=${t%%:*}
   case $1 in
+    try) PY="$PY $t"; continue;;
     sent) R="$R $t"; z "sent $p"; W="$W $t"; N=$((N + 1)); atl "$p";;
     gone) R="$R $t"; gn "$t";;
     failed) R="$R $t"; z "failed $p";;

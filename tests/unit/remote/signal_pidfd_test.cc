@@ -104,7 +104,7 @@ TEST_F(SignalPidfdTest, ATargetThatDiesBeforeItsPidfdOpensIsGone) {
   EXPECT_EQ(reply.pidfd_sent, 0);
 }
 
-TEST_F(SignalPidfdTest, ASignalSentBeforeTheWalksPerlDiedIsRecorded) {
+TEST_F(SignalPidfdTest, ASignalSentBeforeThePerlDiedIsRecorded) {
   if (!HasPerl()) GTEST_SKIP() << "no perl on this machine";
   // The walk's perl ("-e PROG -- ...") is killed right after its first
   // signal goes out, before it can say so: the target died of that TERM,
@@ -123,6 +123,19 @@ TEST_F(SignalPidfdTest, ASignalSentBeforeTheWalksPerlDiedIsRecorded) {
   EXPECT_TRUE(reply.failed.empty());
   EXPECT_EQ(reply.pidfd_sent, 1);
   EXPECT_TRUE(reply.left.empty());
+  // The same for the kill's own perl, where the walk's failed (printed
+  // nothing): the target is sent, whether the shell then finds it gone or
+  // still there (kill(1) once more), never gone.
+  FakePerl(
+      "[ \"$3\" != -- ] || exit 0; exec /usr/bin/perl -e 'BEGIN { *CORE::GLOBAL::syscall = sub { "
+      "my ($n, @a) = @_; my $r = CORE::syscall($n, @a); kill(\"KILL\", $$) if $n == 424 and $r "
+      "== 0; $r } }' \"$@\"");
+  pid_t b = StartHolder();
+  usleep(200 * 1000);
+  reply = Signal({{b, StartTime(b), true}});
+  EXPECT_EQ(reply.sent, std::vector<int>{b});
+  EXPECT_TRUE(reply.gone.empty());
+  EXPECT_TRUE(reply.failed.empty());
 }
 
 TEST_F(SignalPidfdTest, WithoutAnAnswerFromPerlKillInTheShellSignals) {
