@@ -1,6 +1,7 @@
 // The holder walk and the holders' details by perl, where the host has it
-// (perl_walk.cc, perl_details.cc): the shell functions pwk (the fd pass and the mappings'
-// pass, fds and mps in one run) and pdt (dump's details), and PL, set where
+// (perl_walk.cc, perl_details.cc, perl_kill.cc; perl_walk_functions.cc): the
+// shell functions pwk (the fd pass and the mappings' pass, fds and mps in one
+// run) and pdt (dump's details), and PL, set where
 // perl is found. Each prints exactly the records of the shell path, which
 // stays the fallback on a host without perl; a perl that fails or dies
 // reads as a walk that could not run (FE=1: "blind"). Internal to the step
@@ -16,6 +17,9 @@ namespace remote_script_internal {
 /// PL, and the functions pwk and pdt; needs
 /// the prelude (add, NL, DV) before it.
 std::string PerlWalkFunctions();
+
+/// PLW's program text (perl_walk.cc): the walk, and what rides on it.
+const char* PerlWalkProgram();
 
 /// PLD's program text (perl_details.cc), less the sub dtl it runs: the
 /// holders' details, and the units that own them.
