@@ -84,7 +84,7 @@ MAX_OCCURRENCES = 4  # replay_sshd.cc kMaxOccurrences
 def steps_of(command):
     # Only the steps' own headers (replay_sshd.cc's kStepWords): a record
     # such as "shmh 1" that a step prints is not a step.
-    words = re.findall(rb"z '\\''([a-z]+) 1'\\''", command)
+    words = re.findall(rb"z '([a-z]+) 1'", command)
     return "+".join(w.decode() for w in words if w in STEP_WORDS)
 
 

@@ -54,8 +54,9 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "sim"))
 from bench_binary import find_fleetreap  # noqa: E402
 from simfleet import Fleet, HostSpec  # noqa: E402
 
-# Where the scan's body starts, as the log spells it inside sh -c '...'.
-BODY = "z '\\''scan 1'\\''"
+# Where the scan's body starts, as the log spells it in the command's
+# here-document.
+BODY = "z 'scan 1'"
 PIECES = {  # name -> (how it is left out: "fn" text before the body, or a tool to replace)
     "walk": ("fn", "pwk() { case $1 in *f*) HP=; GP=; FR=; FE=;; esac; MR=; KY=; }\n"
                    "fds() { HP=; GP=; FR=; FE=; }\nmps() { MR=; }"),

@@ -72,9 +72,10 @@ std::string ReadFile(const std::string& path, bool* ok) {
   return text.str();
 }
 
-// The step headers a fleetreap step script prints, in order: "scan+shm+scan".
+// The step headers a fleetreap step script prints, in order: "scan+shm+scan"
+// (the script as the command's here-document spells it: z 'scan 1').
 std::string StepsOf(const std::string& command) {
-  static const std::string kOpen = "z '\\''";
+  static const std::string kOpen = "z '";
   std::string steps;
   size_t at = 0;
   while ((at = command.find(kOpen, at)) != std::string::npos) {
@@ -84,7 +85,7 @@ std::string StepsOf(const std::string& command) {
     // "scan 1" closed by its quote: a record like z 'kmsg 1:' is not a step.
     // Only the steps' own headers: a record such as "shmh 1" is not one.
     static const std::set<std::string> kStepWords = {"scan", "signal", "shm", "stop"};
-    if (end > at && command.compare(end, 6, " 1'\\''") == 0 &&
+    if (end > at && command.compare(end, 3, " 1'") == 0 &&
         kStepWords.count(command.substr(at, end - at)) > 0) {
       steps += (steps.empty() ? "" : "+") + command.substr(at, end - at);
     }
