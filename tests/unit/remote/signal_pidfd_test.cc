@@ -104,6 +104,12 @@ TEST_F(SignalPidfdTest, ATargetThatDiesBeforeItsPidfdOpensIsGone) {
   EXPECT_EQ(reply.pidfd_sent, 0);
 }
 
+// A real perl that kills itself right after its first pidfd_send_signal
+// (424) goes out, before it can say so.
+constexpr char kDiesAfterSignal[] =
+    "exec /usr/bin/perl -e 'BEGIN { *CORE::GLOBAL::syscall = sub { my ($n, @a) = @_; my $r = "
+    "CORE::syscall($n, @a); kill(\"KILL\", $$) if $n == 424 and $r == 0; $r } }' \"$@\"";
+
 TEST_F(SignalPidfdTest, ASignalSentBeforeThePerlDiedIsRecorded) {
   if (!HasPerl()) GTEST_SKIP() << "no perl on this machine";
   // The walk's perl ("-e PROG -- ...") is killed right after its first
@@ -111,10 +117,7 @@ TEST_F(SignalPidfdTest, ASignalSentBeforeThePerlDiedIsRecorded) {
   // so the shell's walk finds it gone, yet the perl had said it set out to
   // signal it ("P try"), and it is recorded as sent, once, through the
   // pidfd.
-  FakePerl(
-      "[ \"$3\" = -- ] || exec /usr/bin/perl \"$@\"; exec /usr/bin/perl -e 'BEGIN { "
-      "*CORE::GLOBAL::syscall = sub { my ($n, @a) = @_; my $r = CORE::syscall($n, @a); "
-      "kill(\"KILL\", $$) if $n == 424 and $r == 0; $r } }' \"$@\"");
+  FakePerl("[ \"$3\" = -- ] || exec /usr/bin/perl \"$@\"; " + std::string(kDiesAfterSignal));
   pid_t a = StartHolder();
   usleep(200 * 1000);
   SignalReply reply = Signal({{a, StartTime(a), true}});
@@ -126,10 +129,7 @@ TEST_F(SignalPidfdTest, ASignalSentBeforeThePerlDiedIsRecorded) {
   // The same for the kill's own perl, where the walk's failed (printed
   // nothing): the target is sent, whether the shell then finds it gone or
   // still there (kill(1) once more), never gone.
-  FakePerl(
-      "[ \"$3\" != -- ] || exit 0; exec /usr/bin/perl -e 'BEGIN { *CORE::GLOBAL::syscall = sub { "
-      "my ($n, @a) = @_; my $r = CORE::syscall($n, @a); kill(\"KILL\", $$) if $n == 424 and $r "
-      "== 0; $r } }' \"$@\"");
+  FakePerl("[ \"$3\" != -- ] || exit 0; " + std::string(kDiesAfterSignal));
   pid_t b = StartHolder();
   usleep(200 * 1000);
   reply = Signal({{b, StartTime(b), true}});
